@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// config is dubsim's configuration. Every flag has a DUBSIM_* environment
+// fallback; flags win.
+type config struct {
+	Addr          string
+	Data          string
+	Fixtures      string
+	TimeScale     float64
+	Seed          uint64
+	FetchHosts    []string
+	PublicURL     string
+	Timing        sim.Timing
+	UnknownFields string
+	CreateStatus  int
+	Tick          time.Duration
+	LogLevel      string
+	Version       bool
+}
+
+// envName maps a flag name to its environment variable.
+func envName(flagName string) string {
+	return "DUBSIM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func defaultDataPath(getenv func(string) string) string {
+	dir, err := os.UserCacheDir()
+	if err != nil || dir == "" {
+		dir = os.TempDir()
+	}
+	if x := getenv("XDG_CACHE_HOME"); x != "" {
+		dir = x
+	}
+	return filepath.Join(dir, "dubsim", "dubsim.db")
+}
+
+// parseConfig reads flags from args with environment fallbacks from getenv.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("dubsim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var timeScale, seed, fetchHosts, createStatus string
+	var base, perMin, rBase, rPerMin, tick string
+	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
+	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
+	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
+	fs.StringVar(&timeScale, "time-scale", "1", "speed of simulated time (1 = real time, 60 = a minute per second, 0 = frozen)")
+	fs.StringVar(&seed, "seed", "0", "seed of generated ids and content")
+	fs.StringVar(&fetchHosts, "fetch-hosts", "", "comma-separated hosts (besides loopback) whose media dubsim may fetch to read durations; *.example.com and * allowed")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of output download links (default: the request's scheme and host)")
+	fs.StringVar(&base, "processing-base", sim.DefaultTiming.Base.String(), "processing time of a project, fixed part")
+	fs.StringVar(&perMin, "processing-per-minute", sim.DefaultTiming.PerMinute.String(), "processing time added per minute of source")
+	fs.StringVar(&rBase, "retranslation-base", sim.DefaultTiming.RetransBase.String(), "processing time of a re-translation, fixed part")
+	fs.StringVar(&rPerMin, "retranslation-per-minute", sim.DefaultTiming.RetransPerMinute.String(), "re-translation time added per minute of source")
+	fs.StringVar(&c.UnknownFields, "unknown-fields", "ignore", "unknown JSON body fields: ignore or reject")
+	fs.StringVar(&createStatus, "create-status", "200", "HTTP status of a successful create or re-translation: 200 or 201")
+	fs.StringVar(&tick, "tick", "200ms", "real-time interval of the transition sweep")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn, error or off")
+	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || f.Name == "version" {
+			return
+		}
+		if v := getenv(envName(f.Name)); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(f.Name), err))
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return c, err
+	}
+
+	var err error
+	if c.TimeScale, err = strconv.ParseFloat(timeScale, 64); err != nil || c.TimeScale < 0 || c.TimeScale > 1e6 {
+		return c, fmt.Errorf("time-scale must be a number between 0 and 1000000; got %q", timeScale)
+	}
+	if c.Seed, err = strconv.ParseUint(seed, 10, 64); err != nil {
+		return c, fmt.Errorf("seed must be a non-negative integer; got %q", seed)
+	}
+	for _, h := range strings.Split(fetchHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.FetchHosts = append(c.FetchHosts, h)
+		}
+	}
+	durations := []struct {
+		name string
+		raw  string
+		dst  *time.Duration
+	}{
+		{"processing-base", base, &c.Timing.Base},
+		{"processing-per-minute", perMin, &c.Timing.PerMinute},
+		{"retranslation-base", rBase, &c.Timing.RetransBase},
+		{"retranslation-per-minute", rPerMin, &c.Timing.RetransPerMinute},
+		{"tick", tick, &c.Tick},
+	}
+	for _, d := range durations {
+		if *d.dst, err = time.ParseDuration(d.raw); err != nil || *d.dst < 0 {
+			return c, fmt.Errorf("%s must be a non-negative duration such as 90s or 2m; got %q", d.name, d.raw)
+		}
+	}
+	if c.Tick <= 0 {
+		return c, errors.New("tick must be positive")
+	}
+	if c.UnknownFields != "ignore" && c.UnknownFields != "reject" {
+		return c, fmt.Errorf("unknown-fields must be ignore or reject; got %q", c.UnknownFields)
+	}
+	if c.CreateStatus, err = strconv.Atoi(createStatus); err != nil || (c.CreateStatus != 200 && c.CreateStatus != 201) {
+		return c, fmt.Errorf("create-status must be 200 or 201; got %q", createStatus)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error", "off":
+	default:
+		return c, fmt.Errorf("log-level must be debug, info, warn, error or off; got %q", c.LogLevel)
+	}
+	if c.Data == "" {
+		c.Data = defaultDataPath(getenv)
+	}
+	return c, nil
+}

@@ -1,0 +1,178 @@
+// Command dubsim runs the dubbing API simulator.
+//
+//	go run ./cmd/dubsim            # :8080, embedded fixtures
+//	go run ./cmd/dubsim -help      # every flag and its DUBSIM_* variable
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/dubsim/dubsim/fixtures"
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/media"
+	"github.com/dubsim/dubsim/sim/platform"
+	"github.com/dubsim/dubsim/sim/statemachine"
+	"github.com/dubsim/dubsim/sim/store"
+	"github.com/go-chi/chi/v5"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Compile-time checks of the wiring.
+var (
+	_ sim.Store           = (*store.Store)(nil)
+	_ statemachine.Clock  = (*sim.SimClock)(nil)
+	_ statemachine.Prober = (*media.Resolver)(nil)
+	_ platform.Service    = (*statemachine.Engine)(nil)
+	_ control.Controller  = (*statemachine.Engine)(nil)
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "dubsim:", err)
+		os.Exit(1)
+	}
+}
+
+func newLogger(level string, w io.Writer) *slog.Logger {
+	var l slog.Level
+	switch level {
+	case "off":
+		return slog.New(slog.DiscardHandler)
+	case "debug":
+		l = slog.LevelDebug
+	case "warn":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// run is dubsim: it serves until ctx is cancelled, then shuts down cleanly.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.Version {
+		fmt.Fprintln(stdout, "dubsim", version)
+		return nil
+	}
+	log := newLogger(cfg.LogLevel, stderr)
+
+	var fsys fs.FS = fixtures.FS
+	if cfg.Fixtures != "" {
+		if st, err := os.Stat(cfg.Fixtures); err != nil || !st.IsDir() {
+			return fmt.Errorf("fixtures: %s is not a directory", cfg.Fixtures)
+		}
+		fsys = sim.Overlay{Top: os.DirFS(cfg.Fixtures), Base: fixtures.FS}
+	}
+	fx, err := sim.LoadFixtures(fsys)
+	if err != nil {
+		return err
+	}
+
+	if err := os.MkdirAll(filepath.Dir(cfg.Data), 0o755); err != nil {
+		return fmt.Errorf("data: %w", err)
+	}
+	st, err := store.Open(cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	clock := sim.NewSimClock(time.Now, cfg.TimeScale)
+	ids := sim.NewIDs(cfg.Seed)
+	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return fx.MediaRules }, AllowHosts: cfg.FetchHosts, IDs: ids}
+	engine := statemachine.New(statemachine.Config{
+		Store: st, Clock: clock, IDs: ids, Prober: resolver, Timing: cfg.Timing, Fixtures: fx, Log: log,
+	})
+	if err := engine.Start(ctx); err != nil {
+		return err
+	}
+
+	api := platform.New(platform.Config{
+		Service: engine, Log: log, PublicURL: cfg.PublicURL,
+		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
+	})
+	root := chi.NewRouter()
+	root.Mount("/_sim", control.New(engine, log).Routes())
+	root.Mount("/", api.Routes())
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           root,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		WriteTimeout:      30 * time.Minute, // output files can be long downloads
+		IdleTimeout:       2 * time.Minute,
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	banner(stdout, ln.Addr().String(), cfg, fx)
+
+	ticker := time.NewTicker(cfg.Tick)
+	defer ticker.Stop()
+	lastSave := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err := srv.Shutdown(shutdownCtx)
+			if serr := engine.SaveClock(context.Background()); serr != nil {
+				err = errors.Join(err, serr)
+			}
+			return err
+		case err := <-serveErr:
+			return err
+		case <-ticker.C:
+			if _, err := engine.Tick(ctx); err != nil && ctx.Err() == nil {
+				log.Error("transition sweep", "err", err)
+			}
+			if time.Since(lastSave) >= time.Second {
+				lastSave = time.Now()
+				if err := engine.SaveClock(ctx); err != nil && ctx.Err() == nil {
+					log.Error("save clock", "err", err)
+				}
+			}
+		}
+	}
+}
+
+func banner(w io.Writer, addr string, cfg config, fx *sim.Fixtures) {
+	host, port, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	fmt.Fprintf(w, "dubsim %s listening on http://%s\n", version, net.JoinHostPort(host, port))
+	fmt.Fprintf(w, "  data file:  %s\n", cfg.Data)
+	fmt.Fprintf(w, "  time scale: %g\n", cfg.TimeScale)
+	fmt.Fprintf(w, "  API keys:\n")
+	for _, a := range fx.Accounts {
+		fmt.Fprintf(w, "    %-22s plan=%-12s balance=%-5d retranslation=%-5t cloning=%t\n", a.APIKey, a.Plan, a.BalanceMinutes, a.RetranslationEnabled, a.CloningEnabled)
+	}
+}

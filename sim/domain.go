@@ -1,0 +1,175 @@
+package sim
+
+import (
+	"time"
+)
+
+// Plan is an account's access tier.
+type Plan string
+
+// Plans in increasing order of access.
+const (
+	PlanNone         Plan = "none"
+	PlanSubscription Plan = "subscription"
+	PlanPro          Plan = "pro"
+	PlanEnterprise   Plan = "enterprise"
+)
+
+// Plans lists the valid plans in increasing order.
+var Plans = []Plan{PlanNone, PlanSubscription, PlanPro, PlanEnterprise}
+
+// Rank orders plans; an invalid plan ranks -1.
+func (p Plan) Rank() int {
+	for i, q := range Plans {
+		if p == q {
+			return i
+		}
+	}
+	return -1
+}
+
+// Valid reports whether p is a known plan.
+func (p Plan) Valid() bool { return p.Rank() >= 0 }
+
+// AtLeast reports whether p grants at least the access of q.
+func (p Plan) AtLeast(q Plan) bool { return p.Rank() >= q.Rank() }
+
+// Account is an API key with its plan, features and minute balance.
+type Account struct {
+	APIKey               string    `json:"api_key"`
+	Name                 string    `json:"name"`
+	Plan                 Plan      `json:"plan"`
+	BalanceMinutes       int64     `json:"balance_minutes"`
+	RetranslationEnabled bool      `json:"retranslation_enabled"`
+	CloningEnabled       bool      `json:"cloning_enabled"`
+	Fixture              bool      `json:"fixture,omitempty"`
+	CreatedAt            time.Time `json:"created_at"`
+}
+
+// ProjectStatus is a platform project's status.
+type ProjectStatus string
+
+// Platform project statuses.
+const (
+	StatusInProgress ProjectStatus = "in_progress"
+	StatusReady      ProjectStatus = "ready"
+	StatusError      ProjectStatus = "error"
+)
+
+// Mixing modes, TTS volumes, voice styles and special voice keys.
+const (
+	MixVoiceoverOnly         = "voiceover_only"
+	MixWithOriginalTrack     = "voiceover_with_original_track"
+	MixWithoutOriginalVoice  = "voiceover_without_original_voice"
+	DefaultMixingMode        = MixWithOriginalTrack
+	DefaultTTSVolume         = "normal"
+	StyleMasculine           = "masculine"
+	StyleFeminine            = "feminine"
+	VoiceSoundalike          = "soundalike"
+	VoiceEmotionalTransfer   = "emotional_transfer"
+	DefaultIdempotencyWindow = 24 * time.Hour
+)
+
+// MixingModes and TTSVolumes are the documented enumerations.
+var (
+	MixingModes = []string{MixVoiceoverOnly, MixWithOriginalTrack, MixWithoutOriginalVoice}
+	TTSVolumes  = []string{"very_quiet", "quieter", "normal", "louder", "very_loud"}
+	Styles      = []string{StyleMasculine, StyleFeminine}
+)
+
+// Segment is one script segment. SpeakerID is 0 in source scripts given by a
+// client (speakers are assigned by the simulator).
+type Segment struct {
+	StartMS   int64  `json:"start_ms"`
+	EndMS     int64  `json:"end_ms"`
+	Text      string `json:"text"`
+	SpeakerID int    `json:"speaker_id"`
+}
+
+// Speaker is a target speaker with its voice.
+type Speaker struct {
+	SpeakerID int    `json:"speaker_id"`
+	Style     string `json:"style"`
+	VoiceKey  string `json:"voice_key"`
+}
+
+// Outcome is how the current processing run of a project ends.
+type Outcome struct {
+	Error   bool   `json:"error,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Retranslation is a re-translation accepted but not yet applied.
+type Retranslation struct {
+	TargetScript    []Segment `json:"target_script"`
+	TargetSpeakers  []Speaker `json:"target_speakers"`
+	MixingMode      string    `json:"mixing_mode"`
+	TTSVolume       string    `json:"tts_volume"`
+	UseFixedTimings bool      `json:"use_fixed_timings"`
+}
+
+// Project is a platform dubbing project as stored. What a client sees of it
+// depends on Status (see the platform package).
+type Project struct {
+	ID                   string         `json:"id"`
+	APIKey               string         `json:"api_key"`
+	Name                 string         `json:"name"`
+	SourceLang           string         `json:"source_lang"`
+	TargetLang           string         `json:"target_lang"`
+	SourceVideoURL       string         `json:"source_video_url"`
+	MixingMode           string         `json:"mixing_mode"`
+	TTSVolume            string         `json:"tts_volume"`
+	UseSoundalike        bool           `json:"use_soundalike_voices,omitempty"`
+	UseEmotionalTransfer bool           `json:"use_emotional_transfer,omitempty"`
+	UseFixedTimings      bool           `json:"use_fixed_timings,omitempty"`
+	HasGlossary          bool           `json:"has_glossary,omitempty"`
+	DurationMS           int64          `json:"duration_ms"`
+	DurationSource       string         `json:"duration_source"`
+	CostMinutes          int64          `json:"cost_minutes"`
+	Refunded             bool           `json:"refunded,omitempty"`
+	Status               ProjectStatus  `json:"status"`
+	CreatedAt            time.Time      `json:"created_at"`
+	DueAt                time.Time      `json:"due_at,omitzero"`
+	CompletedAt          time.Time      `json:"completed_at,omitzero"`
+	ErrorMessage         string         `json:"error_message,omitempty"`
+	Outcome              Outcome        `json:"outcome"`
+	TranslationsCount    int            `json:"translations_count"`
+	OutputGen            int            `json:"output_gen"`
+	SourceScript         []Segment      `json:"source_script"`
+	TargetScript         []Segment      `json:"target_script"`
+	Speakers             []Speaker      `json:"speakers"`
+	Pending              *Retranslation `json:"pending,omitempty"`
+	History              []Event        `json:"history,omitempty"`
+}
+
+// Event is one entry of a project's timeline (created, completed, failed,
+// re-translation requested, ...), kept for the state dump and dashboard.
+type Event struct {
+	At      time.Time `json:"at"`
+	Kind    string    `json:"kind"`
+	Message string    `json:"message,omitempty"`
+}
+
+// Event kinds.
+const (
+	EventCreated       = "created"
+	EventCompleted     = "completed"
+	EventFailed        = "failed"
+	EventRetranslation = "retranslation_requested"
+	EventRefunded      = "refunded"
+)
+
+// IdemRecord is a stored response for an idempotency key.
+type IdemRecord struct {
+	Fingerprint string    `json:"fingerprint"`
+	Status      int       `json:"status"`
+	ContentType string    `json:"content_type"`
+	Body        []byte    `json:"body"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// PlatformTime formats a platform timestamp: ISO 8601 UTC without
+// milliseconds, as in the public docs ("2024-06-05T12:00:00Z").
+func PlatformTime(t time.Time) string {
+	return t.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z")
+}

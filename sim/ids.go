@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
+)
+
+// IDs derives identifiers and deterministic content from a seed. The same
+// seed gives the same identifiers and content across runs; another seed gives
+// others.
+type IDs struct {
+	seed uint64
+}
+
+// NewIDs returns a generator for seed.
+func NewIDs(seed uint64) *IDs { return &IDs{seed: seed} }
+
+// Seed returns the generator's seed.
+func (g *IDs) Seed() uint64 { return g.seed }
+
+// Hash is a deterministic 64-bit hash of the seed and parts.
+func (g *IDs) Hash(parts ...string) uint64 {
+	h := sha256.New()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], g.seed)
+	h.Write(b[:])
+	for _, p := range parts {
+		binary.BigEndian.PutUint64(b[:], uint64(len(p)))
+		h.Write(b[:])
+		h.Write([]byte(p))
+	}
+	return binary.BigEndian.Uint64(h.Sum(nil)[:8])
+}
+
+// Platform project ids are nine-digit strings: a keyed permutation of a
+// sequence number over [100000000, 999999999], so ids are unique while the
+// sequence is, look unordered, and depend on the seed.
+const (
+	platformIDMin   = 100_000_000
+	platformIDRange = 900_000_000
+	feistelBits     = 30 // 2^30 > platformIDRange; cycle-walk the excess
+	feistelHalf     = feistelBits / 2
+	feistelMask     = 1<<feistelHalf - 1
+)
+
+// PlatformProjectID maps sequence number seq (0 <= seq < 900,000,000) to a
+// project id.
+func (g *IDs) PlatformProjectID(seq uint64) string {
+	x := seq % platformIDRange
+	for {
+		x = g.feistel(x)
+		if x < platformIDRange {
+			return strconv.FormatUint(x+platformIDMin, 10)
+		}
+	}
+}
+
+func (g *IDs) feistel(x uint64) uint64 {
+	l, r := (x>>feistelHalf)&feistelMask, x&feistelMask
+	for round := uint64(0); round < 4; round++ {
+		f := g.round(round, r) & feistelMask
+		l, r = r, l^f
+	}
+	return l<<feistelHalf | r
+}
+
+func (g *IDs) round(round, v uint64) uint64 {
+	z := v*0x9E3779B97F4A7C15 ^ g.seed ^ round*0xBF58476D1CE4E5B9
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}
+
+// Token is a deterministic hex token of n bytes derived from parts.
+func (g *IDs) Token(n int, parts ...string) string {
+	out := make([]byte, 0, n)
+	for i := 0; len(out) < n; i++ {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], g.Hash(append([]string{strconv.Itoa(i)}, parts...)...))
+		out = append(out, b[:]...)
+	}
+	return hex.EncodeToString(out[:n])
+}
+
+// Rand is a small deterministic random source (splitmix64), safe to copy, for
+// content derived from a hash.
+type Rand struct{ state uint64 }
+
+// NewRand seeds a Rand.
+func NewRand(seed uint64) *Rand { return &Rand{state: seed} }
+
+// Uint64 returns the next value.
+func (r *Rand) Uint64() uint64 {
+	r.state += 0x9E3779B97F4A7C15
+	z := r.state
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}
+
+// Intn returns a value in [0, n); n must be > 0.
+func (r *Rand) Intn(n int) int { return int(r.Uint64() % uint64(n)) }
+
+// Range returns a value in [lo, hi].
+func (r *Rand) Range(lo, hi int64) int64 {
+	if hi <= lo {
+		return lo
+	}
+	return lo + int64(r.Uint64()%uint64(hi-lo+1))
+}
+
+// Float returns a value in [0, 1).
+func (r *Rand) Float() float64 { return float64(r.Uint64()>>11) / (1 << 53) }

@@ -1,0 +1,121 @@
+package httpx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// DefaultMaxBody is the default limit of a JSON request body.
+const DefaultMaxBody = 10 << 20
+
+// Decoder decodes JSON request bodies with the documented rules: the body
+// must carry Content-Type application/json, fit the size limit, be one JSON
+// object, and match the field types; unknown fields are ignored unless
+// RejectUnknown is set.
+type Decoder struct {
+	MaxBytes      int64
+	RejectUnknown bool
+}
+
+// Decode reads r's body into dst (a pointer to a struct). Every failure is a
+// *sim.Error with a message that names the problem.
+func (d Decoder) Decode(w http.ResponseWriter, r *http.Request, dst any) error {
+	limit := d.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBody
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, limit)
+		}
+		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
+	}
+	if !IsJSONContentType(r.Header.Get("Content-Type")) {
+		return sim.Errorf(sim.CodeValidation, sim.MsgContentType)
+	}
+	return d.DecodeBytes(body, dst)
+}
+
+// IsJSONContentType reports whether a Content-Type header names JSON.
+func IsJSONContentType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// DecodeBytes decodes a JSON object from body into dst.
+func (d Decoder) DecodeBytes(body []byte, dst any) error {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if json.Valid(trimmed) {
+			return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if d.RejectUnknown {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(syn.Error(), "json: "), syn.Offset))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected end of input")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
+		}
+		return sim.Errorf(sim.CodeValidation, "%s must be %s; got %s", field, jsonTypeName(typ.Type), typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, strings.TrimPrefix(err.Error(), "json: unknown field "))
+	default:
+		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, strings.TrimPrefix(err.Error(), "json: "))
+	}
+}
+
+func jsonTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "of another type"
+}

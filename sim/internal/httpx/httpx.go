@@ -1,0 +1,98 @@
+// Package httpx holds the HTTP helpers the API packages share: the handler
+// adapter with its single error path, JSON writing and decoding with limits,
+// the account context and the Idempotency-Key middleware. Each API supplies
+// its own Renderer, because the interfaces use different error envelopes.
+package httpx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// HandlerFunc is an API handler: it writes success itself (through
+// WriteJSON) and returns an error for everything else.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Renderer maps an error to the status and body of an API's envelope.
+type Renderer func(err error) (status int, body any)
+
+// API bundles an error renderer and a logger; its Handle adapts handlers.
+type API struct {
+	Render Renderer
+	Log    *slog.Logger
+}
+
+// Handle adapts h: a returned error is written once, by WriteError.
+func (a API) Handle(h HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			a.WriteError(w, r, err)
+		}
+	}
+}
+
+// WriteError writes err in the API's envelope. Errors that are not domain
+// errors are logged and masked as internal errors.
+func (a API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	if sim.ErrorCode(err) == sim.CodeInternal {
+		if a.Log != nil {
+			a.Log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		var e *sim.Error
+		if !errors.As(err, &e) {
+			err = sim.Errorf(sim.CodeInternal, sim.MsgInternal)
+		}
+	}
+	status, body := a.Render(err)
+	WriteJSON(w, status, body)
+}
+
+// Recover turns a panic into a logged internal error in the API's envelope,
+// so a bug never drops the connection without an answer.
+func (a API) Recover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				if a.Log != nil {
+					a.Log.Error("panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				}
+				a.WriteError(w, r, sim.Errorf(sim.CodeInternal, sim.MsgInternal))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// WriteJSON writes v as JSON with status; headers are set before the body.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":"InternalServerError","message":"` + sim.MsgInternal + `"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+type accountKey struct{}
+
+// WithAccount stores the caller's account in ctx.
+func WithAccount(ctx context.Context, a sim.Account) context.Context {
+	return context.WithValue(ctx, accountKey{}, a)
+}
+
+// AccountFrom returns the caller's account set by the auth middleware.
+func AccountFrom(ctx context.Context) (sim.Account, bool) {
+	a, ok := ctx.Value(accountKey{}).(sim.Account)
+	return a, ok
+}

@@ -1,0 +1,142 @@
+// Package media resolves the duration of a source video URL: fixture rules
+// first, then the media itself when its host may be contacted (loopback or
+// allow-listed), else a deterministic duration derived from the URL. No
+// other host is ever contacted.
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/audio"
+)
+
+// Derived durations fall in this range.
+const (
+	minDerived = 30 * time.Second
+	maxDerived = 15 * time.Minute
+)
+
+// Resolver implements the engine's Prober.
+type Resolver struct {
+	// Rules returns the fixture rules in use (first match wins).
+	Rules func() []sim.MediaRule
+	// AllowHosts lists hosts besides loopback whose media is fetched:
+	// exact names, "*.example.com" suffixes, or "*" for every host.
+	AllowHosts []string
+	IDs        *sim.IDs
+	Client     *http.Client
+}
+
+// Probe returns what is known of the video at rawURL.
+func (r *Resolver) Probe(ctx context.Context, rawURL string) (sim.SourceInfo, error) {
+	info := sim.SourceInfo{Origin: sim.OriginDerived}
+	if r.Rules != nil {
+		for _, rule := range r.Rules() {
+			if !rule.Matches(rawURL) {
+				continue
+			}
+			if rule.Refuse != "" {
+				return info, sim.Errorf(sim.CodeVideoInfo, "%s", rule.Refuse)
+			}
+			info.Fail = rule.Fail
+			if rule.DurationSeconds > 0 {
+				info.Duration = time.Duration(rule.DurationSeconds * float64(time.Second))
+				info.Origin = sim.OriginRule
+				return info, nil
+			}
+			break
+		}
+	}
+	u, err := url.Parse(rawURL)
+	if err == nil && r.mayFetch(u.Hostname()) {
+		d, err := r.fetch(ctx, rawURL)
+		if err != nil {
+			return info, sim.Errorf(sim.CodeVideoInfo, sim.MsgVideoUnreadable, rawURL, err)
+		}
+		info.Duration, info.Origin = d, sim.OriginMedia
+		return info, nil
+	}
+	info.Duration = r.derived(rawURL)
+	return info, nil
+}
+
+func (r *Resolver) derived(rawURL string) time.Duration {
+	ids := r.IDs
+	if ids == nil {
+		ids = sim.NewIDs(0)
+	}
+	span := uint64((maxDerived - minDerived) / time.Millisecond)
+	return minDerived + time.Duration(ids.Hash("duration", rawURL)%span)*time.Millisecond
+}
+
+// IsLoopback reports whether host names this machine.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (r *Resolver) mayFetch(host string) bool {
+	if host == "" {
+		return false
+	}
+	if IsLoopback(host) {
+		return true
+	}
+	host = strings.ToLower(host)
+	for _, a := range r.AllowHosts {
+		a = strings.ToLower(strings.TrimSpace(a))
+		switch {
+		case a == "*" || a == host:
+			return true
+		case strings.HasPrefix(a, "*.") && strings.HasSuffix(host, a[1:]):
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Resolver) client() *http.Client {
+	c := r.Client
+	if c == nil {
+		c = &http.Client{Timeout: 15 * time.Second}
+	}
+	cc := *c
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("too many redirects")
+		}
+		if !r.mayFetch(req.URL.Hostname()) {
+			return fmt.Errorf("redirect to %s, a host dubsim may not contact (see --fetch-hosts)", req.URL.Host)
+		}
+		return nil
+	}
+	return &cc
+}
+
+func (r *Resolver) fetch(ctx context.Context, rawURL string) (time.Duration, error) {
+	rr := &rangeReader{ctx: ctx, client: r.client(), url: rawURL}
+	if err := rr.open(); err != nil {
+		return 0, err
+	}
+	mi, err := audio.Probe(rr, rr.size)
+	switch {
+	case errors.Is(err, audio.ErrUnknownFormat):
+		return 0, errors.New("not a supported media file (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC)")
+	case errors.Is(err, audio.ErrNoDuration):
+		return 0, errors.New("the media header has no duration")
+	case err != nil:
+		return 0, err
+	}
+	return mi.Duration, nil
+}

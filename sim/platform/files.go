@@ -1,0 +1,95 @@
+package platform
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/go-chi/chi/v5"
+)
+
+// Output file names and the sample rate of the dubbed audio track.
+const (
+	fileVideo        = "dubbed_video.mov"
+	fileAudio        = "dubbed_audio.wav"
+	outputSampleRate = 22050
+)
+
+// fileURL is the download URL of an output of p's current generation; a
+// re-translation changes the generation, so clients never get stale files.
+func (a *API) fileURL(r *http.Request, p sim.Project, name string) string {
+	base := a.publicURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
+			scheme = fp
+		}
+		base = scheme + "://" + r.Host
+	}
+	return fmt.Sprintf("%s/files/projects/%s/%d/%s", base, p.ID, p.OutputGen, name)
+}
+
+// Track renders a project's dubbed audio: the target script's segments in
+// the voices of their speakers, over the whole source duration.
+func Track(p sim.Project) audio.Track {
+	voices := map[int]audio.Voice{}
+	for _, s := range p.Speakers {
+		voices[s.SpeakerID] = VoiceOf(s)
+	}
+	t := audio.Track{SampleRate: outputSampleRate, Duration: time.Duration(p.DurationMS) * time.Millisecond}
+	for _, s := range p.TargetScript {
+		start, end := time.Duration(s.StartMS)*time.Millisecond, time.Duration(s.EndMS)*time.Millisecond
+		if start >= t.Duration {
+			continue
+		}
+		end = min(end, t.Duration)
+		t.Segments = append(t.Segments, audio.Segment{Start: start, End: end, Text: s.Text, Voice: voices[s.SpeakerID]})
+	}
+	return t
+}
+
+// VoiceOf maps a speaker to the pitch and timbre of the signal: masculine
+// voices around 110 Hz, feminine around 205 Hz, varied per voice key.
+func VoiceOf(s sim.Speaker) audio.Voice {
+	h := sim.NewIDs(0).Hash("voice", s.VoiceKey, strconv.Itoa(s.SpeakerID))
+	pitch := 110.0
+	if s.Style == sim.StyleFeminine {
+		pitch = 205
+	}
+	pitch *= 0.88 + float64(h%25)/100 // ±12%
+	return audio.Voice{PitchHz: pitch, Seed: h}
+}
+
+// handleOutputFile serves GET/HEAD /files/projects/{project_id}/{gen}/{file}.
+func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
+	notFound := sim.Errorf(sim.CodeNotFound, "File not found")
+	p, err := a.svc.ProjectOutput(r.Context(), chi.URLParam(r, "project_id"))
+	if sim.ErrorCode(err) == sim.CodeNotFound {
+		return notFound
+	}
+	if err != nil {
+		return err
+	}
+	gen, err := strconv.Atoi(chi.URLParam(r, "gen"))
+	if err != nil || gen != p.OutputGen || gen == 0 || p.Status == sim.StatusError {
+		return notFound
+	}
+	t := Track(p)
+	switch name := chi.URLParam(r, "file"); name {
+	case fileAudio:
+		w.Header().Set("Content-Type", "audio/wav")
+		http.ServeContent(w, r, name, p.CompletedAt, audio.NewWAVReader(t))
+	case fileVideo:
+		w.Header().Set("Content-Type", "video/quicktime")
+		http.ServeContent(w, r, name, p.CompletedAt, audio.NewMOVReader(t))
+	default:
+		return notFound
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package platform
+
+import (
+	"net/http"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+)
+
+type balanceResponse struct {
+	BalanceMinutes int64 `json:"balance_minutes"`
+}
+
+// handleBalance serves GET /api/v1/balance.
+func (a *API) handleBalance(w http.ResponseWriter, r *http.Request) error {
+	acct := account(r)
+	httpx.WriteJSON(w, http.StatusOK, balanceResponse{BalanceMinutes: acct.BalanceMinutes})
+	return nil
+}
+
+type optionsResponse struct {
+	SourceLangs []string `json:"source_langs"`
+	TargetLangs []string `json:"target_langs"`
+}
+
+// handleOptions serves GET /api/v1/options.
+func (a *API) handleOptions(w http.ResponseWriter, r *http.Request) error {
+	cat := a.svc.Catalog()
+	httpx.WriteJSON(w, http.StatusOK, optionsResponse{SourceLangs: cat.SourceLangs, TargetLangs: cat.TargetLangs})
+	return nil
+}
+
+type voicesResponse struct {
+	Voices map[string][]sim.Voice `json:"voices"`
+}
+
+// handleVoices serves GET /api/v1/voices.
+func (a *API) handleVoices(w http.ResponseWriter, r *http.Request) error {
+	httpx.WriteJSON(w, http.StatusOK, voicesResponse{Voices: a.svc.Catalog().Voices})
+	return nil
+}
+
+type receiptResponse struct {
+	ProjectID               string `json:"project_id"`
+	CostMinutes             int64  `json:"cost_minutes"`
+	EstimatedCompletionDate string `json:"estimated_completion_date"`
+	BalanceMinutes          int64  `json:"balance_minutes"`
+	TranslationsCount       int    `json:"translations_count"`
+}
+
+func receipt(rc sim.Receipt) receiptResponse {
+	return receiptResponse{
+		ProjectID: rc.ProjectID, CostMinutes: rc.CostMinutes,
+		EstimatedCompletionDate: sim.PlatformTime(rc.EstimatedCompletion),
+		BalanceMinutes:          rc.BalanceMinutes, TranslationsCount: rc.TranslationsCount,
+	}
+}
+
+// handleCreateProject serves POST /api/v1/projects.
+func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error {
+	var body createProjectBody
+	if err := a.dec.Decode(w, r, &body); err != nil {
+		return err
+	}
+	np, err := a.toNewProject(body)
+	if err != nil {
+		return err
+	}
+	rc, err := a.svc.CreateProject(r.Context(), account(r).APIKey, np)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, a.created, receipt(rc))
+	return nil
+}
+
+// projectView is Get Project: the fields present depend on the status, and
+// absent fields are absent (never null).
+type projectView struct {
+	Name                    string         `json:"name"`
+	SourceLang              string         `json:"source_lang"`
+	TargetLang              string         `json:"target_lang"`
+	MixingMode              string         `json:"mixing_mode"`
+	CostMinutes             int64          `json:"cost_minutes"`
+	CreatedDate             string         `json:"created_date"`
+	Status                  string         `json:"status"`
+	CompletionDate          string         `json:"completion_date,omitempty"`
+	OutputVideoURL          string         `json:"output_video_url,omitempty"`
+	OutputTTSAudioURL       string         `json:"output_tts_audio_url,omitempty"`
+	OutputSourceScript      *[]sim.Segment `json:"output_source_script,omitempty"`
+	OutputTargetScript      *[]sim.Segment `json:"output_target_script,omitempty"`
+	OutputTargetSpeakers    *[]sim.Speaker `json:"output_target_speakers,omitempty"`
+	EstimatedCompletionDate string         `json:"estimated_completion_date,omitempty"`
+	ErrorMessage            string         `json:"error_message,omitempty"`
+}
+
+func nonNil[T any](s []T) *[]T {
+	if s == nil {
+		s = []T{}
+	}
+	return &s
+}
+
+func (a *API) view(r *http.Request, p sim.Project) projectView {
+	v := projectView{
+		Name: p.Name, SourceLang: p.SourceLang, TargetLang: p.TargetLang, MixingMode: p.MixingMode,
+		CostMinutes: p.CostMinutes, CreatedDate: sim.PlatformTime(p.CreatedAt), Status: string(p.Status),
+	}
+	switch p.Status {
+	case sim.StatusInProgress:
+		v.EstimatedCompletionDate = sim.PlatformTime(p.DueAt)
+	case sim.StatusReady:
+		v.CompletionDate = sim.PlatformTime(p.CompletedAt)
+		v.OutputVideoURL = a.fileURL(r, p, fileVideo)
+		v.OutputTTSAudioURL = a.fileURL(r, p, fileAudio)
+		v.OutputSourceScript = nonNil(p.SourceScript)
+		v.OutputTargetScript = nonNil(p.TargetScript)
+		v.OutputTargetSpeakers = nonNil(p.Speakers)
+	case sim.StatusError:
+		v.ErrorMessage = p.ErrorMessage
+	}
+	return v
+}
+
+// handleGetProject serves GET /api/v1/projects/{project_id}.
+func (a *API) handleGetProject(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.svc.Project(r.Context(), account(r).APIKey, chi.URLParam(r, "project_id"))
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, a.view(r, p))
+	return nil
+}
+
+type successResponse struct {
+	Success bool `json:"success"`
+}
+
+// handleDeleteProject serves DELETE /api/v1/projects/{project_id}.
+func (a *API) handleDeleteProject(w http.ResponseWriter, r *http.Request) error {
+	if err := a.svc.DeleteProject(r.Context(), account(r).APIKey, chi.URLParam(r, "project_id")); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, successResponse{Success: true})
+	return nil
+}
+
+func (a *API) retranslation(w http.ResponseWriter, r *http.Request, dryRun bool) (sim.Receipt, error) {
+	var in sim.RetranslationInput
+	if err := a.dec.Decode(w, r, &in); err != nil {
+		return sim.Receipt{}, err
+	}
+	return a.svc.Retranslate(r.Context(), account(r).APIKey, chi.URLParam(r, "project_id"), in, dryRun)
+}
+
+// handleRetranslate serves POST /api/v1/projects/{project_id}/translations.
+func (a *API) handleRetranslate(w http.ResponseWriter, r *http.Request) error {
+	rc, err := a.retranslation(w, r, false)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, a.created, receipt(rc))
+	return nil
+}
+
+type validResponse struct {
+	Valid bool `json:"valid"`
+}
+
+// handleValidateRetranslation serves
+// POST /api/v1/projects/{project_id}/validate-translation-request.
+func (a *API) handleValidateRetranslation(w http.ResponseWriter, r *http.Request) error {
+	if _, err := a.retranslation(w, r, true); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, validResponse{Valid: true})
+	return nil
+}

@@ -1,0 +1,156 @@
+// Package platform serves the platform interface of the dubbing API:
+// balance, options, voices, dubbing projects, re-translations and their
+// validation, plus the download URLs of project outputs.
+package platform
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-playground/validator/v10"
+)
+
+// Service is what the platform handlers need from the domain; the
+// statemachine Engine provides it.
+type Service interface {
+	Account(ctx context.Context, apiKey string) (sim.Account, error)
+	Catalog() *sim.Catalog
+	CreateProject(ctx context.Context, apiKey string, np sim.NewProject) (sim.Receipt, error)
+	Project(ctx context.Context, apiKey, id string) (sim.Project, error)
+	ProjectOutput(ctx context.Context, id string) (sim.Project, error)
+	DeleteProject(ctx context.Context, apiKey, id string) error
+	Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool) (sim.Receipt, error)
+	httpx.IdemStore
+}
+
+// Config configures the platform API.
+type Config struct {
+	Service Service
+	Log     *slog.Logger
+	// PublicURL is the base of output download URLs; empty means the
+	// scheme and host the request came in on.
+	PublicURL string
+	// RejectUnknownFields refuses JSON bodies with fields the API does not
+	// define (the provider's behaviour is not documented; default ignore).
+	RejectUnknownFields bool
+	// CreateStatus is the status of a successful Create Project (200 or 201).
+	CreateStatus int
+	// MaxBody limits JSON bodies (bytes).
+	MaxBody int64
+}
+
+// API is the platform interface.
+type API struct {
+	svc       Service
+	http      httpx.API
+	dec       httpx.Decoder
+	idem      *httpx.Idempotency
+	validate  *validator.Validate
+	publicURL string
+	created   int
+}
+
+// New returns the platform API.
+func New(cfg Config) *API {
+	a := &API{
+		svc:       cfg.Service,
+		http:      httpx.API{Render: Render, Log: cfg.Log},
+		dec:       httpx.Decoder{MaxBytes: cfg.MaxBody, RejectUnknown: cfg.RejectUnknownFields},
+		publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+		created:   cfg.CreateStatus,
+	}
+	if a.created == 0 {
+		a.created = http.StatusOK
+	}
+	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, MaxBody: cfg.MaxBody}
+	a.validate = newValidator(cfg.Service.Catalog)
+	return a
+}
+
+// Routes returns the whole route table of the platform interface.
+func (a *API) Routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(a.http.Recover)
+	r.NotFound(a.http.Handle(routeNotFound))
+	r.MethodNotAllowed(a.http.Handle(methodNotAllowed))
+
+	r.Group(func(r chi.Router) {
+		r.Use(a.authenticate)
+		r.Use(a.idem.Middleware(scopeOf))
+		r.Get("/api/v1/balance", a.http.Handle(a.handleBalance))
+		r.Get("/api/v1/options", a.http.Handle(a.handleOptions))
+		r.Get("/api/v1/voices", a.http.Handle(a.handleVoices))
+		r.Post("/api/v1/projects", a.http.Handle(a.handleCreateProject))
+		r.Get("/api/v1/projects/{project_id}", a.http.Handle(a.handleGetProject))
+		r.Delete("/api/v1/projects/{project_id}", a.http.Handle(a.handleDeleteProject))
+		r.Post("/api/v1/projects/{project_id}/translations", a.http.Handle(a.handleRetranslate))
+		r.Post("/api/v1/projects/{project_id}/validate-translation-request", a.http.Handle(a.handleValidateRetranslation))
+	})
+
+	// Output downloads: unauthenticated, like the provider's storage links.
+	r.Get("/files/projects/{project_id}/{gen}/{file}", a.http.Handle(a.handleOutputFile))
+	r.Head("/files/projects/{project_id}/{gen}/{file}", a.http.Handle(a.handleOutputFile))
+	return r
+}
+
+func routeNotFound(w http.ResponseWriter, r *http.Request) error {
+	return sim.Errorf(sim.CodeRoute, "No route %s %s; see the endpoint list in the dubsim README", r.Method, r.URL.Path)
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
+	return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+}
+
+// HeaderAuthHint carries a precise reason for a 401; the body keeps the
+// documented message.
+const HeaderAuthHint = "X-Dubsim-Auth-Error"
+
+// authenticate resolves the bearer key to an account.
+func (a *API) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, hint := bearer(r.Header.Get("Authorization"))
+		if key == "" {
+			w.Header().Set(HeaderAuthHint, hint)
+			a.http.WriteError(w, r, sim.Errorf(sim.CodeUnauthorized, sim.MsgInvalidAPIKey))
+			return
+		}
+		acct, err := a.svc.Account(r.Context(), key)
+		if err != nil {
+			if sim.ErrorCode(err) == sim.CodeUnauthorized {
+				w.Header().Set(HeaderAuthHint, "unknown API key")
+			}
+			a.http.WriteError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(httpx.WithAccount(r.Context(), acct)))
+	})
+}
+
+func bearer(h string) (key, hint string) {
+	if h == "" {
+		return "", "missing Authorization header; send Authorization: Bearer <API_KEY>"
+	}
+	scheme, rest, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", "Authorization header must use the Bearer scheme"
+	}
+	if key = strings.TrimSpace(rest); key == "" {
+		return "", "empty bearer token"
+	}
+	return key, ""
+}
+
+func scopeOf(r *http.Request) string {
+	acct, _ := httpx.AccountFrom(r.Context())
+	return acct.APIKey
+}
+
+func account(r *http.Request) sim.Account {
+	acct, _ := httpx.AccountFrom(r.Context())
+	return acct
+}

@@ -1,0 +1,178 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/script"
+	"github.com/go-playground/validator/v10"
+)
+
+// createProjectBody is the Create Project body as sent: pointers tell
+// absent fields from zero values.
+type createProjectBody struct {
+	Name                 *string              `json:"name"`
+	SourceLang           *string              `json:"source_lang" validate:"required,srclang"`
+	TargetLang           *string              `json:"target_lang" validate:"required,tgtlang"`
+	SourceVideoURL       *string              `json:"source_video_url" validate:"required,httpurl"`
+	MixingMode           *string              `json:"mixing_mode" validate:"omitnil,oneof=voiceover_only voiceover_with_original_track voiceover_without_original_voice"`
+	UseEmotionalTransfer *bool                `json:"use_emotional_transfer"`
+	UseSoundalikeVoices  *bool                `json:"use_soundalike_voices"`
+	SourceScriptContent  *string              `json:"source_script_content" validate:"omitnil,nonblank"`
+	SourceScript         *[]sourceSegmentBody `json:"source_script" validate:"omitnil,min=1,dive"`
+	UseFixedTimings      *bool                `json:"use_fixed_timings"`
+	GlossaryContent      *string              `json:"glossary_content" validate:"omitnil,nonblank"`
+	TTSVolume            *string              `json:"tts_volume" validate:"omitnil,oneof=very_quiet quieter normal louder very_loud"`
+}
+
+type sourceSegmentBody struct {
+	StartMS *int64  `json:"start_ms" validate:"required,min=0"`
+	EndMS   *int64  `json:"end_ms" validate:"required"`
+	Text    *string `json:"text" validate:"required,nonblank"`
+}
+
+// newValidator returns a validator whose language rules read the catalogue
+// in use at the time of each call.
+func newValidator(catalog func() *sim.Catalog) *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		return name
+	})
+	must := func(tag string, fn validator.Func) {
+		if err := v.RegisterValidation(tag, fn); err != nil {
+			panic(err)
+		}
+	}
+	must("srclang", func(fl validator.FieldLevel) bool { return catalog().IsSourceLang(fl.Field().String()) })
+	must("tgtlang", func(fl validator.FieldLevel) bool { return catalog().IsTargetLang(fl.Field().String()) })
+	must("nonblank", func(fl validator.FieldLevel) bool { return strings.TrimSpace(fl.Field().String()) != "" })
+	must("httpurl", func(fl validator.FieldLevel) bool {
+		u, err := url.Parse(fl.Field().String())
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+	})
+	return v
+}
+
+// fieldPath turns a validator namespace ("createProjectBody.source_script[0].text")
+// into the client's field path ("source_script[0].text").
+func fieldPath(fe validator.FieldError) string {
+	ns := fe.Namespace()
+	if _, rest, ok := strings.Cut(ns, "."); ok {
+		return rest
+	}
+	return ns
+}
+
+// validationMessage words one validator failure for the client.
+func validationMessage(fe validator.FieldError, catalog *sim.Catalog) string {
+	field := fieldPath(fe)
+	value := fmt.Sprint(fe.Value())
+	if p, ok := fe.Value().(*string); ok && p != nil {
+		value = *p
+	}
+	switch fe.Tag() {
+	case "required":
+		return fmt.Sprintf(sim.MsgRequired, field)
+	case "srclang":
+		hint := ""
+		if lang, _, ok := strings.Cut(value, "-"); ok && catalog.IsSourceLang(lang) {
+			hint = fmt.Sprintf(" (source languages have no locale: did you mean %q?)", lang)
+		}
+		return fmt.Sprintf("source_lang %q is not supported%s; use a code from GET /api/v1/options", value, hint)
+	case "tgtlang":
+		hint := ""
+		if !strings.Contains(value, "-") {
+			for _, t := range catalog.TargetLangs {
+				if strings.HasPrefix(t, value+"-") {
+					hint = fmt.Sprintf(" (target languages need a locale, such as %q)", t)
+					break
+				}
+			}
+		}
+		return fmt.Sprintf("target_lang %q is not supported%s; use a code from GET /api/v1/options", value, hint)
+	case "httpurl":
+		return fmt.Sprintf("source_video_url must be an absolute http or https URL; got %q", value)
+	case "oneof":
+		return fmt.Sprintf("%s must be one of %s; got %q", field, strings.ReplaceAll(fe.Param(), " ", ", "), value)
+	case "nonblank":
+		return fmt.Sprintf("%s must not be empty", field)
+	case "min":
+		if fe.Kind().String() == "slice" {
+			return fmt.Sprintf("%s must contain at least %s item", field, fe.Param())
+		}
+		return fmt.Sprintf("%s must be at least %s; got %s", field, fe.Param(), value)
+	}
+	return fmt.Sprintf("%s is invalid (%s)", field, fe.Tag())
+}
+
+// toNewProject validates a decoded body against every documented rule that
+// does not depend on the account, and returns the request with defaults.
+func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
+	cat := a.svc.Catalog()
+	if err := a.validate.Struct(b); err != nil {
+		var ves validator.ValidationErrors
+		if errors.As(err, &ves) && len(ves) > 0 {
+			return sim.NewProject{}, sim.Errorf(sim.CodeValidation, "%s", validationMessage(ves[0], cat))
+		}
+		return sim.NewProject{}, err
+	}
+	np := sim.NewProject{
+		SourceLang: *b.SourceLang, TargetLang: *b.TargetLang, SourceVideoURL: *b.SourceVideoURL,
+		MixingMode: sim.DefaultMixingMode, TTSVolume: sim.DefaultTTSVolume,
+		SourceScriptContent: b.SourceScriptContent, GlossaryContent: b.GlossaryContent,
+	}
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&np.Name, b.Name)
+	set(&np.MixingMode, b.MixingMode)
+	set(&np.TTSVolume, b.TTSVolume)
+	np.UseEmotionalTransfer = b.UseEmotionalTransfer != nil && *b.UseEmotionalTransfer
+	np.UseSoundalike = b.UseSoundalikeVoices != nil && *b.UseSoundalikeVoices
+	np.UseFixedTimings = b.UseFixedTimings != nil && *b.UseFixedTimings
+
+	if b.SourceScript != nil && b.SourceScriptContent != nil {
+		return np, sim.Errorf(sim.CodeValidation, sim.MsgScriptAndContent)
+	}
+	if np.UseEmotionalTransfer && !cat.SpecialVoiceSupports(sim.VoiceEmotionalTransfer, np.TargetLang) {
+		return np, sim.Errorf(sim.CodeValidation, sim.MsgEmotionalLanguage, np.TargetLang)
+	}
+	if b.SourceScript != nil {
+		var prevEnd int64 = -1
+		for i, s := range *b.SourceScript {
+			item := fmt.Sprintf("source_script[%d]", i)
+			if *s.StartMS >= *s.EndMS {
+				return np, sim.Errorf(sim.CodeValidation, sim.MsgInvalidTiming+" (%s: start_ms %d, end_ms %d)", item, *s.StartMS, *s.EndMS)
+			}
+			if *s.StartMS < prevEnd {
+				return np, sim.Errorf(sim.CodeValidation, "%s starts at %d ms, before the previous segment ends (%d ms): segments must be in order and must not overlap", item, *s.StartMS, prevEnd)
+			}
+			prevEnd = *s.EndMS
+			np.SourceScript = append(np.SourceScript, sim.Segment{StartMS: *s.StartMS, EndMS: *s.EndMS, Text: strings.TrimSpace(*s.Text)})
+		}
+	}
+	if c := b.SourceScriptContent; c != nil {
+		if _, _, err := script.ParseContent(*c); err != nil {
+			return np, sim.Errorf(sim.CodeValidation, "source_script_content %v", err)
+		}
+	}
+	if g := b.GlossaryContent; g != nil {
+		for i, line := range strings.Split(strings.ReplaceAll(*g, "\r\n", "\n"), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			src, dst, ok := strings.Cut(line, "\t")
+			if !ok || strings.TrimSpace(src) == "" || strings.TrimSpace(dst) == "" {
+				return np, sim.Errorf(sim.CodeValidation, "glossary_content line %d is not in TSV format: expected <source term><TAB><target term>", i+1)
+			}
+		}
+	}
+	return np, nil
+}

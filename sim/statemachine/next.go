@@ -1,0 +1,61 @@
+// Package statemachine holds the lifecycle rules of simulated resources, as
+// pure functions of (resource, now), and the Engine that applies them to the
+// store: the domain operations of the platform interface and the sweep of
+// due transitions.
+package statemachine
+
+import (
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// Effect is a side effect of a transition on another resource.
+type Effect struct {
+	// RefundAPIKey and RefundMinutes: credit the account (a project that
+	// fails is not charged).
+	RefundAPIKey  string
+	RefundMinutes int64
+}
+
+// Next applies the transition of p that is due at now, if any. A project in
+// progress whose DueAt has passed becomes ready (applying a pending
+// re-translation) or error, as its planned Outcome says; the first run of a
+// project that fails refunds its charge. Next is pure: it returns the new
+// project and the effects to apply, and p unchanged when nothing is due.
+func Next(p sim.Project, now time.Time) (sim.Project, []Effect) {
+	if p.Status != sim.StatusInProgress || p.DueAt.IsZero() || p.DueAt.After(now) {
+		return p, nil
+	}
+	at := p.DueAt
+	p.DueAt = time.Time{}
+	p.History = append(append([]sim.Event(nil), p.History...), sim.Event{})
+	var effects []Effect
+	if p.Outcome.Error {
+		p.Status = sim.StatusError
+		p.ErrorMessage = p.Outcome.Message
+		p.Pending = nil
+		p.History[len(p.History)-1] = sim.Event{At: at, Kind: sim.EventFailed, Message: p.ErrorMessage}
+		if p.OutputGen == 0 && !p.Refunded && p.CostMinutes > 0 {
+			p.Refunded = true
+			effects = append(effects, Effect{RefundAPIKey: p.APIKey, RefundMinutes: p.CostMinutes})
+			p.History = append(p.History, sim.Event{At: at, Kind: sim.EventRefunded})
+		}
+	} else {
+		p.Status = sim.StatusReady
+		p.CompletedAt = at
+		p.ErrorMessage = ""
+		if rt := p.Pending; rt != nil {
+			p.TargetScript = rt.TargetScript
+			p.Speakers = rt.TargetSpeakers
+			p.MixingMode = rt.MixingMode
+			p.TTSVolume = rt.TTSVolume
+			p.UseFixedTimings = rt.UseFixedTimings
+			p.Pending = nil
+		}
+		p.OutputGen++
+		p.History[len(p.History)-1] = sim.Event{At: at, Kind: sim.EventCompleted}
+	}
+	p.Outcome = sim.Outcome{}
+	return p, effects
+}

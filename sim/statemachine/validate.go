@@ -1,0 +1,159 @@
+package statemachine
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+func invalid(format string, args ...any) error {
+	return sim.Errorf(sim.CodeValidation, format, args...)
+}
+
+func enum(field string, v *string, allowed []string, def string) (string, error) {
+	if v == nil {
+		return def, nil
+	}
+	if !slices.Contains(allowed, *v) {
+		return "", invalid("%s must be one of %s; got %q", field, strings.Join(allowed, ", "), *v)
+	}
+	return *v, nil
+}
+
+// ValidateRetranslation checks a re-translation request against every
+// documented rule, for project p of account acct, and returns it normalised
+// (defaults applied, timings as sent). Errors are *sim.Error: validation
+// (400) or payment required (402, soundalike voices without a subscription).
+func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in sim.RetranslationInput) (sim.Retranslation, error) {
+	var rt sim.Retranslation
+	if in.TargetScript == nil {
+		return rt, invalid(sim.MsgRequired, "target_script")
+	}
+	if in.TargetSpeakers == nil {
+		return rt, invalid(sim.MsgRequired, "target_speakers")
+	}
+	if len(in.TargetScript) == 0 {
+		return rt, invalid("target_script must contain at least one segment")
+	}
+	if len(in.TargetSpeakers) == 0 {
+		return rt, invalid("target_speakers must contain at least one speaker")
+	}
+	var err error
+	if rt.MixingMode, err = enum("mixing_mode", in.MixingMode, sim.MixingModes, sim.DefaultMixingMode); err != nil {
+		return rt, err
+	}
+	if rt.TTSVolume, err = enum("tts_volume", in.TTSVolume, sim.TTSVolumes, sim.DefaultTTSVolume); err != nil {
+		return rt, err
+	}
+	rt.UseFixedTimings = in.UseFixedTimings != nil && *in.UseFixedTimings
+
+	// Speakers and voices.
+	speakers := map[int]bool{}
+	special := false
+	for i, s := range in.TargetSpeakers {
+		item := fmt.Sprintf("target_speakers[%d]", i)
+		switch {
+		case s.SpeakerID == nil:
+			return rt, invalid(sim.MsgRequired, item+".speaker_id")
+		case s.VoiceKey == nil || strings.TrimSpace(*s.VoiceKey) == "":
+			return rt, invalid(sim.MsgRequired, item+".voice_key")
+		case s.Style == nil || *s.Style == "":
+			return rt, invalid(sim.MsgRequired, item+".style")
+		case !slices.Contains(sim.Styles, *s.Style):
+			return rt, invalid("%s.style must be one of masculine, feminine; got %q", item, *s.Style)
+		case speakers[*s.SpeakerID]:
+			return rt, invalid(sim.MsgDuplicateSpeaker, *s.SpeakerID)
+		}
+		speakers[*s.SpeakerID] = true
+		key := *s.VoiceKey
+		switch key {
+		case sim.VoiceSoundalike, sim.VoiceEmotionalTransfer:
+			if !cat.SpecialVoiceSupports(key, p.TargetLang) {
+				return rt, invalid(sim.MsgSpecialVoiceLanguage, key, p.TargetLang)
+			}
+			special = true
+		default:
+			_, lang, ok := cat.Voice(key)
+			if !ok {
+				return rt, invalid(sim.MsgUnknownVoice, key)
+			}
+			if lang != p.TargetLang {
+				return rt, invalid(sim.MsgVoiceLanguage, key, p.TargetLang)
+			}
+		}
+		rt.TargetSpeakers = append(rt.TargetSpeakers, sim.Speaker{SpeakerID: *s.SpeakerID, Style: *s.Style, VoiceKey: key})
+	}
+
+	// Script segments.
+	for i, s := range in.TargetScript {
+		item := fmt.Sprintf("target_script[%d]", i)
+		switch {
+		case s.StartMS == nil:
+			return rt, invalid(sim.MsgRequired, item+".start_ms")
+		case s.EndMS == nil:
+			return rt, invalid(sim.MsgRequired, item+".end_ms")
+		case s.Text == nil:
+			return rt, invalid(sim.MsgRequired, item+".text")
+		case strings.TrimSpace(*s.Text) == "":
+			return rt, invalid(sim.MsgEmptyText, item)
+		case s.SpeakerID == nil:
+			return rt, invalid(sim.MsgRequired, item+".speaker_id")
+		case *s.StartMS < 0:
+			return rt, invalid("%s.start_ms must not be negative; got %d", item, *s.StartMS)
+		case *s.StartMS >= *s.EndMS:
+			return rt, invalid(sim.MsgInvalidTiming+" (%s: start_ms %d, end_ms %d)", item, *s.StartMS, *s.EndMS)
+		case !speakers[*s.SpeakerID]:
+			return rt, invalid(sim.MsgSpeakerNotInSpeakers, *s.SpeakerID)
+		}
+		rt.TargetScript = append(rt.TargetScript, sim.Segment{StartMS: *s.StartMS, EndMS: *s.EndMS, Text: *s.Text, SpeakerID: *s.SpeakerID})
+	}
+	order := make([]int, len(rt.TargetScript))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return rt.TargetScript[order[a]].StartMS < rt.TargetScript[order[b]].StartMS })
+	for k := 1; k < len(order); k++ {
+		prev, cur := rt.TargetScript[order[k-1]], rt.TargetScript[order[k]]
+		if cur.StartMS < prev.EndMS {
+			i, j := order[k], order[k-1]
+			if i > j {
+				i, j = j, i
+			}
+			a, b := rt.TargetScript[j], rt.TargetScript[i]
+			return rt, invalid(sim.MsgOverlap, j, a.StartMS, a.EndMS, i, b.StartMS, b.EndMS)
+		}
+	}
+	// Sort the script by time for storage and rendering.
+	sort.SliceStable(rt.TargetScript, func(a, b int) bool { return rt.TargetScript[a].StartMS < rt.TargetScript[b].StartMS })
+
+	if special && !acct.Plan.AtLeast(sim.PlanSubscription) {
+		return rt, sim.Errorf(sim.CodePaymentRequired, sim.MsgSoundalikeSubscription)
+	}
+	return rt, nil
+}
+
+// CheckCreateAccess applies the access tiers to a Create Project request.
+func CheckCreateAccess(acct sim.Account, np sim.NewProject) error {
+	if np.UseSoundalike && !acct.Plan.AtLeast(sim.PlanSubscription) {
+		return sim.Errorf(sim.CodePaymentRequired, sim.MsgSoundalikeSubscription)
+	}
+	if np.UseEmotionalTransfer && !acct.Plan.AtLeast(sim.PlanSubscription) {
+		return sim.Errorf(sim.CodePaymentRequired, sim.MsgEmotionalSubscription)
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"source_script", np.SourceScript != nil},
+		{"source_script_content", np.SourceScriptContent != nil},
+		{"glossary_content", np.GlossaryContent != nil},
+	} {
+		if f.set && !acct.Plan.AtLeast(sim.PlanPro) {
+			return sim.Errorf(sim.CodePaymentRequired, sim.MsgHigherTier, f.name)
+		}
+	}
+	return nil
+}

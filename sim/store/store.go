@@ -1,0 +1,311 @@
+// Package store persists dubsim's state in a bbolt file. All access goes
+// through View and Update closures; values are versioned JSON and a _meta
+// bucket holds the schema version.
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	bolt "go.etcd.io/bbolt"
+)
+
+// SchemaVersion is the version of the stored layout.
+const SchemaVersion = 1
+
+var (
+	bMeta     = []byte("_meta")
+	bAccounts = []byte("accounts")
+	bProjects = []byte("projects")
+	bDue      = []byte("projects_due")
+	bIdem     = []byte("idempotency")
+	bIdemExp  = []byte("idempotency_by_time")
+	bSeq      = []byte("sequences")
+	allData   = [][]byte{bAccounts, bProjects, bDue, bIdem, bIdemExp}
+	keySchema = []byte("schema_version")
+)
+
+// Store is the bbolt-backed sim.Store.
+type Store struct {
+	db *bolt.DB
+}
+
+// Open opens (creating if needed) the store at path.
+func Open(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := &Store{db: db}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		for _, name := range append([][]byte{bMeta, bSeq}, allData...) {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bMeta)
+		if v := meta.Get(keySchema); v != nil {
+			if got := binary.BigEndian.Uint64(v); got != SchemaVersion {
+				return fmt.Errorf("schema version %d, this dubsim reads %d", got, SchemaVersion)
+			}
+			return nil
+		}
+		return meta.Put(keySchema, be64(SchemaVersion))
+	}); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path returns the file path.
+func (s *Store) Path() string { return s.db.Path() }
+
+// View runs fn in a read-only transaction.
+func (s *Store) View(ctx context.Context, fn func(sim.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(func(tx *bolt.Tx) error { return fn(&txn{tx: tx}) })
+}
+
+// Update runs fn in a read-write transaction; an error rolls it back.
+func (s *Store) Update(ctx context.Context, fn func(sim.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return fn(&txn{tx: tx}) })
+}
+
+type envelope struct {
+	V int             `json:"v"`
+	D json.RawMessage `json:"d"`
+}
+
+const valueVersion = 1
+
+func encode(v any) ([]byte, error) {
+	d, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(envelope{V: valueVersion, D: d})
+}
+
+func decode(b []byte, v any) error {
+	var e envelope
+	if err := json.Unmarshal(b, &e); err != nil {
+		return fmt.Errorf("store: corrupt value: %w", err)
+	}
+	if e.V != valueVersion {
+		return fmt.Errorf("store: value version %d not supported", e.V)
+	}
+	return json.Unmarshal(e.D, v)
+}
+
+func be64(v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return b[:]
+}
+
+func timeKey(t time.Time, suffix string) []byte {
+	n := t.UnixNano()
+	if n < 0 {
+		n = 0
+	}
+	return append(be64(uint64(n)), suffix...)
+}
+
+type txn struct{ tx *bolt.Tx }
+
+var _ sim.Tx = (*txn)(nil)
+
+func (t *txn) get(bucket []byte, key string, v any) error {
+	b := t.tx.Bucket(bucket).Get([]byte(key))
+	if b == nil {
+		return sim.ErrNotFound
+	}
+	return decode(b, v)
+}
+
+func (t *txn) put(bucket []byte, key string, v any) error {
+	b, err := encode(v)
+	if err != nil {
+		return err
+	}
+	return t.tx.Bucket(bucket).Put([]byte(key), b)
+}
+
+func forEach[T any](t *txn, bucket []byte, fn func(T) error) error {
+	return t.tx.Bucket(bucket).ForEach(func(_, raw []byte) error {
+		var v T
+		if err := decode(raw, &v); err != nil {
+			return err
+		}
+		return fn(v)
+	})
+}
+
+func (t *txn) Account(key string) (sim.Account, error) {
+	var a sim.Account
+	return a, t.get(bAccounts, key, &a)
+}
+
+func (t *txn) PutAccount(a sim.Account) error { return t.put(bAccounts, a.APIKey, a) }
+
+func (t *txn) ForEachAccount(fn func(sim.Account) error) error {
+	return forEach(t, bAccounts, fn)
+}
+
+func (t *txn) Project(id string) (sim.Project, error) {
+	var p sim.Project
+	return p, t.get(bProjects, id, &p)
+}
+
+func dueKey(p sim.Project) []byte {
+	if p.Status != sim.StatusInProgress || p.DueAt.IsZero() {
+		return nil
+	}
+	return timeKey(p.DueAt, p.ID)
+}
+
+func (t *txn) PutProject(p sim.Project) error {
+	if p.ID == "" {
+		return errors.New("store: project without id")
+	}
+	due := t.tx.Bucket(bDue)
+	old, err := t.Project(p.ID)
+	switch {
+	case err == nil:
+		if k := dueKey(old); k != nil {
+			if err := due.Delete(k); err != nil {
+				return err
+			}
+		}
+	case !errors.Is(err, sim.ErrNotFound):
+		return err
+	}
+	if k := dueKey(p); k != nil {
+		if err := due.Put(k, nil); err != nil {
+			return err
+		}
+	}
+	return t.put(bProjects, p.ID, p)
+}
+
+func (t *txn) DeleteProject(id string) error {
+	p, err := t.Project(id)
+	if err != nil {
+		return err
+	}
+	if k := dueKey(p); k != nil {
+		if err := t.tx.Bucket(bDue).Delete(k); err != nil {
+			return err
+		}
+	}
+	return t.tx.Bucket(bProjects).Delete([]byte(id))
+}
+
+func (t *txn) ForEachProject(fn func(sim.Project) error) error {
+	return forEach(t, bProjects, fn)
+}
+
+func (t *txn) DueProjects(now time.Time, limit int) ([]string, error) {
+	var ids []string
+	limitKey := timeKey(now, "\xff")
+	c := t.tx.Bucket(bDue).Cursor()
+	for k, _ := c.First(); k != nil && len(ids) < limit; k, _ = c.Next() {
+		if bytes.Compare(k, limitKey) > 0 {
+			break
+		}
+		ids = append(ids, string(k[8:]))
+	}
+	return ids, nil
+}
+
+func (t *txn) NextSequence(name string) (uint64, error) {
+	b := t.tx.Bucket(bSeq)
+	var n uint64
+	if v := b.Get([]byte(name)); len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	n++
+	return n, b.Put([]byte(name), be64(n))
+}
+
+func idemKey(scope, key string) string { return scope + "\x00" + key }
+
+func (t *txn) Idempotency(scope, key string) (sim.IdemRecord, error) {
+	var r sim.IdemRecord
+	return r, t.get(bIdem, idemKey(scope, key), &r)
+}
+
+func (t *txn) PutIdempotency(scope, key string, rec sim.IdemRecord) error {
+	k := idemKey(scope, key)
+	var old sim.IdemRecord
+	if err := t.get(bIdem, k, &old); err == nil {
+		if err := t.tx.Bucket(bIdemExp).Delete(timeKey(old.CreatedAt, k)); err != nil {
+			return err
+		}
+	}
+	if err := t.tx.Bucket(bIdemExp).Put(timeKey(rec.CreatedAt, k), nil); err != nil {
+		return err
+	}
+	return t.put(bIdem, k, rec)
+}
+
+func (t *txn) PurgeIdempotency(cutoff time.Time) (int, error) {
+	exp, idem := t.tx.Bucket(bIdemExp), t.tx.Bucket(bIdem)
+	limitKey := timeKey(cutoff, "")
+	var dead [][]byte
+	c := exp.Cursor()
+	for k, _ := c.First(); k != nil && bytes.Compare(k, limitKey) < 0; k, _ = c.Next() {
+		dead = append(dead, bytes.Clone(k))
+	}
+	for _, k := range dead {
+		if err := exp.Delete(k); err != nil {
+			return 0, err
+		}
+		if err := idem.Delete(k[8:]); err != nil {
+			return 0, err
+		}
+	}
+	return len(dead), nil
+}
+
+func (t *txn) Meta(key string) ([]byte, error) {
+	v := t.tx.Bucket(bMeta).Get([]byte(key))
+	if v == nil {
+		return nil, sim.ErrNotFound
+	}
+	return bytes.Clone(v), nil
+}
+
+func (t *txn) PutMeta(key string, value []byte) error {
+	if key == string(keySchema) {
+		return errors.New("store: schema version is read-only")
+	}
+	return t.tx.Bucket(bMeta).Put([]byte(key), value)
+}
+
+func (t *txn) ResetData() error {
+	for _, name := range allData {
+		if err := t.tx.DeleteBucket(name); err != nil {
+			return err
+		}
+		if _, err := t.tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
