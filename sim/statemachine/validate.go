@@ -122,8 +122,8 @@ func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in
 			if i > j {
 				i, j = j, i
 			}
-			a, b := rt.TargetScript[j], rt.TargetScript[i]
-			return rt, invalid(sim.MsgOverlap, j, a.StartMS, a.EndMS, i, b.StartMS, b.EndMS)
+			a, b := rt.TargetScript[i], rt.TargetScript[j]
+			return rt, invalid(sim.MsgOverlap, i, a.StartMS, a.EndMS, j, b.StartMS, b.EndMS)
 		}
 	}
 	// Sort the script by time for storage and rendering.
