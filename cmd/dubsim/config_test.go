@@ -1,0 +1,82 @@
+package main
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		check   func(t *testing.T, c config)
+		wantErr string
+	}{
+		{name: "defaults", check: func(t *testing.T, c config) {
+			assert.Equal(t, ":8080", c.Addr)
+			assert.Equal(t, 1.0, c.TimeScale)
+			assert.Equal(t, sim.DefaultTiming, c.Timing)
+			assert.Equal(t, "/cache/dubsim/dubsim.db", c.Data)
+			assert.Equal(t, 200, c.CreateStatus)
+			assert.Equal(t, "ignore", c.UnknownFields)
+			assert.Equal(t, 200*time.Millisecond, c.Tick)
+			assert.Empty(t, c.FetchHosts)
+		}},
+		{name: "flags", args: []string{"--addr", ":9", "--data", "/x.db", "--time-scale", "60", "--seed", "5", "--fetch-hosts", "cdn.test, *.example.com",
+			"--processing-base", "2m", "--processing-per-minute", "1s", "--retranslation-base", "0s", "--retranslation-per-minute", "3s", "--unknown-fields", "reject", "--create-status", "201"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, ":9", c.Addr)
+				assert.Equal(t, "/x.db", c.Data)
+				assert.Equal(t, 60.0, c.TimeScale)
+				assert.Equal(t, uint64(5), c.Seed)
+				assert.Equal(t, []string{"cdn.test", "*.example.com"}, c.FetchHosts)
+				assert.Equal(t, sim.Timing{Base: 2 * time.Minute, PerMinute: time.Second, RetransBase: 0, RetransPerMinute: 3 * time.Second}, c.Timing)
+				assert.Equal(t, "reject", c.UnknownFields)
+				assert.Equal(t, 201, c.CreateStatus)
+			}},
+		{name: "environment", env: map[string]string{"DUBSIM_ADDR": ":7", "DUBSIM_TIME_SCALE": "0", "DUBSIM_DATA": "/e.db", "DUBSIM_FETCH_HOSTS": "*"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, ":7", c.Addr)
+				assert.Equal(t, 0.0, c.TimeScale)
+				assert.Equal(t, "/e.db", c.Data)
+				assert.Equal(t, []string{"*"}, c.FetchHosts)
+			}},
+		{name: "flags win over environment", args: []string{"--addr", ":1", "--time-scale", "2"}, env: map[string]string{"DUBSIM_ADDR": ":7", "DUBSIM_TIME_SCALE": "9"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, ":1", c.Addr)
+				assert.Equal(t, 2.0, c.TimeScale)
+			}},
+		{name: "negative time scale", args: []string{"--time-scale", "-1"}, wantErr: `time-scale must be a number between 0 and 1000000; got "-1"`},
+		{name: "bad env time scale", env: map[string]string{"DUBSIM_TIME_SCALE": "fast"}, wantErr: `time-scale must be a number between 0 and 1000000; got "fast"`},
+		{name: "bad seed", args: []string{"--seed", "x"}, wantErr: `seed must be a non-negative integer; got "x"`},
+		{name: "bad duration", args: []string{"--processing-base", "soon"}, wantErr: `processing-base must be a non-negative duration such as 90s or 2m; got "soon"`},
+		{name: "bad unknown-fields", args: []string{"--unknown-fields", "warn"}, wantErr: `unknown-fields must be ignore or reject; got "warn"`},
+		{name: "bad create-status", args: []string{"--create-status", "202"}, wantErr: `create-status must be 200 or 201; got "202"`},
+		{name: "zero tick", args: []string{"--tick", "0s"}, wantErr: "tick must be positive"},
+		{name: "stray argument", args: []string{"serve"}, wantErr: `unexpected argument "serve"`},
+		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"XDG_CACHE_HOME": "/cache"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			c, err := parseConfig(tc.args, func(k string) string { return env[k] }, io.Discard)
+			if tc.wantErr != "" {
+				assert.EqualError(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tc.check(t, c)
+		})
+	}
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// instance is a running dubsim started through run().
+type instance struct {
+	base string
+	stop func() error
+}
+
+// start runs dubsim in-process on a free loopback port and waits for its
+// banner.
+func start(t *testing.T, args ...string) *instance {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		err := run(ctx, append([]string{"--addr", "127.0.0.1:0", "--log-level", "off"}, args...), func(string) string { return "" }, pw, io.Discard)
+		pw.Close()
+		errc <- err
+	}()
+	addrRe := regexp.MustCompile(`listening on (http://\S+)`)
+	sc := bufio.NewScanner(pr)
+	var base string
+	for sc.Scan() {
+		if m := addrRe.FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		cancel()
+		t.Fatalf("dubsim did not start: %v", <-errc)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	inst := &instance{base: base}
+	inst.stop = func() error {
+		cancel()
+		return <-errc
+	}
+	return inst
+}
+
+func (in *instance) req(t *testing.T, method, path, key, body string) (int, map[string]any, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, in.base+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var m map[string]any
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	if len(raw) > 0 {
+		require.NoError(t, json.Unmarshal(raw, &m), "body: %s", raw)
+	}
+	return resp.StatusCode, m, resp.Header
+}
+
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "dubsim.db")
+	in := start(t, "--data", data, "--time-scale", "0")
+	const key = "dubsim-enterprise"
+
+	status, created, _ := in.req(t, "POST", "/api/v1/projects", key,
+		`{"name":"E2E","source_lang":"en","target_lang":"fr-FR","source_video_url":"https://media.dubsim.test/short.mp4"}`)
+	require.Equal(t, http.StatusOK, status, "%v", created)
+	id := created["project_id"].(string)
+	assert.Equal(t, float64(1), created["cost_minutes"])
+
+	_, p, _ := in.req(t, "GET", "/api/v1/projects/"+id, key, "")
+	assert.Equal(t, "in_progress", p["status"])
+
+	status, clk, _ := in.req(t, "POST", "/_sim/clock/advance", "", `{"seconds": 600}`)
+	require.Equal(t, http.StatusOK, status)
+	assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, clk["now"])
+
+	_, p, _ = in.req(t, "GET", "/api/v1/projects/"+id, key, "")
+	require.Equal(t, "ready", p["status"])
+	resp, err := http.Get(p["output_tts_audio_url"].(string))
+	require.NoError(t, err)
+	wav, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.InDelta(t, 12.0, float64(binary.LittleEndian.Uint32(wav[40:44]))/2/float64(binary.LittleEndian.Uint32(wav[24:28])), 0.01)
+
+	status, rt, _ := in.req(t, "POST", "/api/v1/projects/"+id+"/translations", key,
+		`{"target_script":[{"start_ms":100,"end_ms":1544,"text":"Bonjour","speaker_id":1}],"target_speakers":[{"speaker_id":1,"voice_key":"soundalike","style":"masculine"}]}`)
+	require.Equal(t, http.StatusOK, status, "%v", rt)
+	assert.Equal(t, float64(1), rt["translations_count"])
+	status, _, _ = in.req(t, "DELETE", "/api/v1/projects/"+id, key, "")
+	assert.Equal(t, http.StatusBadRequest, status, "re-translation in progress")
+
+	_, before, _ := in.req(t, "GET", "/_sim/clock", "", "")
+	require.NoError(t, in.stop())
+
+	// Restart on the same data file: state, pending transition and clock survive.
+	in2 := start(t, "--data", data, "--time-scale", "0")
+	defer func() { assert.NoError(t, in2.stop()) }()
+	_, after, _ := in2.req(t, "GET", "/_sim/clock", "", "")
+	tb, _ := time.Parse(time.RFC3339, before["now"].(string))
+	ta, _ := time.Parse(time.RFC3339, after["now"].(string))
+	assert.False(t, ta.Before(tb), "clock went backwards across a restart: %v -> %v", tb, ta)
+	_, p, _ = in2.req(t, "GET", "/api/v1/projects/"+id, key, "")
+	assert.Equal(t, "in_progress", p["status"])
+	in2.req(t, "POST", "/_sim/clock/advance", "", `{"seconds": 600}`)
+	_, p, _ = in2.req(t, "GET", "/api/v1/projects/"+id, key, "")
+	assert.Equal(t, "ready", p["status"])
+	status, del, _ := in2.req(t, "DELETE", "/api/v1/projects/"+id, key, "")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, true, del["success"])
+}
+
+func TestEndToEndMediaDuration(t *testing.T) {
+	t.Parallel()
+	track := audio.Track{SampleRate: 8000, Duration: 150 * time.Second}
+	media := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/clip.wav" {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeContent(w, r, "clip.wav", time.Time{}, audio.NewWAVReader(track))
+	}))
+	defer media.Close()
+	in := start(t, "--data", filepath.Join(t.TempDir(), "d.db"), "--time-scale", "0")
+	defer func() { assert.NoError(t, in.stop()) }()
+
+	status, body, _ := in.req(t, "POST", "/api/v1/projects", "dubsim-pro",
+		`{"source_lang":"en","target_lang":"de-DE","source_video_url":"`+media.URL+`/clip.wav"}`)
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	assert.Equal(t, float64(3), body["cost_minutes"], "150 s read from the WAV header: 3 minutes")
+
+	status, body, _ = in.req(t, "POST", "/api/v1/projects", "dubsim-pro",
+		`{"source_lang":"en","target_lang":"de-DE","source_video_url":"`+media.URL+`/missing.mp4"}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, "VideoInfoError", body["error"])
+	assert.Contains(t, body["message"], "HTTP 404")
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	require.NoError(t, run(context.Background(), []string{"-version"}, func(string) string { return "" }, &out, io.Discard))
+	assert.Equal(t, "dubsim dev\n", out.String())
+}

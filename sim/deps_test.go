@@ -1,0 +1,61 @@
+package sim_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestImportDirection keeps the layout of STYLE.md true: imports point
+// inward, the two API packages never import each other or the store, and
+// only cmd/dubsim wires everything.
+func TestImportDirection(t *testing.T) {
+	t.Parallel()
+	const mod = "github.com/dubsim/dubsim/"
+	allowed := map[string][]string{
+		"sim":                 {},
+		"sim/audio":           {},
+		"fixtures":            {},
+		"fixtures/gen/voices": {},
+		"sim/script":          {"sim"},
+		"sim/store":           {"sim", "go.etcd.io/bbolt"},
+		"sim/statemachine":    {"sim", "sim/script"},
+		"sim/media":           {"sim", "sim/audio"},
+		"sim/internal/httpx":  {"sim"},
+		"sim/platform":        {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
+		"sim/control":         {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"cmd/dubsim":          nil, // the composition root may import anything
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], mod)
+		rules, known := allowed[pkg]
+		if !assert.True(t, known, "package %s is not in the dependency table of this test; add it with its allowed imports", pkg) {
+			continue
+		}
+		seen++
+		if rules == nil {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			first, _, _ := strings.Cut(imp, "/")
+			if !strings.Contains(first, ".") {
+				continue // standard library
+			}
+			ok := false
+			for _, a := range rules {
+				if imp == a || imp == mod+a {
+					ok = true
+				}
+			}
+			assert.True(t, ok, "%s must not import %s", pkg, imp)
+		}
+	}
+	assert.Equal(t, len(allowed), seen, "every package of the table exists")
+}
