@@ -16,8 +16,9 @@ func TestRetranslationOverHTTP(t *testing.T) {
 	e := newEnv(t)
 	key := "dubsim-enterprise"
 	id := e.create(key, `{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://media.dubsim.test/short.mp4"}`)
+	// The docs' example request, verbatim (docs A.8).
 	req := `{"target_script":[{"start_ms":100,"end_ms":1544,"text":"Au revoir le monde!","speaker_id":1}],` +
-		`"target_speakers":[{"speaker_id":1,"voice_key":"` + frVoice + `","style":"feminine"}],"mixing_mode":"voiceover_only"}`
+		`"target_speakers":[{"speaker_id":1,"voice_key":"53f154:fr-FR-DeniseNeural","style":"feminine"}],"mixing_mode":"voiceover_only"}`
 	validate := "/api/v1/projects/" + id + "/validate-translation-request"
 	translate := "/api/v1/projects/" + id + "/translations"
 
@@ -65,7 +66,7 @@ func TestRetranslationOverHTTP(t *testing.T) {
 	require.Len(t, got.Target, 1)
 	assert.Equal(t, "Au revoir le monde!", got.Target[0].Text)
 	assert.Equal(t, 1, got.Target[0].SpeakerID)
-	assert.Equal(t, []map[string]any{{"speaker_id": float64(1), "voice_key": frVoice, "style": "feminine"}}, got.Speakers)
+	assert.Equal(t, []map[string]any{{"speaker_id": float64(1), "voice_key": "53f154:fr-FR-DeniseNeural", "style": "feminine"}}, got.Speakers)
 }
 
 func TestRetranslationErrorsOverHTTP(t *testing.T) {
