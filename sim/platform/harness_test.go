@@ -31,7 +31,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 var t0 = time.Date(2026, 2, 4, 12, 0, 0, 0, time.UTC)
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	engine *statemachine.Engine
 	clock  *sim.SimClock
 	h      http.Handler
@@ -41,7 +41,7 @@ type envOption func(*platform.Config)
 
 // newEnv wires the platform and control APIs like cmd/dubsim does, over a
 // temporary store and a frozen clock, with the embedded fixtures.
-func newEnv(t *testing.T, opts ...envOption) *env {
+func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync())
 	require.NoError(t, err)
@@ -76,7 +76,7 @@ type reply struct {
 	body   []byte
 }
 
-func (r reply) json(t *testing.T) map[string]any {
+func (r reply) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(r.body, &m), "body: %s", r.body)
