@@ -77,8 +77,12 @@ func (r *Resolver) derived(rawURL string) time.Duration {
 	return minDerived + time.Duration(ids.Hash("duration", rawURL)%span)*time.Millisecond
 }
 
-// IsLoopback reports whether host names this machine.
+// IsLoopback reports whether host names this machine. An IPv6 address may
+// be bracketed, as in a URL ("[::1]").
 func IsLoopback(host string) bool {
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return true
 	}

@@ -18,6 +18,8 @@ const (
 	maxBuffered = 16 << 20
 )
 
+var errBeyondBuffered = errors.New("the media header lies beyond the first 16 MiB and the server does not support Range requests")
+
 // rangeReader is an io.ReaderAt over HTTP Range requests, reading whole
 // 64 KiB blocks and keeping a few, so probing a header takes few round trips
 // and never downloads the media payload. When the server ignores Range, it
@@ -103,10 +105,13 @@ func (rr *rangeReader) ReadAt(p []byte, off int64) (int, error) {
 			if rr.size >= 0 && off >= rr.size {
 				return 0, io.EOF
 			}
-			return 0, errors.New("the media header lies beyond the first 16 MiB and the server does not support Range requests")
+			return 0, errBeyondBuffered
 		}
 		n := copy(p, rr.buffered[off:])
 		if n < len(p) {
+			if rr.size < 0 || off+int64(n) < rr.size {
+				return n, errBeyondBuffered // the file goes on past the prefix kept
+			}
 			return n, io.EOF
 		}
 		return n, nil
