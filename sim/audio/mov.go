@@ -1,0 +1,329 @@
+package audio
+
+// A small but real QuickTime movie: ftyp, moov (computed up front, so it can
+// come first for streaming), then one mdat holding a single Motion-JPEG frame
+// followed by the 16-bit little-endian mono PCM samples of the track, in
+// chunks of one second (longer when the track has more than movMaxChunks
+// seconds, to keep the chunk tables small).
+//
+// Timescales: the movie and the video media use 1000 (milliseconds), the
+// audio media uses the sample rate, so every duration is exact to the
+// millisecond and the audio is exact to the sample. The video track has one
+// sample whose duration spans the whole movie. Files larger than 4 GiB use
+// co64 chunk offsets and a 64-bit mdat size.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"io"
+	"math"
+	"sync"
+)
+
+const (
+	// movWidth and movHeight are the size of the video frame.
+	movWidth  = 320
+	movHeight = 180
+	// movMaxSampleRate is the highest rate of a version 0 sound description
+	// (16.16 fixed point); higher track rates are clamped to it in a MOV.
+	movMaxSampleRate = 65535
+	// movMaxChunks bounds the audio chunk count (and so the moov size).
+	movMaxChunks = 16384
+	// movTimescale is the timescale of the movie and the video media.
+	movTimescale = 1000
+)
+
+// movFrame is the JPEG of the video frame, encoded once.
+var movFrame = sync.OnceValue(func() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, movWidth, movHeight))
+	bars := []color.RGBA{
+		{191, 191, 191, 255}, {191, 191, 0, 255}, {0, 191, 191, 255}, {0, 191, 0, 255},
+		{191, 0, 191, 255}, {191, 0, 0, 255}, {0, 0, 191, 255},
+	}
+	for y := range movHeight {
+		for x := range movWidth {
+			var c color.RGBA
+			switch {
+			case y < movHeight*2/3:
+				c = bars[x*len(bars)/movWidth]
+			case y < movHeight*3/4:
+				c = color.RGBA{16, 16, 16, 255}
+			default: // a grey ramp
+				v := uint8(16 + x*(235-16)/(movWidth-1))
+				c = color.RGBA{v, v, v, 255}
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80}); err != nil {
+		panic("audio: encoding the video frame: " + err.Error())
+	}
+	return buf.Bytes()
+})
+
+// movAtom returns an atom of type typ holding the concatenated payloads.
+func movAtom(typ string, payloads ...[]byte) []byte {
+	n := 8
+	for _, p := range payloads {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	b = binary.BigEndian.AppendUint32(b, uint32(n))
+	b = append(b, typ...)
+	for _, p := range payloads {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// movFields packs big-endian fields: uint8, uint16, uint32, uint64, string
+// and []byte values are appended as they are.
+func movFields(vals ...any) []byte {
+	var b []byte
+	for _, v := range vals {
+		switch v := v.(type) {
+		case uint8:
+			b = append(b, v)
+		case uint16:
+			b = binary.BigEndian.AppendUint16(b, v)
+		case uint32:
+			b = binary.BigEndian.AppendUint32(b, v)
+		case uint64:
+			b = binary.BigEndian.AppendUint64(b, v)
+		case string:
+			b = append(b, v...)
+		case []byte:
+			b = append(b, v...)
+		default:
+			panic("audio: movFields: unsupported type")
+		}
+	}
+	return b
+}
+
+// movMatrix is the identity transformation matrix.
+var movMatrix = movFields(
+	uint32(0x00010000), uint32(0), uint32(0),
+	uint32(0), uint32(0x00010000), uint32(0),
+	uint32(0), uint32(0), uint32(0x40000000),
+)
+
+// movPascal returns s as a Pascal string, padded with zeros to size bytes
+// when size > 0.
+func movPascal(s string, size int) []byte {
+	b := append([]byte{byte(len(s))}, s...)
+	for len(b) < size {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// movLayout is the computed structure of a movie.
+type movLayout struct {
+	sr         int
+	samples    int64
+	prefix     []byte // ftyp + moov + mdat header + JPEG frame
+	chunkLen   int64  // samples per audio chunk
+	chunks     int64
+	durationMs uint32
+}
+
+// movSamples returns the effective sample rate and sample count of t in a
+// MOV.
+func movSamples(t Track) (sr int, n int64) {
+	sr = min(synthSampleRate(t.SampleRate), movMaxSampleRate)
+	return sr, synthSampleAt(t.Duration, sr)
+}
+
+// movBuild lays the movie of t out.
+func movBuild(t Track) movLayout {
+	sr, n := movSamples(t)
+	l := movLayout{sr: sr, samples: n, chunkLen: int64(sr)}
+	if (n+l.chunkLen-1)/l.chunkLen > movMaxChunks {
+		l.chunkLen = (n + movMaxChunks - 1) / movMaxChunks
+	}
+	l.chunks = (n + l.chunkLen - 1) / l.chunkLen
+	l.durationMs = uint32((n*movTimescale + int64(sr)/2) / int64(sr))
+	frame := movFrame()
+	ftyp := movAtom("ftyp", movFields("qt  ", uint32(0x20050300), "qt  "))
+	payload := uint64(len(frame)) + uint64(2*n)
+	mdatHdr := movFields(uint32(8+payload), "mdat")
+	if 8+payload > math.MaxUint32 {
+		mdatHdr = movFields(uint32(1), "mdat", 16+payload)
+	}
+	// The moov size depends only on whether co64 is needed, not on the
+	// offsets: size it with zero offsets first.
+	co64 := false
+	moovLen := len(l.moov(0, len(frame), co64))
+	if uint64(len(ftyp)+moovLen+len(mdatHdr))+payload > math.MaxUint32 {
+		co64 = true
+		moovLen = len(l.moov(0, len(frame), co64))
+	}
+	frameOff := int64(len(ftyp) + moovLen + len(mdatHdr))
+	moov := l.moov(frameOff, len(frame), co64)
+	l.prefix = make([]byte, 0, int(frameOff)+len(frame))
+	l.prefix = append(l.prefix, ftyp...)
+	l.prefix = append(l.prefix, moov...)
+	l.prefix = append(l.prefix, mdatHdr...)
+	l.prefix = append(l.prefix, frame...)
+	return l
+}
+
+// moov returns the movie atom for a JPEG frame of frameLen bytes at file
+// offset frameOff, the audio samples following it.
+func (l *movLayout) moov(frameOff int64, frameLen int, co64 bool) []byte {
+	videoDur := max(l.durationMs, 1) // a sample cannot last 0
+	movieDur := videoDur
+	mvhd := movAtom("mvhd", movFields(
+		uint32(0),            // version, flags
+		uint32(0), uint32(0), // creation, modification time
+		uint32(movTimescale), movieDur,
+		uint32(0x00010000), uint16(0x0100), // preferred rate, volume
+		make([]byte, 10), movMatrix,
+		uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), // preview, poster, selection, current time
+		uint32(3), // next track ID
+	))
+	chunkOffsets := func(offs []int64) []byte {
+		if co64 {
+			b := movFields(uint32(0), uint32(len(offs)))
+			for _, o := range offs {
+				b = binary.BigEndian.AppendUint64(b, uint64(o))
+			}
+			return movAtom("co64", b)
+		}
+		b := movFields(uint32(0), uint32(len(offs)))
+		for _, o := range offs {
+			b = binary.BigEndian.AppendUint32(b, uint32(o))
+		}
+		return movAtom("stco", b)
+	}
+	edts := func(dur uint32) []byte {
+		return movAtom("edts", movAtom("elst", movFields(uint32(0), uint32(1), dur, uint32(0), uint32(0x00010000))))
+	}
+	tkhd := func(id uint32, dur uint32, volume uint16, w, h uint32) []byte {
+		return movAtom("tkhd", movFields(
+			uint32(0x3), // version 0, flags: enabled, in movie
+			uint32(0), uint32(0), id, uint32(0), dur,
+			make([]byte, 8), uint16(0), uint16(0), volume, uint16(0),
+			movMatrix, w<<16, h<<16,
+		))
+	}
+	mdhd := func(timescale, dur uint32) []byte {
+		return movAtom("mdhd", movFields(uint32(0), uint32(0), uint32(0), timescale, dur, uint16(0), uint16(0)))
+	}
+	hdlr := func(class, sub, name string) []byte {
+		return movAtom("hdlr", movFields(uint32(0), class, sub, uint32(0), uint32(0), uint32(0), movPascal(name, 0)))
+	}
+	dinf := movAtom("dinf", movAtom("dref", movFields(uint32(0), uint32(1)), movAtom("alis", movFields(uint32(1)))))
+
+	// Video: one JPEG sample spanning the movie.
+	jpegEntry := movAtom("jpeg", movFields(
+		make([]byte, 6), uint16(1), // reserved, data reference index
+		uint16(0), uint16(0), uint32(0), // version, revision, vendor
+		uint32(0), uint32(0x200), // temporal, spatial quality
+		uint16(movWidth), uint16(movHeight),
+		uint32(72<<16), uint32(72<<16), // resolution
+		uint32(0), uint16(1), // data size, frame count
+		movPascal("Photo - JPEG", 32),
+		uint16(24), uint16(0xFFFF), // depth, no colour table
+	))
+	videoStbl := movAtom("stbl",
+		movAtom("stsd", movFields(uint32(0), uint32(1)), jpegEntry),
+		movAtom("stts", movFields(uint32(0), uint32(1), uint32(1), videoDur)),
+		movAtom("stsc", movFields(uint32(0), uint32(1), uint32(1), uint32(1), uint32(1))),
+		movAtom("stsz", movFields(uint32(0), uint32(0), uint32(1), uint32(frameLen))),
+		chunkOffsets([]int64{frameOff}),
+	)
+	video := movAtom("trak",
+		tkhd(1, videoDur, 0, movWidth, movHeight),
+		edts(videoDur),
+		movAtom("mdia",
+			mdhd(movTimescale, videoDur),
+			hdlr("mhlr", "vide", "VideoHandler"),
+			movAtom("minf",
+				movAtom("vmhd", movFields(uint32(1), uint16(0x40), uint16(0x8000), uint16(0x8000), uint16(0x8000))),
+				hdlr("dhlr", "alis", "DataHandler"),
+				dinf,
+				videoStbl,
+			),
+		),
+	)
+
+	// Audio: 16-bit little-endian mono PCM, one sample per frame.
+	sowtEntry := movAtom("sowt", movFields(
+		make([]byte, 6), uint16(1), // reserved, data reference index
+		uint16(0), uint16(0), uint32(0), // version 0, revision, vendor
+		uint16(1), uint16(16), // channels, sample size
+		uint16(0), uint16(0), // compression ID, packet size
+		uint32(l.sr)<<16, // sample rate, 16.16
+	))
+	var stts, stsc []byte
+	if l.samples == 0 {
+		stts = movFields(uint32(0), uint32(0))
+		stsc = movFields(uint32(0), uint32(0))
+	} else {
+		stts = movFields(uint32(0), uint32(1), uint32(l.samples), uint32(1))
+		last := l.samples - (l.chunks-1)*l.chunkLen
+		switch {
+		case last == l.chunkLen || l.chunks == 1:
+			stsc = movFields(uint32(0), uint32(1), uint32(1), uint32(min(l.chunkLen, l.samples)), uint32(1))
+		default:
+			stsc = movFields(uint32(0), uint32(2),
+				uint32(1), uint32(l.chunkLen), uint32(1),
+				uint32(l.chunks), uint32(last), uint32(1))
+		}
+	}
+	offs := make([]int64, l.chunks)
+	audioOff := frameOff + int64(frameLen)
+	for c := range offs {
+		offs[c] = audioOff + 2*int64(c)*l.chunkLen
+	}
+	audioStbl := movAtom("stbl",
+		movAtom("stsd", movFields(uint32(0), uint32(1)), sowtEntry),
+		movAtom("stts", stts),
+		movAtom("stsc", stsc),
+		movAtom("stsz", movFields(uint32(0), uint32(2), uint32(l.samples))),
+		chunkOffsets(offs),
+	)
+	audioDur := l.durationMs
+	audio := movAtom("trak",
+		tkhd(2, audioDur, 0x0100, 0, 0),
+		edts(audioDur),
+		movAtom("mdia",
+			mdhd(uint32(l.sr), uint32(l.samples)),
+			hdlr("mhlr", "soun", "SoundHandler"),
+			movAtom("minf",
+				movAtom("smhd", movFields(uint32(0), uint16(0), uint16(0))),
+				hdlr("dhlr", "alis", "DataHandler"),
+				dinf,
+				audioStbl,
+			),
+		),
+	)
+	return movAtom("moov", mvhd, video, audio)
+}
+
+// MOVSize is the exact byte length of the QuickTime movie of t (see NewMOVReader).
+func MOVSize(t Track) int64 {
+	l := movBuild(t)
+	return int64(len(l.prefix)) + 2*l.samples
+}
+
+// NewMOVReader returns a real, playable QuickTime movie (.mov) of duration
+// t.Duration as an io.ReadSeeker: one video track holding a single 320x180
+// Motion-JPEG colour-bars frame that lasts the whole movie, and one audio
+// track with the same speech-like signal as the WAV, 16-bit little-endian
+// mono PCM ('sowt', sound description version 0) at t.SampleRate (clamped to
+// 65535 Hz, the highest a version 0 description can state). The header atoms
+// and the JPEG (a few KB, plus 4 or 8 bytes per audio chunk, at most 16384
+// chunks) are kept in memory; the audio samples are synthesised on demand,
+// and reading after any Seek gives the same bytes as reading from the start.
+// Not safe for concurrent use.
+func NewMOVReader(t Track) io.ReadSeeker {
+	l := movBuild(t)
+	return newSynthReader(l.prefix, newSynthGen(t, l.sr, l.samples))
+}
