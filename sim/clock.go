@@ -34,7 +34,10 @@ type SimClock struct {
 // real is the source of real time, time.Now in production.
 func NewSimClock(real func() time.Time, scale float64) *SimClock {
 	now := real()
-	return &SimClock{real: real, anchorReal: now, anchorSim: now.UTC(), scale: scale, last: now.UTC()}
+	// last stays zero until a time is handed out, so that Restore resumes at
+	// real time plus the persisted offset also when that offset is negative
+	// (a frozen or slowed clock) instead of jumping forward to real time.
+	return &SimClock{real: real, anchorReal: now, anchorSim: now.UTC(), scale: scale}
 }
 
 // Restore continues from a persisted state: simulated time resumes at real

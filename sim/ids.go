@@ -108,7 +108,11 @@ func (r *Rand) Range(lo, hi int64) int64 {
 	if hi <= lo {
 		return lo
 	}
-	return lo + int64(r.Uint64()%uint64(hi-lo+1))
+	n := uint64(hi-lo) + 1
+	if n == 0 { // the whole int64 range: every value is fine
+		return int64(r.Uint64())
+	}
+	return lo + int64(r.Uint64()%n)
 }
 
 // Float returns a value in [0, 1).

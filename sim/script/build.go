@@ -101,8 +101,9 @@ func Align(utterances []string, duration time.Duration) []sim.Segment {
 	}
 	segs := make([]sim.Segment, 0, len(utterances))
 	t := float64(gapMS) * scale
+	var prevEnd int64
 	for i, u := range utterances {
-		start := int64(t)
+		start := max(int64(t), prevEnd) // scaled below 1 ms, rounding would overlap
 		end := int64(t + float64(lengths[i])*scale)
 		if end <= start {
 			end = start + 1
@@ -114,6 +115,7 @@ func Align(utterances []string, duration time.Duration) []sim.Segment {
 			break
 		}
 		segs = append(segs, sim.Segment{StartMS: start, EndMS: end, Text: u})
+		prevEnd = end
 		t += float64(lengths[i]+gapMS) * scale
 	}
 	return segs
@@ -126,8 +128,11 @@ func Align(utterances []string, duration time.Duration) []sim.Segment {
 func Realign(segs []sim.Segment, duration time.Duration) []sim.Segment {
 	out := make([]sim.Segment, len(segs))
 	total := duration.Milliseconds()
+	var prevEnd int64
 	for i, s := range segs {
-		start := s.StartMS / 10 * 10
+		// Segments shorter than 10 ms can snap to the same start: the
+		// previous end wins then, so segments never overlap.
+		start := max(s.StartMS/10*10, prevEnd)
 		end := start + SpeechMS(s.Text)
 		limit := total
 		if i+1 < len(segs) {
@@ -144,6 +149,7 @@ func Realign(segs []sim.Segment, duration time.Duration) []sim.Segment {
 		}
 		s.StartMS, s.EndMS = start, end
 		out[i] = s
+		prevEnd = end
 	}
 	return out
 }

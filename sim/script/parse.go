@@ -66,6 +66,14 @@ func ParseContent(s string) (format string, utterances []string, err error) {
 }
 
 func parseCues(s string, vtt bool) []string {
+	// A line of spaces separates cues like an empty one.
+	all := strings.Split(s, "\n")
+	for i, l := range all {
+		if strings.TrimSpace(l) == "" {
+			all[i] = ""
+		}
+	}
+	s = strings.Join(all, "\n")
 	var out []string
 	for i, block := range strings.Split(s, "\n\n") {
 		lines := strings.Split(strings.Trim(block, "\n"), "\n")
@@ -89,9 +97,23 @@ func parseCues(s string, vtt bool) []string {
 			continue // a block without timing is a header, a comment or noise
 		}
 		var parts []string
-		for _, l := range lines[timed+1:] {
-			if t := cleanLine(l); t != "" {
+		last := -1 // the line the last part came from
+		for j := timed + 1; j < len(lines); j++ {
+			if timingLine.MatchString(lines[j]) {
+				// The next cue follows without a blank line: a cue number
+				// right before its timing is not text.
+				if last == j-1 && isNumber(lines[j-1]) {
+					parts = parts[:len(parts)-1]
+				}
+				if len(parts) > 0 {
+					out = append(out, strings.Join(parts, " "))
+				}
+				parts = nil
+				continue
+			}
+			if t := cleanLine(lines[j]); t != "" {
 				parts = append(parts, t)
+				last = j
 			}
 		}
 		if len(parts) > 0 {
@@ -99,6 +121,11 @@ func parseCues(s string, vtt bool) []string {
 		}
 	}
 	return out
+}
+
+func isNumber(l string) bool {
+	l = strings.TrimSpace(l)
+	return l != "" && strings.Trim(l, "0123456789") == ""
 }
 
 func parsePlain(s string) []string {

@@ -62,6 +62,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		}
 		meta := tx.Bucket(bMeta)
 		if v := meta.Get(keySchema); v != nil {
+			if len(v) != 8 {
+				return fmt.Errorf("malformed schema version %x, this dubsim reads %d", v, SchemaVersion)
+			}
 			if got := binary.BigEndian.Uint64(v); got != SchemaVersion {
 				return fmt.Errorf("schema version %d, this dubsim reads %d", got, SchemaVersion)
 			}
