@@ -19,6 +19,9 @@ type Tx interface {
 	ForEachAccount(fn func(Account) error) error
 
 	Project(id string) (Project, error)
+	// ProjectHead is Project without its scripts, speakers, pending
+	// re-translation and history: cheap whatever the video's length.
+	ProjectHead(id string) (Project, error)
 	// PutProject stores p and keeps the due-time index in step with
 	// p.Status and p.DueAt.
 	PutProject(p Project) error

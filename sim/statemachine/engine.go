@@ -195,13 +195,23 @@ func ownedProject(tx sim.Tx, apiKey, id string) (sim.Project, error) {
 	return p, err
 }
 
-// Project returns a project of the account, with any due transition applied.
+// Project returns a project of the account, with any due transition
+// applied. Scripts are read only when the status shows them (ready).
 func (e *Engine) Project(ctx context.Context, apiKey, id string) (sim.Project, error) {
 	now := e.clock.Now()
 	var p sim.Project
 	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		p, err = ownedProject(tx, apiKey, id)
+		head, err := tx.ProjectHead(id)
+		if errors.Is(err, sim.ErrNotFound) || (err == nil && head.APIKey != apiKey) {
+			return notFound()
+		}
+		if err != nil {
+			return err
+		}
+		p = head
+		if head.Status == sim.StatusReady {
+			p, err = tx.Project(id)
+		}
 		return err
 	})
 	if err != nil || p.Status != sim.StatusInProgress || p.DueAt.After(now) {

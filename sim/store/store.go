@@ -23,11 +23,12 @@ var (
 	bMeta     = []byte("_meta")
 	bAccounts = []byte("accounts")
 	bProjects = []byte("projects")
+	bBodies   = []byte("project_bodies")
 	bDue      = []byte("projects_due")
 	bIdem     = []byte("idempotency")
 	bIdemExp  = []byte("idempotency_by_time")
 	bSeq      = []byte("sequences")
-	allData   = [][]byte{bAccounts, bProjects, bDue, bIdem, bIdemExp}
+	allData   = [][]byte{bAccounts, bProjects, bBodies, bDue, bIdem, bIdemExp}
 	keySchema = []byte("schema_version")
 )
 
@@ -100,30 +101,28 @@ func (s *Store) Update(ctx context.Context, fn func(sim.Tx) error) error {
 	return s.db.Update(func(tx *bolt.Tx) error { return fn(&txn{tx: tx}) })
 }
 
+// envelope wraps every stored value with its version. D holds a pointer to
+// the typed value, so encoding and decoding take one pass each.
 type envelope struct {
-	V int             `json:"v"`
-	D json.RawMessage `json:"d"`
+	V int `json:"v"`
+	D any `json:"d"`
 }
 
 const valueVersion = 1
 
 func encode(v any) ([]byte, error) {
-	d, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(envelope{V: valueVersion, D: d})
+	return json.Marshal(envelope{V: valueVersion, D: v})
 }
 
 func decode(b []byte, v any) error {
-	var e envelope
+	e := envelope{D: v}
 	if err := json.Unmarshal(b, &e); err != nil {
 		return fmt.Errorf("store: corrupt value: %w", err)
 	}
 	if e.V != valueVersion {
 		return fmt.Errorf("store: value version %d not supported", e.V)
 	}
-	return json.Unmarshal(e.D, v)
+	return nil
 }
 
 func be64(v uint64) []byte {
@@ -181,9 +180,44 @@ func (t *txn) ForEachAccount(fn func(sim.Account) error) error {
 	return forEach(t, bAccounts, fn)
 }
 
-func (t *txn) Project(id string) (sim.Project, error) {
+// A project is stored in two records: the head (every scalar field) in
+// "projects" and the body (scripts, speakers, pending re-translation,
+// history) in "project_bodies", so reads that need no script stay cheap
+// however long the video.
+type projectBody struct {
+	SourceScript []sim.Segment      `json:"source_script"`
+	TargetScript []sim.Segment      `json:"target_script"`
+	Speakers     []sim.Speaker      `json:"speakers"`
+	Pending      *sim.Retranslation `json:"pending,omitempty"`
+	History      []sim.Event        `json:"history,omitempty"`
+}
+
+func split(p sim.Project) (sim.Project, projectBody) {
+	b := projectBody{SourceScript: p.SourceScript, TargetScript: p.TargetScript, Speakers: p.Speakers, Pending: p.Pending, History: p.History}
+	p.SourceScript, p.TargetScript, p.Speakers, p.Pending, p.History = nil, nil, nil, nil, nil
+	return p, b
+}
+
+func (t *txn) ProjectHead(id string) (sim.Project, error) {
 	var p sim.Project
 	return p, t.get(bProjects, id, &p)
+}
+
+func (t *txn) withBody(p sim.Project) (sim.Project, error) {
+	var b projectBody
+	if err := t.get(bBodies, p.ID, &b); err != nil && !errors.Is(err, sim.ErrNotFound) {
+		return p, err
+	}
+	p.SourceScript, p.TargetScript, p.Speakers, p.Pending, p.History = b.SourceScript, b.TargetScript, b.Speakers, b.Pending, b.History
+	return p, nil
+}
+
+func (t *txn) Project(id string) (sim.Project, error) {
+	p, err := t.ProjectHead(id)
+	if err != nil {
+		return p, err
+	}
+	return t.withBody(p)
 }
 
 func dueKey(p sim.Project) []byte {
@@ -198,7 +232,7 @@ func (t *txn) PutProject(p sim.Project) error {
 		return errors.New("store: project without id")
 	}
 	due := t.tx.Bucket(bDue)
-	old, err := t.Project(p.ID)
+	old, err := t.ProjectHead(p.ID)
 	switch {
 	case err == nil:
 		if k := dueKey(old); k != nil {
@@ -214,11 +248,15 @@ func (t *txn) PutProject(p sim.Project) error {
 			return err
 		}
 	}
-	return t.put(bProjects, p.ID, p)
+	head, body := split(p)
+	if err := t.put(bBodies, p.ID, body); err != nil {
+		return err
+	}
+	return t.put(bProjects, p.ID, head)
 }
 
 func (t *txn) DeleteProject(id string) error {
-	p, err := t.Project(id)
+	p, err := t.ProjectHead(id)
 	if err != nil {
 		return err
 	}
@@ -227,11 +265,20 @@ func (t *txn) DeleteProject(id string) error {
 			return err
 		}
 	}
+	if err := t.tx.Bucket(bBodies).Delete([]byte(id)); err != nil {
+		return err
+	}
 	return t.tx.Bucket(bProjects).Delete([]byte(id))
 }
 
 func (t *txn) ForEachProject(fn func(sim.Project) error) error {
-	return forEach(t, bProjects, fn)
+	return forEach(t, bProjects, func(p sim.Project) error {
+		p, err := t.withBody(p)
+		if err != nil {
+			return err
+		}
+		return fn(p)
+	})
 }
 
 func (t *txn) DueProjects(now time.Time, limit int) ([]string, error) {
