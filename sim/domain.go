@@ -161,11 +161,15 @@ const (
 
 // IdemRecord is a stored response for an idempotency key.
 type IdemRecord struct {
-	Fingerprint string    `json:"fingerprint"`
-	Status      int       `json:"status"`
-	ContentType string    `json:"content_type"`
-	Body        []byte    `json:"body"`
-	CreatedAt   time.Time `json:"created_at"`
+	Fingerprint string `json:"fingerprint"`
+	Status      int    `json:"status"`
+	ContentType string `json:"content_type"`
+	Body        []byte `json:"body,omitempty"`
+	// RecipeKind and Recipe replace Body for responses too large to store
+	// (generated audio): a replay regenerates the same bytes from them.
+	RecipeKind string    `json:"recipe_kind,omitempty"`
+	Recipe     []byte    `json:"recipe,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // PlatformTime formats a platform timestamp: ISO 8601 UTC without

@@ -18,6 +18,7 @@ const (
 	CodeUnauthorized    Code = "unauthorized"     // missing or unknown API key
 	CodePaymentRequired Code = "payment_required" // balance or plan limit
 	CodeForbidden       Code = "forbidden"        // feature not enabled for the account
+	CodeAccessDenied    Code = "access_denied"    // like forbidden, with an error-only body (voice cloning)
 	CodeNotFound        Code = "not_found"        // unknown resource, or another account's
 	CodeVideoInfo       Code = "video_info"       // the source video cannot be read
 	CodeConflict        Code = "conflict"         // a request with this idempotency key is in flight
@@ -99,4 +100,8 @@ const (
 	MsgIdempotencyInFlight    = "A request with Idempotency-Key %q is still being processed; retry after it completes"
 	MsgInternal               = "Internal error; see the dubsim log"
 	MsgVideoUnreadable        = "Unable to read video info from %s: %s"
+
+	MsgCloningDisabled  = "Voice cloning API is not enabled for your account. Please contact your sales manager to enable it."
+	MsgCloningPlan      = "Voice cloning requires a PRO subscription or higher. Please contact your sales manager to upgrade your plan."
+	MsgCloningMultipart = "This endpoint takes multipart/form-data with the fields text, language and one or more reference_audio_files; got Content-Type %q"
 )

@@ -24,6 +24,7 @@ var statusOf = map[sim.Code]struct {
 	sim.CodeUnauthorized:    {http.StatusUnauthorized, "UnauthorizedError"},
 	sim.CodePaymentRequired: {http.StatusPaymentRequired, "PaymentRequiredError"},
 	sim.CodeForbidden:       {http.StatusForbidden, "ForbiddenError"},
+	sim.CodeAccessDenied:    {http.StatusForbidden, ""},
 	sim.CodeNotFound:        {http.StatusNotFound, "NotFoundError"},
 	sim.CodeVideoInfo:       {http.StatusBadRequest, "VideoInfoError"},
 	sim.CodeConflict:        {http.StatusConflict, "ConflictError"},
@@ -43,6 +44,13 @@ func Render(err error) (int, any) {
 	msg := sim.ErrorMessage(err)
 	if msg == "" {
 		msg = sim.MsgInternal
+	}
+	if m.name == "" {
+		// The voice cloning refusal: a body with only "error", whose text is
+		// the message (the spec's error table).
+		return m.status, struct {
+			Error string `json:"error"`
+		}{msg}
 	}
 	return m.status, Envelope{Error: m.name, Message: msg}
 }

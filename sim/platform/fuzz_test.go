@@ -73,3 +73,27 @@ func FuzzRetranslationBody(f *testing.F) {
 		}
 	})
 }
+
+func FuzzCloningMultipart(f *testing.F) {
+	wav := refWAV(f, 140)[:4096]
+	for _, fm := range []form{
+		{fields: [][2]string{{"text", "Hello there."}, {"language", "en-US"}}, files: []formFile{{"a.wav", wav}}},
+		{fields: [][2]string{{"text", ""}, {"language", "xx"}}},
+		{fields: [][2]string{{"language", "ja-JP"}, {"text", "こんにちは。"}}, files: []formFile{{"b.flac", []byte("fLaC\x00\x00\x00\x22")}}},
+	} {
+		_, body := fm.body(f, "fuzzboundary")
+		f.Add(body)
+	}
+	f.Add([]byte("--fuzzboundary--\r\n"))
+	e := newEnv(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := e.synth("dubsim-enterprise", "multipart/form-data; boundary=fuzzboundary", body, nil)
+		if r.status == http.StatusOK {
+			if r.header.Get("Content-Type") != "audio/wav" || len(r.body) < 44 || string(r.body[:4]) != "RIFF" {
+				t.Fatalf("200 without a WAV: %q", r.body[:min(len(r.body), 64)])
+			}
+			return
+		}
+		checkReply(t, r)
+	})
+}

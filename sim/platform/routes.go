@@ -67,7 +67,7 @@ func New(cfg Config) *API {
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
-	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, MaxBody: cfg.MaxBody}
+	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Replayers: map[string]httpx.Replayer{recipeCloning: replayCloning}}
 	a.validate = newValidator(cfg.Service.Catalog)
 	return a
 }
@@ -90,6 +90,7 @@ func (a *API) Routes() chi.Router {
 		r.Delete("/api/v1/projects/{project_id}", a.http.Handle(a.handleDeleteProject))
 		r.Post("/api/v1/projects/{project_id}/translations", a.http.Handle(a.handleRetranslate))
 		r.Post("/api/v1/projects/{project_id}/validate-translation-request", a.http.Handle(a.handleValidateRetranslation))
+		r.Post("/api/v1/cloning/synthesize", a.http.Handle(a.handleSynthesize))
 	})
 
 	// Output downloads: unauthenticated, like the provider's storage links.

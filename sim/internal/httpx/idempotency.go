@@ -5,8 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"hash"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 
 	"github.com/dubsim/dubsim/sim"
@@ -19,11 +25,22 @@ const (
 	maxIdempotencyKey    = 255
 )
 
+// Defaults of the Idempotency middleware.
+const (
+	DefaultIdemMaxBody   = 1 << 30 // largest request body fingerprinted
+	DefaultIdemMemBody   = 1 << 20 // kept in memory; the rest is spooled to a temp file
+	DefaultIdemMaxStored = 1 << 20 // largest response body stored for replay
+)
+
 // IdemStore keeps idempotency records; expired records are not returned.
 type IdemStore interface {
 	IdempotencyLookup(ctx context.Context, scope, key string) (sim.IdemRecord, bool, error)
 	IdempotencySave(ctx context.Context, scope, key string, rec sim.IdemRecord) error
 }
+
+// Replayer regenerates a response from the recipe a handler registered with
+// SetReplayRecipe; it writes status, headers and body.
+type Replayer func(w http.ResponseWriter, r *http.Request, recipe []byte) error
 
 // Idempotency implements the Idempotency-Key header on POST requests, scoped
 // to the caller's API key: the same key with the same method, path and body
@@ -32,13 +49,28 @@ type IdemStore interface {
 // (CodeIdempotency); a request while the first with the key is still in
 // flight is refused (CodeConflict). Responses with status 5xx are not stored,
 // so a retry after a server error runs again.
+//
+// The request body is fingerprinted before the handler runs: up to MemBody
+// bytes in memory, the rest spooled to a temporary file, so large multipart
+// uploads never sit in memory. Response bodies up to MaxStored bytes are
+// stored; larger ones are replayed from a recipe (see SetReplayRecipe).
 type Idempotency struct {
-	Store   IdemStore
-	API     API
-	MaxBody int64
+	Store     IdemStore
+	API       API
+	MaxBody   int64
+	MemBody   int64
+	MaxStored int
+	Replayers map[string]Replayer
 
 	mu       sync.Mutex
 	inflight map[string]bool
+}
+
+func orDefault[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Middleware wraps the routes of an API. scope returns the key space of a
@@ -56,27 +88,13 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, "Idempotency-Key must be at most %d characters", maxIdempotencyKey))
 				return
 			}
-			limit := m.MaxBody
-			if limit <= 0 {
-				limit = DefaultMaxBody
-			}
-			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+			body, fp, err := m.spool(r)
 			if err != nil {
-				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read"))
+				m.API.WriteError(w, r, err)
 				return
 			}
-			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-			if int64(len(body)) > limit {
-				next.ServeHTTP(w, r) // the handler refuses the oversized body
-				return
-			}
-			h := sha256.New()
-			for _, part := range []string{r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Get("Content-Type")} {
-				h.Write([]byte(part))
-				h.Write([]byte{0})
-			}
-			h.Write(body)
-			fp := hex.EncodeToString(h.Sum(nil))
+			defer body.Close()
+			r.Body = body
 			slot := sc + "\x00" + key
 
 			m.mu.Lock()
@@ -93,16 +111,7 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 			}
 			if found {
 				m.mu.Unlock()
-				if rec.Fingerprint != fp {
-					m.API.WriteError(w, r, sim.Errorf(sim.CodeIdempotency, sim.MsgIdempotencyMismatch, key))
-					return
-				}
-				if rec.ContentType != "" {
-					w.Header().Set("Content-Type", rec.ContentType)
-				}
-				w.Header().Set(HeaderReplayed, "true")
-				w.WriteHeader(rec.Status)
-				_, _ = w.Write(rec.Body)
+				m.replay(w, r, key, fp, rec)
 				return
 			}
 			if m.inflight == nil {
@@ -116,27 +125,203 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 				m.mu.Unlock()
 			}()
 
-			cw := &captureWriter{ResponseWriter: w, status: http.StatusOK}
+			cw := &captureWriter{ResponseWriter: w, status: http.StatusOK, limit: orDefault(m.MaxStored, DefaultIdemMaxStored)}
 			next.ServeHTTP(cw, r)
 			if cw.status >= 500 {
 				return
 			}
-			err = m.Store.IdempotencySave(context.WithoutCancel(r.Context()), sc, key, sim.IdemRecord{
-				Fingerprint: fp, Status: cw.status, ContentType: cw.Header().Get("Content-Type"), Body: cw.body.Bytes(),
-			})
-			if err != nil && m.API.Log != nil {
+			rec = sim.IdemRecord{Fingerprint: fp, Status: cw.status, ContentType: cw.Header().Get("Content-Type")}
+			switch {
+			case cw.recipeKind != "":
+				rec.RecipeKind, rec.Recipe = cw.recipeKind, cw.recipe
+			case cw.overflow:
+				if m.API.Log != nil {
+					m.API.Log.Warn("idempotency: response too large to store and no recipe; a retry runs again", "path", r.URL.Path)
+				}
+				return
+			default:
+				rec.Body = cw.body.Bytes()
+			}
+			if err := m.Store.IdempotencySave(context.WithoutCancel(r.Context()), sc, key, rec); err != nil && m.API.Log != nil {
 				m.API.Log.Error("idempotency: save", "err", err)
 			}
 		})
 	}
 }
 
-// captureWriter passes a response through and keeps a copy of it.
+func (m *Idempotency) replay(w http.ResponseWriter, r *http.Request, key, fp string, rec sim.IdemRecord) {
+	if rec.Fingerprint != fp {
+		m.API.WriteError(w, r, sim.Errorf(sim.CodeIdempotency, sim.MsgIdempotencyMismatch, key))
+		return
+	}
+	w.Header().Set(HeaderReplayed, "true")
+	if rec.RecipeKind != "" {
+		replayer, ok := m.Replayers[rec.RecipeKind]
+		if !ok {
+			w.Header().Del(HeaderReplayed)
+			m.API.WriteError(w, r, errors.New("idempotency: no replayer for "+rec.RecipeKind))
+			return
+		}
+		if err := replayer(w, r, rec.Recipe); err != nil {
+			m.API.WriteError(w, r, err)
+		}
+		return
+	}
+	if rec.ContentType != "" {
+		w.Header().Set("Content-Type", rec.ContentType)
+	}
+	w.WriteHeader(rec.Status)
+	_, _ = w.Write(rec.Body)
+}
+
+// spooledBody is a request body read ahead for fingerprinting: its first
+// bytes in memory, the rest in a temporary file.
+type spooledBody struct {
+	io.Reader
+	mem  []byte
+	file *os.File
+}
+
+// rewind makes the body readable again from its start.
+func (s *spooledBody) rewind() error {
+	if s.file == nil {
+		s.Reader = bytes.NewReader(s.mem)
+		return nil
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.Reader = io.MultiReader(bytes.NewReader(s.mem), s.file)
+	return nil
+}
+
+func (s *spooledBody) Close() error {
+	if s.file == nil {
+		return nil
+	}
+	name := s.file.Name()
+	err := s.file.Close()
+	_ = os.Remove(name)
+	return err
+}
+
+// spool reads the whole body, fingerprinting the request, and returns a
+// reader over the same bytes. A multipart body is fingerprinted by its parts
+// (names, file names, contents), not its bytes, so a client that retries
+// with a new random boundary is recognised as sending the same request.
+func (m *Idempotency) spool(r *http.Request) (*spooledBody, string, error) {
+	maxBody := orDefault(m.MaxBody, DefaultIdemMaxBody)
+	memBody := orDefault(m.MemBody, DefaultIdemMemBody)
+	ct := r.Header.Get("Content-Type")
+	h := sha256.New()
+	for _, part := range []string{r.Method, r.URL.EscapedPath(), r.URL.RawQuery} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	mt, params, _ := mime.ParseMediaType(ct)
+	boundary := ""
+	if strings.HasPrefix(mt, "multipart/") {
+		boundary = params["boundary"]
+	}
+	if boundary == "" {
+		h.Write([]byte(ct))
+	} else {
+		h.Write([]byte(mt))
+	}
+	h.Write([]byte{0})
+	raw := sha256.New()
+	var mem bytes.Buffer
+	n, err := io.Copy(&mem, io.TeeReader(io.LimitReader(r.Body, memBody), raw))
+	if err != nil {
+		return nil, "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+	}
+	sb := &spooledBody{mem: mem.Bytes()}
+	if n == memBody {
+		f, err := os.CreateTemp("", "dubsim-idem-*")
+		if err != nil {
+			return nil, "", err
+		}
+		sb.file = f
+		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, maxBody-n+1), raw))
+		if err != nil {
+			sb.Close()
+			return nil, "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+		}
+		if n+rest > maxBody {
+			sb.Close()
+			return nil, "", sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, maxBody)
+		}
+	}
+	if boundary == "" || !hashParts(h, sb, boundary) {
+		h.Write(raw.Sum(nil))
+	}
+	if err := sb.rewind(); err != nil {
+		sb.Close()
+		return nil, "", err
+	}
+	return sb, fingerprint(h), nil
+}
+
+// hashParts hashes the logical content of a multipart body; false when the
+// body is not valid multipart (the raw bytes are hashed instead and the
+// handler refuses the body).
+func hashParts(h hash.Hash, sb *spooledBody, boundary string) bool {
+	if sb.rewind() != nil {
+		return false
+	}
+	ph := sha256.New()
+	mr := multipart.NewReader(sb, boundary)
+	for {
+		p, err := mr.NextRawPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return false
+		}
+		for _, s := range []string{p.FormName(), p.FileName()} {
+			ph.Write([]byte(s))
+			ph.Write([]byte{0})
+		}
+		if _, err := io.Copy(ph, p); err != nil {
+			return false
+		}
+		ph.Write([]byte{0, 0})
+	}
+	h.Write(ph.Sum(nil))
+	return true
+}
+
+func fingerprint(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+// SetReplayRecipe registers how to regenerate the response being written,
+// for a replay of its idempotency key; the body itself is then not stored.
+// It does nothing when the request carries no idempotency key.
+func SetReplayRecipe(w http.ResponseWriter, kind string, recipe []byte) {
+	for w != nil {
+		if cw, ok := w.(*captureWriter); ok {
+			cw.recipeKind, cw.recipe = kind, recipe
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
+// captureWriter passes a response through and keeps a copy of it, up to a
+// limit.
 type captureWriter struct {
 	http.ResponseWriter
 	status      int
 	wroteHeader bool
 	body        bytes.Buffer
+	limit       int
+	overflow    bool
+	recipeKind  string
+	recipe      []byte
 }
 
 func (c *captureWriter) WriteHeader(status int) {
@@ -148,7 +333,14 @@ func (c *captureWriter) WriteHeader(status int) {
 
 func (c *captureWriter) Write(b []byte) (int, error) {
 	c.wroteHeader = true
-	c.body.Write(b)
+	if !c.overflow && c.recipeKind == "" {
+		if c.body.Len()+len(b) > c.limit {
+			c.overflow = true
+			c.body = bytes.Buffer{}
+		} else {
+			c.body.Write(b)
+		}
+	}
 	return c.ResponseWriter.Write(b)
 }
 
