@@ -3,6 +3,7 @@ package platform_test
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -135,6 +136,22 @@ func TestCloningSynthesize(t *testing.T) {
 	ctLong, bodyLong := stdForm(t, strings.Repeat("Hello world, this is a test. ", 10), 120).body(t, "")
 	long := e.synth("dubsim-enterprise", ctLong, bodyLong, nil)
 	assert.Greater(t, parseWAV(t, long.body).dataBytes, 5*h.dataBytes)
+}
+
+func TestCloningWAVHeaderGolden(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ct, body := stdForm(t, "Golden header, please.", 150).body(t, "goldenboundary")
+	r := e.synth("dubsim-pro", ct, body, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	got := hex.Dump(r.body[:44])
+	path := filepath.Join("testdata", "cloning_wav_header.golden")
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "go test ./sim/platform -update creates it")
+	assert.Equal(t, string(want), got, "RIFF header of the cloning output")
 }
 
 func TestCloningRules(t *testing.T) {
