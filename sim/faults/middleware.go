@@ -1,0 +1,248 @@
+package faults
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// ControlPrefix is the path prefix of the control API; requests under it
+// are never faulted, so the faults can always be listed and removed.
+const ControlPrefix = "/_sim"
+
+// MaxTruncateBuffer bounds how much of a response the truncate action
+// buffers to learn its length when the handler did not set Content-Length.
+// A longer response is sent without Content-Length (chunked) and cut all
+// the same.
+const MaxTruncateBuffer = 64 << 20
+
+// errTruncated is what the truncate action's writer returns once the
+// handler has written past the cut, so a streaming handler stops early.
+var errTruncated = errors.New("faults: response truncated by a fault rule")
+
+// isControl reports whether the request is for the control API.
+func isControl(r *http.Request) bool {
+	// The decoded path: an escaped form (/%5Fsim/...) is exempt too, and a
+	// raw path that routes under /_sim always decodes to one that starts so.
+	p := r.URL.Path
+	return p == ControlPrefix || strings.HasPrefix(p, ControlPrefix+"/")
+}
+
+// Middleware applies the rules to every request outside /_sim. The drop
+// and truncate actions abort the connection with panic(http.ErrAbortHandler):
+// net/http then closes it without logging. Any recover middleware placed
+// around this one must re-panic http.ErrAbortHandler (httpx.API.Recover
+// does), or the client receives an answer instead.
+func (f *Faults) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isControl(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		fx, ok := f.pick(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if f.cfg.OnFire != nil {
+			f.cfg.OnFire(r, fx.id)
+		}
+		a := fx.action
+		switch a.Type {
+		case ActionLatency:
+			if err := f.cfg.Sleep(r.Context(), fx.delay); err != nil {
+				return // the client gave up (or the server is shutting down)
+			}
+			next.ServeHTTP(w, r)
+		case ActionError:
+			f.writeEnvelope(w, r, a.Status, a.errorName(), a.message(fx.id))
+		case ActionRateLimit:
+			w.Header().Set("Retry-After", strconv.FormatInt(a.RetryAfterSeconds, 10))
+			f.writeEnvelope(w, r, http.StatusTooManyRequests, a.errorName(), a.message(fx.id))
+		case ActionDrop:
+			panic(http.ErrAbortHandler)
+		case ActionTruncate:
+			tw := &truncWriter{w: w, limit: a.Bytes, bufLimit: f.truncBuffer}
+			next.ServeHTTP(tw, r)
+			tw.finish()
+			panic(http.ErrAbortHandler)
+		}
+	})
+}
+
+func (f *Faults) writeEnvelope(w http.ResponseWriter, r *http.Request, status int, name, msg string) {
+	ct, body := f.cfg.Envelope(r, status, name, msg)
+	h := w.Header()
+	h.Set("Content-Type", ct)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// errorName is the action's error name, or the default of its status.
+func (a Action) errorName() string {
+	if a.Error != "" {
+		return a.Error
+	}
+	if a.Type == ActionRateLimit {
+		return "RateLimitError"
+	}
+	return DefaultErrorName(a.Status)
+}
+
+// message is the action's message, or a default naming the rule.
+func (a Action) message(id string) string {
+	if a.Message != "" {
+		return a.Message
+	}
+	if a.Type == ActionRateLimit {
+		return "Rate limit exceeded; retry after " + strconv.FormatInt(a.RetryAfterSeconds, 10) + " seconds (injected by dubsim fault rule " + id + ")"
+	}
+	text := http.StatusText(a.Status)
+	if text == "" {
+		text = "Error " + strconv.Itoa(a.Status)
+	}
+	return text + " (injected by dubsim fault rule " + id + ")"
+}
+
+// DefaultErrorName is the error name of an error action without one: the
+// platform's name where dubsim uses the status itself (400 ValidationError,
+// 401 UnauthorizedError, 402 PaymentRequiredError, 403 ForbiddenError,
+// 404 NotFoundError, 405 MethodNotAllowedError, 409 ConflictError, 429
+// RateLimitError, 500 InternalServerError), otherwise the status text in
+// CamelCase ending in "Error" (503 ServiceUnavailableError), and
+// ClientError or ServerError for a status without a text.
+func DefaultErrorName(status int) string {
+	switch status {
+	case 400:
+		return "ValidationError"
+	case 401:
+		return "UnauthorizedError"
+	case 402:
+		return "PaymentRequiredError"
+	case 429:
+		return "RateLimitError"
+	}
+	text := http.StatusText(status)
+	if text == "" {
+		if status >= 500 {
+			return "ServerError"
+		}
+		return "ClientError"
+	}
+	var b strings.Builder
+	for _, word := range strings.Fields(text) {
+		for i, c := range word {
+			if !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+				continue
+			}
+			if i == 0 {
+				c = unicode.ToUpper(c)
+			}
+			b.WriteRune(c)
+		}
+	}
+	name := b.String()
+	if !strings.HasSuffix(name, "Error") {
+		name += "Error"
+	}
+	return name
+}
+
+// truncWriter lets the handler run normally and lets the first limit bytes
+// of its body through, with a Content-Length that announces the whole body.
+// When the handler sets Content-Length itself, the body is streamed (and
+// writes past the cut fail with errTruncated); otherwise it is buffered
+// (up to bufLimit, MaxTruncateBuffer) to learn its length.
+type truncWriter struct {
+	w           http.ResponseWriter
+	limit       int64
+	bufLimit    int
+	status      int
+	wroteHeader bool
+	streaming   bool // headers sent: bytes go through passThrough
+	buf         bytes.Buffer
+	sent        int64
+}
+
+func (t *truncWriter) Header() http.Header { return t.w.Header() }
+
+func (t *truncWriter) WriteHeader(code int) {
+	if t.wroteHeader {
+		return
+	}
+	if code < 200 { // informational answers pass through
+		t.w.WriteHeader(code)
+		return
+	}
+	t.wroteHeader, t.status = true, code
+	if _, err := strconv.ParseInt(t.w.Header().Get("Content-Length"), 10, 64); err == nil {
+		t.streaming = true
+		t.w.WriteHeader(code)
+	}
+}
+
+func (t *truncWriter) Write(p []byte) (int, error) {
+	if !t.wroteHeader {
+		t.WriteHeader(http.StatusOK)
+	}
+	if t.streaming {
+		return t.passThrough(p)
+	}
+	if t.buf.Len()+len(p) <= t.bufLimit {
+		return t.buf.Write(p)
+	}
+	// Too long to buffer: send what we have without a length, cut all the same.
+	t.streaming = true
+	t.w.WriteHeader(t.status)
+	if _, err := t.passThrough(t.buf.Bytes()); err != nil {
+		return 0, err
+	}
+	t.buf = bytes.Buffer{}
+	return t.passThrough(p)
+}
+
+// passThrough writes what is left of the first limit bytes.
+func (t *truncWriter) passThrough(p []byte) (int, error) {
+	room := t.limit - t.sent
+	if room <= 0 {
+		return 0, errTruncated
+	}
+	if int64(len(p)) > room {
+		n, err := t.w.Write(p[:room])
+		t.sent += int64(n)
+		if err == nil {
+			err = errTruncated
+		}
+		return n, err
+	}
+	n, err := t.w.Write(p)
+	t.sent += int64(n)
+	return n, err
+}
+
+// Flush flushes what went through; a buffered body is not flushed early.
+func (t *truncWriter) Flush() {
+	if t.streaming {
+		_ = http.NewResponseController(t.w).Flush()
+	}
+}
+
+// finish sends a buffered response, announcing its whole length, and
+// flushes the bytes before the cut so they reach the client before the
+// connection is aborted.
+func (t *truncWriter) finish() {
+	if !t.wroteHeader {
+		t.WriteHeader(http.StatusOK)
+	}
+	if !t.streaming {
+		t.streaming = true
+		t.w.Header().Set("Content-Length", strconv.Itoa(t.buf.Len()))
+		t.w.WriteHeader(t.status)
+		_, _ = t.passThrough(t.buf.Bytes())
+	}
+	_ = http.NewResponseController(t.w).Flush()
+}

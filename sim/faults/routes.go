@@ -1,0 +1,131 @@
+package faults
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/go-chi/chi/v5"
+)
+
+// MaxBodyBytes limits the body of POST /faults.
+const MaxBodyBytes = 64 << 10
+
+// Routes returns the fault control API, to be mounted under /_sim:
+//
+//	GET    /faults       {"rules": [...]}  (evaluation order)
+//	POST   /faults       a rule (application/json) → 201 with the rule as listed
+//	DELETE /faults/{id}  {"removed": "<id>"}, or 404
+//	DELETE /faults       {"removed": N}
+//
+// Errors use the control envelope {"error": "ValidationError" |
+// "NotFoundError" | "MethodNotAllowedError", "message": "..."}.
+func (f *Faults) Routes() chi.Router {
+	r := chi.NewRouter()
+	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeRoute, "No control route %s %s", r.Method, r.URL.Path)
+	}))
+	r.MethodNotAllowed(handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+	}))
+	r.Get("/faults", handle(f.handleList))
+	r.Post("/faults", handle(f.handleAdd))
+	r.Delete("/faults", handle(f.handleClear))
+	r.Delete("/faults/{id}", handle(f.handleRemove))
+	return r
+}
+
+func (f *Faults) handleList(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string][]RuleView{"rules": f.List()})
+	return nil
+}
+
+func (f *Faults) handleAdd(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, MaxBodyBytes)
+		}
+		return validationErr(sim.MsgMalformedJSON, "the body could not be read")
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return validationErr(sim.MsgBodyNotObject)
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return validationErr(sim.MsgContentType)
+	}
+	rule, err := DecodeRule(body)
+	if err != nil {
+		return err
+	}
+	v, err := f.add(rule)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+func (f *Faults) handleRemove(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if err := f.Remove(id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"removed": id})
+	return nil
+}
+
+func (f *Faults) handleClear(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]int{"removed": f.Clear()})
+	return nil
+}
+
+// handle adapts a handler: a returned error is written once, by writeError.
+func handle(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, err)
+		}
+	}
+}
+
+// writeError is the one place that writes an error of the fault API, in
+// the control envelope.
+func writeError(w http.ResponseWriter, err error) {
+	status, name := http.StatusInternalServerError, "InternalServerError"
+	switch sim.ErrorCode(err) {
+	case sim.CodeValidation:
+		status, name = http.StatusBadRequest, "ValidationError"
+	case sim.CodeTooLarge:
+		status, name = http.StatusRequestEntityTooLarge, "ValidationError"
+	case sim.CodeNotFound, sim.CodeRoute:
+		status, name = http.StatusNotFound, "NotFoundError"
+	case sim.CodeMethod:
+		status, name = http.StatusMethodNotAllowed, "MethodNotAllowedError"
+	}
+	msg := sim.ErrorMessage(err)
+	if status == http.StatusInternalServerError || msg == "" {
+		msg = sim.MsgInternal
+	}
+	writeJSON(w, status, struct {
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}{name, msg})
+}
+
+// writeJSON writes v as JSON with status; headers are set before the body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":"InternalServerError","message":"` + sim.MsgInternal + `"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
