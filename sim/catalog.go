@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Voice is a catalogue entry.
@@ -226,3 +228,38 @@ func (o Overlay) Open(name string) (fs.File, error) {
 	}
 	return o.Base.Open(name)
 }
+
+// MemFS is a flat in-memory file system of named files, for fixture files
+// received at run time.
+type MemFS map[string][]byte
+
+// Open implements fs.FS.
+func (m MemFS) Open(name string) (fs.File, error) {
+	b, ok := m[name]
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return &memFile{name: name, r: bytes.NewReader(b), size: int64(len(b))}, nil
+}
+
+type memFile struct {
+	name string
+	r    *bytes.Reader
+	size int64
+}
+
+func (f *memFile) Read(p []byte) (int, error) { return f.r.Read(p) }
+func (f *memFile) Close() error               { return nil }
+func (f *memFile) Stat() (fs.FileInfo, error) { return memInfo{f.name, f.size}, nil }
+
+type memInfo struct {
+	name string
+	size int64
+}
+
+func (i memInfo) Name() string       { return i.name }
+func (i memInfo) Size() int64        { return i.size }
+func (i memInfo) Mode() fs.FileMode  { return 0o444 }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return false }
+func (i memInfo) Sys() any           { return nil }

@@ -11,7 +11,8 @@ import (
 
 // TestImportDirection keeps the layout of STYLE.md true: imports point
 // inward, the two API packages never import each other or the store, and
-// only cmd/dubsim wires everything.
+// only cmd/dubsim and sim/server (the assembly it and tests use) wire
+// everything.
 func TestImportDirection(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/dubsim/dubsim/"
@@ -27,6 +28,9 @@ func TestImportDirection(t *testing.T) {
 		"sim/internal/httpx":  {"sim"},
 		"sim/platform":        {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
 		"sim/control":         {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/faults":          {"sim", "github.com/go-chi/chi/v5"},
+		"sim/journal":         {"sim", "github.com/go-chi/chi/v5"},
+		"sim/server":          {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/platform", "sim/statemachine", "github.com/go-chi/chi/v5"},
 		"cmd/dubsim":          nil, // the composition root may import anything
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()

@@ -40,6 +40,7 @@ type Account struct {
 	Name                 string    `json:"name"`
 	Plan                 Plan      `json:"plan"`
 	BalanceMinutes       int64     `json:"balance_minutes"`
+	InitialBalance       int64     `json:"initial_balance_minutes"`
 	RetranslationEnabled bool      `json:"retranslation_enabled"`
 	CloningEnabled       bool      `json:"cloning_enabled"`
 	Fixture              bool      `json:"fixture,omitempty"`
@@ -177,3 +178,30 @@ type IdemRecord struct {
 func PlatformTime(t time.Time) string {
 	return t.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z")
 }
+
+// Forced outcomes a control-API rule can impose on new projects.
+const (
+	ForceError = "error"
+	ForceReady = "ready"
+)
+
+// OutcomeRule forces the outcome of the next Remaining projects created by
+// an account (or any account) whose source URL matches a pattern (or any).
+type OutcomeRule struct {
+	ID               string    `json:"id"`
+	APIKey           string    `json:"api_key,omitempty"`
+	SourceURLPattern string    `json:"source_url_pattern,omitempty"`
+	Remaining        int       `json:"remaining"`
+	Outcome          string    `json:"outcome"`
+	ErrorMessage     string    `json:"error_message,omitempty"`
+	CreatedAt        time.Time `json:"created_at"`
+}
+
+// Matches reports whether the rule applies to a new project.
+func (r OutcomeRule) Matches(apiKey, sourceURL string) bool {
+	return r.Remaining > 0 && (r.APIKey == "" || r.APIKey == apiKey) &&
+		(r.SourceURLPattern == "" || GlobMatch(r.SourceURLPattern, sourceURL))
+}
+
+// DefaultForcedError is the error_message of a forced failure without one.
+const DefaultForcedError = "Processing failed (forced by the dubsim control API)"

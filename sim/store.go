@@ -27,6 +27,8 @@ type Tx interface {
 	PutProject(p Project) error
 	DeleteProject(id string) error
 	ForEachProject(fn func(Project) error) error
+	// ForEachProjectHead is ForEachProject without the bodies (see ProjectHead).
+	ForEachProjectHead(fn func(Project) error) error
 	// DueProjects returns up to limit ids of in-progress projects whose
 	// DueAt is at or before now, earliest first.
 	DueProjects(now time.Time, limit int) ([]string, error)
@@ -36,6 +38,10 @@ type Tx interface {
 
 	Idempotency(scope, key string) (IdemRecord, error)
 	PutIdempotency(scope, key string, rec IdemRecord) error
+	// DeleteIdempotencyScope deletes every record of a scope (an API key).
+	DeleteIdempotencyScope(scope string) (int, error)
+	// CountIdempotency returns how many records are stored.
+	CountIdempotency() int
 	// PurgeIdempotency deletes records created before cutoff; it returns how many.
 	PurgeIdempotency(cutoff time.Time) (int, error)
 

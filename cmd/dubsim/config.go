@@ -17,19 +17,22 @@ import (
 // config is dubsim's configuration. Every flag has a DUBSIM_* environment
 // fallback; flags win.
 type config struct {
-	Addr          string
-	Data          string
-	Fixtures      string
-	TimeScale     float64
-	Seed          uint64
-	FetchHosts    []string
-	PublicURL     string
-	Timing        sim.Timing
-	UnknownFields string
-	CreateStatus  int
-	Tick          time.Duration
-	LogLevel      string
-	Version       bool
+	Addr            string
+	Data            string
+	Fixtures        string
+	TimeScale       float64
+	Seed            uint64
+	FetchHosts      []string
+	PublicURL       string
+	Timing          sim.Timing
+	UnknownFields   string
+	CreateStatus    int
+	Tick            time.Duration
+	LogLevel        string
+	NoControl       bool
+	JournalSize     int
+	MinPollInterval time.Duration
+	Version         bool
 }
 
 // envName maps a flag name to its environment variable.
@@ -54,7 +57,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("dubsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var timeScale, seed, fetchHosts, createStatus string
-	var base, perMin, rBase, rPerMin, tick string
+	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll string
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
@@ -70,6 +73,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&createStatus, "create-status", "200", "HTTP status of a successful create or re-translation: 200 or 201")
 	fs.StringVar(&tick, "tick", "200ms", "real-time interval of the transition sweep")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn, error or off")
+	fs.StringVar(&journalSize, "journal-size", "1000", "requests kept in the request journal (a ring buffer)")
+	fs.StringVar(&minPoll, "min-poll-interval", "2s", "polling faster than this is reported by the conformance report")
+	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -116,11 +122,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"retranslation-base", rBase, &c.Timing.RetransBase},
 		{"retranslation-per-minute", rPerMin, &c.Timing.RetransPerMinute},
 		{"tick", tick, &c.Tick},
+		{"min-poll-interval", minPoll, &c.MinPollInterval},
 	}
 	for _, d := range durations {
 		if *d.dst, err = time.ParseDuration(d.raw); err != nil || *d.dst < 0 {
 			return c, fmt.Errorf("%s must be a non-negative duration such as 90s or 2m; got %q", d.name, d.raw)
 		}
+	}
+	if c.JournalSize, err = strconv.Atoi(journalSize); err != nil || c.JournalSize < 1 || c.JournalSize > 10_000_000 {
+		return c, fmt.Errorf("journal-size must be an integer between 1 and 10000000; got %q", journalSize)
 	}
 	if c.Tick <= 0 {
 		return c, errors.New("tick must be positive")

@@ -22,24 +22,18 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/control"
-	"github.com/dubsim/dubsim/sim/media"
-	"github.com/dubsim/dubsim/sim/platform"
+	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/store"
-	"github.com/go-chi/chi/v5"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// Compile-time checks of the wiring.
+// Compile-time checks of the wiring (the rest are in sim/server).
 var (
-	_ sim.Store           = (*store.Store)(nil)
-	_ statemachine.Clock  = (*sim.SimClock)(nil)
-	_ statemachine.Prober = (*media.Resolver)(nil)
-	_ platform.Service    = (*statemachine.Engine)(nil)
-	_ control.Controller  = (*statemachine.Engine)(nil)
+	_ sim.Store          = (*store.Store)(nil)
+	_ statemachine.Clock = (*sim.SimClock)(nil)
 )
 
 func main() {
@@ -69,6 +63,9 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 
 // run is dubsim: it serves until ctx is cancelled, then shuts down cleanly.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "ctl" {
+		return runCtl(args[1:], getenv, stdout, stderr)
+	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
@@ -101,29 +98,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer st.Close()
 
 	clock := sim.NewSimClock(time.Now, cfg.TimeScale)
-	ids := sim.NewIDs(cfg.Seed)
-	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return fx.MediaRules }, AllowHosts: cfg.FetchHosts, IDs: ids}
-	engine := statemachine.New(statemachine.Config{
-		Store: st, Clock: clock, IDs: ids, Prober: resolver, Timing: cfg.Timing, Fixtures: fx, Log: log,
+	srvParts, err := server.New(ctx, server.Config{
+		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fsys, Seed: cfg.Seed, Timing: cfg.Timing, Log: log,
+		FetchHosts: cfg.FetchHosts, PublicURL: cfg.PublicURL,
+		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
+		NoControl: cfg.NoControl, JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
 	})
-	if err := engine.Start(ctx); err != nil {
+	if err != nil {
 		return err
 	}
-
-	api := platform.New(platform.Config{
-		Service: engine, Log: log, PublicURL: cfg.PublicURL,
-		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
-	})
-	root := chi.NewRouter()
-	root.Mount("/_sim", control.New(engine, log).Routes())
-	root.Mount("/", api.Routes())
+	engine := srvParts.Engine
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           root,
+		Handler:           srvParts.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       5 * time.Minute,
 		WriteTimeout:      30 * time.Minute, // output files can be long downloads

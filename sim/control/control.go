@@ -4,9 +4,11 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -19,9 +21,27 @@ import (
 type Controller interface {
 	Now() time.Time
 	TimeScale() float64
+	Frozen() bool
 	Advance(ctx context.Context, d time.Duration) (time.Time, error)
+	SetTimeScale(ctx context.Context, scale float64) error
+	Freeze(ctx context.Context) error
+	Resume(ctx context.Context) error
 	CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.Account, error)
 	Reset(ctx context.Context) error
+	ResetAccount(ctx context.Context, apiKey string) error
+	State(ctx context.Context, f sim.StateFilter) (sim.State, error)
+	LoadFixtureFiles(ctx context.Context, files map[string][]byte) (*sim.Fixtures, error)
+	ForceProject(ctx context.Context, id, outcome, message string, now bool) (sim.Project, error)
+	AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.OutcomeRule, error)
+	OutcomeRules(ctx context.Context) ([]sim.OutcomeRule, error)
+	RemoveOutcomeRule(ctx context.Context, id string) error
+}
+
+// Extension is a part of the control API served by another package (the
+// request journal, the fault rules): its router answers the listed paths.
+type Extension struct {
+	Paths   []string
+	Handler http.Handler
 }
 
 // Envelope is the control API's error body (the platform's shape).
@@ -63,11 +83,12 @@ type API struct {
 	ctl  Controller
 	http httpx.API
 	dec  httpx.Decoder
+	ext  []Extension
 }
 
-// New returns the control API.
-func New(ctl Controller, log *slog.Logger) *API {
-	return &API{ctl: ctl, http: httpx.API{Render: Render, Log: log}, dec: httpx.Decoder{MaxBytes: 1 << 20, RejectUnknown: true}}
+// New returns the control API; extensions add their routes to it.
+func New(ctl Controller, log *slog.Logger, ext ...Extension) *API {
+	return &API{ctl: ctl, http: httpx.API{Render: Render, Log: log}, dec: httpx.Decoder{MaxBytes: 64 << 20, RejectUnknown: true}, ext: ext}
 }
 
 // Routes returns the whole route table of the control API, mounted at /_sim.
@@ -82,8 +103,22 @@ func (a *API) Routes() chi.Router {
 	}))
 	r.Get("/clock", a.http.Handle(a.handleClock))
 	r.Post("/clock/advance", a.http.Handle(a.handleAdvance))
+	r.Post("/clock/scale", a.http.Handle(a.handleScale))
+	r.Post("/clock/freeze", a.http.Handle(a.handleFreeze))
+	r.Post("/clock/resume", a.http.Handle(a.handleResume))
 	r.Post("/accounts", a.http.Handle(a.handleCreateAccount))
 	r.Post("/reset", a.http.Handle(a.handleReset))
+	r.Get("/state", a.http.Handle(a.handleState))
+	r.Post("/fixtures", a.http.Handle(a.handleFixtures))
+	r.Post("/projects/{id}/outcome", a.http.Handle(a.handleForceProject))
+	r.Get("/outcomes", a.http.Handle(a.handleListOutcomes))
+	r.Post("/outcomes", a.http.Handle(a.handleAddOutcome))
+	r.Delete("/outcomes/{id}", a.http.Handle(a.handleRemoveOutcome))
+	for _, e := range a.ext {
+		for _, p := range e.Paths {
+			r.Handle(p, e.Handler)
+		}
+	}
 	return r
 }
 
@@ -93,12 +128,58 @@ func Time(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z"
 type clockResponse struct {
 	Now       string   `json:"now"`
 	TimeScale *float64 `json:"time_scale,omitempty"`
+	Frozen    *bool    `json:"frozen,omitempty"`
+}
+
+func (a *API) clock() clockResponse {
+	scale, frozen := a.ctl.TimeScale(), a.ctl.Frozen()
+	return clockResponse{Now: Time(a.ctl.Now()), TimeScale: &scale, Frozen: &frozen}
 }
 
 // handleClock serves GET /_sim/clock.
 func (a *API) handleClock(w http.ResponseWriter, r *http.Request) error {
-	scale := a.ctl.TimeScale()
-	httpx.WriteJSON(w, http.StatusOK, clockResponse{Now: Time(a.ctl.Now()), TimeScale: &scale})
+	httpx.WriteJSON(w, http.StatusOK, a.clock())
+	return nil
+}
+
+type scaleBody struct {
+	TimeScale *float64 `json:"time_scale"`
+}
+
+// handleScale serves POST /_sim/clock/scale {"time_scale": x}.
+func (a *API) handleScale(w http.ResponseWriter, r *http.Request) error {
+	var b scaleBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.TimeScale == nil {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "time_scale")
+	}
+	if s := *b.TimeScale; math.IsNaN(s) || s < 0 || s > 1e6 {
+		return sim.Errorf(sim.CodeValidation, "time_scale must be between 0 and 1000000; got %v", s)
+	}
+	if err := a.ctl.SetTimeScale(r.Context(), *b.TimeScale); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, a.clock())
+	return nil
+}
+
+// handleFreeze serves POST /_sim/clock/freeze.
+func (a *API) handleFreeze(w http.ResponseWriter, r *http.Request) error {
+	if err := a.ctl.Freeze(r.Context()); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, a.clock())
+	return nil
+}
+
+// handleResume serves POST /_sim/clock/resume.
+func (a *API) handleResume(w http.ResponseWriter, r *http.Request) error {
+	if err := a.ctl.Resume(r.Context()); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, a.clock())
 	return nil
 }
 
@@ -122,11 +203,10 @@ func (a *API) handleAdvance(w http.ResponseWriter, r *http.Request) error {
 	if math.IsNaN(s) || s < 0 || s > maxAdvance {
 		return sim.Errorf(sim.CodeValidation, "seconds must be between 0 and %d; got %v", maxAdvance, s)
 	}
-	now, err := a.ctl.Advance(r.Context(), time.Duration(s*float64(time.Second)))
-	if err != nil {
+	if _, err := a.ctl.Advance(r.Context(), time.Duration(s*float64(time.Second))); err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, clockResponse{Now: Time(now)})
+	httpx.WriteJSON(w, http.StatusOK, a.clock())
 	return nil
 }
 
@@ -177,11 +257,175 @@ func (a *API) handleCreateAccount(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// handleReset serves POST /_sim/reset: fixtures restored, everything else emptied.
+type resetBody struct {
+	APIKey string `json:"api_key"`
+}
+
+// handleReset serves POST /_sim/reset: with no body, fixtures restored and
+// everything else emptied; with {"api_key": k}, only that account reset.
 func (a *API) handleReset(w http.ResponseWriter, r *http.Request) error {
+	var b resetBody
+	if r.ContentLength != 0 {
+		if err := a.dec.Decode(w, r, &b); err != nil && !(r.ContentLength < 0 && sim.ErrorMessage(err) == sim.MsgBodyNotObject) {
+			return err
+		}
+	}
+	if b.APIKey != "" {
+		if err := a.ctl.ResetAccount(r.Context(), b.APIKey); err != nil {
+			return err
+		}
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"reset": true, "api_key": b.APIKey})
+		return nil
+	}
 	if err := a.ctl.Reset(r.Context()); err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]bool{"reset": true})
+	return nil
+}
+
+// handleState serves GET /_sim/state?api_key=&limit=.
+func (a *API) handleState(w http.ResponseWriter, r *http.Request) error {
+	f := sim.StateFilter{APIKey: r.URL.Query().Get("api_key")}
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			return sim.Errorf(sim.CodeValidation, "limit must be a positive integer; got %q", l)
+		}
+		f.Limit = n
+	}
+	st, err := a.ctl.State(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, st)
+	return nil
+}
+
+type fixturesBody struct {
+	Accounts   json.RawMessage `json:"accounts"`
+	Options    json.RawMessage `json:"options"`
+	Voices     json.RawMessage `json:"voices"`
+	MediaRules json.RawMessage `json:"media_rules"`
+}
+
+// handleFixtures serves POST /_sim/fixtures: any of accounts, options,
+// voices and media_rules, each in the shape of its fixture file's content,
+// loaded over the startup fixture set.
+func (a *API) handleFixtures(w http.ResponseWriter, r *http.Request) error {
+	var b fixturesBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	files := map[string][]byte{}
+	wrap := func(name, key string, raw json.RawMessage) {
+		if len(raw) == 0 {
+			return
+		}
+		if key == "" {
+			files[name] = raw
+			return
+		}
+		files[name] = append(append([]byte(`{"`+key+`":`), raw...), '}')
+	}
+	wrap(sim.FixtureAccounts, "accounts", b.Accounts)
+	wrap(sim.FixtureOptions, "", b.Options)
+	wrap(sim.FixtureVoices, "voices", b.Voices)
+	wrap(sim.FixtureMedia, "rules", b.MediaRules)
+	if len(files) == 0 {
+		return sim.Errorf(sim.CodeValidation, "send at least one of accounts, options, voices, media_rules")
+	}
+	fx, err := a.ctl.LoadFixtureFiles(r.Context(), files)
+	if err != nil {
+		return err
+	}
+	voices := 0
+	for _, vs := range fx.Catalog.Voices {
+		voices += len(vs)
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"loaded": map[string]int{
+		"accounts": len(fx.Accounts), "source_langs": len(fx.Catalog.SourceLangs), "target_langs": len(fx.Catalog.TargetLangs),
+		"voices": voices, "media_rules": len(fx.MediaRules)}})
+	return nil
+}
+
+type forceBody struct {
+	Outcome      string `json:"outcome"`
+	ErrorMessage string `json:"error_message"`
+	Now          bool   `json:"now"`
+}
+
+// handleForceProject serves POST /_sim/projects/{id}/outcome.
+func (a *API) handleForceProject(w http.ResponseWriter, r *http.Request) error {
+	var b forceBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.Outcome == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
+	}
+	p, err := a.ctl.ForceProject(r.Context(), chi.URLParam(r, "id"), b.Outcome, b.ErrorMessage, b.Now)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"project_id": p.ID, "status": p.Status}
+	if !p.DueAt.IsZero() {
+		out["due_at"] = Time(p.DueAt)
+		out["planned_outcome"] = b.Outcome
+	}
+	if p.ErrorMessage != "" {
+		out["error_message"] = p.ErrorMessage
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type outcomeBody struct {
+	APIKey           string `json:"api_key"`
+	SourceURLPattern string `json:"source_url_pattern"`
+	Count            *int   `json:"count"`
+	Outcome          string `json:"outcome"`
+	ErrorMessage     string `json:"error_message"`
+}
+
+// handleAddOutcome serves POST /_sim/outcomes.
+func (a *API) handleAddOutcome(w http.ResponseWriter, r *http.Request) error {
+	var b outcomeBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.Outcome == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
+	}
+	count := 1
+	if b.Count != nil {
+		count = *b.Count
+	}
+	rule, err := a.ctl.AddOutcomeRule(r.Context(), sim.OutcomeRule{APIKey: b.APIKey, SourceURLPattern: b.SourceURLPattern,
+		Remaining: count, Outcome: b.Outcome, ErrorMessage: b.ErrorMessage})
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, rule)
+	return nil
+}
+
+// handleListOutcomes serves GET /_sim/outcomes.
+func (a *API) handleListOutcomes(w http.ResponseWriter, r *http.Request) error {
+	rules, err := a.ctl.OutcomeRules(r.Context())
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"rules": rules})
+	return nil
+}
+
+// handleRemoveOutcome serves DELETE /_sim/outcomes/{id}.
+func (a *API) handleRemoveOutcome(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if err := a.ctl.RemoveOutcomeRule(r.Context(), id); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"removed": id})
 	return nil
 }

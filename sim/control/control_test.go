@@ -15,14 +15,16 @@ import (
 )
 
 type fakeCtl struct {
-	now      time.Time
-	advanced []time.Duration
-	accounts []sim.AccountSpec
-	resets   int
+	control.Controller // methods a test does not fake panic
+	now                time.Time
+	advanced           []time.Duration
+	accounts           []sim.AccountSpec
+	resets             int
 }
 
 func (f *fakeCtl) Now() time.Time              { return f.now }
 func (f *fakeCtl) TimeScale() float64          { return 60 }
+func (f *fakeCtl) Frozen() bool                { return false }
 func (f *fakeCtl) Reset(context.Context) error { f.resets++; return nil }
 func (f *fakeCtl) Advance(_ context.Context, d time.Duration) (time.Time, error) {
 	f.advanced = append(f.advanced, d)
@@ -57,10 +59,10 @@ func TestControlAPI(t *testing.T) {
 		want                     string
 		check                    func(t *testing.T, f *fakeCtl)
 	}{
-		{"clock", "GET", "/clock", "", 200, `{"now":"2026-02-04T12:00:00.000Z","time_scale":60}`, nil},
-		{"advance", "POST", "/clock/advance", `{"seconds": 90.5}`, 200, `{"now":"2026-02-04T12:01:30.500Z"}`,
+		{"clock", "GET", "/clock", "", 200, `{"now":"2026-02-04T12:00:00.000Z","time_scale":60,"frozen":false}`, nil},
+		{"advance", "POST", "/clock/advance", `{"seconds": 90.5}`, 200, `{"now":"2026-02-04T12:01:30.500Z","time_scale":60,"frozen":false}`,
 			func(t *testing.T, f *fakeCtl) { assert.Equal(t, []time.Duration{90500 * time.Millisecond}, f.advanced) }},
-		{"advance zero", "POST", "/clock/advance", `{"seconds": 0}`, 200, `{"now":"2026-02-04T12:00:00.000Z"}`, nil},
+		{"advance zero", "POST", "/clock/advance", `{"seconds": 0}`, 200, `{"now":"2026-02-04T12:00:00.000Z","time_scale":60,"frozen":false}`, nil},
 		{"advance missing seconds", "POST", "/clock/advance", `{}`, 400, `{"error":"ValidationError","message":"seconds is required"}`, nil},
 		{"advance negative", "POST", "/clock/advance", `{"seconds": -1}`, 400, `{"error":"ValidationError","message":"seconds must be between 0 and 3153600000; got -1"}`, nil},
 		{"advance too far", "POST", "/clock/advance", `{"seconds": 1e12}`, 400, `{"error":"ValidationError","message":"seconds must be between 0 and 3153600000; got 1e+12"}`, nil},

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,21 +40,29 @@ type Config struct {
 	Prober   Prober
 	Timing   sim.Timing
 	Fixtures *sim.Fixtures
-	Log      *slog.Logger
+	// FixtureFS is the file set Fixtures was loaded from; fixture files
+	// loaded at run time override its files.
+	FixtureFS fs.FS
+	Log       *slog.Logger
 	// IdempotencyWindow is how long idempotency keys live in simulated time.
 	IdempotencyWindow time.Duration
 }
 
 // Engine applies the domain operations and lifecycle transitions to the store.
 type Engine struct {
-	store    sim.Store
-	clock    Clock
-	ids      *sim.IDs
-	prober   Prober
-	timing   sim.Timing
-	log      *slog.Logger
-	idemTTL  time.Duration
-	fixtures atomic.Pointer[sim.Fixtures]
+	clockMu     sync.Mutex
+	frozenScale float64 // the scale to resume with; meaningful while frozen
+	frozen      bool
+
+	store     sim.Store
+	clock     Clock
+	ids       *sim.IDs
+	prober    Prober
+	timing    sim.Timing
+	log       *slog.Logger
+	idemTTL   time.Duration
+	fixtures  atomic.Pointer[sim.Fixtures]
+	fixtureFS fs.FS
 }
 
 // New returns an Engine. Call Start before serving.
@@ -68,6 +78,7 @@ func New(cfg Config) *Engine {
 		e.idemTTL = sim.DefaultIdempotencyWindow
 	}
 	e.fixtures.Store(cfg.Fixtures)
+	e.fixtureFS = cfg.FixtureFS
 	return e
 }
 
@@ -131,7 +142,7 @@ func (e *Engine) SaveClock(ctx context.Context) error {
 
 func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account {
 	return sim.Account{
-		APIKey: spec.APIKey, Name: spec.Name, Plan: spec.Plan, BalanceMinutes: spec.BalanceMinutes,
+		APIKey: spec.APIKey, Name: spec.Name, Plan: spec.Plan, BalanceMinutes: spec.BalanceMinutes, InitialBalance: spec.BalanceMinutes,
 		RetranslationEnabled: spec.RetranslationEnabled, CloningEnabled: spec.CloningEnabled,
 		Fixture: fixture, CreatedAt: now,
 	}
@@ -307,6 +318,9 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 		}
 		p := e.buildProject(e.ids.PlatformProjectID(seq-1), apiKey, np, info, duration, utterances, now)
 		p.CostMinutes = cost
+		if err := applyOutcomeRules(tx, &p, now); err != nil {
+			return err
+		}
 		acct.BalanceMinutes -= cost
 		if err := tx.PutAccount(acct); err != nil {
 			return err
@@ -504,12 +518,6 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) (time.Time, error
 		return now, err
 	}
 	return now, e.SaveClock(ctx)
-}
-
-// SetTimeScale changes the speed of simulated time and persists the clock.
-func (e *Engine) SetTimeScale(ctx context.Context, scale float64) error {
-	e.clock.SetScale(scale)
-	return e.SaveClock(ctx)
 }
 
 // TimeScale returns the clock's scale.

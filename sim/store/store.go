@@ -271,6 +271,10 @@ func (t *txn) DeleteProject(id string) error {
 	return t.tx.Bucket(bProjects).Delete([]byte(id))
 }
 
+func (t *txn) ForEachProjectHead(fn func(sim.Project) error) error {
+	return forEach(t, bProjects, fn)
+}
+
 func (t *txn) ForEachProject(fn func(sim.Project) error) error {
 	return forEach(t, bProjects, func(p sim.Project) error {
 		p, err := t.withBody(p)
@@ -324,6 +328,33 @@ func (t *txn) PutIdempotency(scope, key string, rec sim.IdemRecord) error {
 	}
 	return t.put(bIdem, k, rec)
 }
+
+func (t *txn) DeleteIdempotencyScope(scope string) (int, error) {
+	prefix := []byte(scope + "\x00")
+	idem, exp := t.tx.Bucket(bIdem), t.tx.Bucket(bIdemExp)
+	var dead [][]byte
+	var deadExp [][]byte
+	c := idem.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var rec sim.IdemRecord
+		if err := decode(v, &rec); err != nil {
+			return 0, err
+		}
+		dead = append(dead, bytes.Clone(k))
+		deadExp = append(deadExp, timeKey(rec.CreatedAt, string(k)))
+	}
+	for i, k := range dead {
+		if err := idem.Delete(k); err != nil {
+			return 0, err
+		}
+		if err := exp.Delete(deadExp[i]); err != nil {
+			return 0, err
+		}
+	}
+	return len(dead), nil
+}
+
+func (t *txn) CountIdempotency() int { return t.tx.Bucket(bIdem).Stats().KeyN }
 
 func (t *txn) PurgeIdempotency(cutoff time.Time) (int, error) {
 	exp, idem := t.tx.Bucket(bIdemExp), t.tx.Bucket(bIdem)

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ctlUsage lists the control subcommands: each is one call of the /_sim
+// control API, for scripts that would rather not write curl lines.
+const ctlUsage = `usage: dubsim ctl [--url URL] COMMAND [ARGS]
+
+  clock                          GET  /_sim/clock
+  advance SECONDS                POST /_sim/clock/advance
+  scale FACTOR                   POST /_sim/clock/scale
+  freeze | resume                POST /_sim/clock/freeze | resume
+  reset [API_KEY]                POST /_sim/reset (everything, or one account)
+  state [API_KEY]                GET  /_sim/state
+  account PLAN [BALANCE] [retranslation] [cloning]
+                                 POST /_sim/accounts
+  fixtures FILE.json             POST /_sim/fixtures
+  outcome PROJECT_ID error|ready [MESSAGE]
+                                 POST /_sim/projects/{id}/outcome
+  outcomes                       GET  /_sim/outcomes
+  outcome-add JSON               POST /_sim/outcomes
+  faults                         GET  /_sim/faults
+  fault-add JSON                 POST /_sim/faults
+  fault-rm ID | fault-clear      DELETE /_sim/faults/{id} | /_sim/faults
+  requests [QUERY]               GET  /_sim/requests?QUERY (e.g. "status=4xx&key=dubsim-pro")
+  requests-clear                 DELETE /_sim/requests
+  verify JSON                    POST /_sim/requests/verify
+  report API_KEY [text]          GET  /_sim/report
+  raw METHOD PATH [JSON]         any control call
+
+The URL defaults to $DUBSIM_URL, else http://localhost:8080. The answer is printed;
+the exit status is 1 when the simulator answers an error.`
+
+type ctlCall struct {
+	method, path string
+	body         []byte
+}
+
+func ctlRequest(args []string) (ctlCall, error) {
+	bad := func() (ctlCall, error) {
+		return ctlCall{}, fmt.Errorf("bad arguments for %q\n\n%s", strings.Join(args, " "), ctlUsage)
+	}
+	if len(args) == 0 {
+		return bad()
+	}
+	cmd, rest := args[0], args[1:]
+	arg := func(i int) string {
+		if i < len(rest) {
+			return rest[i]
+		}
+		return ""
+	}
+	jsonBody := func(v any) []byte { b, _ := json.Marshal(v); return b }
+	switch {
+	case cmd == "clock" && len(rest) == 0:
+		return ctlCall{"GET", "/_sim/clock", nil}, nil
+	case cmd == "advance" && len(rest) == 1:
+		s, err := strconv.ParseFloat(arg(0), 64)
+		if err != nil {
+			return bad()
+		}
+		return ctlCall{"POST", "/_sim/clock/advance", jsonBody(map[string]float64{"seconds": s})}, nil
+	case cmd == "scale" && len(rest) == 1:
+		s, err := strconv.ParseFloat(arg(0), 64)
+		if err != nil {
+			return bad()
+		}
+		return ctlCall{"POST", "/_sim/clock/scale", jsonBody(map[string]float64{"time_scale": s})}, nil
+	case (cmd == "freeze" || cmd == "resume") && len(rest) == 0:
+		return ctlCall{"POST", "/_sim/clock/" + cmd, nil}, nil
+	case cmd == "reset" && len(rest) <= 1:
+		if arg(0) == "" {
+			return ctlCall{"POST", "/_sim/reset", nil}, nil
+		}
+		return ctlCall{"POST", "/_sim/reset", jsonBody(map[string]string{"api_key": arg(0)})}, nil
+	case cmd == "state" && len(rest) <= 1:
+		return ctlCall{"GET", "/_sim/state" + query("api_key", arg(0)), nil}, nil
+	case cmd == "account" && len(rest) >= 1:
+		body := map[string]any{"plan": arg(0)}
+		for _, a := range rest[1:] {
+			switch a {
+			case "retranslation":
+				body["retranslation_enabled"] = true
+			case "cloning":
+				body["cloning_enabled"] = true
+			default:
+				n, err := strconv.ParseInt(a, 10, 64)
+				if err != nil {
+					return bad()
+				}
+				body["balance_minutes"] = n
+			}
+		}
+		return ctlCall{"POST", "/_sim/accounts", jsonBody(body)}, nil
+	case cmd == "fixtures" && len(rest) == 1:
+		b, err := os.ReadFile(arg(0))
+		if err != nil {
+			return ctlCall{}, err
+		}
+		return ctlCall{"POST", "/_sim/fixtures", b}, nil
+	case cmd == "outcome" && (len(rest) == 2 || len(rest) == 3):
+		return ctlCall{"POST", "/_sim/projects/" + url.PathEscape(arg(0)) + "/outcome", jsonBody(map[string]string{"outcome": arg(1), "error_message": arg(2)})}, nil
+	case cmd == "outcomes" && len(rest) == 0:
+		return ctlCall{"GET", "/_sim/outcomes", nil}, nil
+	case cmd == "outcome-add" && len(rest) == 1:
+		return ctlCall{"POST", "/_sim/outcomes", []byte(arg(0))}, nil
+	case cmd == "faults" && len(rest) == 0:
+		return ctlCall{"GET", "/_sim/faults", nil}, nil
+	case cmd == "fault-add" && len(rest) == 1:
+		return ctlCall{"POST", "/_sim/faults", []byte(arg(0))}, nil
+	case cmd == "fault-rm" && len(rest) == 1:
+		return ctlCall{"DELETE", "/_sim/faults/" + url.PathEscape(arg(0)), nil}, nil
+	case cmd == "fault-clear" && len(rest) == 0:
+		return ctlCall{"DELETE", "/_sim/faults", nil}, nil
+	case cmd == "requests" && len(rest) <= 1:
+		p := "/_sim/requests"
+		if arg(0) != "" {
+			p += "?" + strings.TrimPrefix(arg(0), "?")
+		}
+		return ctlCall{"GET", p, nil}, nil
+	case cmd == "requests-clear" && len(rest) == 0:
+		return ctlCall{"DELETE", "/_sim/requests", nil}, nil
+	case cmd == "verify" && len(rest) == 1:
+		return ctlCall{"POST", "/_sim/requests/verify", []byte(arg(0))}, nil
+	case cmd == "report" && (len(rest) == 1 || (len(rest) == 2 && arg(1) == "text")):
+		q := "?api_key=" + url.QueryEscape(arg(0))
+		if arg(1) == "text" {
+			q += "&format=text"
+		}
+		return ctlCall{"GET", "/_sim/report" + q, nil}, nil
+	case cmd == "raw" && (len(rest) == 2 || len(rest) == 3):
+		var body []byte
+		if arg(2) != "" {
+			body = []byte(arg(2))
+		}
+		return ctlCall{strings.ToUpper(arg(0)), arg(1), body}, nil
+	}
+	return bad()
+}
+
+func query(key, value string) string {
+	if value == "" {
+		return ""
+	}
+	return "?" + key + "=" + url.QueryEscape(value)
+}
+
+// runCtl runs one control subcommand against a running dubsim.
+func runCtl(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dubsim ctl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, ctlUsage) }
+	base := getenv("DUBSIM_URL")
+	if base == "" {
+		base = "http://localhost:8080"
+	}
+	fs.StringVar(&base, "url", base, "base URL of the simulator")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	call, err := ctlRequest(fs.Args())
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(call.method, strings.TrimRight(base, "/")+call.path, bytes.NewReader(call.body))
+	if err != nil {
+		return err
+	}
+	if call.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(stdout, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("%s %s: HTTP %d", call.method, call.path, resp.StatusCode)
+	}
+	return nil
+}

@@ -1,0 +1,381 @@
+package journal
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// Defaults of Config.
+const (
+	DefaultCapacity        = 1000
+	DefaultMaxBody         = 8 << 10
+	DefaultMinPollInterval = 2 * time.Second
+)
+
+// Bounds of the parts of an entry that are not bodies, so that an entry's
+// size never depends on what a client sends.
+const (
+	maxURLPart     = 4 << 10 // path and raw query
+	maxHeaderValue = 512     // each header of interest, and the API key
+	maxNotes       = 16      // notes per request
+	maxNoteKey     = 64
+	maxNoteValue   = 256
+)
+
+// Config configures a Journal. Zero fields take their defaults.
+type Config struct {
+	// Capacity is the number of entries kept; older ones are overwritten.
+	Capacity int
+	// MaxBody is the number of bytes kept of a request body, and of a
+	// response body (kept only for status >= 400).
+	MaxBody int
+	// Now tells real time (default time.Now).
+	Now func() time.Time
+	// SimNow tells simulated time; optional (entries then carry no sim_time).
+	SimNow func() time.Time
+	// MinPollInterval is the shortest acceptable interval between two reads
+	// of the same resource (rule polling-too-fast).
+	MinPollInterval time.Duration
+}
+
+// Journal records the requests that pass through its Middleware in a ring
+// buffer of Config.Capacity entries. It is safe for concurrent use.
+type Journal struct {
+	capacity int
+	maxBody  int
+	now      func() time.Time
+	simNow   func() time.Time
+	minPoll  time.Duration
+
+	mu      sync.RWMutex
+	ring    []Entry // len grows to capacity, then entries are overwritten
+	next    int     // index of the oldest entry once the ring is full
+	seq     uint64  // last sequence id handed out; never reset
+	total   uint64  // entries recorded since the last Reset
+	dropped uint64  // entries overwritten since the last Reset
+}
+
+// New returns an empty journal.
+func New(cfg Config) *Journal {
+	j := &Journal{capacity: cfg.Capacity, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval}
+	if j.capacity <= 0 {
+		j.capacity = DefaultCapacity
+	}
+	if j.maxBody <= 0 {
+		j.maxBody = DefaultMaxBody
+	}
+	if j.now == nil {
+		j.now = time.Now
+	}
+	if j.minPoll <= 0 {
+		j.minPoll = DefaultMinPollInterval
+	}
+	j.ring = make([]Entry, 0, j.capacity)
+	return j
+}
+
+// Interface names of Entry.Interface.
+const (
+	InterfacePlatform = "platform"
+	InterfaceFiles    = "files"
+	InterfaceControl  = "control"
+	InterfaceOther    = "other"
+)
+
+// interfaces maps path prefixes to interface names, first match wins. The
+// studio interface will also live under /api/; split it here (by its paths)
+// when it arrives.
+var interfaces = []struct{ prefix, name string }{
+	{"/api/", InterfacePlatform},
+	{"/files/", InterfaceFiles},
+	{"/_sim/", InterfaceControl},
+}
+
+// InterfaceOf names the interface a request path belongs to.
+func InterfaceOf(path string) string {
+	for _, i := range interfaces {
+		if strings.HasPrefix(path, i.prefix) {
+			return i.name
+		}
+	}
+	return InterfaceOther
+}
+
+// Headers of interest, as recorded in Entry.Headers. The first four are the
+// request's, the last two the response's.
+const (
+	HeaderContentType        = "Content-Type"
+	HeaderIdempotencyKey     = "Idempotency-Key"
+	HeaderUserAgent          = "User-Agent"
+	HeaderContentLength      = "Content-Length"
+	HeaderIdempotentReplayed = "Idempotent-Replayed"
+	HeaderRetryAfter         = "Retry-After"
+)
+
+var (
+	requestHeaders  = []string{HeaderContentType, HeaderIdempotencyKey, HeaderUserAgent, HeaderContentLength}
+	responseHeaders = []string{HeaderIdempotentReplayed, HeaderRetryAfter}
+)
+
+func isRecordedHeader(name string) bool {
+	for _, h := range requestHeaders {
+		if h == name {
+			return true
+		}
+	}
+	for _, h := range responseHeaders {
+		if h == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Entry is one recorded request.
+type Entry struct {
+	// Seq is the sequence id, handed out when the request completes; ids are
+	// never reused, also across Reset.
+	Seq uint64
+	// Time is the real time the request arrived; SimTime the simulated time
+	// then (zero without Config.SimNow).
+	Time     time.Time
+	SimTime  time.Time
+	Duration time.Duration
+
+	Method    string
+	Path      string
+	RawQuery  string
+	APIKey    string // the bearer token; "" when none
+	Interface string // platform, files, control or other
+
+	// Headers holds the headers of interest that were present (canonical
+	// names): Content-Type, Idempotency-Key, User-Agent, Content-Length of
+	// the request; Idempotent-Replayed, Retry-After of the response.
+	Headers map[string]string
+
+	// RequestBody is the first MaxBody bytes of the request body.
+	RequestBody string
+	// RequestBodySize counts the body bytes read (by the handler, then by
+	// the journal up to MaxBody); RequestBodyTruncated says RequestBody is
+	// not the whole body.
+	RequestBodySize      int64
+	RequestBodyTruncated bool
+
+	// Status is the response status; 0 when the handler aborted.
+	Status int
+	// ResponseBody is the first MaxBody bytes of the response, kept only
+	// when Status >= 400.
+	ResponseBody          string
+	ResponseBodyTruncated bool
+	ResponseBytes         int64
+
+	// Aborted: the handler panicked (http.ErrAbortHandler or another
+	// panic), so the client saw a dropped connection.
+	Aborted bool
+	// Truncated: the response declared a Content-Length and fewer bytes
+	// were sent.
+	Truncated bool
+
+	// Fault is the id of the fault rule applied to the request (SetFault).
+	Fault string
+	// Notes are other annotations (SetNote).
+	Notes map[string]string
+}
+
+// End returns the real time the request completed.
+func (e Entry) End() time.Time { return e.Time.Add(e.Duration) }
+
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeFormat)
+}
+
+// entryJSON is the wire form of an Entry.
+type entryJSON struct {
+	Seq                   uint64            `json:"seq"`
+	Time                  string            `json:"time"`
+	SimTime               string            `json:"sim_time,omitempty"`
+	DurationMS            float64           `json:"duration_ms"`
+	Interface             string            `json:"interface"`
+	Method                string            `json:"method"`
+	Path                  string            `json:"path"`
+	Query                 string            `json:"query,omitempty"`
+	APIKey                string            `json:"api_key"`
+	Headers               map[string]string `json:"headers"`
+	RequestBody           string            `json:"request_body,omitempty"`
+	RequestBodySize       int64             `json:"request_body_size"`
+	RequestBodyTruncated  bool              `json:"request_body_truncated,omitempty"`
+	Status                int               `json:"status"`
+	ResponseBody          string            `json:"response_body,omitempty"`
+	ResponseBodyTruncated bool              `json:"response_body_truncated,omitempty"`
+	ResponseBytes         int64             `json:"response_bytes"`
+	Aborted               bool              `json:"aborted"`
+	Truncated             bool              `json:"truncated"`
+	Fault                 string            `json:"fault,omitempty"`
+	Notes                 map[string]string `json:"notes,omitempty"`
+}
+
+// MarshalJSON writes the entry with snake_case fields, control API
+// timestamps (UTC, milliseconds) and the duration in milliseconds.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	h := e.Headers
+	if h == nil {
+		h = map[string]string{}
+	}
+	return json.Marshal(entryJSON{
+		Seq: e.Seq, Time: formatTime(e.Time), SimTime: formatTime(e.SimTime),
+		DurationMS: float64(e.Duration.Microseconds()) / 1000, Interface: e.Interface,
+		Method: e.Method, Path: e.Path, Query: e.RawQuery, APIKey: e.APIKey, Headers: h,
+		RequestBody: e.RequestBody, RequestBodySize: e.RequestBodySize, RequestBodyTruncated: e.RequestBodyTruncated,
+		Status: e.Status, ResponseBody: e.ResponseBody, ResponseBodyTruncated: e.ResponseBodyTruncated,
+		ResponseBytes: e.ResponseBytes, Aborted: e.Aborted, Truncated: e.Truncated, Fault: e.Fault, Notes: e.Notes,
+	})
+}
+
+func (e Entry) clone() Entry {
+	e.Headers = maps.Clone(e.Headers)
+	e.Notes = maps.Clone(e.Notes)
+	return e
+}
+
+// add stores e with the next sequence id, overwriting the oldest entry when
+// the ring is full.
+func (j *Journal) add(e Entry) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.seq++
+	e.Seq = j.seq
+	j.total++
+	if len(j.ring) < j.capacity {
+		j.ring = append(j.ring, e)
+		return
+	}
+	j.ring[j.next] = e
+	j.next = (j.next + 1) % j.capacity
+	j.dropped++
+}
+
+// snapshot returns the stored entries, oldest first. The entries share their
+// maps with the ring; callers must not change them.
+func (j *Journal) snapshot() ([]Entry, Stats) {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	out := make([]Entry, 0, len(j.ring))
+	out = append(out, j.ring[j.next:]...)
+	out = append(out, j.ring[:j.next]...)
+	return out, j.statsLocked()
+}
+
+// Stats describes the journal's fill.
+type Stats struct {
+	Capacity int    `json:"capacity"`
+	MaxBody  int    `json:"max_body"`
+	Stored   int    `json:"stored"`
+	Total    uint64 `json:"total"`    // recorded since the last Reset
+	Dropped  uint64 `json:"dropped"`  // overwritten because the ring was full
+	LastSeq  uint64 `json:"last_seq"` // the newest sequence id handed out
+}
+
+// Stats returns the journal's fill.
+func (j *Journal) Stats() Stats {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	return j.statsLocked()
+}
+
+func (j *Journal) statsLocked() Stats {
+	return Stats{Capacity: j.capacity, MaxBody: j.maxBody, Stored: len(j.ring), Total: j.total, Dropped: j.dropped, LastSeq: j.seq}
+}
+
+// Reset forgets every entry. Sequence ids carry on, so an id never names
+// two requests.
+func (j *Journal) Reset() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	clear(j.ring)
+	j.ring = j.ring[:0]
+	j.next, j.total, j.dropped = 0, 0, 0
+}
+
+// Filter selects entries. Zero fields select everything.
+type Filter struct {
+	Method string // case-insensitive
+	Path   string // exact, or a glob where * matches any run of characters
+	Status Status
+	APIKey string
+	Since  uint64 // only entries with a greater sequence id
+	Limit  int    // at most this many (the newest); 0: no limit
+}
+
+func (f Filter) match(e *Entry) bool {
+	return e.Seq > f.Since && matchMethod(f.Method, e.Method) && matchPath(f.Path, e.Path) &&
+		f.Status.Match(e.Status) && (f.APIKey == "" || f.APIKey == e.APIKey)
+}
+
+func matchMethod(want, got string) bool { return want == "" || strings.EqualFold(want, got) }
+func matchPath(pattern, path string) bool {
+	return pattern == "" || sim.GlobMatch(pattern, path)
+}
+
+// Entries returns the entries f selects, newest first (the most recent
+// request is the first element; with Limit, the newest Limit entries).
+// The entries are copies.
+func (j *Journal) Entries(f Filter) []Entry {
+	out, _ := j.entries(f)
+	return out
+}
+
+// entries returns the selection and the stats of the same moment.
+func (j *Journal) entries(f Filter) ([]Entry, Stats) {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	out := []Entry{}
+	n := len(j.ring)
+	for i := n - 1; i >= 0; i-- {
+		e := &j.ring[(j.next+i)%n]
+		if !f.match(e) {
+			continue
+		}
+		out = append(out, e.clone())
+		if f.Limit > 0 && len(out) == f.Limit {
+			break
+		}
+	}
+	return out, j.statsLocked()
+}
+
+// isOwnEndpoint reports whether a request is to the journal's own routes
+// (mounted under /_sim). They are not recorded: reading or verifying must
+// not change the journal, and a reset journal must be empty.
+func isOwnEndpoint(method, path string) bool {
+	switch path {
+	case controlPrefix + pathRequests:
+		return method == http.MethodGet || method == http.MethodHead || method == http.MethodDelete
+	case controlPrefix + pathVerify:
+		return method == http.MethodPost
+	case controlPrefix + pathReport:
+		return method == http.MethodGet || method == http.MethodHead
+	}
+	return false
+}
+
+// clip returns at most n bytes of s, cut at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

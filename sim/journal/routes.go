@@ -1,0 +1,239 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/go-chi/chi/v5"
+)
+
+// Routes of the journal, relative to the control API's mount point.
+const (
+	controlPrefix = "/_sim"
+	pathRequests  = "/requests"
+	pathVerify    = "/requests/verify"
+	pathReport    = "/report"
+
+	maxVerifyBody = 64 << 10
+)
+
+// Routes returns the journal's routes, to be mounted at /_sim:
+//
+//	GET    /requests         entries and stats (filters: method, path, status, key, since, limit)
+//	DELETE /requests         forget every entry
+//	POST   /requests/verify  count requests against a Matcher
+//	GET    /report           the conformance report of one API key (api_key, format)
+//
+// Unknown routes and methods answer in the control envelope.
+func (j *Journal) Routes() chi.Router {
+	r := chi.NewRouter()
+	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeRoute, "No control route %s %s", r.Method, r.URL.Path)
+	}))
+	r.MethodNotAllowed(handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+	}))
+	j.Register(r)
+	return r
+}
+
+// Register adds the journal's routes to an existing router (such as the
+// control API's), for a caller that mounts one router at /_sim.
+func (j *Journal) Register(r chi.Router) {
+	r.Get(pathRequests, handle(j.handleList))
+	r.Delete(pathRequests, handle(j.handleReset))
+	r.Post(pathVerify, handle(j.handleVerify))
+	r.Get(pathReport, handle(j.handleReport))
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts h: a returned error is written once, by writeError.
+func handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, err)
+		}
+	}
+}
+
+// envelope is the control API's error body.
+type envelope struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+// writeError writes every error of the journal's routes, in the control
+// envelope. Errors that are not domain errors are masked.
+func writeError(w http.ResponseWriter, err error) {
+	status, name := http.StatusInternalServerError, "InternalServerError"
+	switch sim.ErrorCode(err) {
+	case sim.CodeValidation:
+		status, name = http.StatusBadRequest, "ValidationError"
+	case sim.CodeTooLarge:
+		status, name = http.StatusRequestEntityTooLarge, "ValidationError"
+	case sim.CodeRoute, sim.CodeNotFound:
+		status, name = http.StatusNotFound, "NotFoundError"
+	case sim.CodeMethod:
+		status, name = http.StatusMethodNotAllowed, "MethodNotAllowedError"
+	}
+	msg := sim.ErrorMessage(err)
+	if msg == "" || status == http.StatusInternalServerError {
+		msg = sim.MsgInternal
+	}
+	writeJSON(w, status, envelope{Error: name, Message: msg})
+}
+
+// writeJSON writes every success body; headers are set before the body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(envelope{Error: "InternalServerError", Message: sim.MsgInternal})
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+type listResponse struct {
+	Requests []Entry `json:"requests"`
+	Stats    Stats   `json:"stats"`
+}
+
+// handleList serves GET /requests.
+func (j *Journal) handleList(w http.ResponseWriter, r *http.Request) error {
+	f, err := parseFilterQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	entries, stats := j.entries(f)
+	writeJSON(w, http.StatusOK, listResponse{Requests: entries, Stats: stats})
+	return nil
+}
+
+// handleReset serves DELETE /requests.
+func (j *Journal) handleReset(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.RawQuery != "" {
+		return sim.Errorf(sim.CodeValidation, "DELETE %s takes no query parameters; got %q", r.URL.Path, r.URL.RawQuery)
+	}
+	j.Reset()
+	writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
+	return nil
+}
+
+// handleVerify serves POST /requests/verify.
+func (j *Journal) handleVerify(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxVerifyBody))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, maxVerifyBody)
+		}
+		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
+	}
+	if !isJSONType(r.Header.Get("Content-Type")) {
+		return sim.Errorf(sim.CodeValidation, sim.MsgContentType)
+	}
+	m, err := decodeMatcher(body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, j.Verify(m))
+	return nil
+}
+
+var reportParams = []string{"api_key", "format"}
+
+// handleReport serves GET /report?api_key=...[&format=json|text].
+func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return sim.Errorf(sim.CodeValidation, "Malformed query string: %s", err)
+	}
+	if err := checkParams(q, reportParams); err != nil {
+		return err
+	}
+	key := q.Get("api_key")
+	if key == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "api_key")
+	}
+	text := false
+	switch f := q.Get("format"); f {
+	case "":
+		text = prefersText(r.Header.Get("Accept"))
+	case "json":
+	case "text":
+		text = true
+	default:
+		return sim.Errorf(sim.CodeValidation, "format must be json or text; got %q", f)
+	}
+	rep := j.Report(key)
+	if text {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, rep.Text())
+		return nil
+	}
+	writeJSON(w, http.StatusOK, rep)
+	return nil
+}
+
+// isJSONType reports whether a Content-Type names JSON (application/json
+// or a +json type).
+func isJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// prefersText reports whether an Accept header gives text/plain a higher
+// quality than application/json. Each type takes the quality of the most
+// specific range that covers it; ties go to JSON.
+func prefersText(accept string) bool {
+	if accept == "" {
+		return false
+	}
+	qText, qJSON := acceptQuality(accept, "text", "plain"), acceptQuality(accept, "application", "json")
+	return qText > qJSON
+}
+
+func acceptQuality(accept, typ, sub string) float64 {
+	best, q := -1, 0.0
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		t, s, _ := strings.Cut(mt, "/")
+		spec := -1
+		switch {
+		case t == typ && s == sub:
+			spec = 2
+		case t == typ && s == "*":
+			spec = 1
+		case t == "*" && s == "*":
+			spec = 0
+		}
+		if spec <= best {
+			continue
+		}
+		v := 1.0
+		if qs, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(qs, 64); err == nil && f >= 0 && f <= 1 {
+				v = f
+			}
+		}
+		best, q = spec, v
+	}
+	return q
+}

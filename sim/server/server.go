@@ -1,0 +1,115 @@
+// Package server assembles a dubsim instance from its parts: the engine over
+// a store and a clock, the platform API, the control API with the request
+// journal and the fault rules, and the middleware chain in front of them.
+// cmd/dubsim uses it with flags and a real listener; tests (and the Go
+// client for tests) use it in-process.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/faults"
+	"github.com/dubsim/dubsim/sim/journal"
+	"github.com/dubsim/dubsim/sim/media"
+	"github.com/dubsim/dubsim/sim/platform"
+	"github.com/dubsim/dubsim/sim/statemachine"
+	"github.com/go-chi/chi/v5"
+)
+
+// Config is everything an instance is made of.
+type Config struct {
+	Store     sim.Store
+	Clock     statemachine.Clock
+	Fixtures  *sim.Fixtures
+	FixtureFS fs.FS
+	Seed      uint64
+	Timing    sim.Timing
+	Log       *slog.Logger
+
+	FetchHosts []string
+	MediaHTTP  *http.Client // nil: a default client
+
+	PublicURL           string
+	RejectUnknownFields bool
+	CreateStatus        int
+
+	NoControl       bool
+	JournalSize     int
+	MinPollInterval time.Duration
+}
+
+// Server is an assembled instance.
+type Server struct {
+	Engine  *statemachine.Engine
+	Journal *journal.Journal
+	Faults  *faults.Faults
+	// Handler serves every interface: the platform API, output files and,
+	// unless NoControl, the control API under /_sim/.
+	Handler http.Handler
+}
+
+// Compile-time checks of the wiring.
+var (
+	_ statemachine.Prober = (*media.Resolver)(nil)
+	_ platform.Service    = (*statemachine.Engine)(nil)
+	_ control.Controller  = (*statemachine.Engine)(nil)
+)
+
+// New assembles an instance and starts its engine (clock restored, fixture
+// accounts ensured).
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ids := sim.NewIDs(cfg.Seed)
+	s := &Server{}
+	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return s.Engine.Fixtures().MediaRules },
+		AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP}
+	s.Engine = statemachine.New(statemachine.Config{
+		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
+		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
+	})
+	if err := s.Engine.Start(ctx); err != nil {
+		return nil, err
+	}
+	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval})
+	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) }})
+
+	api := platform.New(platform.Config{
+		Service: s.Engine, Log: log, PublicURL: cfg.PublicURL,
+		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus,
+	})
+	root := chi.NewRouter()
+	if !cfg.NoControl {
+		root.Mount("/_sim", control.New(s.Engine, log,
+			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
+			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
+		).Routes())
+	}
+	root.Mount("/", api.Routes())
+	s.Handler = s.Journal.Middleware(s.Faults.Middleware(root))
+	return s, nil
+}
+
+// Envelope renders an error body in the envelope of the interface a request
+// belongs to, for injected faults.
+func Envelope(r *http.Request, status int, name, message string) (string, []byte) {
+	var v any
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/_sim/"):
+		v = control.Envelope{Error: name, Message: message}
+	default:
+		v = platform.Envelope{Error: name, Message: message}
+	}
+	b, _ := json.Marshal(v)
+	return "application/json; charset=utf-8", append(b, '\n')
+}
