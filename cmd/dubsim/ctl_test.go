@@ -1,0 +1,78 @@
+package main
+
+import (
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCtlRequest(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args               []string
+		method, path, body string
+		wantErr            bool
+	}{
+		{args: []string{"clock"}, method: "GET", path: "/_sim/clock"},
+		{args: []string{"advance", "90.5"}, method: "POST", path: "/_sim/clock/advance", body: `{"seconds":90.5}`},
+		{args: []string{"advance", "soon"}, wantErr: true},
+		{args: []string{"scale", "60"}, method: "POST", path: "/_sim/clock/scale", body: `{"time_scale":60}`},
+		{args: []string{"freeze"}, method: "POST", path: "/_sim/clock/freeze"},
+		{args: []string{"resume"}, method: "POST", path: "/_sim/clock/resume"},
+		{args: []string{"reset"}, method: "POST", path: "/_sim/reset"},
+		{args: []string{"reset", "dubsim-pro"}, method: "POST", path: "/_sim/reset", body: `{"api_key":"dubsim-pro"}`},
+		{args: []string{"state", "a b"}, method: "GET", path: "/_sim/state?api_key=a+b"},
+		{args: []string{"account", "pro", "120", "retranslation", "cloning"}, method: "POST", path: "/_sim/accounts",
+			body: `{"balance_minutes":120,"cloning_enabled":true,"plan":"pro","retranslation_enabled":true}`},
+		{args: []string{"account", "pro", "lots"}, wantErr: true},
+		{args: []string{"outcome", "123456789", "error", "Boom"}, method: "POST", path: "/_sim/projects/123456789/outcome", body: `{"error_message":"Boom","outcome":"error"}`},
+		{args: []string{"fault-add", `{"action":{"type":"drop"}}`}, method: "POST", path: "/_sim/faults", body: `{"action":{"type":"drop"}}`},
+		{args: []string{"fault-rm", "flt_1"}, method: "DELETE", path: "/_sim/faults/flt_1"},
+		{args: []string{"requests", "status=4xx"}, method: "GET", path: "/_sim/requests?status=4xx"},
+		{args: []string{"report", "dubsim-pro", "text"}, method: "GET", path: "/_sim/report?api_key=dubsim-pro&format=text"},
+		{args: []string{"raw", "get", "/_sim/state"}, method: "GET", path: "/_sim/state"},
+		{args: []string{"nonsense"}, wantErr: true},
+		{args: nil, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			c, err := ctlRequest(tc.args)
+			if tc.wantErr {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "usage: dubsim ctl")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.method, c.method)
+			assert.Equal(t, tc.path, c.path)
+			assert.Equal(t, tc.body, string(c.body))
+		})
+	}
+}
+
+func TestCtlAgainstARunningInstance(t *testing.T) {
+	t.Parallel()
+	in := start(t, "--data", filepath.Join(t.TempDir(), "d.db"), "--time-scale", "0")
+	defer func() { assert.NoError(t, in.stop()) }()
+	getenv := func(k string) string {
+		if k == "DUBSIM_URL" {
+			return in.base
+		}
+		return ""
+	}
+	var out strings.Builder
+	require.NoError(t, run(t.Context(), []string{"ctl", "advance", "60"}, getenv, &out, io.Discard))
+	assert.Contains(t, out.String(), `"now"`)
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"ctl", "account", "pro", "5"}, getenv, &out, io.Discard))
+	assert.Contains(t, out.String(), `"plan":"pro"`)
+	out.Reset()
+	err := run(t.Context(), []string{"ctl", "--url", in.base, "outcome", "1", "error"}, func(string) string { return "" }, &out, io.Discard)
+	assert.EqualError(t, err, "POST /_sim/projects/1/outcome: HTTP 404", "an error answer is a failing exit")
+	assert.Contains(t, out.String(), "NotFoundError")
+}
