@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -167,7 +168,7 @@ type fakeAPI struct {
 	mu    sync.Mutex
 	next  int
 	projs map[string]sim.ProjectStatus
-	fault map[string][]string // "METHOD path" -> actions: "429", "500", "abort", "truncate"
+	fault map[string][]string // "METHOD path" -> actions: "409", "429", "500", "503", "abort", "truncate"
 }
 
 func newFakeAPI(c *clock) *fakeAPI {
@@ -315,9 +316,10 @@ func (f *fakeAPI) handler() http.Handler {
 			journal.SetFault(req.Context(), "rate-limit-1")
 			w.Header().Set("Retry-After", "5")
 			writeErr(w, 429, "RateLimitError", "Too many requests")
-		case "500":
-			journal.SetFault(req.Context(), "error-500")
-			writeErr(w, 500, "InternalServerError", "Internal error")
+		case "409", "500", "503":
+			journal.SetFault(req.Context(), "status-"+action)
+			code, _ := strconv.Atoi(action)
+			writeErr(w, code, http.StatusText(code), "Injected "+action)
 		case "abort":
 			journal.SetFault(req.Context(), "drop")
 			panic(http.ErrAbortHandler)

@@ -360,11 +360,11 @@ func (j *Journal) entries(f Filter) ([]Entry, Stats) {
 func isOwnEndpoint(method, path string) bool {
 	switch path {
 	case controlPrefix + pathRequests:
-		return method == http.MethodGet || method == http.MethodHead || method == http.MethodDelete
+		return method == http.MethodGet || method == http.MethodDelete
 	case controlPrefix + pathVerify:
 		return method == http.MethodPost
 	case controlPrefix + pathReport:
-		return method == http.MethodGet || method == http.MethodHead
+		return method == http.MethodGet
 	}
 	return false
 }

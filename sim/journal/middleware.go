@@ -199,9 +199,10 @@ func (t *teeBody) keep(p []byte) {
 	t.buf.write(p, t.hint)
 }
 
-// capture keeps the first limit bytes written to it. It never allocates
-// more than limit bytes, and when the size is known up front (a
-// Content-Length) the kept bytes become the entry's string without a copy.
+// capture keeps the first limit bytes written to it. It never asks for
+// more than limit bytes (the allocator rounds up to its size class), and
+// when the size is known up front (a Content-Length) the kept bytes become
+// the entry's string without a copy.
 type capture struct {
 	b     *strings.Builder
 	limit int

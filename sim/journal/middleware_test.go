@@ -474,7 +474,7 @@ func TestConcurrentUse(t *testing.T) {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			for {
+			for i := 0; i < 200; i++ { // bounded: spinning readers would starve the writers
 				select {
 				case <-stop:
 					return

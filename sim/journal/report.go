@@ -154,10 +154,10 @@ var rules = []rule{
 			"fresh unique key per operation and the same key when retrying it. Validation requests (dry runs) are not counted."),
 		checkIdempotencyKey},
 	{RuleRetryWithoutChange, SeverityWarning, "Request repeated unchanged after a 4xx answer",
-		fixed("The same request (method, path, query, Content-Type and body) was sent again after a 4xx answer and got the same status. " +
+		fixed("The same request (method, path, query, Content-Type and body) was sent again after a 4xx answer and got the same answer. " +
 			"A 4xx says the request is wrong or not allowed now; repeating it unchanged cannot succeed and only adds load. Fix the request " +
 			"or wait for what it depends on. Not counted: retries after 408, 409, 425 and 429, which invite a retry, and retries that got " +
-			"another answer (the state changed meanwhile: the project finished, the account was created)."),
+			"another status or error message (the state changed meanwhile: the project finished, the account was created)."),
 		checkRetryWithoutChange},
 	{RulePollingTooFast, SeverityWarning, "Polling faster than the minimum interval",
 		func(a *analysis) string {
@@ -358,7 +358,7 @@ func describeContentType(ct string) string {
 }
 
 func bodyExcerpt(e *Entry) string {
-	return describeContentType(e.Headers[HeaderContentType]) + "; body " + excerpt(e.RequestBody, 60)
+	return describeContentType(e.Headers[HeaderContentType]) + "; body " + excerpt(e.RequestBody, 80)
 }
 
 func answered(e *Entry) string {
@@ -366,7 +366,7 @@ func answered(e *Entry) string {
 	case e.Aborted:
 		return "connection dropped"
 	case e.Status >= 400:
-		return fmt.Sprintf("answered %d %q", e.Status, excerpt(errorMessage(e), 60))
+		return fmt.Sprintf("answered %d %q", e.Status, excerpt(errorMessage(e), 80))
 	}
 	return fmt.Sprintf("answered %d", e.Status)
 }
@@ -447,7 +447,7 @@ func checkRetryWithoutChange(a *analysis) ([]hit, string) {
 		id := strings.Join([]string{e.Method, e.Path, e.RawQuery, e.Headers[HeaderContentType],
 			strconv.FormatInt(e.RequestBodySize, 10), e.RequestBody}, "\x00")
 		if prev, ok := last[id]; ok && prev.Status >= 400 && prev.Status < 500 &&
-			!slices.Contains(retryStatuses, prev.Status) && e.Status == prev.Status {
+			!slices.Contains(retryStatuses, prev.Status) && e.Status == prev.Status && errorMessage(e) == errorMessage(prev) {
 			hits = append(hits, hit{e, fmt.Sprintf("identical to #%d, which was %s; answered %d again", prev.Seq, answered(prev), e.Status)})
 		}
 		last[id] = e
@@ -659,7 +659,7 @@ func checkActionWhileInProgress(a *analysis) ([]hit, string) {
 		} else {
 			retranslations++
 		}
-		hits = append(hits, hit{e, fmt.Sprintf("answered 400 %q", excerpt(msg, 90))})
+		hits = append(hits, hit{e, fmt.Sprintf("answered 400 %q", excerpt(msg, 120))})
 	}
 	return hits, fmt.Sprintf("%s refused (%s, %s)", plural(len(hits), "request", "requests"),
 		plural(deletes, "delete", "deletes"), plural(retranslations, "re-translation", "re-translations"))

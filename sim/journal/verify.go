@@ -243,7 +243,9 @@ func decodeMatcher(body []byte) (Matcher, error) {
 		return Matcher{}, err
 	}
 	m.Method = strings.ToUpper(m.Method)
-	if m.Headers != nil {
+	if len(m.Headers) == 0 {
+		m.Headers = nil
+	} else {
 		h := make(map[string]string, len(m.Headers))
 		for k, v := range m.Headers {
 			h[http.CanonicalHeaderKey(k)] = v
@@ -267,8 +269,11 @@ func jsonError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected end of input")
 	case errors.As(err, &typ):
-		if typ.Field == "" {
+		switch typ.Field {
+		case "":
 			return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
+		case "headers":
+			return sim.Errorf(sim.CodeValidation, "headers must be an object of header names and exact string values; got %s", typ.Value)
 		}
 		return sim.Errorf(sim.CodeValidation, "%s must be %s; got %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -283,8 +288,6 @@ func typeName(goType string) string {
 		return "a string"
 	case "int":
 		return "an integer"
-	case "map[string]string":
-		return "an object of strings"
 	}
 	return "of another type"
 }
