@@ -315,3 +315,68 @@ func TestFaultsAndJournalTogether(t *testing.T) {
 	}
 	assert.Equal(t, 1, faulted, "the journal names the fault rule that answered")
 }
+
+// TestConformanceReportOfASloppyClient scripts a client that breaks the
+// contract in many ways against a real instance and reads the report.
+func TestConformanceReportOfASloppyClient(t *testing.T) {
+	t.Parallel()
+	in := start(t, nil)
+	const key = "dubsim-enterprise"
+	send := func(method, path, ctype, body string) int {
+		req, err := http.NewRequest(method, in.url+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// JSON sent as text/plain, twice without change.
+	assert.Equal(t, 400, send("POST", "/api/v1/projects", "text/plain", `{"source_lang":"en"}`))
+	assert.Equal(t, 400, send("POST", "/api/v1/projects", "text/plain", `{"source_lang":"en"}`))
+	// No Idempotency-Key, then polling with no pause, and a delete while processing.
+	id := in.create(key, "https://cdn.test/sloppy.mp4")
+	for i := 0; i < 3; i++ {
+		send("GET", "/api/v1/projects/"+id, "", "")
+	}
+	assert.Equal(t, 400, send("DELETE", "/api/v1/projects/"+id, "", ""))
+	// A made-up voice key, without reading the catalogue.
+	st, _ := in.call("POST", "/_sim/projects/"+id+"/outcome", "", `{"outcome":"ready"}`)
+	require.Equal(t, 200, st)
+	assert.Equal(t, 400, send("POST", "/api/v1/projects/"+id+"/translations", "application/json",
+		`{"target_script":[{"start_ms":0,"end_ms":900,"text":"Hallo","speaker_id":1}],"target_speakers":[{"speaker_id":1,"style":"feminine","voice_key":"abc123:de-DE-MadeUpNeural"}]}`))
+	// Deleted, then read again.
+	assert.Equal(t, 200, send("DELETE", "/api/v1/projects/"+id, "", ""))
+	assert.Equal(t, 404, send("GET", "/api/v1/projects/"+id, "", ""))
+	// A 429 whose Retry-After is ignored.
+	st, _ = in.call("POST", "/_sim/faults", "", `{"api_key":"dubsim-enterprise","path":"/api/v1/balance","count":1,"action":{"type":"rate_limit","retry_after_seconds":30}}`)
+	require.Equal(t, 201, st)
+	assert.Equal(t, 429, send("GET", "/api/v1/balance", "", ""))
+	assert.Equal(t, 200, send("GET", "/api/v1/balance", "", ""))
+
+	st, rep := in.call("GET", "/_sim/report?api_key="+key, "", "")
+	require.Equal(t, http.StatusOK, st)
+	rules := map[string]bool{}
+	for _, f := range rep["findings"].([]any) {
+		rules[f.(map[string]any)["rule"].(string)] = true
+	}
+	for _, want := range []string{"json-without-content-type", "retry-without-change", "post-without-idempotency-key",
+		"polling-too-fast", "action-while-in-progress", "voice-not-from-catalogue", "request-after-delete", "ignored-retry-after"} {
+		assert.True(t, rules[want], "finding %s in %v", want, rules)
+	}
+
+	req, err := http.NewRequest("GET", in.url+"/_sim/report?api_key="+key+"&format=text", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	text, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(text), "voice-not-from-catalogue")
+
+	_, clean := in.call("GET", "/_sim/report?api_key=dubsim-free", "", "")
+	assert.Empty(t, clean["findings"], "a key that sent nothing has no findings")
+}
