@@ -28,8 +28,8 @@ func TestImportDirection(t *testing.T) {
 		"sim/internal/httpx":  {"sim"},
 		"sim/platform":        {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
 		"sim/control":         {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/faults":          {"sim", "github.com/go-chi/chi/v5"},
-		"sim/journal":         {"sim", "github.com/go-chi/chi/v5"},
+		"sim/faults":          {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/journal":         {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/server":          {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/platform", "sim/statemachine", "github.com/go-chi/chi/v5"},
 		"cmd/dubsim":          nil, // the composition root may import anything
 	}

@@ -1,8 +1,9 @@
 package faults
 
 import (
-	"encoding/json"
 	"errors"
+	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"io"
 	"mime"
 	"net/http"
@@ -85,47 +86,11 @@ func (f *Faults) handleClear(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handle adapts a handler: a returned error is written once, by writeError.
-func handle(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			writeError(w, err)
-		}
-	}
-}
+// api writes this package's errors through the shared adapter, in the
+// control API's envelope, so every /_sim error has one writer.
+var api = httpx.API{Render: control.Render}
 
-// writeError is the one place that writes an error of the fault API, in
-// the control envelope.
-func writeError(w http.ResponseWriter, err error) {
-	status, name := http.StatusInternalServerError, "InternalServerError"
-	switch sim.ErrorCode(err) {
-	case sim.CodeValidation:
-		status, name = http.StatusBadRequest, "ValidationError"
-	case sim.CodeTooLarge:
-		status, name = http.StatusRequestEntityTooLarge, "ValidationError"
-	case sim.CodeNotFound, sim.CodeRoute:
-		status, name = http.StatusNotFound, "NotFoundError"
-	case sim.CodeMethod:
-		status, name = http.StatusMethodNotAllowed, "MethodNotAllowedError"
-	}
-	msg := sim.ErrorMessage(err)
-	if status == http.StatusInternalServerError || msg == "" {
-		msg = sim.MsgInternal
-	}
-	writeJSON(w, status, struct {
-		Error   string `json:"error"`
-		Message string `json:"message"`
-	}{name, msg})
-}
+// handle adapts a handler: a returned error is written once, by api.
+func handle(h httpx.HandlerFunc) http.HandlerFunc { return api.Handle(h) }
 
-// writeJSON writes v as JSON with status; headers are set before the body.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":"InternalServerError","message":"` + sim.MsgInternal + `"}`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httpx.WriteJSON(w, status, v) }

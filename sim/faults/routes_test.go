@@ -105,7 +105,7 @@ func TestRoutesShowHitsAndExpiry(t *testing.T) {
 func TestWriteErrorMasksInternalErrors(t *testing.T) {
 	t.Parallel()
 	rec := httptest.NewRecorder()
-	writeError(rec, http.ErrBodyNotAllowed)
+	api.WriteError(rec, httptest.NewRequest("GET", "/faults", nil), http.ErrBodyNotAllowed)
 	assert.Equal(t, 500, rec.Code)
 	assert.Equal(t, `{"error":"InternalServerError","message":"Internal error; see the dubsim log"}`+"\n", rec.Body.String())
 }

@@ -1,8 +1,9 @@
 package journal
 
 import (
-	"encoding/json"
 	"errors"
+	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"io"
 	"mime"
 	"net/http"
@@ -53,55 +54,14 @@ func (j *Journal) Register(r chi.Router) {
 	r.Get(pathReport, handle(j.handleReport))
 }
 
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+// api writes this package's errors through the shared adapter, in the
+// control API's envelope, so every /_sim error has one writer.
+var api = httpx.API{Render: control.Render}
 
-// handle adapts h: a returned error is written once, by writeError.
-func handle(h handlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			writeError(w, err)
-		}
-	}
-}
+// handle adapts a handler: a returned error is written once, by api.
+func handle(h httpx.HandlerFunc) http.HandlerFunc { return api.Handle(h) }
 
-// envelope is the control API's error body.
-type envelope struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-}
-
-// writeError writes every error of the journal's routes, in the control
-// envelope. Errors that are not domain errors are masked.
-func writeError(w http.ResponseWriter, err error) {
-	status, name := http.StatusInternalServerError, "InternalServerError"
-	switch sim.ErrorCode(err) {
-	case sim.CodeValidation:
-		status, name = http.StatusBadRequest, "ValidationError"
-	case sim.CodeTooLarge:
-		status, name = http.StatusRequestEntityTooLarge, "ValidationError"
-	case sim.CodeRoute, sim.CodeNotFound:
-		status, name = http.StatusNotFound, "NotFoundError"
-	case sim.CodeMethod:
-		status, name = http.StatusMethodNotAllowed, "MethodNotAllowedError"
-	}
-	msg := sim.ErrorMessage(err)
-	if msg == "" || status == http.StatusInternalServerError {
-		msg = sim.MsgInternal
-	}
-	writeJSON(w, status, envelope{Error: name, Message: msg})
-}
-
-// writeJSON writes every success body; headers are set before the body.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b, _ = json.Marshal(envelope{Error: "InternalServerError", Message: sim.MsgInternal})
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httpx.WriteJSON(w, status, v) }
 
 type listResponse struct {
 	Requests []Entry `json:"requests"`
