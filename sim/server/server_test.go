@@ -22,12 +22,12 @@ import (
 var t0 = time.Date(2026, 2, 4, 12, 0, 0, 0, time.UTC)
 
 type inst struct {
-	t   *testing.T
+	t   testing.TB
 	srv *server.Server
 	url string
 }
 
-func start(t *testing.T, mod func(*server.Config)) *inst {
+func start(t testing.TB, mod func(*server.Config)) *inst {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "d.db"), store.NoSync())
 	require.NoError(t, err)
