@@ -32,6 +32,7 @@ var (
 // DetectFormat tells SRT, WebVTT and plain text apart.
 func DetectFormat(s string) string {
 	t := strings.TrimLeft(s, "\ufeff \t\r\n")
+	t = strings.ReplaceAll(strings.ReplaceAll(t, "\r\n", "\n"), "\r", "\n") // old Mac line ends too
 	if strings.HasPrefix(t, "WEBVTT") {
 		return FormatVTT
 	}

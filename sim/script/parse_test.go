@@ -226,3 +226,13 @@ func TestDetectFormat(t *testing.T) {
 		})
 	}
 }
+
+func TestDetectFormatWithCarriageReturnLineEnds(t *testing.T) {
+	t.Parallel()
+	srt := "1\r00:00:01,000 --> 00:00:02,000\rHello\r\r2\r00:00:03,000 --> 00:00:04,000\rWorld\r"
+	assert.Equal(t, script.FormatSRT, script.DetectFormat(srt))
+	format, utterances, err := script.ParseContent(srt)
+	require.NoError(t, err)
+	assert.Equal(t, script.FormatSRT, format)
+	assert.Equal(t, []string{"Hello", "World"}, utterances)
+}
