@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
@@ -24,10 +25,33 @@ type optionsResponse struct {
 	TargetLangs []string `json:"target_langs"`
 }
 
+// catalogBodies are the encoded options and voices answers of one catalogue:
+// they change only when fixtures are loaded, so they are encoded once.
+type catalogBodies struct {
+	cat             *sim.Catalog
+	options, voices []byte
+}
+
+func (a *API) catalogBodies() *catalogBodies {
+	cat := a.svc.Catalog()
+	if c := a.catalog.Load(); c != nil && c.cat == cat {
+		return c
+	}
+	c := &catalogBodies{cat: cat}
+	var err error
+	if c.options, err = json.Marshal(optionsResponse{SourceLangs: cat.SourceLangs, TargetLangs: cat.TargetLangs}); err != nil {
+		panic(err) // plain strings always encode
+	}
+	if c.voices, err = json.Marshal(voicesResponse{Voices: cat.Voices}); err != nil {
+		panic(err)
+	}
+	a.catalog.Store(c)
+	return c
+}
+
 // handleOptions serves GET /api/v1/options.
 func (a *API) handleOptions(w http.ResponseWriter, r *http.Request) error {
-	cat := a.svc.Catalog()
-	httpx.WriteJSON(w, http.StatusOK, optionsResponse{SourceLangs: cat.SourceLangs, TargetLangs: cat.TargetLangs})
+	httpx.WriteRawJSON(w, http.StatusOK, a.catalogBodies().options)
 	return nil
 }
 
@@ -37,7 +61,7 @@ type voicesResponse struct {
 
 // handleVoices serves GET /api/v1/voices.
 func (a *API) handleVoices(w http.ResponseWriter, r *http.Request) error {
-	httpx.WriteJSON(w, http.StatusOK, voicesResponse{Voices: a.svc.Catalog().Voices})
+	httpx.WriteRawJSON(w, http.StatusOK, a.catalogBodies().voices)
 	return nil
 }
 

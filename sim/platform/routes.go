@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
@@ -53,6 +54,7 @@ type API struct {
 	validate  *validator.Validate
 	publicURL string
 	created   int
+	catalog   atomic.Pointer[catalogBodies]
 }
 
 // New returns the platform API.

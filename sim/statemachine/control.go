@@ -134,7 +134,7 @@ func (e *Engine) ForceProject(ctx context.Context, id, outcome, message string, 
 	if err := checkOutcome(outcome); err != nil {
 		return p, err
 	}
-	err := e.store.Update(ctx, func(tx sim.Tx) error {
+	err := e.update(ctx, func(tx sim.Tx) error {
 		at := e.clock.Now()
 		var err error
 		p, err = tx.Project(id)
@@ -171,7 +171,7 @@ func (e *Engine) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.Out
 	if r.Outcome == sim.ForceReady && r.ErrorMessage != "" {
 		return r, sim.Errorf(sim.CodeValidation, "error_message applies only to outcome %q", sim.ForceError)
 	}
-	err := e.store.Update(ctx, func(tx sim.Tx) error {
+	err := e.update(ctx, func(tx sim.Tx) error {
 		if r.APIKey != "" {
 			if _, err := tx.Account(r.APIKey); errors.Is(err, sim.ErrNotFound) {
 				return sim.Errorf(sim.CodeValidation, "api_key %q is not an account", r.APIKey)
@@ -213,7 +213,7 @@ func (e *Engine) OutcomeRules(ctx context.Context) ([]sim.OutcomeRule, error) {
 
 // RemoveOutcomeRule deletes a forced-outcome rule.
 func (e *Engine) RemoveOutcomeRule(ctx context.Context, id string) error {
-	return e.store.Update(ctx, func(tx sim.Tx) error {
+	return e.update(ctx, func(tx sim.Tx) error {
 		rules, err := loadOutcomeRules(tx)
 		if err != nil {
 			return err
@@ -229,7 +229,7 @@ func (e *Engine) RemoveOutcomeRule(ctx context.Context, id string) error {
 // ResetAccount deletes an account's projects and idempotency keys and gives
 // it back its initial balance (its fixture balance for a fixture account).
 func (e *Engine) ResetAccount(ctx context.Context, apiKey string) error {
-	return e.store.Update(ctx, func(tx sim.Tx) error {
+	return e.update(ctx, func(tx sim.Tx) error {
 		a, err := tx.Account(apiKey)
 		if errors.Is(err, sim.ErrNotFound) {
 			return sim.Errorf(sim.CodeNotFound, "No account with api_key %q", apiKey)
@@ -268,7 +268,7 @@ func (e *Engine) ResetAccount(ctx context.Context, apiKey string) error {
 // take effect at once; the set's accounts are created, or reset to their
 // fixture state when they exist.
 func (e *Engine) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
-	return e.store.Update(ctx, func(tx sim.Tx) error {
+	return e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
 		for _, spec := range fx.Accounts {
 			if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {

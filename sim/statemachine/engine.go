@@ -63,6 +63,26 @@ type Engine struct {
 	idemTTL   time.Duration
 	fixtures  atomic.Pointer[sim.Fixtures]
 	fixtureFS fs.FS
+
+	// Accounts are read on every request (authentication); a small cache
+	// spares the store read. Every write transaction bumps writes, and an
+	// entry is served only while writes equals the value read before the
+	// entry was loaded, so a cached account is never older than the last
+	// committed write.
+	writes   atomic.Uint64
+	acctMu   sync.RWMutex
+	accounts map[string]cachedAccount
+}
+
+type cachedAccount struct {
+	acct   sim.Account
+	writes uint64
+}
+
+// update runs fn in a write transaction and invalidates the caches.
+func (e *Engine) update(ctx context.Context, fn func(sim.Tx) error) error {
+	defer e.writes.Add(1)
+	return e.store.Update(ctx, fn)
 }
 
 // New returns an Engine. Call Start before serving.
@@ -92,7 +112,7 @@ const (
 // Start restores the persisted clock and makes sure every fixture account
 // exists (accounts already stored keep their state).
 func (e *Engine) Start(ctx context.Context) error {
-	return e.store.Update(ctx, func(tx sim.Tx) error {
+	return e.update(ctx, func(tx sim.Tx) error {
 		raw, err := tx.Meta(metaClock)
 		switch {
 		case err == nil:
@@ -137,7 +157,7 @@ func (e *Engine) saveClock(tx sim.Tx) error {
 
 // SaveClock persists the clock state (called periodically and at shutdown).
 func (e *Engine) SaveClock(ctx context.Context) error {
-	return e.store.Update(ctx, e.saveClock)
+	return e.update(ctx, e.saveClock)
 }
 
 func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account {
@@ -165,11 +185,26 @@ func (e *Engine) Account(ctx context.Context, apiKey string) (sim.Account, error
 	if apiKey == "" {
 		return a, unauthorized()
 	}
+	gen := e.writes.Load()
+	e.acctMu.RLock()
+	c, ok := e.accounts[apiKey]
+	e.acctMu.RUnlock()
+	if ok && c.writes == gen {
+		return c.acct, nil
+	}
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		var err error
 		a, err = accountIn(tx, apiKey)
 		return err
 	})
+	if err == nil {
+		e.acctMu.Lock()
+		if e.accounts == nil || len(e.accounts) > 10_000 {
+			e.accounts = map[string]cachedAccount{}
+		}
+		e.accounts[apiKey] = cachedAccount{acct: a, writes: gen}
+		e.acctMu.Unlock()
+	}
 	return a, err
 }
 
@@ -228,7 +263,7 @@ func (e *Engine) Project(ctx context.Context, apiKey, id string) (sim.Project, e
 	if err != nil || p.Status != sim.StatusInProgress || p.DueAt.After(now) {
 		return p, err
 	}
-	err = e.store.Update(ctx, func(tx sim.Tx) error {
+	err = e.update(ctx, func(tx sim.Tx) error {
 		q, err := ownedProject(tx, apiKey, id)
 		if err != nil {
 			return err
@@ -303,7 +338,7 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 		}
 	}
 	cost := sim.CostMinutes(duration)
-	err = e.store.Update(ctx, func(tx sim.Tx) error {
+	err = e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
 		acct, err := accountIn(tx, apiKey)
 		if err != nil {
@@ -408,7 +443,7 @@ func (e *Engine) buildProject(id, apiKey string, np sim.NewProject, info sim.Sou
 // request would (an error or nil) without changing the project.
 func (e *Engine) Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool) (sim.Receipt, error) {
 	var rc sim.Receipt
-	err := e.store.Update(ctx, func(tx sim.Tx) error {
+	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
 		acct, err := accountIn(tx, apiKey)
 		if err != nil {
@@ -451,7 +486,7 @@ func (e *Engine) Retranslate(ctx context.Context, apiKey, id string, in sim.Retr
 
 // DeleteProject removes a project that is not in progress. No refund.
 func (e *Engine) DeleteProject(ctx context.Context, apiKey, id string) error {
-	return e.store.Update(ctx, func(tx sim.Tx) error {
+	return e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
 		if _, err := accountIn(tx, apiKey); err != nil {
 			return err
@@ -481,7 +516,7 @@ func (e *Engine) sweep(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for {
 		n := 0
-		err := e.store.Update(ctx, func(tx sim.Tx) error {
+		err := e.update(ctx, func(tx sim.Tx) error {
 			ids, err := tx.DueProjects(now, sweepBatch)
 			if err != nil {
 				return err
@@ -532,7 +567,7 @@ func (e *Engine) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.A
 	if spec.BalanceMinutes < 0 {
 		return a, sim.Errorf(sim.CodeValidation, "balance_minutes must not be negative")
 	}
-	err := e.store.Update(ctx, func(tx sim.Tx) error {
+	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
 		if spec.APIKey == "" {
 			seq, err := tx.NextSequence(seqAccounts)
@@ -558,7 +593,7 @@ func (e *Engine) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.A
 // Reset deletes every project, account and idempotency record and restores
 // the fixture accounts. The clock and id sequences carry on.
 func (e *Engine) Reset(ctx context.Context) error {
-	return e.store.Update(ctx, func(tx sim.Tx) error {
+	return e.update(ctx, func(tx sim.Tx) error {
 		if err := tx.ResetData(); err != nil {
 			return err
 		}
@@ -596,5 +631,5 @@ func (e *Engine) IdempotencyLookup(ctx context.Context, scope, key string) (sim.
 // IdempotencySave stores the response for a key.
 func (e *Engine) IdempotencySave(ctx context.Context, scope, key string, rec sim.IdemRecord) error {
 	rec.CreatedAt = e.clock.Now()
-	return e.store.Update(ctx, func(tx sim.Tx) error { return tx.PutIdempotency(scope, key, rec) })
+	return e.update(ctx, func(tx sim.Tx) error { return tx.PutIdempotency(scope, key, rec) })
 }
