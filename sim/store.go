@@ -10,6 +10,10 @@ import (
 type Store interface {
 	View(ctx context.Context, fn func(Tx) error) error
 	Update(ctx context.Context, fn func(Tx) error) error
+	// Batch is Update for hot, independent writes: concurrent calls may
+	// share one transaction (and one disk sync). fn may run more than once,
+	// so its effects outside the transaction must be idempotent.
+	Batch(ctx context.Context, fn func(Tx) error) error
 }
 
 // Tx is one transaction. Getters return ErrNotFound for a missing record.

@@ -85,6 +85,13 @@ func (e *Engine) update(ctx context.Context, fn func(sim.Tx) error) error {
 	return e.store.Update(ctx, fn)
 }
 
+// batch is update for creations: concurrent ones share a transaction. fn may
+// run more than once.
+func (e *Engine) batch(ctx context.Context, fn func(sim.Tx) error) error {
+	defer e.writes.Add(1)
+	return e.store.Batch(ctx, fn)
+}
+
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
 	e := &Engine{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, idemTTL: cfg.IdempotencyWindow}
@@ -338,7 +345,7 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 		}
 	}
 	cost := sim.CostMinutes(duration)
-	err = e.update(ctx, func(tx sim.Tx) error {
+	err = e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
 		acct, err := accountIn(tx, apiKey)
 		if err != nil {

@@ -51,6 +51,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		o(bo)
 	}
 	db, err := bolt.Open(path, 0o600, bo)
+	if err == nil {
+		db.MaxBatchDelay = 2 * time.Millisecond // a lone write waits at most this long for company
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -91,6 +94,16 @@ func (s *Store) View(ctx context.Context, fn func(sim.Tx) error) error {
 		return err
 	}
 	return s.db.View(func(tx *bolt.Tx) error { return fn(&txn{tx: tx}) })
+}
+
+// Batch runs fn in a read-write transaction that concurrent Batch calls
+// may share (bbolt's DB.Batch): one disk sync for many writes. fn may run
+// more than once.
+func (s *Store) Batch(ctx context.Context, fn func(sim.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Batch(func(tx *bolt.Tx) error { return fn(&txn{tx: tx}) })
 }
 
 // Update runs fn in a read-write transaction; an error rolls it back.
