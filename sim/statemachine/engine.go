@@ -638,5 +638,5 @@ func (e *Engine) IdempotencyLookup(ctx context.Context, scope, key string) (sim.
 // IdempotencySave stores the response for a key.
 func (e *Engine) IdempotencySave(ctx context.Context, scope, key string, rec sim.IdemRecord) error {
 	rec.CreatedAt = e.clock.Now()
-	return e.update(ctx, func(tx sim.Tx) error { return tx.PutIdempotency(scope, key, rec) })
+	return e.batch(ctx, func(tx sim.Tx) error { return tx.PutIdempotency(scope, key, rec) })
 }
