@@ -46,7 +46,10 @@ func NoSync() Option { return func(o *bolt.Options) { o.NoSync = true } }
 
 // Open opens (creating if needed) the store at path.
 func Open(path string, opts ...Option) (*Store, error) {
-	bo := &bolt.Options{Timeout: 2 * time.Second}
+	// The freelist is not written at every commit (it is rebuilt from the
+	// pages when the file is opened after a crash): commits stay cheap as
+	// the file grows to hundreds of thousands of projects.
+	bo := &bolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType}
 	for _, o := range opts {
 		o(bo)
 	}
