@@ -156,6 +156,20 @@ type AccountSpec struct {
 	Description          string `json:"description,omitempty"`
 }
 
+// CheckAPIKey keeps API keys usable in an Authorization header and as store
+// keys: printable ASCII without spaces, at most 200 characters.
+func CheckAPIKey(k string) error {
+	if len(k) > 200 {
+		return fmt.Errorf("api_key must be at most 200 characters; got %d", len(k))
+	}
+	for _, r := range k {
+		if r <= ' ' || r > '~' {
+			return errors.New("api_key must be printable ASCII without spaces")
+		}
+	}
+	return nil
+}
+
 // Fixtures is the default data set.
 type Fixtures struct {
 	Accounts   []AccountSpec
@@ -200,6 +214,9 @@ func LoadFixtures(fsys fs.FS) (*Fixtures, error) {
 	for _, a := range accounts.Accounts {
 		if a.APIKey == "" || seen[a.APIKey] || !a.Plan.Valid() || a.BalanceMinutes < 0 {
 			return nil, fmt.Errorf("fixtures: accounts.json: bad or duplicate account %q", a.APIKey)
+		}
+		if err := CheckAPIKey(a.APIKey); err != nil {
+			return nil, fmt.Errorf("fixtures: accounts.json: %w", err)
 		}
 		seen[a.APIKey] = true
 	}

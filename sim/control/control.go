@@ -187,6 +187,9 @@ type advanceBody struct {
 	Seconds *float64 `json:"seconds"`
 }
 
+// maxSimTime is as far as the clock may be advanced.
+var maxSimTime = time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // maxAdvance bounds one advance (about 100 years), so durations cannot overflow.
 const maxAdvance = 100 * 365 * 24 * 3600
 
@@ -203,7 +206,11 @@ func (a *API) handleAdvance(w http.ResponseWriter, r *http.Request) error {
 	if math.IsNaN(s) || s < 0 || s > maxAdvance {
 		return sim.Errorf(sim.CodeValidation, "seconds must be between 0 and %d; got %v", maxAdvance, s)
 	}
-	if _, err := a.ctl.Advance(r.Context(), time.Duration(s*float64(time.Second))); err != nil {
+	d := time.Duration(s * float64(time.Second))
+	if a.ctl.Now().Add(d).After(maxSimTime) {
+		return sim.Errorf(sim.CodeValidation, "simulated time cannot go past %s (ISO 8601 timestamps need four-digit years); the clock is at %s", Time(maxSimTime), Time(a.ctl.Now()))
+	}
+	if _, err := a.ctl.Advance(r.Context(), d); err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, a.clock())

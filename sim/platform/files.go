@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -81,15 +82,50 @@ func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 		return notFound
 	}
 	t := Track(p)
+	jw := &jsonErrorWriter{ResponseWriter: w}
 	switch name := chi.URLParam(r, "file"); name {
 	case fileAudio:
 		w.Header().Set("Content-Type", "audio/wav")
-		http.ServeContent(w, r, name, p.CompletedAt, audio.NewWAVReader(t))
+		http.ServeContent(jw, r, name, p.CompletedAt, audio.NewWAVReader(t))
 	case fileVideo:
 		w.Header().Set("Content-Type", "video/quicktime")
-		http.ServeContent(w, r, name, p.CompletedAt, audio.NewMOVReader(t))
+		http.ServeContent(jw, r, name, p.CompletedAt, audio.NewMOVReader(t))
 	default:
 		return notFound
 	}
 	return nil
+}
+
+// jsonErrorWriter turns the plain-text errors of http.ServeContent (416 for
+// an unsatisfiable Range, ...) into the platform envelope.
+type jsonErrorWriter struct {
+	http.ResponseWriter
+	failed bool
+}
+
+func (j *jsonErrorWriter) WriteHeader(status int) {
+	if status < 400 {
+		j.ResponseWriter.WriteHeader(status)
+		return
+	}
+	j.failed = true
+	msg := "Range not satisfiable: " + http.StatusText(status)
+	if status != http.StatusRequestedRangeNotSatisfiable {
+		msg = http.StatusText(status)
+	}
+	name := "ValidationError"
+	h := j.Header()
+	h.Del("X-Content-Type-Options")
+	h.Del("Content-Length")
+	body, _ := json.Marshal(Envelope{Error: name, Message: msg})
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	j.ResponseWriter.WriteHeader(status)
+	_, _ = j.ResponseWriter.Write(append(body, '\n'))
+}
+
+func (j *jsonErrorWriter) Write(b []byte) (int, error) {
+	if j.failed {
+		return len(b), nil // the plain-text error body is replaced
+	}
+	return j.ResponseWriter.Write(b)
 }

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
@@ -91,12 +92,36 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	a.renderIntent(r)
 	rc, err := a.svc.CreateProject(r.Context(), account(r).APIKey, np)
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, a.created, receipt(rc))
+	writeReceipt(w, a.created, rc)
 	return nil
+}
+
+// renderIntent lets the engine store the idempotency record of this request
+// in the transaction of its write, with the body writeReceipt will send.
+func (a *API) renderIntent(r *http.Request) {
+	in := sim.IdemIntentFrom(r.Context())
+	if in == nil {
+		return
+	}
+	in.Render = func(v any) (int, string, []byte, error) {
+		rc, ok := v.(sim.Receipt)
+		if !ok {
+			return 0, "", nil, fmt.Errorf("platform: cannot render %T", v)
+		}
+		b, err := json.Marshal(receipt(rc))
+		return a.created, httpx.ContentTypeJSON, append(b, '\n'), err
+	}
+}
+
+// writeReceipt sends a create or re-translation answer, byte for byte what
+// renderIntent stores.
+func writeReceipt(w http.ResponseWriter, status int, rc sim.Receipt) {
+	httpx.WriteJSON(w, status, receipt(rc))
 }
 
 // projectView is Get Project: the fields present depend on the status, and
@@ -175,6 +200,9 @@ func (a *API) retranslation(w http.ResponseWriter, r *http.Request, dryRun bool)
 	if err := a.dec.Decode(w, r, &in); err != nil {
 		return sim.Receipt{}, err
 	}
+	if !dryRun {
+		a.renderIntent(r)
+	}
 	return a.svc.Retranslate(r.Context(), account(r).APIKey, chi.URLParam(r, "project_id"), in, dryRun)
 }
 
@@ -184,7 +212,7 @@ func (a *API) handleRetranslate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, a.created, receipt(rc))
+	writeReceipt(w, a.created, rc)
 	return nil
 }
 

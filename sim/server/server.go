@@ -89,6 +89,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus,
 	})
 	root := chi.NewRouter()
+	// The root router answers methods it does not know (PROPFIND, ...) and
+	// unknown paths before any mounted API sees them: in the envelope.
+	root.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
+		writeRaw(w, http.StatusMethodNotAllowed, ct, body)
+	})
+	root.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		ct, body := Envelope(r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
+		writeRaw(w, http.StatusNotFound, ct, body)
+	})
 	if !cfg.NoControl {
 		root.Mount("/_sim", control.New(s.Engine, log,
 			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
@@ -98,6 +108,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	root.Mount("/", api.Routes())
 	s.Handler = s.Journal.Middleware(s.Faults.Middleware(root))
 	return s, nil
+}
+
+func writeRaw(w http.ResponseWriter, status int, ct string, body []byte) {
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // Envelope renders an error body in the envelope of the interface a request

@@ -296,6 +296,9 @@ func (e *Engine) LoadFixtureFiles(ctx context.Context, files map[string][]byte) 
 
 // State returns the dump, projects newest first.
 func (e *Engine) State(ctx context.Context, f sim.StateFilter) (sim.State, error) {
+	if _, err := e.Tick(ctx); err != nil { // show settled state: every due transition applied
+		return sim.State{}, err
+	}
 	now := e.clock.Now()
 	limit := f.Limit
 	if limit <= 0 {

@@ -79,6 +79,27 @@ type cachedAccount struct {
 	writes uint64
 }
 
+// saveIntent stores the idempotency record of the request that caused this
+// write, in the write's own transaction (see sim.IdemIntent).
+func saveIntent(ctx context.Context, tx sim.Tx, result any, now time.Time) error {
+	in := sim.IdemIntentFrom(ctx)
+	if in == nil || in.Render == nil {
+		return nil
+	}
+	status, ct, body, err := in.Render(result)
+	if err != nil {
+		return err
+	}
+	return tx.PutIdempotency(in.Scope, in.Key, sim.IdemRecord{Fingerprint: in.Fingerprint, Status: status, ContentType: ct, Body: body, CreatedAt: now})
+}
+
+// markIntent records that a committed write stored its idempotency record.
+func markIntent(ctx context.Context) {
+	if in := sim.IdemIntentFrom(ctx); in != nil && in.Render != nil {
+		in.MarkSaved()
+	}
+}
+
 // update runs fn in a write transaction and invalidates the caches.
 func (e *Engine) update(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.writes.Add(1)
@@ -220,6 +241,11 @@ func (e *Engine) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, e
 	np, effects := Next(p, now)
 	if np.Status == p.Status && np.DueAt.Equal(p.DueAt) {
 		return p, nil
+	}
+	// The transition is stamped with simulated time: persist the clock in
+	// the same transaction, so a restart never resumes before it.
+	if err := e.saveClock(tx); err != nil {
+		return p, err
 	}
 	for _, ef := range effects {
 		if ef.RefundAPIKey == "" {
@@ -371,8 +397,14 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 			return err
 		}
 		rc = sim.Receipt{ProjectID: p.ID, CostMinutes: cost, EstimatedCompletion: p.DueAt, BalanceMinutes: acct.BalanceMinutes}
+		if err := saveIntent(ctx, tx, rc, now); err != nil {
+			return err
+		}
 		return e.saveClock(tx)
 	})
+	if err == nil {
+		markIntent(ctx)
+	}
 	return rc, err
 }
 
@@ -486,8 +518,14 @@ func (e *Engine) Retranslate(ctx context.Context, apiKey, id string, in sim.Retr
 			return err
 		}
 		rc = sim.Receipt{ProjectID: p.ID, EstimatedCompletion: p.DueAt, BalanceMinutes: acct.BalanceMinutes, TranslationsCount: p.TranslationsCount}
+		if err := saveIntent(ctx, tx, rc, now); err != nil {
+			return err
+		}
 		return e.saveClock(tx)
 	})
+	if err == nil && !dryRun {
+		markIntent(ctx)
+	}
 	return rc, err
 }
 
@@ -573,6 +611,9 @@ func (e *Engine) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.A
 	}
 	if spec.BalanceMinutes < 0 {
 		return a, sim.Errorf(sim.CodeValidation, "balance_minutes must not be negative")
+	}
+	if err := sim.CheckAPIKey(spec.APIKey); err != nil {
+		return a, sim.Errorf(sim.CodeValidation, "%v", err)
 	}
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()

@@ -147,13 +147,17 @@ func be64(v uint64) []byte {
 	return b[:]
 }
 
+// timeKey orders keys by time: 8 bytes of Unix seconds (sign bit flipped,
+// so the byte order is the time order for any year) and 4 bytes of
+// nanoseconds, then the suffix.
 func timeKey(t time.Time, suffix string) []byte {
-	n := t.UnixNano()
-	if n < 0 {
-		n = 0
-	}
-	return append(be64(uint64(n)), suffix...)
+	k := make([]byte, timeKeyLen, timeKeyLen+len(suffix))
+	binary.BigEndian.PutUint64(k, uint64(t.Unix())^(1<<63))
+	binary.BigEndian.PutUint32(k[8:], uint32(t.Nanosecond()))
+	return append(k, suffix...)
 }
+
+const timeKeyLen = 12
 
 type txn struct{ tx *bolt.Tx }
 
@@ -309,7 +313,7 @@ func (t *txn) DueProjects(now time.Time, limit int) ([]string, error) {
 		if bytes.Compare(k, limitKey) > 0 {
 			break
 		}
-		ids = append(ids, string(k[8:]))
+		ids = append(ids, string(k[timeKeyLen:]))
 	}
 	return ids, nil
 }
@@ -384,7 +388,7 @@ func (t *txn) PurgeIdempotency(cutoff time.Time) (int, error) {
 		if err := exp.Delete(k); err != nil {
 			return 0, err
 		}
-		if err := idem.Delete(k[8:]); err != nil {
+		if err := idem.Delete(k[timeKeyLen:]); err != nil {
 			return 0, err
 		}
 	}

@@ -73,6 +73,9 @@ func (a API) Recover(next http.Handler) http.Handler {
 	})
 }
 
+// ContentTypeJSON is the Content-Type of every JSON answer.
+const ContentTypeJSON = "application/json; charset=utf-8"
+
 // WriteJSON writes v as JSON with status; headers are set before the body.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
@@ -80,7 +83,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":"InternalServerError","message":"` + sim.MsgInternal + `"}`)
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", ContentTypeJSON)
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
 }

@@ -125,10 +125,12 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 				m.mu.Unlock()
 			}()
 
+			intent := &sim.IdemIntent{Scope: sc, Key: key, Fingerprint: fp}
+			r = r.WithContext(sim.WithIdemIntent(r.Context(), intent))
 			cw := &captureWriter{ResponseWriter: w, status: http.StatusOK, limit: orDefault(m.MaxStored, DefaultIdemMaxStored)}
 			next.ServeHTTP(cw, r)
-			if cw.status >= 500 {
-				return
+			if cw.status >= 500 || intent.Saved() {
+				return // a write that stored its record in its own transaction is done
 			}
 			rec = sim.IdemRecord{Fingerprint: fp, Status: cw.status, ContentType: cw.Header().Get("Content-Type")}
 			switch {
