@@ -64,6 +64,11 @@ type SourceInfo struct {
 	Fail string
 }
 
+// MaxSourceDuration is the longest source video accepted; longer ones are
+// refused with a VideoInfoError (the provider documents no limit; see
+// docs/fidelity.md).
+const MaxSourceDuration = 6 * time.Hour
+
 // Duration origins.
 const (
 	OriginRule    = "rule"

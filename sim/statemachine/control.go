@@ -321,35 +321,36 @@ func (e *Engine) State(ctx context.Context, f sim.StateFilter) (sim.State, error
 		}); err != nil {
 			return err
 		}
-		if err := tx.ForEachProject(func(p sim.Project) error {
+		// Filter and order on the project heads; read the bodies (history)
+		// of the projects shown only.
+		var heads []sim.Project
+		if err := tx.ForEachProjectHead(func(p sim.Project) error {
 			if f.APIKey != "" && p.APIKey != f.APIKey {
 				return nil
 			}
-			p, _ = Next(p, now) // show what a read would see
-			ps := sim.ProjectState{ID: p.ID, APIKey: p.APIKey, Name: p.Name, Status: string(p.Status), SourceVideoURL: p.SourceVideoURL,
-				SourceLang: p.SourceLang, TargetLang: p.TargetLang, DurationMS: p.DurationMS, DurationSource: p.DurationSource,
-				CostMinutes: p.CostMinutes, Refunded: p.Refunded, CreatedAt: p.CreatedAt, ErrorMessage: p.ErrorMessage,
-				TranslationsCount: p.TranslationsCount, OutputGeneration: p.OutputGen, RetranslationRun: p.Pending != nil, History: p.History}
-			if !p.DueAt.IsZero() {
-				d := p.DueAt
-				ps.DueAt = &d
-				to := string(sim.StatusReady)
-				if p.Outcome.Error {
-					to = string(sim.StatusError)
-					ps.PlannedOutcome = "error: " + p.Outcome.Message
-				} else {
-					ps.PlannedOutcome = "ready"
-				}
-				st.PendingTransitions = append(st.PendingTransitions, sim.Transition{Resource: "project", ID: p.ID, From: string(p.Status), To: to, DueAt: d})
-			}
-			if !p.CompletedAt.IsZero() {
-				c := p.CompletedAt
-				ps.CompletedAt = &c
-			}
-			st.Projects = append(st.Projects, ps)
+			heads = append(heads, p)
 			return nil
 		}); err != nil {
 			return err
+		}
+		sort.SliceStable(heads, func(i, j int) bool { return heads[i].CreatedAt.After(heads[j].CreatedAt) })
+		for i, p := range heads {
+			if !p.DueAt.IsZero() {
+				to := string(sim.StatusReady)
+				if p.Outcome.Error {
+					to = string(sim.StatusError)
+				}
+				st.PendingTransitions = append(st.PendingTransitions, sim.Transition{Resource: "project", ID: p.ID, From: string(p.Status), To: to, DueAt: p.DueAt})
+			}
+			if i >= limit {
+				st.Truncated = true
+				continue
+			}
+			full, err := tx.Project(p.ID)
+			if err != nil {
+				return err
+			}
+			st.Projects = append(st.Projects, projectState(full))
 		}
 		rules, err := loadOutcomeRules(tx)
 		if err != nil {
@@ -359,11 +360,28 @@ func (e *Engine) State(ctx context.Context, f sim.StateFilter) (sim.State, error
 		st.IdempotencyKeys = tx.CountIdempotency()
 		return nil
 	})
-	sort.SliceStable(st.Projects, func(i, j int) bool { return st.Projects[i].CreatedAt.After(st.Projects[j].CreatedAt) })
-	if len(st.Projects) > limit {
-		st.Projects, st.Truncated = st.Projects[:limit], true
-	}
 	sort.SliceStable(st.PendingTransitions, func(i, j int) bool { return st.PendingTransitions[i].DueAt.Before(st.PendingTransitions[j].DueAt) })
 	sort.Slice(st.Accounts, func(i, j int) bool { return st.Accounts[i].APIKey < st.Accounts[j].APIKey })
 	return st, err
+}
+
+// projectState is a project as the state dump shows it.
+func projectState(p sim.Project) sim.ProjectState {
+	ps := sim.ProjectState{ID: p.ID, APIKey: p.APIKey, Name: p.Name, Status: string(p.Status), SourceVideoURL: p.SourceVideoURL,
+		SourceLang: p.SourceLang, TargetLang: p.TargetLang, DurationMS: p.DurationMS, DurationSource: p.DurationSource,
+		CostMinutes: p.CostMinutes, Refunded: p.Refunded, CreatedAt: p.CreatedAt, ErrorMessage: p.ErrorMessage,
+		TranslationsCount: p.TranslationsCount, OutputGeneration: p.OutputGen, RetranslationRun: p.Pending != nil, History: p.History}
+	if !p.DueAt.IsZero() {
+		d := p.DueAt
+		ps.DueAt = &d
+		ps.PlannedOutcome = "ready"
+		if p.Outcome.Error {
+			ps.PlannedOutcome = "error: " + p.Outcome.Message
+		}
+	}
+	if !p.CompletedAt.IsZero() {
+		c := p.CompletedAt
+		ps.CompletedAt = &c
+	}
+	return ps
 }

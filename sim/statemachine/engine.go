@@ -370,6 +370,9 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 			duration = (end + time.Second).Truncate(time.Second)
 		}
 	}
+	if duration > sim.MaxSourceDuration {
+		return rc, sim.Errorf(sim.CodeVideoInfo, "The source video lasts %s; videos up to %s are accepted", duration.Round(time.Second), sim.MaxSourceDuration)
+	}
 	cost := sim.CostMinutes(duration)
 	err = e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()

@@ -400,3 +400,15 @@ func TestIdempotencyRecordsExpire(t *testing.T) {
 	_, found, _ = h.e.IdempotencyLookup(ctx, "k", "key1")
 	assert.False(t, found, "expired after 24 h of simulated time")
 }
+
+func TestSourceLongerThanTheLimitIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, fakeProber{"https://v/huge": {Duration: sim.MaxSourceDuration + time.Second, Origin: sim.OriginMedia}})
+	key := h.account(t, sim.PlanPro, 1_000_000, false)
+	_, err := h.e.CreateProject(ctx, key, newProject("https://v/huge"))
+	assert.Equal(t, sim.CodeVideoInfo, sim.ErrorCode(err))
+	assert.EqualError(t, err, "The source video lasts 6h0m1s; videos up to 6h0m0s are accepted")
+	bal, _ := h.e.Balance(ctx, key)
+	assert.Equal(t, int64(1_000_000), bal)
+}

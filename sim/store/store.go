@@ -17,7 +17,7 @@ import (
 )
 
 // SchemaVersion is the version of the stored layout.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 var (
 	bMeta     = []byte("_meta")
