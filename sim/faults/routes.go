@@ -1,13 +1,9 @@
 package faults
 
 import (
-	"errors"
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
-	"io"
-	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/go-chi/chi/v5"
@@ -46,19 +42,9 @@ func (f *Faults) handleList(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (f *Faults) handleAdd(w http.ResponseWriter, r *http.Request) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := httpx.ReadJSONBody(w, r, MaxBodyBytes)
 	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, MaxBodyBytes)
-		}
-		return validationErr(sim.MsgMalformedJSON, "the body could not be read")
-	}
-	if len(strings.TrimSpace(string(body))) == 0 {
-		return validationErr(sim.MsgBodyNotObject)
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return validationErr(sim.MsgContentType)
+		return err
 	}
 	rule, err := DecodeRule(body)
 	if err != nil {

@@ -3,6 +3,7 @@ package journal
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"mime"
 	"net/http"
 	"slices"
@@ -388,7 +389,7 @@ func checkJSONContentType(a *analysis) ([]hit, string) {
 			continue
 		}
 		withBody++
-		if !isJSONType(e.Headers[HeaderContentType]) {
+		if !httpx.IsJSONContentType(e.Headers[HeaderContentType]) {
 			hits = append(hits, hit{e, bodyExcerpt(e)})
 		}
 	}

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"errors"
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"io"
@@ -91,19 +90,9 @@ func (j *Journal) handleReset(w http.ResponseWriter, r *http.Request) error {
 
 // handleVerify serves POST /requests/verify.
 func (j *Journal) handleVerify(w http.ResponseWriter, r *http.Request) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxVerifyBody))
+	body, err := httpx.ReadJSONBody(w, r, maxVerifyBody)
 	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, maxVerifyBody)
-		}
-		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
-	}
-	if len(strings.TrimSpace(string(body))) == 0 {
-		return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
-	}
-	if !isJSONType(r.Header.Get("Content-Type")) {
-		return sim.Errorf(sim.CodeValidation, sim.MsgContentType)
+		return err
 	}
 	m, err := decodeMatcher(body)
 	if err != nil {
@@ -147,13 +136,6 @@ func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, rep)
 	return nil
-}
-
-// isJSONType reports whether a Content-Type names JSON (application/json
-// or a +json type).
-func isJSONType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // prefersText reports whether an Accept header gives text/plain a higher

@@ -33,21 +33,33 @@ func (d Decoder) Decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	if limit <= 0 {
 		limit = DefaultMaxBody
 	}
+	body, err := ReadJSONBody(w, r, limit)
+	if err != nil {
+		return err
+	}
+	return d.DecodeBytes(body, dst)
+}
+
+// ReadJSONBody reads a JSON request body with the documented checks, in
+// order: the size limit (CodeTooLarge), a non-empty body, and a JSON
+// Content-Type. Decoders with their own rules (fault rules, verify
+// matchers) start from its bytes.
+func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			return sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, limit)
+			return nil, sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, limit)
 		}
-		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
+		return nil, sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
 	}
 	if !IsJSONContentType(r.Header.Get("Content-Type")) {
-		return sim.Errorf(sim.CodeValidation, sim.MsgContentType)
+		return nil, sim.Errorf(sim.CodeValidation, sim.MsgContentType)
 	}
-	return d.DecodeBytes(body, dst)
+	return body, nil
 }
 
 // IsJSONContentType reports whether a Content-Type header names JSON.
