@@ -72,11 +72,43 @@ type Engine struct {
 	writes   atomic.Uint64
 	acctMu   sync.RWMutex
 	accounts map[string]cachedAccount
+	ready    readyCache
 }
 
 type cachedAccount struct {
 	acct   sim.Account
 	writes uint64
+}
+
+// readyCache keeps decoded ready projects (their scripts are the costly part
+// of a read) under the same rule as the account cache: an entry is served
+// only while no write transaction has committed since it was loaded.
+type readyCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedProject
+}
+
+type cachedProject struct {
+	p      sim.Project
+	writes uint64
+}
+
+const readyCacheSize = 4096
+
+func (c *readyCache) get(id string, writes uint64) (sim.Project, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[id]
+	return e.p, ok && e.writes == writes
+}
+
+func (c *readyCache) put(p sim.Project, writes uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= readyCacheSize {
+		c.entries = make(map[string]cachedProject, 64) // crude but bounded: start over
+	}
+	c.entries[p.ID] = cachedProject{p: p, writes: writes}
 }
 
 // saveIntent stores the idempotency record of the request that caused this
@@ -278,6 +310,10 @@ func ownedProject(tx sim.Tx, apiKey, id string) (sim.Project, error) {
 // applied. Scripts are read only when the status shows them (ready).
 func (e *Engine) Project(ctx context.Context, apiKey, id string) (sim.Project, error) {
 	now := e.clock.Now()
+	writes := e.writes.Load()
+	if p, ok := e.ready.get(id, writes); ok && p.APIKey == apiKey {
+		return p, nil
+	}
 	var p sim.Project
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		head, err := tx.ProjectHead(id)
@@ -289,7 +325,9 @@ func (e *Engine) Project(ctx context.Context, apiKey, id string) (sim.Project, e
 		}
 		p = head
 		if head.Status == sim.StatusReady {
-			p, err = tx.Project(id)
+			if p, err = tx.Project(id); err == nil {
+				e.ready.put(p, writes)
+			}
 		}
 		return err
 	})
