@@ -154,6 +154,12 @@ type AccountSpec struct {
 	RetranslationEnabled bool   `json:"retranslation_enabled"`
 	CloningEnabled       bool   `json:"cloning_enabled"`
 	Description          string `json:"description,omitempty"`
+	// Studio: the user the key belongs to (a fixture user), or, for keys
+	// created at run time, the company to join ("" = a new company).
+	UserID    string              `json:"user_id,omitempty"`
+	CompanyID string              `json:"company_id,omitempty"`
+	Storage   *StorageCredentials `json:"storage,omitempty"`
+	RateLimit *RateLimit          `json:"rate_limit,omitempty"`
 }
 
 // CheckAPIKey keeps API keys usable in an Authorization header and as store

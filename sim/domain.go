@@ -45,6 +45,12 @@ type Account struct {
 	CloningEnabled       bool      `json:"cloning_enabled"`
 	Fixture              bool      `json:"fixture,omitempty"`
 	CreatedAt            time.Time `json:"created_at"`
+	// UserID ties the key to a studio user (and so to a company).
+	UserID string `json:"user_id,omitempty"`
+	// Storage are the external-bucket credentials of the key (studio).
+	Storage *StorageCredentials `json:"storage,omitempty"`
+	// RateLimit limits the key's studio requests; nil means no limit.
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 }
 
 // ProjectStatus is a platform project's status.

@@ -49,10 +49,63 @@ type Tx interface {
 	// PurgeIdempotency deletes records created before cutoff; it returns how many.
 	PurgeIdempotency(cutoff time.Time) (int, error)
 
+	StudioTx
+
 	Meta(key string) ([]byte, error)
 	PutMeta(key string, value []byte) error
 
-	// ResetData deletes every account, project and idempotency record (not
-	// the metadata: clock and sequences survive).
+	// ResetData deletes every account, project, idempotency record and
+	// studio record (not the metadata: clock and sequences survive).
 	ResetData() error
+}
+
+// StudioTx is the part of Tx that holds the studio resources. Getters return
+// ErrNotFound for a missing record; ForEach* visit records in id order
+// unless said otherwise, and stop at the first error fn returns.
+type StudioTx interface {
+	Company(id string) (Company, error)
+	PutCompany(c Company) error
+	ForEachCompany(fn func(Company) error) error
+
+	User(id string) (User, error)
+	PutUser(u User) error
+	// UserByEmail finds a user by email, compared case-insensitively.
+	UserByEmail(email string) (User, error)
+	ForEachUser(fn func(User) error) error
+
+	Glossary(id string) (Glossary, error)
+	PutGlossary(g Glossary) error
+	ForEachGlossary(fn func(Glossary) error) error
+
+	Folder(id string) (Folder, error)
+	PutFolder(f Folder) error
+	ForEachFolder(fn func(Folder) error) error
+
+	StudioProject(id string) (StudioProject, error)
+	PutStudioProject(p StudioProject) error
+	// ForEachStudioProject visits the projects of a company (every company
+	// when companyID is "").
+	ForEachStudioProject(companyID string, fn func(StudioProject) error) error
+
+	Video(id string) (Video, error)
+	// PutVideo stores v and keeps the due index in step with v.DueAt.
+	PutVideo(v Video) error
+	// ForEachVideo visits the videos of a project (every video when
+	// projectID is "").
+	ForEachVideo(projectID string, fn func(Video) error) error
+	// DueVideos returns up to limit ids of videos whose DueAt is set and at
+	// or before now, earliest first.
+	DueVideos(now time.Time, limit int) ([]string, error)
+
+	Artifact(id string) (Artifact, error)
+	// PutArtifact stores a and keeps the due index in step with a.DueAt.
+	PutArtifact(a Artifact) error
+	ForEachArtifact(fn func(Artifact) error) error
+	// DueArtifacts is DueVideos for artifacts.
+	DueArtifacts(now time.Time, limit int) ([]string, error)
+
+	Upload(id string) (Upload, error)
+	PutUpload(u Upload) error
+	ForEachUpload(fn func(Upload) error) error
+	DeleteUpload(id string) error
 }

@@ -1,0 +1,435 @@
+package sim
+
+import (
+	"strings"
+	"time"
+)
+
+// Studio resources: companies own users, glossaries, folders, studio
+// projects (with their videos) and artifacts. An API key belongs to a user;
+// the user's company is the caller's company.
+
+// Company is a studio organisation.
+type Company struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// MultiLanguage enables the source language "multi" on video creation
+	// (the provider enables it per organisation through the account manager).
+	MultiLanguage bool      `json:"multi_language,omitempty"`
+	Fixture       bool      `json:"fixture,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// User is a member of a company; API keys belong to users.
+type User struct {
+	ID        string    `json:"id"`
+	CompanyID string    `json:"company_id"`
+	Name      string    `json:"name"`
+	Email     string    `json:"email"`
+	Fixture   bool      `json:"fixture,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// GlossaryKind is what a glossary maps.
+type GlossaryKind string
+
+// Glossary kinds, one per project field.
+const (
+	GlossaryTranslation   GlossaryKind = "translation"
+	GlossaryVoices        GlossaryKind = "voices"
+	GlossaryPronunciation GlossaryKind = "pronunciation"
+)
+
+// GlossaryKinds lists the valid kinds.
+var GlossaryKinds = []GlossaryKind{GlossaryTranslation, GlossaryVoices, GlossaryPronunciation}
+
+// Glossary is a company's glossary; only its id is visible through the API.
+type Glossary struct {
+	ID        string       `json:"id"`
+	CompanyID string       `json:"company_id"`
+	Kind      GlossaryKind `json:"kind"`
+	Name      string       `json:"name"`
+	Langs     []string     `json:"langs,omitempty"`
+	Fixture   bool         `json:"fixture,omitempty"`
+}
+
+// Folder groups a company's studio projects.
+type Folder struct {
+	ID        string `json:"id"`
+	CompanyID string `json:"company_id"`
+	Name      string `json:"name"`
+	ParentID  string `json:"parent_id,omitempty"`
+	Fixture   bool   `json:"fixture,omitempty"`
+}
+
+// StudioProjectStatusNew is the only studio project status seen in the docs.
+const StudioProjectStatusNew = "new"
+
+// StudioProject is a studio project as stored. Empty glossary, remark,
+// client name and folder fields are null in responses.
+type StudioProject struct {
+	ID                    string    `json:"id"`
+	CompanyID             string    `json:"company_id"`
+	Name                  string    `json:"name"`
+	Status                string    `json:"status"`
+	ManagerID             string    `json:"manager_id"`
+	TranslationGlossary   string    `json:"translation_glossary,omitempty"`
+	VoicesGlossary        string    `json:"voices_glossary,omitempty"`
+	PronunciationGlossary string    `json:"pronunciation_glossary,omitempty"`
+	Remark                string    `json:"remark,omitempty"`
+	ClientName            string    `json:"client_name,omitempty"`
+	FolderID              string    `json:"folder_id,omitempty"`
+	CreatedBy             string    `json:"created_by,omitempty"`
+	Fixture               bool      `json:"fixture,omitempty"`
+	CreatedAt             time.Time `json:"created_at"`
+	UpdatedAt             time.Time `json:"updated_at"`
+}
+
+// Video statuses seen in the docs.
+const (
+	VideoNew        = "new"
+	VideoInProgress = "in_progress"
+	VideoCompleted  = "completed"
+)
+
+// VideoStatuses and ProcessingTypes are the values seen in the spec and docs.
+var (
+	VideoStatuses   = []string{VideoNew, VideoInProgress, VideoCompleted}
+	ProcessingTypes = []string{"dubbing", "voiceover", "audio_description", "transcription", "translation", "subtitling", "standard"}
+	// WorkflowTypes are the processing types the create-video docs list.
+	WorkflowTypes = []string{"dubbing", "voiceover", "audio_description", "transcription", "translation", "subtitling"}
+)
+
+// StringVariable is one metadata entry of a video.
+type StringVariable struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Guidance is a video's translation guidance.
+type Guidance struct {
+	Common *string           `json:"common,omitempty"`
+	ByLang map[string]string `json:"byLang,omitempty"`
+}
+
+// PipelineOptions are the automation switches of a video.
+type PipelineOptions struct {
+	ShouldAutomateTranscription  *bool `json:"shouldAutomateTranscription,omitempty"`
+	ShouldAutomateTranslation    *bool `json:"shouldAutomateTranslation,omitempty"`
+	ShouldAutomateVoiceSelection *bool `json:"shouldAutomateVoiceSelection,omitempty"`
+}
+
+// Video is a video of a studio project as stored.
+type Video struct {
+	ID                         string           `json:"id"`
+	ProjectID                  string           `json:"project_id"`
+	CompanyID                  string           `json:"company_id"`
+	Name                       string           `json:"name"`
+	Status                     string           `json:"status"`
+	ProcessingType             string           `json:"processing_type"`
+	SrcLang                    string           `json:"src_lang"`
+	DstLangs                   []string         `json:"dst_langs"`
+	SourceArtifactID           string           `json:"source_artifact_id,omitempty"`
+	BackgroundArtifactID       string           `json:"background_artifact_id,omitempty"`
+	InternationalMixArtifactID string           `json:"international_mix_artifact_id,omitempty"`
+	VocalsHitlArtifactID       string           `json:"vocals_hitl_artifact_id,omitempty"`
+	DurationSeconds            *float64         `json:"duration_seconds,omitempty"`
+	Remark                     *string          `json:"remark,omitempty"`
+	StringVariables            []StringVariable `json:"string_variables,omitempty"`
+	Guidance                   *Guidance        `json:"guidance,omitempty"`
+	Pipeline                   *PipelineOptions `json:"pipeline,omitempty"`
+	// DueAt is when the automatic lifecycle moves the video on; zero when
+	// it does not (completed, or a client wrote the status).
+	DueAt     time.Time `json:"due_at,omitzero"`
+	Fixture   bool      `json:"fixture,omitempty"`
+	CreatedBy string    `json:"created_by,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Artifact types, statuses and upload methods.
+const (
+	ArtifactVideo  = "video"
+	ArtifactAudio  = "audio"
+	ArtifactScript = "script"
+
+	ArtifactCreated   = "created"
+	ArtifactStarted   = "upload_started"
+	ArtifactCompleted = "upload_completed"
+	ArtifactFailed    = "upload_failed"
+
+	UploadDirectURL = "direct_url"
+	UploadFragments = "fragments"
+)
+
+// ArtifactTypes lists the valid artifact types.
+var ArtifactTypes = []string{ArtifactVideo, ArtifactAudio, ArtifactScript}
+
+// Fragment is one part of a fragments artifact.
+type Fragment struct {
+	URL       string  `json:"url,omitempty"`
+	S3Path    string  `json:"s3Path,omitempty"`
+	StartTime float64 `json:"startTime"`
+}
+
+// Artifact source kinds (how the file reaches the service).
+const (
+	SourceUpload    = "upload"    // a presigned upload to dubsim
+	SourceURL       = "url"       // a public URL
+	SourceBucket    = "bucket"    // the client's own bucket
+	SourceFragments = "fragments" // concatenated fragments
+)
+
+// ArtifactResult is how an artifact's processing ends, once known.
+type ArtifactResult struct {
+	Known    bool     `json:"known"`
+	Fail     string   `json:"fail,omitempty"`
+	Size     int64    `json:"size,omitempty"`
+	Duration *float64 `json:"duration,omitempty"`
+	// Blob names the stored file, when dubsim holds the bytes.
+	Blob string `json:"blob,omitempty"`
+	// Origin says where size and duration came from: upload, media,
+	// rule or derived.
+	Origin string `json:"origin,omitempty"`
+}
+
+// Artifact is a studio artifact as stored.
+type Artifact struct {
+	ID           string     `json:"id"`
+	CompanyID    string     `json:"company_id"`
+	CreatedBy    string     `json:"created_by"`
+	APIKey       string     `json:"api_key"`
+	Name         string     `json:"name"`
+	Type         string     `json:"type"`
+	Status       string     `json:"status"`
+	UploadMethod string     `json:"upload_method"`
+	SourceKind   string     `json:"source_kind"`
+	SourceURL    string     `json:"source_url,omitempty"`
+	SourcePath   string     `json:"source_path,omitempty"` // the s3Path the client sent
+	Fragments    []Fragment `json:"fragments,omitempty"`
+	UploadID     string     `json:"upload_id,omitempty"`
+	// S3Path is the stored relative path (uploads/<id>/<file>); S3Bucket
+	// the bucket.
+	S3Path   string `json:"s3_path"`
+	S3Bucket string `json:"s3_bucket"`
+
+	Size         *int64   `json:"size,omitempty"`
+	Duration     *float64 `json:"duration,omitempty"`
+	ErrorMessage string   `json:"error_message,omitempty"`
+
+	// Result is the planned end of processing; Pending is true while a real
+	// download runs (the completion waits for it).
+	Result  ArtifactResult `json:"result"`
+	Pending bool           `json:"pending,omitempty"`
+	// StartAt and DoneAt schedule the two transitions; DueAt is the next
+	// one (zero when none is due: final, or waiting for a download).
+	StartAt   time.Time `json:"start_at"`
+	DoneAt    time.Time `json:"done_at"`
+	DueAt     time.Time `json:"due_at,omitzero"`
+	Fixture   bool      `json:"fixture,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Usable reports whether the artifact can be used (upload completed).
+func (a Artifact) Usable() bool { return a.Status == ArtifactCompleted }
+
+// Upload is a presigned upload slot: the client PUTs a file to its URL, then
+// creates an artifact with its S3Path.
+type Upload struct {
+	ID        string    `json:"id"` // a UUID, as in the docs' temp path
+	APIKey    string    `json:"api_key"`
+	CompanyID string    `json:"company_id"`
+	FileName  string    `json:"file_name"`
+	S3Path    string    `json:"s3_path"` // s3://<bucket>/temp/<id>/<file>
+	ExpiresAt time.Time `json:"expires_at"`
+	CreatedAt time.Time `json:"created_at"`
+	// Set once the file is PUT.
+	Uploaded   bool      `json:"uploaded,omitempty"`
+	UploadedAt time.Time `json:"uploaded_at,omitzero"`
+	Size       int64     `json:"size,omitempty"`
+	Duration   *float64  `json:"duration,omitempty"`
+	Format     string    `json:"format,omitempty"`
+	Blob       string    `json:"blob,omitempty"`
+}
+
+// StorageCredentials let the service read a client's own bucket.
+type StorageCredentials struct {
+	AccessKeyID     string `json:"access_key_id"`
+	SecretAccessKey string `json:"secret_access_key,omitempty"`
+	Region          string `json:"region,omitempty"`
+	// Buckets limits the credentials to these buckets; empty means any.
+	Buckets []string `json:"buckets,omitempty"`
+}
+
+// Covers reports whether the credentials give access to bucket.
+func (c *StorageCredentials) Covers(bucket string) bool {
+	if c == nil || c.AccessKeyID == "" {
+		return false
+	}
+	if len(c.Buckets) == 0 {
+		return true
+	}
+	for _, b := range c.Buckets {
+		if b == bucket {
+			return true
+		}
+	}
+	return false
+}
+
+// RateLimit is a per-key request limit of the studio interface; zero fields
+// mean no limit.
+type RateLimit struct {
+	PerMinute int `json:"per_minute,omitempty"`
+	PerDay    int `json:"per_day,omitempty"`
+}
+
+// DocumentedRateLimit is what the studio docs state.
+var DocumentedRateLimit = RateLimit{PerMinute: 60, PerDay: 1000}
+
+// Caller is the studio identity of a request: the key's account, its user
+// and the user's company.
+type Caller struct {
+	Account Account
+	User    User
+	Company Company
+}
+
+// StudioTime formats a studio timestamp: ISO 8601 UTC with milliseconds.
+func StudioTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// IsStudioID reports whether s has the shape of a studio identifier: 24
+// lowercase hexadecimal characters.
+func IsStudioID(s string) bool {
+	if len(s) != 24 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// IsPlatformID reports whether s has the shape of a platform project id:
+// decimal digits only.
+func IsPlatformID(s string) bool {
+	if s == "" {
+		return false
+	}
+	return strings.Trim(s, "0123456789") == ""
+}
+
+// StudioTiming is the processing-time model of the studio resources.
+type StudioTiming struct {
+	// ArtifactStart is the delay from created to upload_started;
+	// ArtifactBase plus ArtifactPerGB per gigabyte (pro rata) from
+	// upload_started to the end.
+	ArtifactStart time.Duration
+	ArtifactBase  time.Duration
+	ArtifactPerGB time.Duration
+	// VideoStart is the delay from new to in_progress; VideoBase plus
+	// VideoPerMinute per minute of video from in_progress to completed.
+	VideoStart     time.Duration
+	VideoBase      time.Duration
+	VideoPerMinute time.Duration
+}
+
+// DefaultStudioTiming is the default studio processing-time model.
+var DefaultStudioTiming = StudioTiming{
+	ArtifactStart: 2 * time.Second, ArtifactBase: 5 * time.Second, ArtifactPerGB: 60 * time.Second,
+	VideoStart: time.Minute, VideoBase: 10 * time.Minute, VideoPerMinute: time.Minute,
+}
+
+// ArtifactProcessing is how long upload_started lasts for a file of size bytes.
+func (t StudioTiming) ArtifactProcessing(size int64) time.Duration {
+	return t.ArtifactBase + time.Duration(float64(size)/float64(1<<30)*float64(t.ArtifactPerGB))
+}
+
+// VideoProcessing is how long in_progress lasts for a video of d.
+func (t StudioTiming) VideoProcessing(d time.Duration) time.Duration {
+	return t.VideoBase + time.Duration(d.Minutes()*float64(t.VideoPerMinute))
+}
+
+// Studio limits.
+const (
+	MaxArtifactBytes = 5 << 30 // 5 GB, as documented
+	UploadValidity   = 24 * time.Hour
+	MaxNameLength    = 500
+)
+
+// Studio messages quoted from the provider's docs (keep byte for byte),
+// then dubsim's own.
+const (
+	MsgStudioAuth       = "Missing or invalid authorization token"
+	MsgStudioDenied     = "Access denied to this project"
+	MsgStudioNotFound   = "Not Found"
+	MsgNoValidFields    = "No valid fields to update"
+	MsgArtifactDenied   = "Access denied to this artifact"
+	MsgRateLimitMinute  = "Rate limit exceeded: %d requests per minute per API key; retry after %d seconds"
+	MsgRateLimitDay     = "Rate limit exceeded: %d requests per day per API key; retry after %d seconds"
+	MsgUploadNotFound   = "File not found at s3Path %s: nothing was uploaded to its presigned URL"
+	MsgUploadExpired    = "The presigned upload for s3Path %s expired at %s before a file was uploaded"
+	MsgNoCredentials    = "Access denied to bucket %s: no storage credentials are configured for this API key (set them in the dashboard, or with POST /_sim/accounts)"
+	MsgBucketNotCovered = "Access denied to bucket %s: the storage credentials of this API key do not cover it"
+)
+
+// Upload bucket of presigned uploads and of stored artifacts.
+const (
+	UploadBucket   = "dubsim-artifacts"
+	ArtifactBucket = "dubsim-artifacts"
+)
+
+// NewArtifact is a validated Create Artifact request.
+type NewArtifact struct {
+	Name      string
+	Type      string
+	S3Path    string
+	URL       string
+	Fragments []Fragment
+}
+
+// StudioProjectInput is a create or update of a studio project; nil fields
+// are absent. An empty glossary id removes the assignment.
+type StudioProjectInput struct {
+	Name                    *string
+	ManagerEmail            *string
+	TranslationsGlossaryID  *string
+	VoicesGlossaryID        *string
+	PronunciationGlossaryID *string
+}
+
+// NewVideo is a validated Create Project Video request.
+type NewVideo struct {
+	Name                       string
+	WorkflowType               string
+	SourceArtifactID           string
+	SourceLanguage             string
+	TargetLanguages            []string
+	BackgroundArtifactID       string
+	InternationalMixArtifactID string
+	VocalsHitlArtifactID       string
+	Remark                     *string
+	StringVariables            []StringVariable
+	Pipeline                   *PipelineOptions
+}
+
+// VideoUpdate is a decoded Update Project Video request; nil fields are
+// absent. StringVariables and Guidance are set when present (even null).
+type VideoUpdate struct {
+	Name               *string
+	DstLangs           []string
+	HasDstLangs        bool
+	ProcessingType     *string
+	Status             *string
+	Remark             *string
+	HasStringVariables bool
+	StringVariables    []StringVariable
+	HasGuidance        bool
+	Guidance           *Guidance
+}
