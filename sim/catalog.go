@@ -158,6 +158,7 @@ type AccountSpec struct {
 	// created at run time, the company to join ("" = a new company).
 	UserID    string              `json:"user_id,omitempty"`
 	CompanyID string              `json:"company_id,omitempty"`
+	UserEmail string              `json:"user_email,omitempty"`
 	Storage   *StorageCredentials `json:"storage,omitempty"`
 	RateLimit *RateLimit          `json:"rate_limit,omitempty"`
 }
@@ -181,6 +182,7 @@ type Fixtures struct {
 	Accounts   []AccountSpec
 	Catalog    *Catalog
 	MediaRules []MediaRule
+	Studio     *StudioFixtures
 }
 
 // Fixture file names.
@@ -189,6 +191,7 @@ const (
 	FixtureOptions  = "options.json"
 	FixtureVoices   = "voices.json"
 	FixtureMedia    = "media.json"
+	FixtureStudio   = "studio.json"
 )
 
 // LoadFixtures reads and checks a fixture set.
@@ -231,7 +234,14 @@ func LoadFixtures(fsys fs.FS) (*Fixtures, error) {
 			return nil, fmt.Errorf("fixtures: media.json: bad rule %+v", r)
 		}
 	}
-	return &Fixtures{Accounts: accounts.Accounts, Catalog: &cat, MediaRules: media.Rules}, nil
+	studio, err := loadStudioFixtures(fsys)
+	if err != nil {
+		return nil, err
+	}
+	if err := studio.checkAccounts(accounts.Accounts); err != nil {
+		return nil, err
+	}
+	return &Fixtures{Accounts: accounts.Accounts, Catalog: &cat, MediaRules: media.Rules, Studio: studio}, nil
 }
 
 // Overlay is a file system whose files come from Top when present there and

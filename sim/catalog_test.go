@@ -172,7 +172,8 @@ func validFixtures() fstest.MapFS {
 			"en-US": [{"name": "A", "voice_key": "a:en-US-A", "style": "feminine"}, {"name": "B", "voice_key": "b:en-US-B", "style": "masculine"}],
 			"fr-FR": [{"name": "C", "voice_key": "c:fr-FR-C", "style": "feminine"}]
 		}}`)},
-		sim.FixtureMedia: {Data: []byte(`{"rules": [{"pattern": "*://x.test/*", "duration_seconds": 10}]}`)},
+		sim.FixtureMedia:  {Data: []byte(`{"rules": [{"pattern": "*://x.test/*", "duration_seconds": 10}]}`)},
+		sim.FixtureStudio: {Data: []byte(`{}`)},
 	}
 }
 

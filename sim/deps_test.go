@@ -19,6 +19,7 @@ func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
 		"sim":                 {},
 		"sim/audio":           {},
+		"sim/blob":            {},
 		"fixtures":            {},
 		"fixtures/gen/voices": {},
 		"sim/script":          {"sim"},
@@ -27,10 +28,11 @@ func TestImportDirection(t *testing.T) {
 		"sim/media":           {"sim", "sim/audio"},
 		"sim/internal/httpx":  {"sim"},
 		"sim/platform":        {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
+		"sim/studio":          {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/control":         {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/faults":          {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/journal":         {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/server":          {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/platform", "sim/statemachine", "github.com/go-chi/chi/v5"},
+		"sim/server":          {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/platform", "sim/statemachine", "sim/studio", "sim/blob", "github.com/go-chi/chi/v5"},
 		"test/crash":          nil, // tests only
 		"bench/ceiling":       {},  // the benchmark's minimal handler: stdlib only
 		"bench/seed":          nil, // benchmark tooling: fills a data file through the store

@@ -200,13 +200,39 @@ type OutcomeRule struct {
 	Remaining        int       `json:"remaining"`
 	Outcome          string    `json:"outcome"`
 	ErrorMessage     string    `json:"error_message,omitempty"`
-	CreatedAt        time.Time `json:"created_at"`
+	// Resource is what the rule applies to: "project" (platform projects;
+	// also when empty) or "artifact" (studio artifacts, whose url or s3Path
+	// the pattern matches).
+	Resource  string    `json:"resource,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
+
+// Rule resources.
+const (
+	RuleProject  = "project"
+	RuleArtifact = "artifact"
+)
 
 // Matches reports whether the rule applies to a new project.
 func (r OutcomeRule) Matches(apiKey, sourceURL string) bool {
+	return (r.Resource == "" || r.Resource == RuleProject) && r.matches(apiKey, sourceURL)
+}
+
+// MatchesArtifact reports whether the rule applies to a new artifact.
+func (r OutcomeRule) MatchesArtifact(a Artifact) bool {
+	ref := a.SourceURL
+	if ref == "" {
+		ref = a.SourcePath
+	}
+	if ref == "" && len(a.Fragments) > 0 {
+		ref = a.Fragments[0].URL + a.Fragments[0].S3Path
+	}
+	return r.Resource == RuleArtifact && r.matches(a.APIKey, ref)
+}
+
+func (r OutcomeRule) matches(apiKey, ref string) bool {
 	return r.Remaining > 0 && (r.APIKey == "" || r.APIKey == apiKey) &&
-		(r.SourceURLPattern == "" || GlobMatch(r.SourceURLPattern, sourceURL))
+		(r.SourceURLPattern == "" || GlobMatch(r.SourceURLPattern, ref))
 }
 
 // DefaultForcedError is the error_message of a forced failure without one.

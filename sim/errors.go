@@ -24,6 +24,7 @@ const (
 	CodeConflict        Code = "conflict"         // a request with this idempotency key is in flight
 	CodeIdempotency     Code = "idempotency"      // idempotency key reused with another request
 	CodeTooLarge        Code = "too_large"        // request body over the limit
+	CodeRateLimited     Code = "rate_limited"     // over the key's request rate limit
 	CodeMethod          Code = "method"           // method not allowed on the route
 	CodeRoute           Code = "route"            // no such route
 	CodeInternal        Code = "internal"         // a bug or an I/O failure; message masked

@@ -135,7 +135,7 @@ type Video struct {
 	VocalsHitlArtifactID       string           `json:"vocals_hitl_artifact_id,omitempty"`
 	DurationSeconds            *float64         `json:"duration_seconds,omitempty"`
 	Remark                     *string          `json:"remark,omitempty"`
-	StringVariables            []StringVariable `json:"string_variables,omitempty"`
+	StringVariables            []StringVariable `json:"string_variables"`
 	Guidance                   *Guidance        `json:"guidance,omitempty"`
 	Pipeline                   *PipelineOptions `json:"pipeline,omitempty"`
 	// DueAt is when the automatic lifecycle moves the video on; zero when

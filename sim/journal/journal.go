@@ -83,15 +83,19 @@ func New(cfg Config) *Journal {
 // Interface names of Entry.Interface.
 const (
 	InterfacePlatform = "platform"
+	InterfaceStudio   = "studio"
 	InterfaceFiles    = "files"
 	InterfaceControl  = "control"
 	InterfaceOther    = "other"
 )
 
-// interfaces maps path prefixes to interface names, first match wins. The
-// studio interface will also live under /api/; split it here (by its paths)
-// when it arrives.
+// interfaces maps path prefixes to interface names, first match wins. Paths
+// the platform and studio interfaces share are recorded as platform here;
+// the server corrects them with SetInterface once it has decided.
 var interfaces = []struct{ prefix, name string }{
+	{"/api/v1/artifacts", InterfaceStudio},
+	{"/api/projects/", InterfaceStudio},
+	{"/_uploads/", InterfaceStudio},
 	{"/api/", InterfacePlatform},
 	{"/files/", InterfaceFiles},
 	{"/_sim/", InterfaceControl},
@@ -152,7 +156,7 @@ type Entry struct {
 	Path      string
 	RawQuery  string
 	APIKey    string // the bearer token; "" when none
-	Interface string // platform, files, control or other
+	Interface string // platform, studio, files, control or other
 
 	// Headers holds the headers of interest that were present (canonical
 	// names): Content-Type, Idempotency-Key, User-Agent, Content-Length of

@@ -15,6 +15,7 @@ import (
 type annotations struct {
 	mu    sync.Mutex
 	fault string
+	iface string
 	notes map[string]string
 }
 
@@ -31,6 +32,17 @@ func SetFault(ctx context.Context, ruleID string) {
 	if a := annotationsFrom(ctx); a != nil {
 		a.mu.Lock()
 		a.fault = clip(ruleID, maxNoteValue)
+		a.mu.Unlock()
+	}
+}
+
+// SetInterface records which interface served the request, for paths the
+// two API interfaces share (the server decides by id or body). It does
+// nothing when ctx does not come from Middleware.
+func SetInterface(ctx context.Context, name string) {
+	if a := annotationsFrom(ctx); a != nil {
+		a.mu.Lock()
+		a.iface = name
 		a.mu.Unlock()
 	}
 }
@@ -144,6 +156,11 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 // finish completes e from the recorders and stores it.
 func (j *Journal) finish(e *Entry, rec *recorder, body *teeBody, ann *annotations) {
 	e.Duration = j.now().Sub(e.Time)
+	ann.mu.Lock()
+	if ann.iface != "" {
+		e.Interface = ann.iface
+	}
+	ann.mu.Unlock()
 	if body != nil {
 		kept := int64(body.buf.len())
 		e.RequestBody = body.buf.String()

@@ -1,6 +1,7 @@
 // Package media resolves the duration of a source video URL: fixture rules
 // first, then the media itself when its host may be contacted (loopback or
-// allow-listed), else a deterministic duration derived from the URL. No
+// allow-listed), else a deterministic duration derived from the URL. It
+// also downloads media from those hosts and inspects media headers. No
 // other host is ever contacted.
 package media
 
@@ -15,7 +16,6 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/audio"
 )
 
 // Derived durations fall in this range.
@@ -33,26 +33,24 @@ type Resolver struct {
 	AllowHosts []string
 	IDs        *sim.IDs
 	Client     *http.Client
+
+	// stall bounds how long a download may go without receiving data
+	// (0: downloadStall); tests shorten it.
+	stall time.Duration
 }
 
 // Probe returns what is known of the video at rawURL.
 func (r *Resolver) Probe(ctx context.Context, rawURL string) (sim.SourceInfo, error) {
 	info := sim.SourceInfo{Origin: sim.OriginDerived}
-	if r.Rules != nil {
-		for _, rule := range r.Rules() {
-			if !rule.Matches(rawURL) {
-				continue
-			}
-			if rule.Refuse != "" {
-				return info, sim.Errorf(sim.CodeVideoInfo, "%s", rule.Refuse)
-			}
-			info.Fail = rule.Fail
-			if rule.DurationSeconds > 0 {
-				info.Duration = time.Duration(rule.DurationSeconds * float64(time.Second))
-				info.Origin = sim.OriginRule
-				return info, nil
-			}
-			break
+	if rule, ok := r.Rule(rawURL); ok {
+		if rule.Refuse != "" {
+			return info, sim.Errorf(sim.CodeVideoInfo, "%s", rule.Refuse)
+		}
+		info.Fail = rule.Fail
+		if rule.DurationSeconds > 0 {
+			info.Duration = time.Duration(rule.DurationSeconds * float64(time.Second))
+			info.Origin = sim.OriginRule
+			return info, nil
 		}
 	}
 	u, err := url.Parse(rawURL)
@@ -67,6 +65,25 @@ func (r *Resolver) Probe(ctx context.Context, rawURL string) (sim.SourceInfo, er
 	info.Duration = r.derived(rawURL)
 	return info, nil
 }
+
+// Rule returns the first fixture rule matching rawURL (rules are read on
+// every call, so fixture changes apply at once).
+func (r *Resolver) Rule(rawURL string) (sim.MediaRule, bool) {
+	if r.Rules == nil {
+		return sim.MediaRule{}, false
+	}
+	for _, rule := range r.Rules() {
+		if rule.Matches(rawURL) {
+			return rule, true
+		}
+	}
+	return sim.MediaRule{}, false
+}
+
+// Derived returns the duration dubsim assigns to rawURL when neither a rule
+// nor the media itself gives one: between 30 s and 15 min, a function of
+// the URL and the ID seed.
+func (r *Resolver) Derived(rawURL string) time.Duration { return r.derived(rawURL) }
 
 func (r *Resolver) derived(rawURL string) time.Duration {
 	ids := r.IDs
@@ -133,14 +150,6 @@ func (r *Resolver) fetch(ctx context.Context, rawURL string) (time.Duration, err
 	if err := rr.open(); err != nil {
 		return 0, err
 	}
-	mi, err := audio.Probe(rr, rr.size)
-	switch {
-	case errors.Is(err, audio.ErrUnknownFormat):
-		return 0, errors.New("not a supported media file (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC)")
-	case errors.Is(err, audio.ErrNoDuration):
-		return 0, errors.New("the media header has no duration")
-	case err != nil:
-		return 0, err
-	}
-	return mi.Duration, nil
+	_, d, err := Inspect(rr, rr.size)
+	return d, err
 }

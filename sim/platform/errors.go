@@ -30,6 +30,7 @@ var statusOf = map[sim.Code]struct {
 	sim.CodeConflict:        {http.StatusConflict, "ConflictError"},
 	sim.CodeIdempotency:     {http.StatusUnprocessableEntity, "IdempotencyError"},
 	sim.CodeTooLarge:        {http.StatusRequestEntityTooLarge, "ValidationError"},
+	sim.CodeRateLimited:     {http.StatusTooManyRequests, "RateLimitError"},
 	sim.CodeMethod:          {http.StatusMethodNotAllowed, "MethodNotAllowedError"},
 	sim.CodeRoute:           {http.StatusNotFound, "NotFoundError"},
 	sim.CodeInternal:        {http.StatusInternalServerError, "InternalServerError"},

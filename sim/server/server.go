@@ -11,16 +11,19 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/blob"
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/faults"
 	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/dubsim/dubsim/sim/media"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/statemachine"
+	"github.com/dubsim/dubsim/sim/studio"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -44,6 +47,18 @@ type Config struct {
 	NoControl       bool
 	JournalSize     int
 	MinPollInterval time.Duration
+
+	// Studio interface: where uploaded and downloaded files are kept ("":
+	// a temporary directory removed by Close), the processing-time model
+	// (zero: the default), lax enumerations on video update, the rate
+	// limit of keys without their own (zero: none), and the interface of
+	// an ambiguous POST /api/v1/projects on the shared address ("platform"
+	// by default, or "studio").
+	BlobDir         string
+	StudioTiming    sim.StudioTiming
+	StudioLaxEnums  bool
+	StudioRateLimit sim.RateLimit
+	AmbiguousCreate string
 }
 
 // Server is an assembled instance.
@@ -51,16 +66,35 @@ type Server struct {
 	Engine  *statemachine.Engine
 	Journal *journal.Journal
 	Faults  *faults.Faults
-	// Handler serves every interface: the platform API, output files and,
-	// unless NoControl, the control API under /_sim/.
+	// Handler serves every interface: the platform and studio APIs (see
+	// InterfaceByPath), output files, presigned uploads and, unless
+	// NoControl, the control API under /_sim/.
 	Handler http.Handler
+	// StudioHandler serves only the studio interface (and presigned
+	// uploads), for a separate studio address.
+	StudioHandler http.Handler
+
+	tempBlobs string
+}
+
+// Close stops background work (artifact downloads) and removes a temporary
+// blob directory.
+func (s *Server) Close() error {
+	s.Engine.Close()
+	if s.tempBlobs != "" {
+		return os.RemoveAll(s.tempBlobs)
+	}
+	return nil
 }
 
 // Compile-time checks of the wiring.
 var (
-	_ statemachine.Prober = (*media.Resolver)(nil)
-	_ platform.Service    = (*statemachine.Engine)(nil)
-	_ control.Controller  = (*statemachine.Engine)(nil)
+	_ statemachine.Prober      = (*media.Resolver)(nil)
+	_ platform.Service         = (*statemachine.Engine)(nil)
+	_ control.Controller       = (*statemachine.Engine)(nil)
+	_ studio.Service           = (*statemachine.Engine)(nil)
+	_ statemachine.StudioMedia = (*media.Resolver)(nil)
+	_ statemachine.Blobs       = (*blob.Dir)(nil)
 )
 
 // New assembles an instance and starts its engine (clock restored, fixture
@@ -74,11 +108,25 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{}
 	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return s.Engine.Fixtures().MediaRules },
 		AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP}
+	blobDir := cfg.BlobDir
+	if blobDir == "" {
+		d, err := os.MkdirTemp("", "dubsim-blobs-")
+		if err != nil {
+			return nil, err
+		}
+		blobDir, s.tempBlobs = d, d
+	}
+	blobs, err := blob.Open(blobDir)
+	if err != nil {
+		return nil, err
+	}
 	s.Engine = statemachine.New(statemachine.Config{
 		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
+		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs,
 	})
 	if err := s.Engine.Start(ctx); err != nil {
+		_ = s.Close()
 		return nil, err
 	}
 	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval})
@@ -105,8 +153,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
 		).Routes())
 	}
-	root.Mount("/", api.Routes())
+	st := studio.New(studio.Config{
+		Service: s.Engine, Log: log, PublicURL: cfg.PublicURL, RejectUnknownFields: cfg.RejectUnknownFields,
+		CreateStatus: cfg.CreateStatus, LaxEnums: cfg.StudioLaxEnums, DefaultRateLimit: cfg.StudioRateLimit,
+	})
+	studioRoutes := st.Routes()
+	fallback := Platform
+	if cfg.AmbiguousCreate == Studio {
+		fallback = Studio
+	}
+	root.Mount("/", split{platform: api.Routes(), studio: studioRoutes, fallback: fallback})
 	s.Handler = s.Journal.Middleware(s.Faults.Middleware(root))
+	s.StudioHandler = s.Journal.Middleware(s.Faults.Middleware(studioRoutes))
 	return s, nil
 }
 
@@ -123,6 +181,8 @@ func Envelope(r *http.Request, status int, name, message string) (string, []byte
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/_sim/"):
 		v = control.Envelope{Error: name, Message: message}
+	case InterfaceByPath(r) == Studio:
+		v = studio.Envelope{Error: message}
 	default:
 		v = platform.Envelope{Error: name, Message: message}
 	}

@@ -46,6 +46,13 @@ type Config struct {
 	Log       *slog.Logger
 	// IdempotencyWindow is how long idempotency keys live in simulated time.
 	IdempotencyWindow time.Duration
+
+	// Studio: the processing-time model (zero: sim.DefaultStudioTiming),
+	// URL resolution and downloads, media inspection and file storage.
+	StudioTiming sim.StudioTiming
+	Media        StudioMedia
+	Inspect      Inspector
+	Blobs        Blobs
 }
 
 // Engine applies the domain operations and lifecycle transitions to the store.
@@ -69,6 +76,16 @@ type Engine struct {
 	// entry is served only while writes equals the value read before the
 	// entry was loaded, so a cached account is never older than the last
 	// committed write.
+	studio  sim.StudioTiming
+	media   StudioMedia
+	inspect Inspector
+	blobs   Blobs
+	// Artifact downloads run in the background until Close.
+	bg    context.Context
+	stop  context.CancelFunc
+	dlWG  sync.WaitGroup
+	dlSem chan struct{}
+
 	writes   atomic.Uint64
 	acctMu   sync.RWMutex
 	accounts map[string]cachedAccount
@@ -159,7 +176,20 @@ func New(cfg Config) *Engine {
 	}
 	e.fixtures.Store(cfg.Fixtures)
 	e.fixtureFS = cfg.FixtureFS
+	e.studio, e.media, e.inspect, e.blobs = cfg.StudioTiming, cfg.Media, cfg.Inspect, cfg.Blobs
+	if e.studio == (sim.StudioTiming{}) {
+		e.studio = sim.DefaultStudioTiming
+	}
+	e.bg, e.stop = context.WithCancel(context.Background())
+	e.dlSem = make(chan struct{}, maxDownloads)
 	return e
+}
+
+// Close stops the background downloads and waits for them; unfinished ones
+// resume at the next Start on the same store.
+func (e *Engine) Close() {
+	e.stop()
+	e.dlWG.Wait()
 }
 
 const (
@@ -172,7 +202,7 @@ const (
 // Start restores the persisted clock and makes sure every fixture account
 // exists (accounts already stored keep their state).
 func (e *Engine) Start(ctx context.Context) error {
-	return e.update(ctx, func(tx sim.Tx) error {
+	err := e.update(ctx, func(tx sim.Tx) error {
 		raw, err := tx.Meta(metaClock)
 		switch {
 		case err == nil:
@@ -185,6 +215,9 @@ func (e *Engine) Start(ctx context.Context) error {
 			return err
 		}
 		now := e.clock.Now()
+		if err := e.seedStudio(tx, now); err != nil {
+			return err
+		}
 		for _, spec := range e.Fixtures().Accounts {
 			if _, err := tx.Account(spec.APIKey); errors.Is(err, sim.ErrNotFound) {
 				if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
@@ -194,8 +227,15 @@ func (e *Engine) Start(ctx context.Context) error {
 				return err
 			}
 		}
+		if err := e.ensureUsers(tx, now); err != nil {
+			return err
+		}
 		return e.saveClock(tx)
 	})
+	if err != nil {
+		return err
+	}
+	return e.restartDownloads(ctx)
 }
 
 // Fixtures returns the fixture set in use.
@@ -224,7 +264,7 @@ func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account 
 	return sim.Account{
 		APIKey: spec.APIKey, Name: spec.Name, Plan: spec.Plan, BalanceMinutes: spec.BalanceMinutes, InitialBalance: spec.BalanceMinutes,
 		RetranslationEnabled: spec.RetranslationEnabled, CloningEnabled: spec.CloningEnabled,
-		Fixture: fixture, CreatedAt: now,
+		Fixture: fixture, CreatedAt: now, UserID: spec.UserID, Storage: spec.Storage, RateLimit: spec.RateLimit,
 	}
 }
 
@@ -598,7 +638,18 @@ func (e *Engine) Tick(ctx context.Context) (int, error) {
 	return e.sweep(ctx, e.clock.Now())
 }
 
+// sweep applies the due transitions of platform projects, then of studio
+// artifacts and videos.
 func (e *Engine) sweep(ctx context.Context, now time.Time) (int, error) {
+	n, err := e.sweepProjects(ctx, now)
+	if err != nil {
+		return n, err
+	}
+	m, err := e.sweepStudio(ctx, now)
+	return n + m, err
+}
+
+func (e *Engine) sweepProjects(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for {
 		n := 0
@@ -674,6 +725,9 @@ func (e *Engine) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.A
 			spec.Name = fmt.Sprintf("%s account", spec.Plan)
 		}
 		a = accountFrom(spec, now, false)
+		if err := e.placeAccount(tx, &a, spec.CompanyID, spec.UserEmail, now); err != nil {
+			return err
+		}
 		return tx.PutAccount(a)
 	})
 	return a, err
@@ -686,7 +740,15 @@ func (e *Engine) Reset(ctx context.Context) error {
 		if err := tx.ResetData(); err != nil {
 			return err
 		}
+		if e.blobs != nil {
+			if err := e.blobs.Clear(); err != nil {
+				return err
+			}
+		}
 		now := e.clock.Now()
+		if err := e.seedStudio(tx, now); err != nil {
+			return err
+		}
 		for _, spec := range e.Fixtures().Accounts {
 			if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
 				return err

@@ -28,7 +28,9 @@ var (
 	bIdem     = []byte("idempotency")
 	bIdemExp  = []byte("idempotency_by_time")
 	bSeq      = []byte("sequences")
-	allData   = [][]byte{bAccounts, bProjects, bBodies, bDue, bIdem, bIdemExp}
+	// allData are the buckets Open creates (also in a file written before
+	// they existed) and ResetData empties.
+	allData   = append([][]byte{bAccounts, bProjects, bBodies, bDue, bIdem, bIdemExp}, studioData...)
 	keySchema = []byte("schema_version")
 )
 
@@ -306,17 +308,23 @@ func (t *txn) ForEachProject(fn func(sim.Project) error) error {
 	})
 }
 
-func (t *txn) DueProjects(now time.Time, limit int) ([]string, error) {
+// dueIDs returns up to limit ids of a due index whose time is at or before
+// now, earliest first.
+func (t *txn) dueIDs(bucket []byte, now time.Time, limit int) ([]string, error) {
 	var ids []string
-	limitKey := timeKey(now, "\xff")
-	c := t.tx.Bucket(bDue).Cursor()
+	limitKey := timeKey(now, "")
+	c := t.tx.Bucket(bucket).Cursor()
 	for k, _ := c.First(); k != nil && len(ids) < limit; k, _ = c.Next() {
-		if bytes.Compare(k, limitKey) > 0 {
+		if bytes.Compare(k[:timeKeyLen], limitKey) > 0 {
 			break
 		}
 		ids = append(ids, string(k[timeKeyLen:]))
 	}
 	return ids, nil
+}
+
+func (t *txn) DueProjects(now time.Time, limit int) ([]string, error) {
+	return t.dueIDs(bDue, now, limit)
 }
 
 func (t *txn) NextSequence(name string) (uint64, error) {

@@ -1,0 +1,74 @@
+package statemachine
+
+import (
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// NextArtifact applies the artifact transitions due at now:
+//
+//	created        --StartAt-->                           upload_started
+//	upload_started --DoneAt, result known, no failure-->  upload_completed (size, duration)
+//	upload_started --DoneAt, result known, failure-->     upload_failed (errorMessage)
+//
+// While a real download runs (Pending) or the result is not known yet, the
+// artifact stays upload_started and DueAt is zero; the engine sets the
+// result and DueAt when the download ends. Both transitions can apply in one
+// call when now is past DoneAt.
+func NextArtifact(a sim.Artifact, now time.Time) sim.Artifact {
+	if a.Status == sim.ArtifactCreated && !now.Before(a.StartAt) {
+		a.Status = sim.ArtifactStarted
+		a.UpdatedAt = a.StartAt
+		a.DueAt = time.Time{}
+		if !a.Pending {
+			a.DueAt = a.DoneAt
+		}
+	}
+	if a.Status == sim.ArtifactStarted && a.Result.Known && !a.Pending && !now.Before(a.DoneAt) {
+		a.UpdatedAt = a.DoneAt
+		if a.UpdatedAt.Before(a.StartAt) {
+			a.UpdatedAt = a.StartAt
+		}
+		a.DueAt = time.Time{}
+		if a.Result.Fail != "" {
+			a.Status = sim.ArtifactFailed
+			a.ErrorMessage = a.Result.Fail
+			return a
+		}
+		a.Status = sim.ArtifactCompleted
+		size := a.Result.Size
+		a.Size = &size
+		if a.Type != sim.ArtifactScript && a.Result.Duration != nil {
+			d := *a.Result.Duration
+			a.Duration = &d
+		}
+	}
+	return a
+}
+
+// NextVideo applies the automatic video lifecycle due at now: new moves to
+// in_progress at DueAt, which is then rescheduled by processing time, and
+// in_progress moves to completed. A video whose status a client wrote has a
+// zero DueAt and stays where it is.
+func NextVideo(v sim.Video, now time.Time, t sim.StudioTiming) sim.Video {
+	for !v.DueAt.IsZero() && !now.Before(v.DueAt) {
+		at := v.DueAt
+		switch v.Status {
+		case sim.VideoNew:
+			v.Status = sim.VideoInProgress
+			var d time.Duration
+			if v.DurationSeconds != nil {
+				d = time.Duration(*v.DurationSeconds * float64(time.Second))
+			}
+			v.DueAt = at.Add(t.VideoProcessing(d))
+		case sim.VideoInProgress:
+			v.Status = sim.VideoCompleted
+			v.DueAt = time.Time{}
+		default:
+			v.DueAt = time.Time{}
+		}
+		v.UpdatedAt = at
+	}
+	return v
+}

@@ -1,0 +1,249 @@
+package studio
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+)
+
+// object is a JSON request body read field by field, so that every refusal
+// names its field and which fields were present is known (PATCH semantics).
+type object map[string]json.RawMessage
+
+// readObject reads a JSON object body; fields lists the fields the endpoint
+// defines (refused otherwise when RejectUnknownFields).
+func (a *API) readObject(w http.ResponseWriter, r *http.Request, fields ...string) (object, error) {
+	body, err := httpx.ReadJSONBody(w, r, a.maxBody)
+	if err != nil {
+		return nil, err
+	}
+	return a.parseObject(body, fields...)
+}
+
+func (a *API) parseObject(body []byte, fields ...string) (object, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if json.Valid(trimmed) {
+			return nil, sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
+		}
+		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body is not valid JSON")
+	}
+	var o object
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(&o); err != nil {
+		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected data after the JSON object")
+	}
+	if a.rejectUnk {
+		var unknown []string
+		for k := range o {
+			if !slices.Contains(fields, k) {
+				unknown = append(unknown, k)
+			}
+		}
+		if len(unknown) > 0 {
+			sort.Strings(unknown)
+			return nil, sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, strings.Join(unknown, ", "))
+		}
+	}
+	return o, nil
+}
+
+// has reports whether the field is present (null counts as present).
+func (o object) has(name string) bool { _, ok := o[name]; return ok }
+
+// isNull reports whether the field is present with the value null.
+func (o object) isNull(name string) bool {
+	v, ok := o[name]
+	return ok && string(bytes.TrimSpace(v)) == "null"
+}
+
+// given reports whether the field is present and not null.
+func (o object) given(name string) bool { return o.has(name) && !o.isNull(name) }
+
+// str returns a string field: nil when absent or null.
+func (o object) str(name string) (*string, error) {
+	if !o.given(name) {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(o[name], &s); err != nil {
+		return nil, invalid("%s must be a string; got %s", name, abbreviate(o[name]))
+	}
+	return &s, nil
+}
+
+// requiredStr returns a required, non-empty string field.
+func (o object) requiredStr(name string) (string, error) {
+	s, err := o.str(name)
+	if err != nil {
+		return "", err
+	}
+	if s == nil {
+		return "", invalid(sim.MsgRequired, name)
+	}
+	if strings.TrimSpace(*s) == "" {
+		return "", invalid("%s must not be empty", name)
+	}
+	return *s, nil
+}
+
+// name returns a name field: a non-empty string of bounded length.
+func (o object) name(field string, required bool) (*string, error) {
+	var s *string
+	if required {
+		v, err := o.requiredStr(field)
+		if err != nil {
+			return nil, err
+		}
+		s = &v
+	} else {
+		var err error
+		if s, err = o.str(field); err != nil || s == nil {
+			return nil, err
+		}
+		if strings.TrimSpace(*s) == "" {
+			return nil, invalid("%s must not be empty", field)
+		}
+	}
+	if n := len([]rune(*s)); n > sim.MaxNameLength {
+		return nil, invalid("%s must be at most %d characters; got %d", field, sim.MaxNameLength, n)
+	}
+	return s, nil
+}
+
+func (o object) boolean(name string) (*bool, error) {
+	if !o.given(name) {
+		return nil, nil
+	}
+	var b bool
+	if err := json.Unmarshal(o[name], &b); err != nil {
+		return nil, invalid("%s must be a boolean; got %s", name, abbreviate(o[name]))
+	}
+	return &b, nil
+}
+
+// strings returns an array of strings field.
+func (o object) strings(name string) ([]string, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(o[name], &raw); err != nil || raw == nil {
+		return nil, invalid("%s must be an array of strings; got %s", name, abbreviate(o[name]))
+	}
+	out := make([]string, 0, len(raw))
+	for i, v := range raw {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, invalid("%s[%d] must be a string; got %s", name, i, abbreviate(v))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// sub returns an object field.
+func (o object) sub(name string) (object, error) {
+	var sub object
+	if err := json.Unmarshal(o[name], &sub); err != nil || sub == nil {
+		return nil, invalid("%s must be an object; got %s", name, abbreviate(o[name]))
+	}
+	return sub, nil
+}
+
+func abbreviate(v json.RawMessage) string {
+	s := strings.TrimSpace(string(v))
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+var (
+	iso6391 = regexp.MustCompile(`^[a-z]{2}$`)
+	bcp47   = regexp.MustCompile(`^[a-z]{2,3}-[A-Z]{2}$`)
+	langTag = regexp.MustCompile(`^[a-z]{2,3}(-[A-Z]{2})?$`)
+)
+
+// langs checks an array of language codes against re.
+func (o object) langs(name string, re *regexp.Regexp, example string) ([]string, error) {
+	list, err := o.strings(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, invalid("%s must name at least one language", name)
+	}
+	if len(list) > 100 {
+		return nil, invalid("%s must name at most 100 languages; got %d", name, len(list))
+	}
+	seen := map[string]bool{}
+	for i, l := range list {
+		if !re.MatchString(l) {
+			return nil, invalid("%s[%d] must be a language code like %s; got %q", name, i, example, l)
+		}
+		if seen[l] {
+			return nil, invalid("%s[%d]: %s is listed twice", name, i, l)
+		}
+		seen[l] = true
+	}
+	return list, nil
+}
+
+// stringVariables decodes the metadata array; null clears it.
+func (o object) stringVariables(name string) ([]sim.StringVariable, error) {
+	if o.isNull(name) {
+		return nil, nil
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(o[name], &raw); err != nil || raw == nil {
+		return nil, invalid("%s must be an array of {key, value} objects; got %s", name, abbreviate(o[name]))
+	}
+	if len(raw) > 100 {
+		return nil, invalid("%s must have at most 100 entries; got %d", name, len(raw))
+	}
+	out := make([]sim.StringVariable, 0, len(raw))
+	for i, v := range raw {
+		item, err := object{"x": v}.sub("x")
+		if err != nil {
+			return nil, invalid("%s[%d] must be an object with string fields key and value; got %s", name, i, abbreviate(v))
+		}
+		key, err := item.str("key")
+		if err != nil || key == nil || *key == "" {
+			return nil, invalid("%s[%d].key must be a non-empty string", name, i)
+		}
+		val, err := item.str("value")
+		if err != nil || val == nil {
+			return nil, invalid("%s[%d].value must be a string", name, i)
+		}
+		out = append(out, sim.StringVariable{Key: *key, Value: *val})
+	}
+	return out, nil
+}
+
+// httpURL checks an absolute http(s) URL.
+func httpURL(field, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid("%s must be an absolute http or https URL; got %q", field, s)
+	}
+	return nil
+}
+
+// s3Path checks an s3://bucket/key path.
+func s3Path(field, s string) error {
+	rest, ok := strings.CutPrefix(s, "s3://")
+	bucket, key, _ := strings.Cut(rest, "/")
+	if !ok || bucket == "" || key == "" || strings.HasSuffix(key, "/") {
+		return invalid("%s must be a storage path like s3://bucket/path/file.mp4 (GET /api/v1/artifacts/create returns one for a presigned upload); got %q", field, s)
+	}
+	return nil
+}

@@ -1,0 +1,542 @@
+package studio
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+)
+
+// ----- artifacts -----
+
+var artifactFields = []string{"name", "type", "s3Path", "url", "fragments"}
+
+const maxFragments = 100
+
+func (a *API) handleCreateArtifact(w http.ResponseWriter, r *http.Request) error {
+	o, err := a.readObject(w, r, artifactFields...)
+	if err != nil {
+		return err
+	}
+	na, err := decodeArtifact(o)
+	if err != nil {
+		return err
+	}
+	c := caller(r)
+	render := func(res any) (int, any) { return a.created, viewArtifactCreated(res.(sim.Artifact), c) }
+	ctx := a.idemIntent(r, render)
+	art, err := a.svc.CreateArtifact(ctx, c, na)
+	if err != nil {
+		return err
+	}
+	status, body := render(art)
+	httpx.WriteJSON(w, status, body)
+	return nil
+}
+
+func decodeArtifact(o object) (sim.NewArtifact, error) {
+	var na sim.NewArtifact
+	name, err := o.name("name", true)
+	if err != nil {
+		return na, err
+	}
+	na.Name = *name
+	typ, err := o.str("type")
+	switch {
+	case err != nil:
+		return na, err
+	case typ == nil:
+		return na, invalid(sim.MsgRequired, "type")
+	case *typ == "subtitles":
+		return na, invalid("type must be one of video, audio, script; got \"subtitles\" (the older name of script)")
+	case !slices.Contains(sim.ArtifactTypes, *typ):
+		return na, invalid("type must be one of video, audio, script; got %q", *typ)
+	}
+	na.Type = *typ
+	var sources []string
+	for _, f := range []string{"s3Path", "url", "fragments"} {
+		if o.given(f) {
+			sources = append(sources, f)
+		}
+	}
+	switch len(sources) {
+	case 0:
+		if o.given("fileName") {
+			return na, invalid("Exactly one of s3Path, url or fragments is required; to upload a local file, get a presigned URL with GET /api/v1/artifacts/create?fileName=..., PUT the file to it, then create the artifact with its s3Path")
+		}
+		return na, invalid("Exactly one of s3Path, url or fragments is required")
+	case 1:
+	default:
+		return na, invalid("Exactly one of s3Path, url or fragments must be given; got %s", strings.Join(sources, " and "))
+	}
+	switch sources[0] {
+	case "s3Path":
+		p, err := o.str("s3Path")
+		if err != nil {
+			return na, err
+		}
+		if err := s3Path("s3Path", *p); err != nil {
+			return na, err
+		}
+		na.S3Path = *p
+	case "url":
+		u, err := o.str("url")
+		if err != nil {
+			return na, err
+		}
+		if err := httpURL("url", *u); err != nil {
+			return na, err
+		}
+		na.URL = *u
+	case "fragments":
+		if na.Type == sim.ArtifactScript {
+			return na, invalid("fragments are not supported for type script")
+		}
+		if na.Fragments, err = decodeFragments(o); err != nil {
+			return na, err
+		}
+	}
+	return na, nil
+}
+
+func decodeFragments(o object) ([]sim.Fragment, error) {
+	var raw []object
+	if err := jsonUnmarshal(o["fragments"], &raw); err != nil || raw == nil {
+		return nil, invalid("fragments must be an array of objects with url or s3Path and startTime; got %s", abbreviate(o["fragments"]))
+	}
+	if len(raw) == 0 {
+		return nil, invalid("fragments must have at least one fragment")
+	}
+	if len(raw) > maxFragments {
+		return nil, invalid("fragments must have at most %d fragments; got %d", maxFragments, len(raw))
+	}
+	out := make([]sim.Fragment, 0, len(raw))
+	for i, f := range raw {
+		field := sprintf("fragments[%d]", i)
+		if f == nil {
+			return nil, invalid("%s must be an object", field)
+		}
+		var fr sim.Fragment
+		switch {
+		case f.given("url") && f.given("s3Path"):
+			return nil, invalid("%s must have exactly one of url or s3Path; got both", field)
+		case f.given("url"):
+			u, err := f.str("url")
+			if err != nil {
+				return nil, invalid("%s.url must be a string", field)
+			}
+			if err := httpURL(field+".url", *u); err != nil {
+				return nil, err
+			}
+			fr.URL = *u
+		case f.given("s3Path"):
+			p, err := f.str("s3Path")
+			if err != nil {
+				return nil, invalid("%s.s3Path must be a string", field)
+			}
+			if err := s3Path(field+".s3Path", *p); err != nil {
+				return nil, err
+			}
+			fr.S3Path = *p
+		default:
+			return nil, invalid("%s must have url or s3Path", field)
+		}
+		if !f.given("startTime") {
+			return nil, invalid(sim.MsgRequired, field+".startTime")
+		}
+		var st float64
+		if err := jsonUnmarshal(f["startTime"], &st); err != nil {
+			return nil, invalid("%s.startTime must be a number of seconds; got %s", field, abbreviate(f["startTime"]))
+		}
+		if st < 0 {
+			return nil, invalid("%s.startTime must be at least 0; got %v", field, st)
+		}
+		fr.StartTime = st
+		out = append(out, fr)
+	}
+	return out, nil
+}
+
+func (a *API) handleGetArtifact(w http.ResponseWriter, r *http.Request) error {
+	art, err := a.svc.Artifact(r.Context(), caller(r), chi.URLParam(r, "artifactId"))
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, viewArtifact(art))
+	return nil
+}
+
+// ----- studio projects -----
+
+var projectFields = []string{"name", "managerEmail", "translationsGlossaryId", "voicesGlossaryId", "pronunciationGlossaryId"}
+
+func decodeProject(o object, create bool) (sim.StudioProjectInput, error) {
+	var in sim.StudioProjectInput
+	var err error
+	if in.Name, err = o.name("name", create); err != nil {
+		return in, err
+	}
+	if in.ManagerEmail, err = o.str("managerEmail"); err != nil {
+		return in, err
+	}
+	if in.ManagerEmail != nil && !strings.Contains(*in.ManagerEmail, "@") {
+		return in, invalid("managerEmail must be an email address; got %q", *in.ManagerEmail)
+	}
+	for _, g := range []struct {
+		name string
+		dst  **string
+	}{{"translationsGlossaryId", &in.TranslationsGlossaryID}, {"voicesGlossaryId", &in.VoicesGlossaryID}, {"pronunciationGlossaryId", &in.PronunciationGlossaryID}} {
+		if *g.dst, err = o.str(g.name); err != nil {
+			return in, err
+		}
+	}
+	if o.has("translationGlossaryId") && !o.has("translationsGlossaryId") {
+		return in, invalid("Unknown field translationGlossaryId; the request field is translationsGlossaryId (the response field is translationGlossary)")
+	}
+	return in, nil
+}
+
+func projectInputEmpty(in sim.StudioProjectInput) bool {
+	return in.Name == nil && in.ManagerEmail == nil && in.TranslationsGlossaryID == nil &&
+		in.VoicesGlossaryID == nil && in.PronunciationGlossaryID == nil
+}
+
+func (a *API) handleListProjects(w http.ResponseWriter, r *http.Request) error {
+	ps, err := a.svc.StudioProjects(r.Context(), caller(r))
+	if err != nil {
+		return err
+	}
+	out := make([]projectView, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, a.viewProject(r, p))
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error {
+	o, err := a.readObject(w, r, projectFields...)
+	if err != nil {
+		return err
+	}
+	in, err := decodeProject(o, true)
+	if err != nil {
+		return err
+	}
+	render := func(res any) (int, any) { return a.created, a.viewProject(r, res.(sim.StudioProject)) }
+	p, err := a.svc.CreateStudioProject(a.idemIntent(r, render), caller(r), in)
+	if err != nil {
+		return err
+	}
+	status, body := render(p)
+	httpx.WriteJSON(w, status, body)
+	return nil
+}
+
+func (a *API) handleGetProject(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.svc.StudioProject(r.Context(), caller(r), chi.URLParam(r, "projectId"))
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, a.viewProject(r, p))
+	return nil
+}
+
+func (a *API) handleUpdateProject(w http.ResponseWriter, r *http.Request) error {
+	c := caller(r)
+	id := chi.URLParam(r, "projectId")
+	// The project is looked up first: a missing or foreign project is the
+	// answer whatever the body.
+	if _, err := a.svc.StudioProject(r.Context(), c, id); err != nil {
+		return err
+	}
+	o, err := a.readObject(w, r, projectFields...)
+	if err != nil {
+		return err
+	}
+	in, err := decodeProject(o, false)
+	if err != nil {
+		return err
+	}
+	if projectInputEmpty(in) {
+		return invalid(sim.MsgNoValidFields)
+	}
+	p, err := a.svc.UpdateStudioProject(r.Context(), c, id, in)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, a.viewProject(r, p))
+	return nil
+}
+
+// ----- videos -----
+
+var videoCreateFields = []string{"name", "workflowType", "sourceArtifactId", "sourceLanguage", "targetLanguages",
+	"backgroundWavArtifactId", "internationalMixWavArtifactId", "vocalsHitlWavArtifactId", "remark", "stringVariables", "pipelineOptions"}
+
+func decodeVideo(o object) (sim.NewVideo, error) {
+	var nv sim.NewVideo
+	name, err := o.name("name", true)
+	if err != nil {
+		return nv, err
+	}
+	nv.Name = *name
+	wt, err := o.str("workflowType")
+	switch {
+	case err != nil:
+		return nv, err
+	case wt == nil && o.given("processingType"):
+		return nv, invalid("workflowType is required (video creation names the processing type workflowType)")
+	case wt == nil:
+		return nv, invalid(sim.MsgRequired, "workflowType")
+	case !slices.Contains(sim.WorkflowTypes, *wt):
+		return nv, invalid("workflowType must be one of %s; got %q", strings.Join(sim.WorkflowTypes, ", "), *wt)
+	}
+	nv.WorkflowType = *wt
+	if !o.given("sourceArtifactId") && o.given("originalVideoArtifactId") {
+		return nv, invalid("sourceArtifactId is required (originalVideoArtifactId is its older name)")
+	}
+	if nv.SourceArtifactID, err = o.requiredStr("sourceArtifactId"); err != nil {
+		return nv, err
+	}
+	src, err := o.requiredStr("sourceLanguage")
+	if err != nil {
+		return nv, err
+	}
+	if src != "multi" && !iso6391.MatchString(src) {
+		return nv, invalid("sourceLanguage must be an ISO 639-1 code like en, or multi; got %q", src)
+	}
+	nv.SourceLanguage = src
+	if !o.given("targetLanguages") {
+		return nv, invalid(sim.MsgRequired, "targetLanguages")
+	}
+	if nv.TargetLanguages, err = o.langs("targetLanguages", bcp47, "es-ES"); err != nil {
+		return nv, err
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"backgroundWavArtifactId", &nv.BackgroundArtifactID}, {"internationalMixWavArtifactId", &nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", &nv.VocalsHitlArtifactID}} {
+		s, err := o.str(f.name)
+		if err != nil {
+			return nv, err
+		}
+		if s != nil {
+			*f.dst = *s
+		}
+	}
+	if nv.Remark, err = o.str("remark"); err != nil {
+		return nv, err
+	}
+	if o.given("stringVariables") {
+		if nv.StringVariables, err = o.stringVariables("stringVariables"); err != nil {
+			return nv, err
+		}
+	}
+	if o.given("pipelineOptions") {
+		po, err := o.sub("pipelineOptions")
+		if err != nil {
+			return nv, err
+		}
+		var p sim.PipelineOptions
+		for _, f := range []struct {
+			name string
+			dst  **bool
+		}{{"shouldAutomateTranscription", &p.ShouldAutomateTranscription}, {"shouldAutomateTranslation", &p.ShouldAutomateTranslation}, {"shouldAutomateVoiceSelection", &p.ShouldAutomateVoiceSelection}} {
+			if *f.dst, err = po.boolean(f.name); err != nil {
+				return nv, invalid("pipelineOptions.%s must be a boolean", f.name)
+			}
+		}
+		nv.Pipeline = &p
+	}
+	return nv, nil
+}
+
+func (a *API) handleCreateVideo(w http.ResponseWriter, r *http.Request) error {
+	c := caller(r)
+	pid := chi.URLParam(r, "projectId")
+	if _, err := a.svc.StudioProject(r.Context(), c, pid); err != nil {
+		return err
+	}
+	o, err := a.readObject(w, r, videoCreateFields...)
+	if err != nil {
+		return err
+	}
+	nv, err := decodeVideo(o)
+	if err != nil {
+		return err
+	}
+	render := func(res any) (int, any) { return a.created, a.viewVideoCreated(r, res.(sim.Video)) }
+	v, err := a.svc.CreateVideo(a.idemIntent(r, render), c, pid, nv)
+	if err != nil {
+		return err
+	}
+	status, body := render(v)
+	httpx.WriteJSON(w, status, body)
+	return nil
+}
+
+func (a *API) handleListVideos(w http.ResponseWriter, r *http.Request) error {
+	vs, err := a.svc.Videos(r.Context(), caller(r), chi.URLParam(r, "projectId"))
+	if err != nil {
+		return err
+	}
+	out := make([]videoView, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, a.viewVideo(r, v))
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *API) handleGetVideo(w http.ResponseWriter, r *http.Request) error {
+	v, err := a.svc.Video(r.Context(), caller(r), chi.URLParam(r, "projectId"), chi.URLParam(r, "videoId"))
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, a.viewVideo(r, v))
+	return nil
+}
+
+// Request field names of the video update: the spec shows name, dstLangs,
+// processingType, status and remark; the metadata array and the translation
+// guidance take the names the responses use (docs/fidelity.md).
+var videoUpdateFields = []string{"name", "dstLangs", "processingType", "status", "remark", "stringVariables", "translationGuidance"}
+
+func (a *API) decodeVideoUpdate(o object) (sim.VideoUpdate, error) {
+	var u sim.VideoUpdate
+	var err error
+	if u.Name, err = o.name("name", false); err != nil {
+		return u, err
+	}
+	if o.given("dstLangs") {
+		if u.DstLangs, err = o.langs("dstLangs", langTag, "es-ES or es"); err != nil {
+			return u, err
+		}
+		u.HasDstLangs = true
+	}
+	for _, f := range []struct {
+		name    string
+		dst     **string
+		allowed []string
+	}{{"processingType", &u.ProcessingType, sim.ProcessingTypes}, {"status", &u.Status, sim.VideoStatuses}} {
+		if *f.dst, err = o.str(f.name); err != nil {
+			return u, err
+		}
+		if v := *f.dst; v != nil {
+			if *v == "" {
+				return u, invalid("%s must not be empty", f.name)
+			}
+			if !a.laxEnums && !slices.Contains(f.allowed, *v) {
+				return u, invalid("%s must be one of %s; got %q", f.name, strings.Join(f.allowed, ", "), *v)
+			}
+		}
+	}
+	if u.Remark, err = o.str("remark"); err != nil {
+		return u, err
+	}
+	if o.has("stringVariables") {
+		if u.StringVariables, err = o.stringVariables("stringVariables"); err != nil {
+			return u, err
+		}
+		u.HasStringVariables = true
+	}
+	if o.has("translationGuidance") {
+		u.HasGuidance = true
+		if !o.isNull("translationGuidance") {
+			g, err := decodeGuidance(o)
+			if err != nil {
+				return u, err
+			}
+			u.Guidance = g
+		}
+	}
+	return u, nil
+}
+
+func decodeGuidance(o object) (*sim.Guidance, error) {
+	sub, err := o.sub("translationGuidance")
+	if err != nil {
+		return nil, invalid("translationGuidance must be an object {common, byLang}; got %s", abbreviate(o["translationGuidance"]))
+	}
+	var g sim.Guidance
+	if g.Common, err = sub.str("common"); err != nil {
+		return nil, invalid("translationGuidance.common must be a string")
+	}
+	if sub.given("byLang") {
+		bl, err := sub.sub("byLang")
+		if err != nil {
+			return nil, invalid("translationGuidance.byLang must be an object of strings keyed by target language; got %s", abbreviate(sub["byLang"]))
+		}
+		g.ByLang = map[string]string{}
+		for k := range bl {
+			s, err := bl.str(k)
+			if err != nil || s == nil {
+				return nil, invalid("translationGuidance.byLang.%s must be a string", k)
+			}
+			g.ByLang[k] = *s
+		}
+	}
+	if g.Common == nil && g.ByLang == nil {
+		return nil, invalid("translationGuidance must have common or byLang (send null to remove the guidance)")
+	}
+	return &g, nil
+}
+
+func videoUpdateEmpty(u sim.VideoUpdate) bool {
+	return u.Name == nil && !u.HasDstLangs && u.ProcessingType == nil && u.Status == nil && u.Remark == nil &&
+		!u.HasStringVariables && !u.HasGuidance
+}
+
+func (a *API) handleUpdateVideo(w http.ResponseWriter, r *http.Request) error {
+	c := caller(r)
+	pid, vid := chi.URLParam(r, "projectId"), chi.URLParam(r, "videoId")
+	if _, err := a.svc.Video(r.Context(), c, pid, vid); err != nil {
+		return err
+	}
+	o, err := a.readObject(w, r, videoUpdateFields...)
+	if err != nil {
+		return err
+	}
+	u, err := a.decodeVideoUpdate(o)
+	if err != nil {
+		return err
+	}
+	if videoUpdateEmpty(u) {
+		return invalid(sim.MsgNoValidFields)
+	}
+	v, err := a.svc.UpdateVideo(r.Context(), c, pid, vid, u)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, videoUpdated{videoView: a.viewVideo(r, v), TranslationGuidance: v.Guidance})
+	return nil
+}
+
+var jsonUnmarshal = json.Unmarshal
+
+// idemIntent lets the engine store the idempotency record of this request
+// in the transaction of its write, with the body the handler will send.
+func (a *API) idemIntent(r *http.Request, render func(any) (int, any)) context.Context {
+	in := sim.IdemIntentFrom(r.Context())
+	if in == nil {
+		return r.Context()
+	}
+	in.Render = func(v any) (status int, ct string, body []byte, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("studio: cannot render %T", v)
+			}
+		}()
+		status, view := render(v)
+		b, err := json.Marshal(view)
+		return status, httpx.ContentTypeJSON, append(b, '\n'), err
+	}
+	return r.Context()
+}

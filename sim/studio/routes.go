@@ -1,0 +1,270 @@
+// Package studio serves the studio interface of the dubbing API: artifacts
+// (presigned uploads, creation, status), studio projects and their videos,
+// plus the storage endpoint that receives presigned uploads.
+package studio
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+)
+
+// Service is what the studio handlers need from the domain; the
+// statemachine Engine provides it.
+type Service interface {
+	Now() time.Time
+	Catalog() *sim.Catalog
+	Caller(ctx context.Context, apiKey string) (sim.Caller, error)
+
+	PresignUpload(ctx context.Context, c sim.Caller, fileName string) (sim.Upload, error)
+	UploadSignature(u sim.Upload) string
+	Upload(ctx context.Context, id string) (sim.Upload, error)
+	ReceiveUpload(ctx context.Context, id string, body io.Reader) (sim.Upload, error)
+
+	CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact) (sim.Artifact, error)
+	Artifact(ctx context.Context, c sim.Caller, id string) (sim.Artifact, error)
+
+	StudioProjects(ctx context.Context, c sim.Caller) ([]sim.StudioProject, error)
+	StudioProject(ctx context.Context, c sim.Caller, id string) (sim.StudioProject, error)
+	CreateStudioProject(ctx context.Context, c sim.Caller, in sim.StudioProjectInput) (sim.StudioProject, error)
+	UpdateStudioProject(ctx context.Context, c sim.Caller, id string, in sim.StudioProjectInput) (sim.StudioProject, error)
+
+	CreateVideo(ctx context.Context, c sim.Caller, projectID string, nv sim.NewVideo) (sim.Video, error)
+	Videos(ctx context.Context, c sim.Caller, projectID string) ([]sim.Video, error)
+	Video(ctx context.Context, c sim.Caller, projectID, videoID string) (sim.Video, error)
+	UpdateVideo(ctx context.Context, c sim.Caller, projectID, videoID string, u sim.VideoUpdate) (sim.Video, error)
+
+	httpx.IdemStore
+}
+
+// Config configures the studio API.
+type Config struct {
+	Service Service
+	Log     *slog.Logger
+	// PublicURL is the base of projectUrl, videoUrl and presigned upload
+	// URLs; empty means the scheme and host the request came in on.
+	PublicURL string
+	// RejectUnknownFields refuses JSON bodies with fields the endpoint does
+	// not define (default: ignored).
+	RejectUnknownFields bool
+	// CreateStatus is the status of a successful creation (200 or 201).
+	CreateStatus int
+	// LaxEnums accepts any processingType and status on video update
+	// (default: only the values seen in the spec and docs).
+	LaxEnums bool
+	// DefaultRateLimit applies to keys without a rate limit of their own;
+	// zero means none (the default).
+	DefaultRateLimit sim.RateLimit
+	// MaxBody limits JSON bodies (bytes).
+	MaxBody int64
+}
+
+// API is the studio interface.
+type API struct {
+	svc        Service
+	http       httpx.API
+	maxBody    int64
+	rejectUnk  bool
+	laxEnums   bool
+	publicURL  string
+	created    int
+	idem       *httpx.Idempotency
+	limiter    *limiter
+	defaultLim sim.RateLimit
+}
+
+// New returns the studio API.
+func New(cfg Config) *API {
+	a := &API{
+		svc:        cfg.Service,
+		http:       httpx.API{Render: Render, Log: cfg.Log},
+		maxBody:    cfg.MaxBody,
+		rejectUnk:  cfg.RejectUnknownFields,
+		laxEnums:   cfg.LaxEnums,
+		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
+		created:    cfg.CreateStatus,
+		limiter:    &limiter{keys: map[string]*window{}},
+		defaultLim: cfg.DefaultRateLimit,
+	}
+	if a.maxBody <= 0 {
+		a.maxBody = httpx.DefaultMaxBody
+	}
+	if a.created == 0 {
+		a.created = http.StatusOK
+	}
+	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http}
+	return a
+}
+
+// UploadPathPrefix is where presigned uploads are PUT.
+const UploadPathPrefix = "/_uploads/"
+
+// Routes returns the whole route table of the studio interface.
+func (a *API) Routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(a.http.Recover)
+	r.NotFound(a.http.Handle(routeNotFound))
+	r.MethodNotAllowed(a.http.Handle(methodNotAllowed))
+
+	r.Group(func(r chi.Router) {
+		r.Use(a.authenticate)
+		r.Use(a.rateLimit)
+		r.Use(a.idem.Middleware(scopeOf))
+		r.Get("/api/v1/artifacts/create", a.http.Handle(a.handlePresign))
+		r.Post("/api/v1/artifacts/create", a.http.Handle(a.handleCreateArtifact))
+		r.Get("/api/v1/artifacts/{artifactId}", a.http.Handle(a.handleGetArtifact))
+
+		r.Get("/api/v1/projects", a.http.Handle(a.handleListProjects))
+		r.Post("/api/v1/projects", a.http.Handle(a.handleCreateProject))
+		r.Get("/api/v1/projects/{projectId}", a.http.Handle(a.handleGetProject))
+		r.Patch("/api/v1/projects/{projectId}", a.http.Handle(a.handleUpdateProject))
+
+		r.Post("/api/v1/projects/{projectId}/videos/create", a.http.Handle(a.handleCreateVideo))
+		r.Get("/api/v1/projects/{projectId}/videos", a.http.Handle(a.handleListVideos))
+		r.Get("/api/v1/projects/{projectId}/videos/{videoId}", a.http.Handle(a.handleGetVideo))
+		r.Patch("/api/projects/{projectId}/videos/{videoId}", a.http.Handle(a.handleUpdateVideo))
+	})
+
+	// Presigned uploads: authorised by the URL's signature, not a key,
+	// like the provider's storage.
+	r.Put(UploadPathPrefix+"{uploadId}/{fileName}", a.handleUpload)
+	return r
+}
+
+func routeNotFound(w http.ResponseWriter, r *http.Request) error {
+	return sim.Errorf(sim.CodeRoute, "No route %s %s in the studio interface; see the endpoint list in the dubsim README", r.Method, r.URL.Path)
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
+	return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+}
+
+// HeaderAuthHint carries a precise reason for an authentication refusal;
+// the body keeps the documented message.
+const HeaderAuthHint = "X-Dubsim-Auth-Error"
+
+type callerKey struct{}
+
+// authenticate resolves the bearer key to its studio identity.
+func (a *API) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, hint := bearer(r.Header.Get("Authorization"))
+		if key == "" {
+			w.Header().Set(HeaderAuthHint, hint)
+			a.http.WriteError(w, r, sim.Errorf(sim.CodeUnauthorized, sim.MsgStudioAuth))
+			return
+		}
+		c, err := a.svc.Caller(r.Context(), key)
+		if err != nil {
+			if sim.ErrorCode(err) == sim.CodeUnauthorized {
+				w.Header().Set(HeaderAuthHint, "unknown API key")
+			}
+			a.http.WriteError(w, r, err)
+			return
+		}
+		ctx := httpx.WithAccount(r.Context(), c.Account)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, c)))
+	})
+}
+
+func bearer(h string) (key, hint string) {
+	if h == "" {
+		return "", "missing Authorization header; send Authorization: Bearer <API_KEY>"
+	}
+	scheme, rest, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", "Authorization header must use the Bearer scheme"
+	}
+	if key = strings.TrimSpace(rest); key == "" {
+		return "", "empty bearer token"
+	}
+	return key, ""
+}
+
+func scopeOf(r *http.Request) string {
+	acct, _ := httpx.AccountFrom(r.Context())
+	return acct.APIKey
+}
+
+func caller(r *http.Request) sim.Caller {
+	c, _ := r.Context().Value(callerKey{}).(sim.Caller)
+	return c
+}
+
+// ----- rate limits -----
+
+// limiter counts requests per key in fixed windows of simulated time (a
+// minute and a day), so tests move past a limit by advancing the clock.
+type limiter struct {
+	mu   sync.Mutex
+	keys map[string]*window
+}
+
+type window struct {
+	minute, day           time.Time
+	minuteCount, dayCount int
+}
+
+// allow counts one request of key at now; when over a limit it returns the
+// seconds until the window ends and the message.
+func (l *limiter) allow(key string, lim sim.RateLimit, now time.Time) (int, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.keys[key]
+	if w == nil {
+		if len(l.keys) > 100_000 {
+			l.keys = map[string]*window{}
+		}
+		w = &window{}
+		l.keys[key] = w
+	}
+	m, d := now.Truncate(time.Minute), now.Truncate(24*time.Hour)
+	if !w.minute.Equal(m) {
+		w.minute, w.minuteCount = m, 0
+	}
+	if !w.day.Equal(d) {
+		w.day, w.dayCount = d, 0
+	}
+	if lim.PerDay > 0 && w.dayCount >= lim.PerDay {
+		s := retryAfter(d.Add(24*time.Hour), now)
+		return s, sprintf(sim.MsgRateLimitDay, lim.PerDay, s)
+	}
+	if lim.PerMinute > 0 && w.minuteCount >= lim.PerMinute {
+		s := retryAfter(m.Add(time.Minute), now)
+		return s, sprintf(sim.MsgRateLimitMinute, lim.PerMinute, s)
+	}
+	w.minuteCount++
+	w.dayCount++
+	return 0, ""
+}
+
+func retryAfter(end, now time.Time) int {
+	s := int((end.Sub(now) + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
+
+func (a *API) rateLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := caller(r)
+		lim := a.defaultLim
+		if c.Account.RateLimit != nil {
+			lim = *c.Account.RateLimit
+		}
+		if lim.PerMinute > 0 || lim.PerDay > 0 {
+			if s, msg := a.limiter.allow(c.Account.APIKey, lim, a.svc.Now()); s > 0 {
+				w.Header().Set("Retry-After", itoa(s))
+				a.http.WriteError(w, r, sim.Errorf(sim.CodeRateLimited, "%s", msg))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,130 @@
+package studio
+
+import (
+	"crypto/md5"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+)
+
+// handlePresign serves GET /api/v1/artifacts/create?fileName=...
+func (a *API) handlePresign(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if !q.Has("fileName") {
+		return invalid("fileName query parameter is required: the real name of the file to upload, with its extension (e.g. video.mp4)")
+	}
+	name := q.Get("fileName")
+	if err := checkFileName(name); err != nil {
+		return err
+	}
+	u, err := a.svc.PresignUpload(r.Context(), caller(r), name)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, presignView{S3Path: u.S3Path, PresignedUploadURL: a.uploadURL(r, u), ExpiresAt: sim.StudioTime(u.ExpiresAt)})
+	return nil
+}
+
+func checkFileName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return invalid("fileName must not be empty")
+	case len(name) > 255:
+		return invalid("fileName must be at most 255 bytes; got %d", len(name))
+	case strings.ContainsAny(name, "/\\"):
+		return invalid("fileName must be a file name without a path; got %q", name)
+	case name == "." || name == "..":
+		return invalid("fileName must be a file name; got %q", name)
+	}
+	for _, c := range name {
+		if c < ' ' || c == 0x7f {
+			return invalid("fileName must not contain control characters")
+		}
+	}
+	dot := strings.LastIndexByte(name, '.')
+	if dot <= 0 || dot == len(name)-1 {
+		return invalid("fileName must have an extension, which determines the file type (e.g. video.mp4, audio.wav, script.txt); got %q", name)
+	}
+	return nil
+}
+
+// uploadURL is the presigned PUT address of an upload, on dubsim itself.
+func (a *API) uploadURL(r *http.Request, u sim.Upload) string {
+	q := url.Values{}
+	q.Set("X-Amz-Algorithm", "AWS4-HMAC-SHA256")
+	q.Set("X-Amz-Date", u.CreatedAt.UTC().Format("20060102T150405Z"))
+	q.Set("X-Amz-Expires", "86400")
+	q.Set("X-Amz-SignedHeaders", "host")
+	q.Set("X-Amz-Signature", a.svc.UploadSignature(u))
+	return a.base(r) + UploadPathPrefix + u.ID + "/" + url.PathEscape(u.FileName) + "?" + q.Encode()
+}
+
+// s3Error is the XML error body of the storage endpoint, shaped like the
+// object storage the provider's presigned URLs point at.
+type s3Error struct {
+	XMLName   xml.Name `xml:"Error"`
+	Code      string   `xml:"Code"`
+	Message   string   `xml:"Message"`
+	Resource  string   `xml:"Resource,omitempty"`
+	RequestID string   `xml:"RequestId"`
+}
+
+func writeS3Error(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	b, _ := xml.Marshal(s3Error{Code: code, Message: msg, Resource: r.URL.Path, RequestID: "dubsim"})
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, xml.Header)
+	_, _ = w.Write(b)
+}
+
+// handleUpload receives a presigned upload: PUT <presignedUploadUrl> with
+// the file as the body, streamed to disk.
+func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
+	id, file := chi.URLParam(r, "uploadId"), chi.URLParam(r, "fileName")
+	if f, err := url.PathUnescape(file); err == nil {
+		file = f
+	}
+	u, err := a.svc.Upload(r.Context(), id)
+	if err != nil || u.FileName != file {
+		writeS3Error(w, r, http.StatusNotFound, "NoSuchUpload", "No presigned upload exists at this address; get one with GET /api/v1/artifacts/create?fileName=...")
+		return
+	}
+	sig := r.URL.Query().Get("X-Amz-Signature")
+	if subtle.ConstantTimeCompare([]byte(sig), []byte(a.svc.UploadSignature(u))) != 1 {
+		writeS3Error(w, r, http.StatusForbidden, "SignatureDoesNotMatch", "The request signature does not match; use the presignedUploadUrl exactly as returned, query string included")
+		return
+	}
+	if !a.svc.Now().Before(u.ExpiresAt) {
+		writeS3Error(w, r, http.StatusForbidden, "AccessDenied", "Request has expired: the presigned URL expired at "+sim.StudioTime(u.ExpiresAt))
+		return
+	}
+	if r.ContentLength > sim.MaxArtifactBytes {
+		writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size of 5 GB")
+		return
+	}
+	h := md5.New()
+	body := io.TeeReader(http.MaxBytesReader(w, r.Body, sim.MaxArtifactBytes), h)
+	if _, err := a.svc.ReceiveUpload(r.Context(), id, body); err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size of 5 GB")
+			return
+		}
+		if a.http.Log != nil {
+			a.http.Log.Error("upload", "id", id, "err", err)
+		}
+		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", "The upload could not be stored: "+err.Error())
+		return
+	}
+	w.Header().Set("ETag", `"`+hex.EncodeToString(h.Sum(nil))+`"`)
+	w.WriteHeader(http.StatusOK)
+}
