@@ -194,12 +194,12 @@ const (
 // OutcomeRule forces the outcome of the next Remaining projects created by
 // an account (or any account) whose source URL matches a pattern (or any).
 type OutcomeRule struct {
-	ID               string    `json:"id"`
-	APIKey           string    `json:"api_key,omitempty"`
-	SourceURLPattern string    `json:"source_url_pattern,omitempty"`
-	Remaining        int       `json:"remaining"`
-	Outcome          string    `json:"outcome"`
-	ErrorMessage     string    `json:"error_message,omitempty"`
+	ID               string `json:"id"`
+	APIKey           string `json:"api_key,omitempty"`
+	SourceURLPattern string `json:"source_url_pattern,omitempty"`
+	Remaining        int    `json:"remaining"`
+	Outcome          string `json:"outcome"`
+	ErrorMessage     string `json:"error_message,omitempty"`
 	// Resource is what the rule applies to: "project" (platform projects;
 	// also when empty) or "artifact" (studio artifacts, whose url or s3Path
 	// the pattern matches).

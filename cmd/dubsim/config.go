@@ -33,6 +33,13 @@ type config struct {
 	JournalSize     int
 	MinPollInterval time.Duration
 	Version         bool
+
+	StudioAddr      string
+	BlobDir         string
+	StudioRateLimit sim.RateLimit
+	SharedCreate    string
+	StudioEnums     string
+	StudioTiming    sim.StudioTiming
 }
 
 // envName maps a flag name to its environment variable.
@@ -58,6 +65,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.SetOutput(stderr)
 	var timeScale, seed, fetchHosts, createStatus string
 	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll string
+	var rateLimit, aStart, aBase, aPerGB, vStart, vBase, vPerMin string
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
@@ -75,6 +83,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn, error or off")
 	fs.StringVar(&journalSize, "journal-size", "1000", "requests kept in the request journal (a ring buffer)")
 	fs.StringVar(&minPoll, "min-poll-interval", "2s", "polling faster than this is reported by the conformance report")
+	fs.StringVar(&c.StudioAddr, "studio-addr", "", "second listen address that serves only the studio interface (default: none; the main address serves both)")
+	fs.StringVar(&c.BlobDir, "blob-dir", "", "directory of uploaded and downloaded artifact files (default: the data file's path plus .blobs)")
+	fs.StringVar(&rateLimit, "studio-rate-limit", "off", "studio rate limit of keys without their own: off, documented (60/minute and 1000/day) or PER_MINUTE,PER_DAY (0 = no limit)")
+	fs.StringVar(&c.SharedCreate, "shared-create", "platform", "interface of a POST /api/v1/projects whose body has neither platform nor studio fields: platform or studio")
+	fs.StringVar(&c.StudioEnums, "studio-enums", "strict", "video update processingType and status: strict (values seen in the docs) or lax (any string)")
+	fs.StringVar(&aStart, "artifact-start", sim.DefaultStudioTiming.ArtifactStart.String(), "time from artifact created to upload_started")
+	fs.StringVar(&aBase, "artifact-processing-base", sim.DefaultStudioTiming.ArtifactBase.String(), "time from upload_started to the end, fixed part")
+	fs.StringVar(&aPerGB, "artifact-processing-per-gb", sim.DefaultStudioTiming.ArtifactPerGB.String(), "artifact processing time added per gigabyte")
+	fs.StringVar(&vStart, "video-start", sim.DefaultStudioTiming.VideoStart.String(), "time from video new to in_progress")
+	fs.StringVar(&vBase, "video-processing-base", sim.DefaultStudioTiming.VideoBase.String(), "time from video in_progress to completed, fixed part")
+	fs.StringVar(&vPerMin, "video-processing-per-minute", sim.DefaultStudioTiming.VideoPerMinute.String(), "video processing time added per minute of video")
 	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -123,6 +142,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"retranslation-per-minute", rPerMin, &c.Timing.RetransPerMinute},
 		{"tick", tick, &c.Tick},
 		{"min-poll-interval", minPoll, &c.MinPollInterval},
+		{"artifact-start", aStart, &c.StudioTiming.ArtifactStart},
+		{"artifact-processing-base", aBase, &c.StudioTiming.ArtifactBase},
+		{"artifact-processing-per-gb", aPerGB, &c.StudioTiming.ArtifactPerGB},
+		{"video-start", vStart, &c.StudioTiming.VideoStart},
+		{"video-processing-base", vBase, &c.StudioTiming.VideoBase},
+		{"video-processing-per-minute", vPerMin, &c.StudioTiming.VideoPerMinute},
 	}
 	for _, d := range durations {
 		if *d.dst, err = time.ParseDuration(d.raw); err != nil || *d.dst < 0 {
@@ -146,8 +171,36 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	default:
 		return c, fmt.Errorf("log-level must be debug, info, warn, error or off; got %q", c.LogLevel)
 	}
+	if c.StudioRateLimit, err = parseRateLimit(rateLimit); err != nil {
+		return c, err
+	}
+	if c.SharedCreate != "platform" && c.SharedCreate != "studio" {
+		return c, fmt.Errorf("shared-create must be platform or studio; got %q", c.SharedCreate)
+	}
+	if c.StudioEnums != "strict" && c.StudioEnums != "lax" {
+		return c, fmt.Errorf("studio-enums must be strict or lax; got %q", c.StudioEnums)
+	}
 	if c.Data == "" {
 		c.Data = defaultDataPath(getenv)
 	}
+	if c.BlobDir == "" {
+		c.BlobDir = c.Data + ".blobs"
+	}
 	return c, nil
+}
+
+func parseRateLimit(s string) (sim.RateLimit, error) {
+	switch s {
+	case "off", "":
+		return sim.RateLimit{}, nil
+	case "documented":
+		return sim.DocumentedRateLimit, nil
+	}
+	m, d, ok := strings.Cut(s, ",")
+	pm, err1 := strconv.Atoi(strings.TrimSpace(m))
+	pd, err2 := strconv.Atoi(strings.TrimSpace(d))
+	if !ok || err1 != nil || err2 != nil || pm < 0 || pd < 0 {
+		return sim.RateLimit{}, fmt.Errorf("studio-rate-limit must be off, documented or PER_MINUTE,PER_DAY such as 60,1000; got %q", s)
+	}
+	return sim.RateLimit{PerMinute: pm, PerDay: pd}, nil
 }

@@ -103,10 +103,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		FetchHosts: cfg.FetchHosts, PublicURL: cfg.PublicURL,
 		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
 		NoControl: cfg.NoControl, JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
+		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
+		StudioRateLimit: cfg.StudioRateLimit, AmbiguousCreate: cfg.SharedCreate,
 	})
 	if err != nil {
 		return err
 	}
+	defer srvParts.Close()
 	engine := srvParts.Engine
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -120,10 +123,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		WriteTimeout:      30 * time.Minute, // output files can be long downloads
 		IdleTimeout:       2 * time.Minute,
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
+	var studioSrv *http.Server
+	studioAddr := ""
+	if cfg.StudioAddr != "" {
+		sln, err := net.Listen("tcp", cfg.StudioAddr)
+		if err != nil {
+			_ = srv.Close()
+			return fmt.Errorf("studio-addr: %w", err)
+		}
+		studioAddr = sln.Addr().String()
+		studioSrv = &http.Server{Handler: srvParts.StudioHandler, ReadHeaderTimeout: srv.ReadHeaderTimeout,
+			ReadTimeout: srv.ReadTimeout, WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout}
+		go func() { serveErr <- studioSrv.Serve(sln) }()
+	}
 
-	banner(stdout, ln.Addr().String(), cfg, fx)
+	banner(stdout, ln.Addr().String(), studioAddr, cfg, fx)
 
 	ticker := time.NewTicker(cfg.Tick)
 	defer ticker.Stop()
@@ -134,6 +150,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			err := srv.Shutdown(shutdownCtx)
+			if studioSrv != nil {
+				err = errors.Join(err, studioSrv.Shutdown(shutdownCtx))
+			}
 			if serr := engine.SaveClock(context.Background()); serr != nil {
 				err = errors.Join(err, serr)
 			}
@@ -154,12 +173,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 }
 
-func banner(w io.Writer, addr string, cfg config, fx *sim.Fixtures) {
+func displayAddr(addr string) string {
 	host, port, _ := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "localhost"
 	}
-	fmt.Fprintf(w, "dubsim %s listening on http://%s\n", version, net.JoinHostPort(host, port))
+	return net.JoinHostPort(host, port)
+}
+
+func banner(w io.Writer, addr, studioAddr string, cfg config, fx *sim.Fixtures) {
+	fmt.Fprintf(w, "dubsim %s listening on http://%s (platform and studio interfaces)\n", version, displayAddr(addr))
+	if studioAddr != "" {
+		fmt.Fprintf(w, "  studio only: http://%s\n", displayAddr(studioAddr))
+	}
 	fmt.Fprintf(w, "  data file:  %s\n", cfg.Data)
 	fmt.Fprintf(w, "  time scale: %g\n", cfg.TimeScale)
 	fmt.Fprintf(w, "  API keys:\n")

@@ -104,7 +104,10 @@ func TestInterfaceOf(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ path, want string }{
 		{"/api/v1/projects", "platform"},
-		{"/api/projects/1/videos/2", "platform"},
+		{"/api/projects/1/videos/2", "studio"},
+		{"/api/v1/artifacts/create", "studio"},
+		{"/_uploads/x/y.mp4", "studio"},
+		{"/api/v1/balance", "platform"},
 		{"/files/projects/1/0/dubbed_audio.wav", "files"},
 		{"/_sim/clock", "control"},
 		{"/api", "other"},

@@ -238,8 +238,9 @@ func refWAVBytes(t testing.TB, pitch float64, d time.Duration) []byte {
 
 // checkErrorBody returns what is wrong with an error answer, or "": a JSON
 // object with a non-empty "error" and "message", except the documented
-// cloning refusal (403 with only "error").
-func checkErrorBody(path string, status int, ctype string, body []byte) string {
+// cloning refusal (403 with only "error") and the studio interface, whose
+// body is {"error": <text>} only.
+func checkErrorBody(path string, status int, ctype string, body []byte, studio bool) string {
 	if !strings.HasPrefix(ctype, "application/json") {
 		return fmt.Sprintf("Content-Type %q, not JSON", ctype)
 	}
@@ -250,6 +251,12 @@ func checkErrorBody(path string, status int, ctype string, body []byte) string {
 	if e, _ := m["error"].(string); e == "" {
 		return `no non-empty string "error"`
 	}
+	if studio {
+		if len(m) != 1 {
+			return `studio error body with fields besides "error"`
+		}
+		return ""
+	}
 	if msg, _ := m["message"].(string); msg == "" {
 		if status == http.StatusForbidden && len(m) == 1 && strings.Contains(path, "cloning") {
 			return "" // the documented voice cloning refusal: {"error": "..."}
@@ -257,6 +264,22 @@ func checkErrorBody(path string, status int, ctype string, body []byte) string {
 		return `no non-empty string "message"`
 	}
 	return ""
+}
+
+// isStudio reports whether the server routes r to the studio interface.
+func isStudio(r bbReq) bool {
+	u, err := url.ParseRequestURI(r.uri) // as the server parses it
+	if err != nil {
+		return false
+	}
+	hr := &http.Request{Method: r.method, URL: u, Header: r.header}
+	switch server.InterfaceByPath(hr) {
+	case server.Studio:
+		return true
+	case "":
+		return server.InterfaceByBody(r.body, server.Platform) == server.Studio
+	}
+	return false
 }
 
 // ---------------------------------------------------------------------------
@@ -1426,7 +1449,7 @@ func (f *fuzzer) send(r *bbReq) {
 		return
 	}
 	if resp.StatusCode >= 400 && r.method != "HEAD" {
-		if why := checkErrorBody(r.uri, resp.StatusCode, resp.Header.Get("Content-Type"), raw); why != "" {
+		if why := checkErrorBody(r.uri, resp.StatusCode, resp.Header.Get("Content-Type"), raw, isStudio(*r)); why != "" {
 			f.problem(fmt.Sprintf("%d %s", resp.StatusCode, why), "error answer %d: %s: %q\n%s", resp.StatusCode, why, raw, f.describe(r))
 		}
 	}

@@ -412,7 +412,7 @@ func TestConcurrentClientsOnEveryEndpoint(t *testing.T) {
 				case !slices.Contains(want, a.status):
 					fail("%s: status %d, want one of %v: %s", o.name, a.status, want, a.body)
 				case a.status >= 400:
-					if why := checkErrorBody("", a.status, a.header.Get("Content-Type"), a.body); why != "" {
+					if why := checkErrorBody("", a.status, a.header.Get("Content-Type"), a.body, false); why != "" {
 						fail("%s: error answer %d: %s: %s", o.name, a.status, why, a.body)
 					}
 				}

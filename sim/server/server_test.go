@@ -38,8 +38,12 @@ func start(t testing.TB, mod func(*server.Config)) *inst {
 	if mod != nil {
 		mod(&cfg)
 	}
+	if cfg.BlobDir == "" {
+		cfg.BlobDir = filepath.Join(t.TempDir(), "blobs")
+	}
 	s, err := server.New(context.Background(), cfg)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
 	hs := httptest.NewServer(s.Handler)
 	t.Cleanup(hs.Close)
 	return &inst{t: t, srv: s, url: hs.URL}

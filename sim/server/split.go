@@ -41,8 +41,12 @@ var (
 //   - /api/v1/artifacts..., /api/projects/... and presigned uploads are
 //     studio paths;
 //   - GET /api/v1/projects (the list) is studio;
-//   - /api/v1/projects/{id}...: an id of digits only is a platform project,
-//     anything else (studio ids are 24 hex characters) is studio;
+//   - /api/v1/projects/{id}/videos... and PATCH /api/v1/projects/{id} are
+//     studio; DELETE /api/v1/projects/{id} and the re-translation paths are
+//     platform (only one interface has them);
+//   - GET /api/v1/projects/{id}: an id of 24 lowercase hex characters (a
+//     studio id) is studio, anything else (platform ids are 9 digits) is
+//     platform;
 //   - everything else is platform.
 func InterfaceByPath(r *http.Request) string {
 	switch h := strings.ToLower(strings.TrimSpace(r.Header.Get(HeaderInterface))); h {
@@ -63,11 +67,20 @@ func InterfaceByPath(r *http.Request) string {
 		}
 		return Platform
 	case strings.HasPrefix(p, "/api/v1/projects/"):
-		id, _, _ := strings.Cut(strings.TrimPrefix(p, "/api/v1/projects/"), "/")
-		if sim.IsPlatformID(id) {
-			return Platform
+		id, rest, _ := strings.Cut(strings.TrimPrefix(p, "/api/v1/projects/"), "/")
+		switch {
+		case rest == "videos" || strings.HasPrefix(rest, "videos/"):
+			return Studio // only the studio interface has videos
+		case rest != "":
+			return Platform // translations, validate-translation-request
+		case r.Method == http.MethodDelete:
+			return Platform // only the platform interface deletes projects
+		case r.Method == http.MethodPatch:
+			return Studio // only the studio interface updates projects
+		case sim.IsStudioID(id):
+			return Studio
 		}
-		return Studio
+		return Platform
 	}
 	return Platform
 }

@@ -707,6 +707,15 @@ func (e *Engine) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.A
 	if err := sim.CheckAPIKey(spec.APIKey); err != nil {
 		return a, sim.Errorf(sim.CodeValidation, "%v", err)
 	}
+	if len(spec.CompanyID) > 64 {
+		return a, sim.Errorf(sim.CodeValidation, "company_id must be at most 64 characters; got %d", len(spec.CompanyID))
+	}
+	if e := spec.UserEmail; e != "" && (len(e) > 254 || strings.Count(e, "@") != 1 || strings.ContainsAny(e, " \t\r\n") || strings.HasPrefix(e, "@") || strings.HasSuffix(e, "@")) {
+		return a, sim.Errorf(sim.CodeValidation, "user_email must be an email address of at most 254 characters; got %q", clip(e, 80))
+	}
+	if spec.UserID != "" {
+		return a, sim.Errorf(sim.CodeValidation, "user_id cannot be chosen; use company_id to join a company, and user_email to name the new user")
+	}
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
 		if spec.APIKey == "" {
@@ -783,4 +792,11 @@ func (e *Engine) IdempotencyLookup(ctx context.Context, scope, key string) (sim.
 func (e *Engine) IdempotencySave(ctx context.Context, scope, key string, rec sim.IdemRecord) error {
 	rec.CreatedAt = e.clock.Now()
 	return e.batch(ctx, func(tx sim.Tx) error { return tx.PutIdempotency(scope, key, rec) })
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

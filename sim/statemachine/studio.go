@@ -126,7 +126,7 @@ func (e *Engine) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string
 		return err
 	}
 	if email == "" {
-		email = "user-" + id[16:] + "@" + strings.ToLower(strings.NewReplacer(" ", "-").Replace(co.Name)) + ".dubsim.test"
+		email = "user-" + id[16:] + "@company-" + co.ID[16:] + ".dubsim.test"
 	}
 	if _, err := tx.UserByEmail(email); err == nil {
 		return sim.Errorf(sim.CodeValidation, "user_email %q is already taken", email)
