@@ -41,7 +41,10 @@ func Render(err error) (int, any) {
 		status = http.StatusInternalServerError
 	}
 	msg := sim.ErrorMessage(err)
-	if msg == "" {
+	switch {
+	case sim.ErrorCode(err) == sim.CodeUnauthorized:
+		msg = sim.MsgStudioAuth // the studio's wording for any key refusal
+	case msg == "":
 		msg = sim.MsgInternal
 	}
 	return status, Envelope{Error: msg}
