@@ -433,3 +433,12 @@ type VideoUpdate struct {
 	HasGuidance        bool
 	Guidance           *Guidance
 }
+
+// AccountStudioChange changes the studio settings of an account: each Set*
+// field says whether its value (nil removes) is applied.
+type AccountStudioChange struct {
+	SetStorage   bool
+	Storage      *StorageCredentials
+	SetRateLimit bool
+	RateLimit    *RateLimit
+}

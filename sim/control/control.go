@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -35,6 +36,12 @@ type Controller interface {
 	AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.OutcomeRule, error)
 	OutcomeRules(ctx context.Context) ([]sim.OutcomeRule, error)
 	RemoveOutcomeRule(ctx context.Context, id string) error
+
+	// Studio.
+	Caller(ctx context.Context, apiKey string) (sim.Caller, error)
+	SetAccountStudio(ctx context.Context, apiKey string, ch sim.AccountStudioChange) (sim.Account, error)
+	ForceArtifact(ctx context.Context, id, outcome, message string, size *int64, duration *float64, now bool) (sim.Artifact, error)
+	SetVideoStatus(ctx context.Context, id, status string, auto bool) (sim.Video, error)
 }
 
 // Extension is a part of the control API served by another package (the
@@ -107,6 +114,9 @@ func (a *API) Routes() chi.Router {
 	r.Post("/clock/freeze", a.http.Handle(a.handleFreeze))
 	r.Post("/clock/resume", a.http.Handle(a.handleResume))
 	r.Post("/accounts", a.http.Handle(a.handleCreateAccount))
+	r.Patch("/accounts/{api_key}", a.http.Handle(a.handleUpdateAccount))
+	r.Post("/artifacts/{id}/outcome", a.http.Handle(a.handleForceArtifact))
+	r.Post("/videos/{id}/status", a.http.Handle(a.handleVideoStatus))
 	r.Post("/reset", a.http.Handle(a.handleReset))
 	r.Get("/state", a.http.Handle(a.handleState))
 	r.Post("/fixtures", a.http.Handle(a.handleFixtures))
@@ -224,16 +234,79 @@ type accountBody struct {
 	BalanceMinutes       *float64 `json:"balance_minutes"`
 	RetranslationEnabled bool     `json:"retranslation_enabled"`
 	CloningEnabled       bool     `json:"cloning_enabled"`
+	// Studio: the company to join ("" = a new one), the new user's email,
+	// external-bucket credentials and a rate limit.
+	CompanyID string                  `json:"company_id"`
+	UserEmail string                  `json:"user_email"`
+	Storage   *sim.StorageCredentials `json:"storage"`
+	RateLimit *sim.RateLimit          `json:"rate_limit"`
 }
 
 type accountResponse struct {
-	APIKey               string `json:"api_key"`
-	Name                 string `json:"name"`
-	Plan                 string `json:"plan"`
-	BalanceMinutes       int64  `json:"balance_minutes"`
-	RetranslationEnabled bool   `json:"retranslation_enabled"`
-	CloningEnabled       bool   `json:"cloning_enabled"`
-	CreatedAt            string `json:"created_at"`
+	APIKey               string         `json:"api_key"`
+	Name                 string         `json:"name"`
+	Plan                 string         `json:"plan"`
+	BalanceMinutes       int64          `json:"balance_minutes"`
+	RetranslationEnabled bool           `json:"retranslation_enabled"`
+	CloningEnabled       bool           `json:"cloning_enabled"`
+	CreatedAt            string         `json:"created_at"`
+	CompanyID            string         `json:"company_id"`
+	UserID               string         `json:"user_id"`
+	UserEmail            string         `json:"user_email"`
+	Storage              *storageView   `json:"storage"`
+	RateLimit            *sim.RateLimit `json:"rate_limit"`
+}
+
+// storageView shows credentials without their secret.
+type storageView struct {
+	AccessKeyID string   `json:"access_key_id"`
+	Region      string   `json:"region,omitempty"`
+	Buckets     []string `json:"buckets,omitempty"`
+}
+
+func (a *API) accountResponse(r *http.Request, acct sim.Account) (accountResponse, error) {
+	out := accountResponse{
+		APIKey: acct.APIKey, Name: acct.Name, Plan: string(acct.Plan), BalanceMinutes: acct.BalanceMinutes,
+		RetranslationEnabled: acct.RetranslationEnabled, CloningEnabled: acct.CloningEnabled, CreatedAt: Time(acct.CreatedAt),
+		RateLimit: acct.RateLimit,
+	}
+	if st := acct.Storage; st != nil {
+		out.Storage = &storageView{AccessKeyID: st.AccessKeyID, Region: st.Region, Buckets: st.Buckets}
+	}
+	c, err := a.ctl.Caller(r.Context(), acct.APIKey)
+	if err != nil {
+		return out, err
+	}
+	out.CompanyID, out.UserID, out.UserEmail = c.Company.ID, c.User.ID, c.User.Email
+	return out, nil
+}
+
+func checkStorage(st *sim.StorageCredentials) error {
+	if st == nil {
+		return nil
+	}
+	if st.AccessKeyID == "" || len(st.AccessKeyID) > 128 {
+		return sim.Errorf(sim.CodeValidation, "storage.access_key_id must be a non-empty string of at most 128 characters")
+	}
+	if len(st.SecretAccessKey) > 256 || len(st.Region) > 64 {
+		return sim.Errorf(sim.CodeValidation, "storage.secret_access_key (at most 256 characters) or storage.region (at most 64) is too long")
+	}
+	if len(st.Buckets) > 100 {
+		return sim.Errorf(sim.CodeValidation, "storage.buckets must list at most 100 buckets; got %d", len(st.Buckets))
+	}
+	for i, b := range st.Buckets {
+		if b == "" || len(b) > 63 || strings.ContainsAny(b, "/ ") {
+			return sim.Errorf(sim.CodeValidation, "storage.buckets[%d] must be a bucket name (1 to 63 characters, no '/' or space); got %q", i, b)
+		}
+	}
+	return nil
+}
+
+func checkRateLimit(rl *sim.RateLimit) error {
+	if rl != nil && (rl.PerMinute < 0 || rl.PerDay < 0 || rl.PerMinute > 1e9 || rl.PerDay > 1e9) {
+		return sim.Errorf(sim.CodeValidation, "rate_limit.per_minute and rate_limit.per_day must be between 0 (no limit) and 1000000000")
+	}
+	return nil
 }
 
 // handleCreateAccount serves POST /_sim/accounts.
@@ -242,7 +315,14 @@ func (a *API) handleCreateAccount(w http.ResponseWriter, r *http.Request) error 
 	if err := a.dec.Decode(w, r, &b); err != nil {
 		return err
 	}
-	spec := sim.AccountSpec{APIKey: b.APIKey, Name: b.Name, Plan: sim.PlanNone, RetranslationEnabled: b.RetranslationEnabled, CloningEnabled: b.CloningEnabled}
+	if err := checkStorage(b.Storage); err != nil {
+		return err
+	}
+	if err := checkRateLimit(b.RateLimit); err != nil {
+		return err
+	}
+	spec := sim.AccountSpec{APIKey: b.APIKey, Name: b.Name, Plan: sim.PlanNone, RetranslationEnabled: b.RetranslationEnabled, CloningEnabled: b.CloningEnabled,
+		CompanyID: b.CompanyID, UserEmail: b.UserEmail, Storage: b.Storage, RateLimit: b.RateLimit}
 	if b.Plan != nil {
 		spec.Plan = sim.Plan(*b.Plan)
 	}
@@ -257,10 +337,118 @@ func (a *API) handleCreateAccount(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusCreated, accountResponse{
-		APIKey: acct.APIKey, Name: acct.Name, Plan: string(acct.Plan), BalanceMinutes: acct.BalanceMinutes,
-		RetranslationEnabled: acct.RetranslationEnabled, CloningEnabled: acct.CloningEnabled, CreatedAt: Time(acct.CreatedAt),
-	})
+	out, err := a.accountResponse(r, acct)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// handleUpdateAccount serves PATCH /_sim/accounts/{api_key}: storage
+// credentials and rate limit (null removes them).
+func (a *API) handleUpdateAccount(w http.ResponseWriter, r *http.Request) error {
+	body, err := httpx.ReadJSONBody(w, r, 1<<20)
+	if err != nil {
+		return err
+	}
+	var raw map[string]json.RawMessage
+	if err := a.dec.DecodeBytes(body, &raw); err != nil {
+		return err
+	}
+	var b struct {
+		Storage   *sim.StorageCredentials `json:"storage"`
+		RateLimit *sim.RateLimit          `json:"rate_limit"`
+	}
+	if err := a.dec.DecodeBytes(body, &b); err != nil {
+		return err
+	}
+	_, setStorage := raw["storage"]
+	_, setRate := raw["rate_limit"]
+	if !setStorage && !setRate {
+		return sim.Errorf(sim.CodeValidation, "Send storage and/or rate_limit (null removes them)")
+	}
+	if err := checkStorage(b.Storage); err != nil {
+		return err
+	}
+	if err := checkRateLimit(b.RateLimit); err != nil {
+		return err
+	}
+	acct, err := a.ctl.SetAccountStudio(r.Context(), chi.URLParam(r, "api_key"), sim.AccountStudioChange{
+		SetStorage: setStorage, Storage: b.Storage, SetRateLimit: setRate, RateLimit: b.RateLimit})
+	if err != nil {
+		return err
+	}
+	out, err := a.accountResponse(r, acct)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type forceArtifactBody struct {
+	Outcome         string   `json:"outcome"`
+	ErrorMessage    string   `json:"error_message"`
+	Size            *int64   `json:"size"`
+	DurationSeconds *float64 `json:"duration_seconds"`
+	Now             bool     `json:"now"`
+}
+
+// handleForceArtifact serves POST /_sim/artifacts/{id}/outcome.
+func (a *API) handleForceArtifact(w http.ResponseWriter, r *http.Request) error {
+	var b forceArtifactBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.Outcome == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
+	}
+	if b.Size != nil && (*b.Size < 0 || *b.Size > sim.MaxArtifactBytes) {
+		return sim.Errorf(sim.CodeValidation, "size must be between 0 and %d bytes", int64(sim.MaxArtifactBytes))
+	}
+	if d := b.DurationSeconds; d != nil && (*d < 0 || *d > sim.MaxSourceDuration.Seconds() || *d != *d) {
+		return sim.Errorf(sim.CodeValidation, "duration_seconds must be between 0 and %v", sim.MaxSourceDuration.Seconds())
+	}
+	art, err := a.ctl.ForceArtifact(r.Context(), chi.URLParam(r, "id"), b.Outcome, b.ErrorMessage, b.Size, b.DurationSeconds, b.Now)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"artifact_id": art.ID, "status": art.Status}
+	if !art.DueAt.IsZero() {
+		out["due_at"] = Time(art.DueAt)
+		out["planned_outcome"] = b.Outcome
+	}
+	if art.ErrorMessage != "" {
+		out["error_message"] = art.ErrorMessage
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type videoStatusBody struct {
+	Status string `json:"status"`
+	Auto   bool   `json:"auto"`
+}
+
+// handleVideoStatus serves POST /_sim/videos/{id}/status.
+func (a *API) handleVideoStatus(w http.ResponseWriter, r *http.Request) error {
+	var b videoStatusBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.Status == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "status")
+	}
+	v, err := a.ctl.SetVideoStatus(r.Context(), chi.URLParam(r, "id"), b.Status, b.Auto)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"video_id": v.ID, "status": v.Status}
+	if !v.DueAt.IsZero() {
+		out["next_transition_at"] = Time(v.DueAt)
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -393,6 +581,7 @@ type outcomeBody struct {
 	Count            *int   `json:"count"`
 	Outcome          string `json:"outcome"`
 	ErrorMessage     string `json:"error_message"`
+	Resource         string `json:"resource"`
 }
 
 // handleAddOutcome serves POST /_sim/outcomes.
@@ -409,7 +598,7 @@ func (a *API) handleAddOutcome(w http.ResponseWriter, r *http.Request) error {
 		count = *b.Count
 	}
 	rule, err := a.ctl.AddOutcomeRule(r.Context(), sim.OutcomeRule{APIKey: b.APIKey, SourceURLPattern: b.SourceURLPattern,
-		Remaining: count, Outcome: b.Outcome, ErrorMessage: b.ErrorMessage})
+		Remaining: count, Outcome: b.Outcome, ErrorMessage: b.ErrorMessage, Resource: b.Resource})
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,10 @@ type fakeCtl struct {
 	resets             int
 }
 
-func (f *fakeCtl) Now() time.Time              { return f.now }
+func (f *fakeCtl) Now() time.Time { return f.now }
+func (f *fakeCtl) Caller(_ context.Context, key string) (sim.Caller, error) {
+	return sim.Caller{User: sim.User{ID: "u1", Email: "u1@x.test"}, Company: sim.Company{ID: "c1"}}, nil
+}
 func (f *fakeCtl) TimeScale() float64          { return 60 }
 func (f *fakeCtl) Frozen() bool                { return false }
 func (f *fakeCtl) Reset(context.Context) error { f.resets++; return nil }
@@ -70,13 +73,13 @@ func TestControlAPI(t *testing.T) {
 		{"advance typo", "POST", "/clock/advance", `{"second": 10}`, 400, `{"error":"ValidationError","message":"Unknown field \"second\""}`, nil},
 		{"advance no body", "POST", "/clock/advance", ``, 400, `{"error":"ValidationError","message":"Request body must be a JSON object"}`, nil},
 		{"account", "POST", "/accounts", `{"plan":"pro","balance_minutes":12,"retranslation_enabled":true}`, 201,
-			`{"api_key":"dsk_1","name":"n","plan":"pro","balance_minutes":12,"retranslation_enabled":true,"cloning_enabled":false,"created_at":"2026-02-04T12:00:00.000Z"}`,
+			`{"api_key":"dsk_1","name":"n","plan":"pro","balance_minutes":12,"retranslation_enabled":true,"cloning_enabled":false,"created_at":"2026-02-04T12:00:00.000Z","company_id":"c1","user_id":"u1","user_email":"u1@x.test","storage":null,"rate_limit":null}`,
 			func(t *testing.T, f *fakeCtl) {
 				require.Len(t, f.accounts, 1)
 				assert.Equal(t, sim.AccountSpec{Plan: sim.PlanPro, BalanceMinutes: 12, RetranslationEnabled: true}, f.accounts[0])
 			}},
 		{"account default plan none", "POST", "/accounts", `{}`, 201,
-			`{"api_key":"dsk_1","name":"n","plan":"none","balance_minutes":0,"retranslation_enabled":false,"cloning_enabled":false,"created_at":"2026-02-04T12:00:00.000Z"}`, nil},
+			`{"api_key":"dsk_1","name":"n","plan":"none","balance_minutes":0,"retranslation_enabled":false,"cloning_enabled":false,"created_at":"2026-02-04T12:00:00.000Z","company_id":"c1","user_id":"u1","user_email":"u1@x.test","storage":null,"rate_limit":null}`, nil},
 		{"account fractional balance", "POST", "/accounts", `{"balance_minutes":1.5}`, 400,
 			`{"error":"ValidationError","message":"balance_minutes must be a whole number of minutes between 0 and 1e12; got 1.5"}`, nil},
 		{"account bad plan", "POST", "/accounts", `{"plan":"gold"}`, 400, `{"error":"ValidationError","message":"bad plan \"gold\""}`, nil},

@@ -168,6 +168,11 @@ func (e *Engine) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.Out
 	if r.Remaining <= 0 {
 		return r, sim.Errorf(sim.CodeValidation, "count must be at least 1; got %d", r.Remaining)
 	}
+	switch r.Resource {
+	case "", sim.RuleProject, sim.RuleArtifact:
+	default:
+		return r, sim.Errorf(sim.CodeValidation, "resource must be %q or %q; got %q", sim.RuleProject, sim.RuleArtifact, r.Resource)
+	}
 	if r.Outcome == sim.ForceReady && r.ErrorMessage != "" {
 		return r, sim.Errorf(sim.CodeValidation, "error_message applies only to outcome %q", sim.ForceError)
 	}

@@ -214,6 +214,29 @@ func (e *Engine) ensureUsers(tx sim.Tx, now time.Time) error {
 	return nil
 }
 
+// SetAccountStudio changes an account's storage credentials and rate limit.
+func (e *Engine) SetAccountStudio(ctx context.Context, apiKey string, ch sim.AccountStudioChange) (sim.Account, error) {
+	var a sim.Account
+	err := e.update(ctx, func(tx sim.Tx) error {
+		var err error
+		a, err = tx.Account(apiKey)
+		if errors.Is(err, sim.ErrNotFound) {
+			return sim.Errorf(sim.CodeNotFound, "No account with api_key %q", apiKey)
+		}
+		if err != nil {
+			return err
+		}
+		if ch.SetStorage {
+			a.Storage = ch.Storage
+		}
+		if ch.SetRateLimit {
+			a.RateLimit = ch.RateLimit
+		}
+		return tx.PutAccount(a)
+	})
+	return a, err
+}
+
 // ----- presigned uploads -----
 
 // PresignUpload opens an upload slot for fileName, valid for 24 hours.
