@@ -13,6 +13,9 @@ type State struct {
 	OutcomeRules       []OutcomeRule  `json:"outcome_rules"`
 	IdempotencyKeys    int            `json:"idempotency_keys"`
 	Fixtures           map[string]int `json:"fixtures"`
+	// Studio counts the studio records (companies, users, glossaries,
+	// folders, studio_projects, videos, artifacts, uploads).
+	Studio map[string]int `json:"studio"`
 	Truncated          bool           `json:"truncated,omitempty"`
 }
 

@@ -363,7 +363,7 @@ func (e *Engine) State(ctx context.Context, f sim.StateFilter) (sim.State, error
 		}
 		st.OutcomeRules = append([]sim.OutcomeRule{}, rules...)
 		st.IdempotencyKeys = tx.CountIdempotency()
-		return nil
+		return studioState(tx, &st)
 	})
 	sort.SliceStable(st.PendingTransitions, func(i, j int) bool { return st.PendingTransitions[i].DueAt.Before(st.PendingTransitions[j].DueAt) })
 	sort.Slice(st.Accounts, func(i, j int) bool { return st.Accounts[i].APIKey < st.Accounts[j].APIKey })
@@ -389,4 +389,44 @@ func projectState(p sim.Project) sim.ProjectState {
 		ps.CompletedAt = &c
 	}
 	return ps
+}
+
+// studioState adds the studio counts and pending studio transitions.
+func studioState(tx sim.Tx, st *sim.State) error {
+	st.Studio = map[string]int{}
+	count := func(name string) func() { return func() { st.Studio[name]++ } }
+	steps := []error{
+		tx.ForEachCompany(func(sim.Company) error { count("companies")(); return nil }),
+		tx.ForEachUser(func(sim.User) error { count("users")(); return nil }),
+		tx.ForEachGlossary(func(sim.Glossary) error { count("glossaries")(); return nil }),
+		tx.ForEachFolder(func(sim.Folder) error { count("folders")(); return nil }),
+		tx.ForEachStudioProject("", func(sim.StudioProject) error { count("studio_projects")(); return nil }),
+		tx.ForEachUpload(func(sim.Upload) error { count("uploads")(); return nil }),
+		tx.ForEachVideo("", func(v sim.Video) error {
+			count("videos")()
+			if !v.DueAt.IsZero() {
+				to := sim.VideoInProgress
+				if v.Status == sim.VideoInProgress {
+					to = sim.VideoCompleted
+				}
+				st.PendingTransitions = append(st.PendingTransitions, sim.Transition{Resource: "video", ID: v.ID, From: v.Status, To: to, DueAt: v.DueAt})
+			}
+			return nil
+		}),
+		tx.ForEachArtifact(func(a sim.Artifact) error {
+			count("artifacts")()
+			if !a.DueAt.IsZero() {
+				to := sim.ArtifactStarted
+				if a.Status == sim.ArtifactStarted {
+					to = sim.ArtifactCompleted
+					if a.Result.Fail != "" {
+						to = sim.ArtifactFailed
+					}
+				}
+				st.PendingTransitions = append(st.PendingTransitions, sim.Transition{Resource: "artifact", ID: a.ID, From: a.Status, To: to, DueAt: a.DueAt})
+			}
+			return nil
+		}),
+	}
+	return errors.Join(steps...)
 }
