@@ -502,6 +502,8 @@ type fixturesBody struct {
 	Options    json.RawMessage `json:"options"`
 	Voices     json.RawMessage `json:"voices"`
 	MediaRules json.RawMessage `json:"media_rules"`
+	// Studio is the content of a studio.json (companies, users, ...).
+	Studio json.RawMessage `json:"studio"`
 }
 
 // handleFixtures serves POST /_sim/fixtures: any of accounts, options,
@@ -527,8 +529,9 @@ func (a *API) handleFixtures(w http.ResponseWriter, r *http.Request) error {
 	wrap(sim.FixtureOptions, "", b.Options)
 	wrap(sim.FixtureVoices, "voices", b.Voices)
 	wrap(sim.FixtureMedia, "rules", b.MediaRules)
+	wrap(sim.FixtureStudio, "", b.Studio)
 	if len(files) == 0 {
-		return sim.Errorf(sim.CodeValidation, "send at least one of accounts, options, voices, media_rules")
+		return sim.Errorf(sim.CodeValidation, "send at least one of accounts, options, voices, media_rules, studio")
 	}
 	fx, err := a.ctl.LoadFixtureFiles(r.Context(), files)
 	if err != nil {

@@ -275,18 +275,30 @@ func (e *Engine) ResetAccount(ctx context.Context, apiKey string) error {
 func (e *Engine) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
 	return e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
+		prev := e.fixtures.Load()
+		e.fixtures.Store(fx)
+		// Studio records of the new set are added (existing ones keep their
+		// state), before the accounts that name its users.
+		if err := e.seedStudio(tx, now); err != nil {
+			e.fixtures.Store(prev)
+			return err
+		}
 		for _, spec := range fx.Accounts {
 			if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
+				e.fixtures.Store(prev)
 				return err
 			}
 		}
-		e.fixtures.Store(fx)
+		if err := e.ensureUsers(tx, now); err != nil {
+			e.fixtures.Store(prev)
+			return err
+		}
 		return nil
 	})
 }
 
 // LoadFixtureFiles loads fixture files (accounts.json, options.json,
-// voices.json, media.json; any subset) over the startup fixture set and
+// voices.json, media.json, studio.json; any subset) over the startup fixture set and
 // applies the result with SetFixtures.
 func (e *Engine) LoadFixtureFiles(ctx context.Context, files map[string][]byte) (*sim.Fixtures, error) {
 	if e.fixtureFS == nil {
