@@ -270,7 +270,7 @@ func TestFixturesAtRunTime(t *testing.T) {
 	assert.Contains(t, m["message"], "accounts.json")
 	st, m = in.call("POST", "/_sim/fixtures", "", `{}`)
 	assert.Equal(t, http.StatusBadRequest, st)
-	assert.Equal(t, "send at least one of accounts, options, voices, media_rules", m["message"])
+	assert.Equal(t, "send at least one of accounts, options, voices, media_rules, studio", m["message"])
 }
 
 func TestSeedChangesIDs(t *testing.T) {
