@@ -29,6 +29,11 @@ const ctlUsage = `usage: dubsim ctl [--url URL] COMMAND [ARGS]
   fixtures FILE.json             POST /_sim/fixtures
   outcome PROJECT_ID error|ready [MESSAGE]
                                  POST /_sim/projects/{id}/outcome
+  artifact-outcome ARTIFACT_ID error|ready [MESSAGE]
+                                 POST /_sim/artifacts/{id}/outcome (ends now)
+  video-status VIDEO_ID STATUS [auto]
+                                 POST /_sim/videos/{id}/status
+  account-set API_KEY JSON       PATCH /_sim/accounts/{api_key} (storage, rate_limit)
   outcomes                       GET  /_sim/outcomes
   outcome-add JSON               POST /_sim/outcomes
   faults                         GET  /_sim/faults
@@ -112,6 +117,12 @@ func ctlRequest(args []string) (ctlCall, error) {
 		return ctlCall{"POST", "/_sim/fixtures", b}, nil
 	case cmd == "outcome" && (len(rest) == 2 || len(rest) == 3):
 		return ctlCall{"POST", "/_sim/projects/" + url.PathEscape(arg(0)) + "/outcome", jsonBody(map[string]string{"outcome": arg(1), "error_message": arg(2)})}, nil
+	case cmd == "artifact-outcome" && (len(rest) == 2 || len(rest) == 3):
+		return ctlCall{"POST", "/_sim/artifacts/" + url.PathEscape(arg(0)) + "/outcome", jsonBody(map[string]any{"outcome": arg(1), "error_message": arg(2), "now": true})}, nil
+	case cmd == "video-status" && (len(rest) == 2 || (len(rest) == 3 && arg(2) == "auto")):
+		return ctlCall{"POST", "/_sim/videos/" + url.PathEscape(arg(0)) + "/status", jsonBody(map[string]any{"status": arg(1), "auto": arg(2) == "auto"})}, nil
+	case cmd == "account-set" && len(rest) == 2:
+		return ctlCall{"PATCH", "/_sim/accounts/" + url.PathEscape(arg(0)), []byte(arg(1))}, nil
 	case cmd == "outcomes" && len(rest) == 0:
 		return ctlCall{"GET", "/_sim/outcomes", nil}, nil
 	case cmd == "outcome-add" && len(rest) == 1:
