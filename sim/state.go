@@ -15,8 +15,8 @@ type State struct {
 	Fixtures           map[string]int `json:"fixtures"`
 	// Studio counts the studio records (companies, users, glossaries,
 	// folders, studio_projects, videos, artifacts, uploads).
-	Studio map[string]int `json:"studio"`
-	Truncated          bool           `json:"truncated,omitempty"`
+	Studio    map[string]int `json:"studio"`
+	Truncated bool           `json:"truncated,omitempty"`
 }
 
 // ProjectState is a project as the state dump shows it.

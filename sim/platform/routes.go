@@ -83,7 +83,7 @@ func (a *API) Routes() chi.Router {
 
 	r.Group(func(r chi.Router) {
 		r.Use(a.authenticate)
-		r.Use(a.idem.Middleware(scopeOf))
+		r.Use(a.idem.Middleware(httpx.KeyScope))
 		r.Get("/api/v1/balance", a.http.Handle(a.handleBalance))
 		r.Get("/api/v1/options", a.http.Handle(a.handleOptions))
 		r.Get("/api/v1/voices", a.http.Handle(a.handleVoices))
@@ -116,7 +116,7 @@ const HeaderAuthHint = "X-Dubsim-Auth-Error"
 // authenticate resolves the bearer key to an account.
 func (a *API) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, hint := bearer(r.Header.Get("Authorization"))
+		key, hint := httpx.Bearer(r.Header.Get("Authorization"))
 		if key == "" {
 			w.Header().Set(HeaderAuthHint, hint)
 			a.http.WriteError(w, r, sim.Errorf(sim.CodeUnauthorized, sim.MsgInvalidAPIKey))
@@ -132,25 +132,6 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(httpx.WithAccount(r.Context(), acct)))
 	})
-}
-
-func bearer(h string) (key, hint string) {
-	if h == "" {
-		return "", "missing Authorization header; send Authorization: Bearer <API_KEY>"
-	}
-	scheme, rest, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", "Authorization header must use the Bearer scheme"
-	}
-	if key = strings.TrimSpace(rest); key == "" {
-		return "", "empty bearer token"
-	}
-	return key, ""
-}
-
-func scopeOf(r *http.Request) string {
-	acct, _ := httpx.AccountFrom(r.Context())
-	return acct.APIKey
 }
 
 func account(r *http.Request) sim.Account {

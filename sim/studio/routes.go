@@ -117,7 +117,7 @@ func (a *API) Routes() chi.Router {
 	r.Group(func(r chi.Router) {
 		r.Use(a.authenticate)
 		r.Use(a.rateLimit)
-		r.Use(a.idem.Middleware(scopeOf))
+		r.Use(a.idem.Middleware(httpx.KeyScope))
 		r.Get("/api/v1/artifacts/create", a.http.Handle(a.handlePresign))
 		r.Post("/api/v1/artifacts/create", a.http.Handle(a.handleCreateArtifact))
 		r.Get("/api/v1/artifacts/{artifactId}", a.http.Handle(a.handleGetArtifact))
@@ -156,7 +156,7 @@ type callerKey struct{}
 // authenticate resolves the bearer key to its studio identity.
 func (a *API) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, hint := bearer(r.Header.Get("Authorization"))
+		key, hint := httpx.Bearer(r.Header.Get("Authorization"))
 		if key == "" {
 			w.Header().Set(HeaderAuthHint, hint)
 			a.http.WriteError(w, r, sim.Errorf(sim.CodeUnauthorized, sim.MsgStudioAuth))
@@ -173,25 +173,6 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 		ctx := httpx.WithAccount(r.Context(), c.Account)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, c)))
 	})
-}
-
-func bearer(h string) (key, hint string) {
-	if h == "" {
-		return "", "missing Authorization header; send Authorization: Bearer <API_KEY>"
-	}
-	scheme, rest, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", "Authorization header must use the Bearer scheme"
-	}
-	if key = strings.TrimSpace(rest); key == "" {
-		return "", "empty bearer token"
-	}
-	return key, ""
-}
-
-func scopeOf(r *http.Request) string {
-	acct, _ := httpx.AccountFrom(r.Context())
-	return acct.APIKey
 }
 
 func caller(r *http.Request) sim.Caller {

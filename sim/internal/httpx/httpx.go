@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/dubsim/dubsim/sim"
 )
@@ -108,4 +109,26 @@ func WithAccount(ctx context.Context, a sim.Account) context.Context {
 func AccountFrom(ctx context.Context) (sim.Account, bool) {
 	a, ok := ctx.Value(accountKey{}).(sim.Account)
 	return a, ok
+}
+
+// Bearer extracts the key of an Authorization header; when there is none it
+// returns a hint saying why, for the X-Dubsim-Auth-Error header.
+func Bearer(h string) (key, hint string) {
+	if h == "" {
+		return "", "missing Authorization header; send Authorization: Bearer <API_KEY>"
+	}
+	scheme, rest, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", "Authorization header must use the Bearer scheme"
+	}
+	if key = strings.TrimSpace(rest); key == "" {
+		return "", "empty bearer token"
+	}
+	return key, ""
+}
+
+// KeyScope is the idempotency scope of a request: its account's API key.
+func KeyScope(r *http.Request) string {
+	acct, _ := AccountFrom(r.Context())
+	return acct.APIKey
 }
