@@ -428,6 +428,7 @@ type VideoUpdate struct {
 	ProcessingType     *string
 	Status             *string
 	Remark             *string
+	ClearRemark        bool // remark: null
 	HasStringVariables bool
 	StringVariables    []StringVariable
 	HasGuidance        bool

@@ -113,7 +113,7 @@ func (a *API) renderIntent(r *http.Request) {
 		if !ok {
 			return 0, "", nil, fmt.Errorf("platform: cannot render %T", v)
 		}
-		b, err := json.Marshal(receipt(rc))
+		b, err := httpx.Marshal(receipt(rc))
 		return a.created, httpx.ContentTypeJSON, append(b, '\n'), err
 	}
 }

@@ -464,7 +464,7 @@ func (e *Engine) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArt
 	}
 	markIntent(ctx)
 	if a.Pending {
-		e.startDownload(a.ID, parts)
+		e.startDownload(a.ID, a.Type, parts)
 	}
 	return a, nil
 }
@@ -541,6 +541,9 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 			continue // a URL or bucket fragment: counted at creation
 		}
 		u, err := tx.Upload(id)
+		if err == nil && u.S3Path != ref {
+			err = sim.ErrNotFound // the same upload id with another file name or bucket
+		}
 		if errors.Is(err, sim.ErrNotFound) || (err == nil && (u.CompanyID != a.CompanyID || !u.Uploaded)) {
 			if err == nil && !u.Uploaded && a.DoneAt.After(u.ExpiresAt) {
 				res.Fail = fmt.Sprintf(sim.MsgUploadExpired, ref, sim.StudioTime(u.ExpiresAt))
@@ -645,7 +648,7 @@ func artifactDue(a sim.Artifact, now time.Time) bool {
 
 // startDownload fetches the URL parts of an artifact in the background;
 // when done it records the result and schedules the completion.
-func (e *Engine) startDownload(id string, parts []part) {
+func (e *Engine) startDownload(id, typ string, parts []part) {
 	e.dlWG.Add(1)
 	go func() {
 		defer e.dlWG.Done()
@@ -658,6 +661,12 @@ func (e *Engine) startDownload(id string, parts []part) {
 		res := sim.ArtifactResult{Known: true, Origin: "media"}
 		var total float64
 		for i, p := range parts {
+			if p.upload != "" {
+				res.Known = false // presigned fragments are resolved when processing ends
+			}
+			if p.fail != "" && res.Fail == "" {
+				res.Fail = p.fail
+			}
 			if p.download == "" {
 				res.Size += p.size
 				if p.duration != nil {
@@ -665,7 +674,7 @@ func (e *Engine) startDownload(id string, parts []part) {
 				}
 				continue
 			}
-			size, dur, blob, fail := e.download(id, i, p.download)
+			size, dur, blob, fail := e.download(id, typ, i, p.download)
 			if fail != "" {
 				res.Fail = fail
 				break
@@ -715,7 +724,7 @@ func (e *Engine) startDownload(id string, parts []part) {
 	}()
 }
 
-func (e *Engine) download(id string, i int, rawURL string) (int64, *float64, string, string) {
+func (e *Engine) download(id, typ string, i int, rawURL string) (int64, *float64, string, string) {
 	if e.blobs == nil || e.media == nil {
 		return 0, nil, "", "downloads are not available in this dubsim (no blob directory)"
 	}
@@ -736,6 +745,10 @@ func (e *Engine) download(id string, i int, rawURL string) (int64, *float64, str
 		return 0, nil, "", "storing the download failed: " + werr.Error()
 	}
 	_, dur := e.inspectBlob(name)
+	if dur == nil && typ != sim.ArtifactScript && e.inspect != nil {
+		_ = e.blobs.Remove(name)
+		return 0, nil, "", fmt.Sprintf("Unsupported media file at %s: not a recognised audio or video container (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC) with a readable duration", rawURL)
+	}
 	return n, dur, name, ""
 }
 
@@ -767,7 +780,7 @@ func (e *Engine) restartDownloads(ctx context.Context) error {
 		} else {
 			parts = []part{e.resolvePart(c, a.Type, a.SourceURL, a.SourcePath)}
 		}
-		e.startDownload(a.ID, parts)
+		e.startDownload(a.ID, a.Type, parts)
 	}
 	return nil
 }
@@ -1123,6 +1136,18 @@ func (e *Engine) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 				}
 			}
 		}
+		if u.HasDstLangs && !u.HasGuidance && v.Guidance != nil {
+			var stale []string
+			for k := range v.Guidance.ByLang {
+				if !slices.Contains(langs, k) {
+					stale = append(stale, k)
+				}
+			}
+			if len(stale) > 0 {
+				sort.Strings(stale)
+				return sim.Errorf(sim.CodeValidation, "dstLangs: the video's translationGuidance.byLang has entries for %s, which would no longer be target languages; send translationGuidance in the same request (or null to remove it)", strings.Join(stale, ", "))
+			}
+		}
 		if u.Name != nil {
 			v.Name = *u.Name
 		}
@@ -1139,6 +1164,9 @@ func (e *Engine) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 		if u.Remark != nil {
 			r := *u.Remark
 			v.Remark = &r
+		}
+		if u.ClearRemark {
+			v.Remark = nil
 		}
 		if u.HasStringVariables {
 			v.StringVariables = u.StringVariables

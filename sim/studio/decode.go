@@ -3,6 +3,7 @@ package studio
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -41,7 +42,7 @@ func (a *API) parseObject(body []byte, fields ...string) (object, error) {
 	if err := dec.Decode(&o); err != nil {
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected data after the JSON object")
 	}
 	if a.rejectUnk {

@@ -441,6 +441,7 @@ func (a *API) decodeVideoUpdate(o object) (sim.VideoUpdate, error) {
 	if u.Remark, err = o.str("remark"); err != nil {
 		return u, err
 	}
+	u.ClearRemark = o.isNull("remark")
 	if o.has("stringVariables") {
 		if u.StringVariables, err = o.stringVariables("stringVariables"); err != nil {
 			return u, err
@@ -474,7 +475,9 @@ func decodeGuidance(o object) (*sim.Guidance, error) {
 		if err != nil {
 			return nil, invalid("translationGuidance.byLang must be an object of strings keyed by target language; got %s", abbreviate(sub["byLang"]))
 		}
-		g.ByLang = map[string]string{}
+		if len(bl) > 0 {
+			g.ByLang = map[string]string{}
+		}
 		for k := range bl {
 			s, err := bl.str(k)
 			if err != nil || s == nil {
@@ -490,7 +493,7 @@ func decodeGuidance(o object) (*sim.Guidance, error) {
 }
 
 func videoUpdateEmpty(u sim.VideoUpdate) bool {
-	return u.Name == nil && !u.HasDstLangs && u.ProcessingType == nil && u.Status == nil && u.Remark == nil &&
+	return u.Name == nil && !u.HasDstLangs && u.ProcessingType == nil && u.Status == nil && u.Remark == nil && !u.ClearRemark &&
 		!u.HasStringVariables && !u.HasGuidance
 }
 
@@ -535,7 +538,7 @@ func (a *API) idemIntent(r *http.Request, render func(any) (int, any)) context.C
 			}
 		}()
 		status, view := render(v)
-		b, err := json.Marshal(view)
+		b, err := httpx.Marshal(view)
 		return status, httpx.ContentTypeJSON, append(b, '\n'), err
 	}
 	return r.Context()

@@ -64,10 +64,11 @@ const (
 // env is an assembled dubsim instance whose studio handler is served by an
 // httptest server (or, for fuzzing, called in process).
 type env struct {
-	t   testing.TB
-	srv *server.Server
-	h   http.Handler // the studio handler
-	url string       // base URL of the httptest server; "" in process
+	t     testing.TB
+	srv   *server.Server
+	clock *sim.SimClock
+	h     http.Handler // the studio handler
+	url   string       // base URL of the httptest server; "" in process
 }
 
 // newEnv builds an instance with server.New over a temporary bbolt store,
@@ -92,8 +93,9 @@ func newInProcess(t testing.TB, mod func(*server.Config)) *env {
 	t.Cleanup(func() { _ = st.Close() })
 	fx, err := sim.LoadFixtures(fixtures.FS)
 	require.NoError(t, err)
+	clock := sim.NewSimClock(func() time.Time { return t0 }, 0)
 	cfg := server.Config{
-		Store: st, Clock: sim.NewSimClock(func() time.Time { return t0 }, 0), Fixtures: fx, FixtureFS: fixtures.FS,
+		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fixtures.FS,
 		Timing: sim.DefaultTiming, BlobDir: filepath.Join(dir, "blobs"),
 	}
 	if mod != nil {
@@ -102,7 +104,7 @@ func newInProcess(t testing.TB, mod func(*server.Config)) *env {
 	s, err := server.New(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	return &env{t: t, srv: s, h: s.StudioHandler}
+	return &env{t: t, srv: s, clock: clock, h: s.StudioHandler}
 }
 
 func withPublicURL(c *server.Config) { c.PublicURL = publicURL }
@@ -194,6 +196,10 @@ func (e *env) advance(d time.Duration) {
 	_, err := e.srv.Engine.Advance(context.Background(), d)
 	require.NoError(e.t, err)
 }
+
+// advanceClockOnly moves simulated time without the sweep that applies due
+// transitions (as between two ticks of the ticker).
+func (e *env) advanceClockOnly(d time.Duration) { e.clock.Advance(d) }
 
 // artifact creates an artifact and returns its id.
 func (e *env) artifact(key, body string) string {
@@ -301,3 +307,11 @@ func runErrors(t *testing.T, e *env, cases []errCase) {
 }
 
 func repeat(s string, n int) string { return strings.Repeat(s, n) }
+
+// httptestServer starts a server for t and returns its URL.
+func httptestServer(t testing.TB, h http.Handler) string {
+	t.Helper()
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}

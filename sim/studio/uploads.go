@@ -10,10 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
-	"github.com/go-chi/chi/v5"
 )
 
 // handlePresign serves GET /api/v1/artifacts/create?fileName=...
@@ -44,6 +44,9 @@ func checkFileName(name string) error {
 		return invalid("fileName must be a file name without a path; got %q", name)
 	case name == "." || name == "..":
 		return invalid("fileName must be a file name; got %q", name)
+	}
+	if !utf8.ValidString(name) {
+		return invalid("fileName must be valid UTF-8")
 	}
 	for _, c := range name {
 		if c < ' ' || c == 0x7f {
@@ -89,10 +92,9 @@ func writeS3Error(w http.ResponseWriter, r *http.Request, status int, code, msg 
 // handleUpload receives a presigned upload: PUT <presignedUploadUrl> with
 // the file as the body, streamed to disk.
 func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
-	id, file := chi.URLParam(r, "uploadId"), chi.URLParam(r, "fileName")
-	if f, err := url.PathUnescape(file); err == nil {
-		file = f
-	}
+	// The decoded path, split once: the router's parameters may be raw or
+	// decoded depending on the escapes, and file names may contain '%'.
+	id, file, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, UploadPathPrefix), "/")
 	u, err := a.svc.Upload(r.Context(), id)
 	if err != nil || u.FileName != file {
 		writeS3Error(w, r, http.StatusNotFound, "NoSuchUpload", "No presigned upload exists at this address; get one with GET /api/v1/artifacts/create?fileName=...")

@@ -5,6 +5,7 @@
 package httpx
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,9 +78,21 @@ func (a API) Recover(next http.Handler) http.Handler {
 // ContentTypeJSON is the Content-Type of every JSON answer.
 const ContentTypeJSON = "application/json; charset=utf-8"
 
+// Marshal encodes a response body: JSON without HTML escaping (an "&" in
+// a URL stays "&", as a JavaScript server writes it), without the newline.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
 // WriteJSON writes v as JSON with status; headers are set before the body.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":"InternalServerError","message":"` + sim.MsgInternal + `"}`)
@@ -116,6 +129,9 @@ func AccountFrom(ctx context.Context) (sim.Account, bool) {
 func Bearer(h string) (key, hint string) {
 	if h == "" {
 		return "", "missing Authorization header; send Authorization: Bearer <API_KEY>"
+	}
+	if strings.EqualFold(strings.TrimSpace(h), "Bearer") {
+		return "", "empty bearer token" // servers trim "Bearer " to "Bearer"
 	}
 	scheme, rest, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
