@@ -373,6 +373,7 @@ const (
 	MsgArtifactDenied   = "Access denied to this artifact"
 	MsgRateLimitMinute  = "Rate limit exceeded: %d requests per minute per API key; retry after %d seconds"
 	MsgRateLimitDay     = "Rate limit exceeded: %d requests per day per API key; retry after %d seconds"
+	MsgUnsupportedMedia = "Unsupported media file %s: not a recognised audio or video container (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC) with a readable duration"
 	MsgUploadNotFound   = "File not found at s3Path %s: nothing was uploaded to its presigned URL"
 	MsgUploadExpired    = "The presigned upload for s3Path %s expired at %s before a file was uploaded"
 	MsgNoCredentials    = "Access denied to bucket %s: no storage credentials are configured for this API key (set them in the dashboard, or with POST /_sim/accounts)"

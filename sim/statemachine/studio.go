@@ -514,7 +514,18 @@ func (e *Engine) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now time
 		a.Pending = false
 	}
 	a.Result = res
-	a.DoneAt = a.StartAt.Add(e.studio.ArtifactProcessing(res.Size))
+	timed := res.Size // plus the uploads already PUT, for the processing time
+	for _, p := range parts {
+		if p.upload == "" {
+			continue
+		}
+		if u, err := tx.Upload(p.upload); err == nil && u.Uploaded && u.CompanyID == a.CompanyID {
+			timed += u.Size
+		} else if err != nil && !errors.Is(err, sim.ErrNotFound) {
+			return err
+		}
+	}
+	a.DoneAt = a.StartAt.Add(e.studio.ArtifactProcessing(timed))
 	a.DueAt = a.StartAt
 	return nil
 }
@@ -582,7 +593,7 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 
 func uploadMediaFail(u sim.Upload) string {
 	if u.Duration == nil {
-		return fmt.Sprintf("Unsupported media file %s: not a recognised audio or video container (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC) with a readable duration", u.FileName)
+		return fmt.Sprintf(sim.MsgUnsupportedMedia, u.FileName)
 	}
 	return ""
 }
@@ -592,14 +603,23 @@ func (e *Engine) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (sim.A
 	if a.Status != sim.ArtifactCreated && a.Status != sim.ArtifactStarted {
 		return a, nil
 	}
+	orig := a
 	if !now.Before(a.DoneAt) && !a.Result.Known && !a.Pending {
 		if err := resolveUploads(tx, &a, uploadMediaFail); err != nil {
 			return a, err
 		}
+		// The upload may have arrived after the creation: its size sets
+		// the processing time now.
+		if d := a.StartAt.Add(e.studio.ArtifactProcessing(a.Result.Size)); d.After(a.DoneAt) {
+			a.DoneAt = d
+			if a.Status == sim.ArtifactStarted {
+				a.DueAt = d
+			}
+		}
 	}
 	na := NextArtifact(a, now)
-	if na.Status == a.Status && na.DueAt.Equal(a.DueAt) && na.Result.Known == a.Result.Known {
-		return a, nil
+	if na.Status == orig.Status && na.DueAt.Equal(orig.DueAt) && na.Result.Known == orig.Result.Known {
+		return orig, nil
 	}
 	if err := e.saveClock(tx); err != nil {
 		return a, err
@@ -747,7 +767,7 @@ func (e *Engine) download(id, typ string, i int, rawURL string) (int64, *float64
 	_, dur := e.inspectBlob(name)
 	if dur == nil && typ != sim.ArtifactScript && e.inspect != nil {
 		_ = e.blobs.Remove(name)
-		return 0, nil, "", fmt.Sprintf("Unsupported media file at %s: not a recognised audio or video container (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC) with a readable duration", rawURL)
+		return 0, nil, "", fmt.Sprintf(sim.MsgUnsupportedMedia, "at "+rawURL)
 	}
 	return n, dur, name, ""
 }
@@ -770,8 +790,21 @@ func (e *Engine) restartDownloads(ctx context.Context) error {
 		return err
 	}
 	for _, a := range pending {
+		// Parts are resolved again as at creation, with the creator's
+		// credentials as they are now.
 		c := sim.Caller{}
-		c.Account.Storage = nil
+		if err := e.store.View(ctx, func(tx sim.Tx) error {
+			acct, err := tx.Account(a.APIKey)
+			if err == nil {
+				c.Account = acct
+			}
+			if errors.Is(err, sim.ErrNotFound) {
+				return nil
+			}
+			return err
+		}); err != nil {
+			return err
+		}
 		var parts []part
 		if a.Fragments != nil {
 			for _, f := range a.Fragments {
