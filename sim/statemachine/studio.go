@@ -392,6 +392,19 @@ func (e *Engine) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
 	return part{size: derivedSize(typ, d), duration: secs(d)}
 }
 
+// resolveParts resolves an artifact's source: its fragments, or its url or
+// s3Path.
+func (e *Engine) resolveParts(c sim.Caller, typ, rawURL, s3Path string, frags []sim.Fragment) []part {
+	if frags == nil {
+		return []part{e.resolvePart(c, typ, rawURL, s3Path)}
+	}
+	parts := make([]part, 0, len(frags))
+	for _, f := range frags {
+		parts = append(parts, e.resolvePart(c, typ, f.URL, f.S3Path))
+	}
+	return parts
+}
+
 func (e *Engine) derived(ref string) time.Duration {
 	if e.media != nil {
 		return e.media.Derived(ref)
@@ -412,17 +425,8 @@ func derivedSize(typ string, d time.Duration) int64 {
 // CreateArtifact creates an artifact in status created and schedules its
 // processing. The request's shape has been validated by the handler.
 func (e *Engine) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact) (sim.Artifact, error) {
-	var parts []part
-	var frags []sim.Fragment
-	switch {
-	case na.Fragments != nil:
-		frags = na.Fragments
-		for _, f := range na.Fragments {
-			parts = append(parts, e.resolvePart(c, na.Type, f.URL, f.S3Path))
-		}
-	default:
-		parts = []part{e.resolvePart(c, na.Type, na.URL, na.S3Path)}
-	}
+	frags := na.Fragments
+	parts := e.resolveParts(c, na.Type, na.URL, na.S3Path, frags)
 	var a sim.Artifact
 	err := e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
@@ -805,15 +809,7 @@ func (e *Engine) restartDownloads(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
-		var parts []part
-		if a.Fragments != nil {
-			for _, f := range a.Fragments {
-				parts = append(parts, e.resolvePart(c, a.Type, f.URL, f.S3Path))
-			}
-		} else {
-			parts = []part{e.resolvePart(c, a.Type, a.SourceURL, a.SourcePath)}
-		}
-		e.startDownload(a.ID, a.Type, parts)
+		e.startDownload(a.ID, a.Type, e.resolveParts(c, a.Type, a.SourceURL, a.SourcePath, a.Fragments))
 	}
 	return nil
 }

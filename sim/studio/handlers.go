@@ -107,7 +107,7 @@ func decodeArtifact(o object) (sim.NewArtifact, error) {
 
 func decodeFragments(o object) ([]sim.Fragment, error) {
 	var raw []object
-	if err := jsonUnmarshal(o["fragments"], &raw); err != nil || raw == nil {
+	if err := json.Unmarshal(o["fragments"], &raw); err != nil || raw == nil {
 		return nil, invalid("fragments must be an array of objects with url or s3Path and startTime; got %s", abbreviate(o["fragments"]))
 	}
 	if len(raw) == 0 {
@@ -151,7 +151,7 @@ func decodeFragments(o object) ([]sim.Fragment, error) {
 			return nil, invalid(sim.MsgRequired, field+".startTime")
 		}
 		var st float64
-		if err := jsonUnmarshal(f["startTime"], &st); err != nil {
+		if err := json.Unmarshal(f["startTime"], &st); err != nil {
 			return nil, invalid("%s.startTime must be a number of seconds; got %s", field, abbreviate(f["startTime"]))
 		}
 		if st < 0 {
@@ -521,8 +521,6 @@ func (a *API) handleUpdateVideo(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteJSON(w, http.StatusOK, videoUpdated{videoView: a.viewVideo(r, v), TranslationGuidance: v.Guidance})
 	return nil
 }
-
-var jsonUnmarshal = json.Unmarshal
 
 // idemIntent lets the engine store the idempotency record of this request
 // in the transaction of its write, with the body the handler will send.
