@@ -66,6 +66,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "ctl" {
 		return runCtl(args[1:], getenv, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "healthcheck" {
+		return runHealthcheck(ctx, args[1:], getenv, stdout, stderr)
+	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
@@ -104,7 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
 		NoControl: cfg.NoControl, JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
 		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
-		StudioRateLimit: cfg.StudioRateLimit, AmbiguousCreate: cfg.SharedCreate,
+		StudioRateLimit: cfg.StudioRateLimit, AmbiguousCreate: cfg.SharedCreate, Version: version,
 	})
 	if err != nil {
 		return err

@@ -59,6 +59,9 @@ type Config struct {
 	StudioLaxEnums  bool
 	StudioRateLimit sim.RateLimit
 	AmbiguousCreate string
+
+	// Version is reported by GET /_sim/health ("": "dev").
+	Version string
 }
 
 // Server is an assembled instance.
@@ -163,8 +166,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		fallback = Studio
 	}
 	root.Mount("/", split{platform: api.Routes(), studio: studioRoutes, fallback: fallback})
-	s.Handler = s.Journal.Middleware(s.Faults.Middleware(root))
-	s.StudioHandler = s.Journal.Middleware(s.Faults.Middleware(studioRoutes))
+	started := time.Now()
+	s.Handler = s.health(s.Journal.Middleware(s.Faults.Middleware(root)), cfg.Version, started, cfg.Clock.Now)
+	s.StudioHandler = s.health(s.Journal.Middleware(s.Faults.Middleware(studioRoutes)), cfg.Version, started, cfg.Clock.Now)
 	return s, nil
 }
 

@@ -1,0 +1,54 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/dubsim/dubsim/sim/control"
+)
+
+// HealthPath answers as soon as a listener accepts connections: an instance
+// is assembled (store open, clock restored, fixtures seeded) before it
+// listens, so alive and ready are the same moment. It is answered in front
+// of the journal and the fault rules (a health probe is not client traffic
+// and an injected fault must not make a container unhealthy) and even with
+// the control API disabled.
+const HealthPath = "/_sim/health"
+
+// Health is the body of GET /_sim/health.
+type Health struct {
+	Status  string `json:"status"`
+	Version string `json:"version"`
+	// Now is the simulated time; Uptime the wall time since assembly.
+	Now           string  `json:"now"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+}
+
+func (s *Server) health(next http.Handler, version string, started time.Time, now func() time.Time) http.Handler {
+	if version == "" {
+		version = "dev"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != HealthPath {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+HealthPath+"; use GET or HEAD")
+			writeRaw(w, http.StatusMethodNotAllowed, ct, body)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		h := Health{Status: "ok", Version: version, Now: control.Time(now()),
+			UptimeSeconds: float64(time.Since(started).Milliseconds()) / 1000}
+		if r.Method == http.MethodHead {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		b, _ := json.Marshal(h)
+		writeRaw(w, http.StatusOK, "application/json; charset=utf-8", append(b, '\n'))
+	})
+}
