@@ -17,27 +17,29 @@ func TestImportDirection(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/dubsim/dubsim/"
 	allowed := map[string][]string{
-		"sim":                 {},
-		"sim/audio":           {},
-		"sim/blob":            {},
-		"fixtures":            {},
-		"fixtures/gen/voices": {},
-		"sim/script":          {"sim"},
-		"sim/store":           {"sim", "go.etcd.io/bbolt"},
-		"sim/statemachine":    {"sim", "sim/script"},
-		"sim/media":           {"sim", "sim/audio"},
-		"sim/internal/httpx":  {"sim"},
-		"sim/platform":        {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
-		"sim/studio":          {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/control":         {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/faults":          {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/journal":         {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/server":          {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/platform", "sim/statemachine", "sim/studio", "sim/blob", "github.com/go-chi/chi/v5"},
-		"test/crash":          nil, // tests only
-		"bench/ceiling":       {},  // the benchmark's minimal handler: stdlib only
-		"bench/seed":          nil, // benchmark tooling: fills a data file through the store
-		"bench/startwait":     {},
-		"cmd/dubsim":          nil, // the composition root may import anything
+		"sim":                  {},
+		"sim/audio":            {},
+		"sim/blob":             {},
+		"fixtures":             {},
+		"fixtures/gen/voices":  {},
+		"sim/script":           {"sim"},
+		"sim/store":            {"sim", "go.etcd.io/bbolt"},
+		"sim/statemachine":     {"sim", "sim/script"},
+		"sim/media":            {"sim", "sim/audio"},
+		"sim/internal/httpx":   {"sim"},
+		"sim/platform":         {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
+		"sim/studio":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/control":          {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/faults":           {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/journal":          {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/server":           {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/statemachine", "sim/studio", "sim/blob", "github.com/go-chi/chi/v5"},
+		"sim/openapi":          {},
+		"sim/openapi/validate": {"github.com/santhosh-tekuri/jsonschema/v6"},
+		"test/crash":           nil, // tests only
+		"bench/ceiling":        {},  // the benchmark's minimal handler: stdlib only
+		"bench/seed":           nil, // benchmark tooling: fills a data file through the store
+		"bench/startwait":      {},
+		"cmd/dubsim":           nil, // the composition root may import anything
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -21,6 +21,7 @@ import (
 	"github.com/dubsim/dubsim/sim/faults"
 	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/dubsim/dubsim/sim/media"
+	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/studio"
@@ -154,6 +155,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		root.Mount("/_sim", control.New(s.Engine, log,
 			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
 			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
+			control.Extension{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler()},
 		).Routes())
 	}
 	st := studio.New(studio.Config{
