@@ -58,6 +58,7 @@ type content struct {
 }
 
 type header struct {
+	name     string // as documented
 	required bool
 	schema   *jsonschema.Schema
 }
@@ -155,7 +156,7 @@ func New(name string, doc []byte) (*Validator, error) {
 					rs.contents[strings.ToLower(mt)] = cc
 				}
 				for hn, h := range r.Headers {
-					hh := &header{required: h.Required}
+					hh := &header{name: hn, required: h.Required}
 					if len(h.Schema) > 0 {
 						s, err := compile("paths", p, m, "responses", code, "headers", hn, "schema")
 						if err != nil {
@@ -243,7 +244,8 @@ func (v *Validator) Check(method, path string, status int, h http.Header, body [
 	}
 	res.Response = key
 	var errs []string
-	for name, hd := range r.headers {
+	for _, hd := range r.headers {
+		name := hd.name
 		val := h.Get(name)
 		if val == "" {
 			if hd.required {

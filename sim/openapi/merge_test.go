@@ -1,0 +1,87 @@
+package openapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/dubsim/dubsim/sim/openapi"
+	"github.com/dubsim/dubsim/sim/openapi/validate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const docA = `{"openapi":"3.1.0","info":{"title":"a","version":"1"},"security":[{"bearer":[]}],
+ "paths":{"/p/{project_id}":{"get":{"operationId":"getA","summary":"A","parameters":[{"name":"project_id","in":"path","required":true,"schema":{"type":"string"}}],
+   "responses":{"200":{"description":"a","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Thing"}}}},
+                "404":{"description":"a404","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}}}}}},
+ "components":{"schemas":{"Thing":{"type":"object","required":["a"],"properties":{"a":{"type":"string"}},"additionalProperties":false},
+   "Error":{"type":"object","required":["error","message"],"additionalProperties":false,"properties":{"error":{"type":"string"},"message":{"type":"string"}}}},
+  "securitySchemes":{"bearer":{"type":"http","scheme":"bearer"}}}}`
+
+const docB = `{"openapi":"3.1.0","info":{"title":"b","version":"1"},
+ "paths":{"/p/{projectId}":{"get":{"operationId":"getB","summary":"B","parameters":[{"name":"projectId","in":"path","required":true,"schema":{"type":"string"}}],
+   "responses":{"200":{"description":"b","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Thing"}}}},
+                "404":{"description":"b404","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}},
+                "429":{"description":"b429","headers":{"Retry-After":{"required":true,"schema":{"type":"integer"}}}}}}},
+  "/only-b":{"post":{"operationId":"postB","responses":{"201":{"description":"made"}}}}},
+ "components":{"schemas":{"Thing":{"type":"object","required":["b"],"properties":{"b":{"type":"integer"}},"additionalProperties":false},
+   "Error":{"type":"object","required":["error"],"additionalProperties":false,"properties":{"error":{"type":"string"}}}}}}`
+
+func TestMerge(t *testing.T) {
+	t.Parallel()
+	out, err := openapi.Merge([]string{"a", "b"}, [][]byte{[]byte(docA), []byte(docB)})
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out, &m))
+	paths := m["paths"].(map[string]any)
+	require.Len(t, paths, 2, "the two spellings of /p/{id} are one path")
+	get := paths["/p/{project_id}"].(map[string]any)["get"].(map[string]any)
+	assert.Equal(t, "getA_or_getB", get["operationId"])
+	assert.Equal(t, []any{"a", "b"}, get["x-dubsim-interface"])
+	assert.Len(t, get["parameters"], 1, "B's projectId is renamed to project_id and deduplicated")
+	assert.Equal(t, []any{map[string]any{"bearer": []any{}}}, get["security"], "A's global security moves onto its operations")
+	schemas := m["components"].(map[string]any)["schemas"].(map[string]any)
+	assert.Contains(t, schemas, "a.Thing")
+	assert.Contains(t, schemas, "b.Thing")
+	post := paths["/only-b"].(map[string]any)["post"].(map[string]any)
+	assert.Equal(t, "b", post["x-dubsim-interface"])
+
+	v, err := validate.New("merged", out)
+	require.NoError(t, err, "every rewritten $ref resolves")
+	js := http.Header{"Content-Type": {"application/json"}}
+	cases := []struct {
+		status int
+		header http.Header
+		body   string
+		ok     bool
+	}{
+		{200, js, `{"a":"x"}`, true},
+		{200, js, `{"b":1}`, true},
+		{200, js, `{"b":"x"}`, false},
+		{200, js, `{"a":"x","b":1}`, false},
+		{404, js, `{"error":"E","message":"m"}`, true},
+		{404, js, `{"error":"m"}`, true},
+		{404, js, `{"message":"m"}`, false},
+		{429, http.Header{}, ``, false}, // only B answers 429: its header stays required
+		{429, http.Header{"Retry-After": {"3"}}, ``, true},
+	}
+	for _, c := range cases {
+		_, err := v.Check("GET", "/p/1", c.status, c.header, []byte(c.body))
+		assert.Equal(t, c.ok, err == nil, "%d %s: %v", c.status, c.body, err)
+	}
+}
+
+func TestCombinedServesEveryInterface(t *testing.T) {
+	t.Parallel()
+	b, err := openapi.Combined()
+	require.NoError(t, err)
+	_, err = validate.New("combined", b)
+	require.NoError(t, err)
+	for _, n := range openapi.Names {
+		_, err := openapi.Document(n)
+		assert.NoError(t, err, n)
+	}
+	_, err = openapi.Document("nope")
+	assert.Error(t, err)
+}
