@@ -200,6 +200,8 @@ func TestEndpointOf(t *testing.T) {
 		{"/api/v1/projects//translations", "/api/v1/projects//translations"},
 		{"/api/v1/artifacts/create", "/api/v1/artifacts/create"},
 		{"/api/v1/artifacts/a1", "/api/v1/artifacts/{artifact_id}"},
+		{"/api/v1/projects/p1/videos/create", "/api/v1/projects/{project_id}/videos/create"},
+		{"/api/v1/projects/p1/videos/v1", "/api/v1/projects/{project_id}/videos/{video_id}"},
 		{"/files/projects/1/2/dubbed_audio.wav", "/files/projects/{project_id}/{generation}/{file}"},
 		{"/_sim/clock", "/_sim/clock"},
 	}

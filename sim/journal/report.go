@@ -234,7 +234,7 @@ var endpoints = []string{
 	pathBalance, "/api/v1/options", pathVoices, pathProjects, pathCloning,
 	pathProjects + "/{project_id}", pathProjects + "/{project_id}" + suffixTranslations, pathProjects + "/{project_id}" + suffixValidate,
 	"/api/v1/artifacts/create", "/api/v1/artifacts/{artifact_id}",
-	pathProjects + "/{project_id}/videos", pathProjects + "/{project_id}/videos/{video_id}", "/api/projects/{project_id}/videos/{video_id}",
+	pathProjects + "/{project_id}/videos", pathProjects + "/{project_id}/videos/create", pathProjects + "/{project_id}/videos/{video_id}", "/api/projects/{project_id}/videos/{video_id}",
 	"/files/projects/{project_id}/{generation}/{file}",
 }
 
