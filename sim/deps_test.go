@@ -40,6 +40,10 @@ func TestImportDirection(t *testing.T) {
 		"bench/seed":           nil, // benchmark tooling: fills a data file through the store
 		"bench/startwait":      {},
 		"cmd/dubsim":           nil, // the composition root may import anything
+		"examples":             nil, // tests only: runs the client examples against a real dubsim
+		"examples/goclient":    {},  // client example: standard library only
+		// in-process dubsim for Go tests, and the control API client
+		"dubsimtest": {"sim", "sim/faults", "sim/journal", "sim/server", "sim/store", "fixtures"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -1,0 +1,195 @@
+// Package examples_test runs every client example of this directory against a
+// real dubsim process (built from ../cmd/dubsim), one fresh process per
+// example, and checks that it succeeds and prints its walkthrough.
+//
+// An example whose tool is missing (bash and curl, python3) is skipped, or
+// fails when DUBSIM_REQUIRE_TOOLS=1 (as in CI).
+package examples_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var examples = []struct {
+	name  string
+	tools []string // programs the example needs besides go
+	args  []string // run in this directory
+}{
+	{"go", nil, []string{"go", "run", "./goclient"}},
+	{"curl", []string{"bash", "curl", "od"}, []string{"bash", "curl/walkthrough.sh"}},
+	{"python", []string{"python3"}, []string{"python3", "python/walkthrough.py"}},
+}
+
+// expected are lines every example prints, in this order, against a fresh
+// dubsim with the key dubsim-pro.
+var expected = []string{
+	`balance: 600 minutes`,
+	`created project \d+ \(cost 1 min, balance 599\)`,
+	`project \d+: in_progress`,
+	`project \d+: ready`,
+	`downloaded dubbed audio: \d+ bytes, RIFF/WAVE`,
+	`presigned upload: s3://\S+/clip\.wav`,
+	`uploaded clip\.wav \(16044 bytes\)`,
+	`created artifact [0-9a-f]{24}: created`,
+	`artifact [0-9a-f]{24}: upload_completed`,
+	`artifact size 16044 bytes, duration 1 s`,
+	`created studio project [0-9a-f]{24}: new`,
+	`created video [0-9a-f]{24}: new`,
+	`report: 0 findings \(\d+ requests\)`, // the examples are model clients
+	`done`,
+}
+
+func TestExamples(t *testing.T) {
+	for _, ex := range examples {
+		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel()
+			for _, tool := range ex.tools {
+				requireTool(t, tool)
+			}
+			base := startDubsim(t)
+
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, ex.args[0], ex.args[1:]...)
+			cmd.Env = append(environWithoutDubsim(), "DUBSIM_URL="+base, "DUBSIM_API_KEY=dubsim-pro")
+			cmd.WaitDelay = 10 * time.Second // a grandchild of go run may hold the pipes
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			require.NoError(t, err, "%s failed\nstdout:\n%s\nstderr:\n%s", strings.Join(ex.args, " "), &stdout, &stderr)
+
+			// Every expected line, in order, each a whole line.
+			out := stdout.String()
+			for _, want := range expected {
+				loc := regexp.MustCompile(`(?m)^` + want + `$`).FindStringIndex(out)
+				if !assert.NotNil(t, loc, "no line %q in what is left of the output:\n%s\nstderr:\n%s", want, out, &stderr) {
+					break
+				}
+				out = out[loc[1]:]
+			}
+			assert.Equal(t, "\n", out, "the last line is done")
+		})
+	}
+}
+
+// requireTool skips the test when a program is missing, or fails it when
+// DUBSIM_REQUIRE_TOOLS=1.
+func requireTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1) but not found: %v", name, err)
+		}
+		t.Skipf("%s not found: %v", name, err)
+	}
+}
+
+var bannerRe = regexp.MustCompile(`^dubsim \S+ listening on (http://\S+) `)
+
+// startDubsim runs a fresh dubsim on a free loopback port, with a frozen
+// clock and its own data file, and returns its base URL. The process is
+// killed when the test ends.
+func startDubsim(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(dubsimBinary(t), "--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "d.db"),
+		"--time-scale", "0", "--log-level", "off")
+	cmd.Env = environWithoutDubsim()
+	var stderr bytes.Buffer // read only after Wait
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+
+	banner := make(chan string, 1)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		r := bufio.NewReader(stdout)
+		line, _ := r.ReadString('\n')
+		banner <- line
+		_, _ = io.Copy(io.Discard, r)
+	}()
+	stop := sync.OnceFunc(func() {
+		_ = cmd.Process.Kill()
+		<-drained // the pipe is read to its end before Wait closes it
+		_ = cmd.Wait()
+	})
+	t.Cleanup(stop) // runs before the TempDir's removal (cleanups run last first)
+
+	var line string
+	select {
+	case line = <-banner:
+	case <-time.After(time.Minute):
+	}
+	m := bannerRe.FindStringSubmatch(line)
+	if m == nil {
+		stop()
+		t.Fatalf("dubsim did not start: first line %q, stderr:\n%s", line, &stderr)
+	}
+	// The banner is printed once the listener is open, so the kernel queues
+	// this first probe until dubsim answers it: no retry loop is needed.
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(m[1] + "/_sim/health")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET /_sim/health")
+	return m[1]
+}
+
+// environWithoutDubsim is this process's environment without DUBSIM_*
+// variables, which would configure dubsim or the examples.
+func environWithoutDubsim() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DUBSIM_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// dubsimBinary builds cmd/dubsim once per test run, into a temporary
+// directory that TestMain removes.
+func dubsimBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "dubsim-examples-"); buildErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, "dubsim"), "../cmd/dubsim").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ../cmd/dubsim: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return filepath.Join(buildDir, "dubsim")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
