@@ -384,3 +384,20 @@ func TestConformanceReportOfASloppyClient(t *testing.T) {
 	_, clean := in.call("GET", "/_sim/report?api_key=dubsim-free", "", "")
 	assert.Empty(t, clean["findings"], "a key that sent nothing has no findings")
 }
+
+// A full reset also drops forced-outcome rules: a rule left by one test
+// must not fail the next test's project on a shared instance.
+func TestResetDropsOutcomeRules(t *testing.T) {
+	t.Parallel()
+	in := start(t, nil)
+	st, m := in.call("POST", "/_sim/outcomes", "", `{"api_key":"dubsim-pro","outcome":"error","error_message":"left over","count":1}`)
+	require.Equal(t, http.StatusCreated, st, "%v", m)
+	st, m = in.call("POST", "/_sim/reset", "", "")
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	st, m = in.call("GET", "/_sim/outcomes", "", "")
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	assert.Empty(t, m["rules"])
+	id := in.create("dubsim-pro", "https://cdn.test/after-reset.mp4")
+	in.call("POST", "/_sim/clock/advance", "", `{"seconds":3600}`)
+	assert.Equal(t, "ready", in.project("dubsim-pro", id)["status"])
+}

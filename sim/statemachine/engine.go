@@ -749,6 +749,10 @@ func (e *Engine) Reset(ctx context.Context) error {
 		if err := tx.ResetData(); err != nil {
 			return err
 		}
+		// Forced-outcome rules are test set-up, like the data they name.
+		if err := saveOutcomeRules(tx, nil); err != nil {
+			return err
+		}
 		if e.blobs != nil {
 			if err := e.blobs.Clear(); err != nil {
 				return err
