@@ -1,0 +1,95 @@
+// Package dubsim runs the dubsim image with testcontainers-go, for tests
+// that want the simulator as a real process in a container (the binary,
+// listener and environment configuration a deployed test environment
+// uses). Tests that only need a dubsim in the test process use package
+// github.com/dubsim/dubsim/dubsimtest instead: no Docker, much faster.
+//
+// The package is named dubsim, like the testcontainers-go modules (redis,
+// postgres, ...), so that it does not clash with package testcontainers:
+//
+//	import dubsim "github.com/dubsim/dubsim/contrib/testcontainers"
+//
+// The container is driven with the control client of the in-process
+// simulator, dubsimtest.Client.
+package dubsim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/dubsim/dubsim/dubsimtest"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+const (
+	// DefaultImage is the image the repository's Dockerfile builds
+	// (docker build -t dubsim/dubsim:latest .).
+	DefaultImage = "dubsim/dubsim:latest"
+	// Port is the container port of every interface and of /_sim.
+	Port = "8080/tcp"
+	// HealthPath answers 200 once the simulator serves.
+	HealthPath = "/_sim/health"
+)
+
+// Container is a running dubsim container.
+type Container struct {
+	testcontainers.Container
+}
+
+// Run starts a dubsim container from image (DefaultImage when empty),
+// exposes Port and waits until HealthPath answers 200. Simulated time is
+// frozen (DUBSIM_TIME_SCALE=0), as with dubsimtest: tests move it with
+// Client.Advance; WithTimeScale changes that. opts come last and can
+// change anything (testcontainers.WithEnv for other DUBSIM_* settings,
+// say).
+//
+// As with every testcontainers-go module, a container is returned also
+// with an error when it was created, so that the caller can terminate it
+// (testcontainers.CleanupContainer does both).
+func Run(ctx context.Context, image string, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
+	if image == "" {
+		image = DefaultImage
+	}
+	all := append([]testcontainers.ContainerCustomizer{
+		testcontainers.WithExposedPorts(Port),
+		testcontainers.WithEnv(map[string]string{"DUBSIM_TIME_SCALE": "0"}),
+		testcontainers.WithWaitStrategy(wait.ForHTTP(HealthPath).WithPort(Port)),
+	}, opts...)
+	ctr, err := testcontainers.Run(ctx, image, all...)
+	var c *Container
+	if ctr != nil {
+		c = &Container{Container: ctr}
+	}
+	if err != nil {
+		return c, fmt.Errorf("run dubsim: %w", err)
+	}
+	return c, nil
+}
+
+// WithTimeScale sets the speed of simulated time (DUBSIM_TIME_SCALE): 0
+// freezes it (the default of Run), 1 is real time.
+func WithTimeScale(scale float64) testcontainers.CustomizeRequestOption {
+	return testcontainers.WithEnv(map[string]string{"DUBSIM_TIME_SCALE": strconv.FormatFloat(scale, 'g', -1, 64)})
+}
+
+// WithSeed sets the seed of generated ids and content (DUBSIM_SEED).
+func WithSeed(seed uint64) testcontainers.CustomizeRequestOption {
+	return testcontainers.WithEnv(map[string]string{"DUBSIM_SEED": strconv.FormatUint(seed, 10)})
+}
+
+// URL returns the base URL of the simulator as seen from the host, such as
+// "http://localhost:32768": the platform and studio APIs and /_sim.
+func (c *Container) URL(ctx context.Context) (string, error) {
+	return c.PortEndpoint(ctx, Port, "http")
+}
+
+// Client returns a client of the container's control API.
+func (c *Container) Client(ctx context.Context) (*dubsimtest.Client, error) {
+	u, err := c.URL(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dubsimtest.NewClient(u), nil
+}

@@ -1,0 +1,41 @@
+package dubsim_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	dubsim "github.com/dubsim/dubsim/contrib/testcontainers"
+)
+
+// Start the image, drive its clock through the control client, terminate
+// it. (Not run by go test: it needs Docker and the image; TestRun runs the
+// same steps and skips without Docker.)
+func ExampleRun() {
+	ctx := context.Background()
+	ctr, err := dubsim.Run(ctx, dubsim.DefaultImage, dubsim.WithSeed(7))
+	defer func() {
+		if ctr != nil {
+			_ = ctr.Terminate(ctx)
+		}
+	}()
+	if err != nil {
+		log.Fatal(err)
+	}
+	base, err := ctr.URL(ctx) // point the client under test here
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("platform and studio API at", base)
+
+	sim, err := ctr.Client(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	now, err := sim.Advance(ctx, time.Hour)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("simulated time is now", now)
+}

@@ -1,0 +1,567 @@
+package dubsimtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/faults"
+	"github.com/dubsim/dubsim/sim/journal"
+)
+
+// Types of the control API that the simulator defines with their wire
+// format; the aliases let a test use them without importing sim packages.
+type (
+	// State is the dump of GET /_sim/state.
+	State = sim.State
+	// OutcomeRule is a stored forced-outcome rule.
+	OutcomeRule = sim.OutcomeRule
+	// FaultRule is an HTTP fault to add; see the schema in package
+	// github.com/dubsim/dubsim/sim/faults.
+	FaultRule = faults.Rule
+	// FaultAction is what a firing FaultRule does.
+	FaultAction = faults.Action
+	// Matcher selects journal requests and states how many are expected.
+	Matcher = journal.Matcher
+	// Report is the conformance report of one API key; Report.Text renders
+	// it for a person (a test failure message, say).
+	Report = journal.Report
+	// StorageCredentials are a studio key's external-bucket credentials.
+	StorageCredentials = sim.StorageCredentials
+	// RateLimit is a studio key's request limit.
+	RateLimit = sim.RateLimit
+)
+
+// Outcomes of forced outcomes and outcome rules.
+const (
+	OutcomeReady = "ready"
+	OutcomeError = "error"
+)
+
+// APIError is an error answer of the control API: the HTTP status and the
+// envelope {"error": Name, "message": Message}. An answer that is not in
+// the envelope (a proxy's 502, say) has an empty Name and its body, cut to
+// 1 KiB, as Message.
+type APIError struct {
+	Method, Path string
+	Status       int
+	Name         string
+	Message      string
+}
+
+func (e *APIError) Error() string {
+	name := e.Name
+	if name == "" {
+		name = http.StatusText(e.Status)
+	}
+	return fmt.Sprintf("dubsim: %s %s: %d %s: %s", e.Method, e.Path, e.Status, name, e.Message)
+}
+
+// Client calls the control API (/_sim/...) of a dubsim at a base URL: one
+// started by Start or New, a container, or any other deployment. Every
+// method is one HTTP call; ctx bounds it. A Client is safe for concurrent
+// use.
+type Client struct {
+	// HTTPClient sends the requests; nil is http.DefaultClient.
+	HTTPClient *http.Client
+
+	base string
+}
+
+// NewClient returns a client of the dubsim at baseURL, such as
+// "http://127.0.0.1:8080" (without /_sim).
+func NewClient(baseURL string) *Client {
+	return &Client{base: strings.TrimRight(baseURL, "/")}
+}
+
+// BaseURL returns the base URL the client calls.
+func (c *Client) BaseURL() string { return c.base }
+
+// maxErrorBody bounds what an error answer is read to.
+const maxErrorBody = 1 << 20
+
+// do sends one control call: in, when not nil, as a JSON body; a 2xx
+// answer is decoded into out when out is not nil, any other answer becomes
+// an *APIError.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("dubsim: %s %s: %w", method, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	hc := c.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return apiError(method, path, resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("dubsim: %s %s: decoding the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+func apiError(method, path string, resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &APIError{Method: method, Path: path, Status: resp.StatusCode}
+	var env struct {
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &env) == nil && env.Error != "" {
+		e.Name, e.Message = env.Error, env.Message
+		return e
+	}
+	msg := strings.TrimSpace(string(raw))
+	if len(msg) > 1024 {
+		msg = msg[:1024]
+	}
+	e.Message = msg
+	return e
+}
+
+// ----- health and clock -----
+
+// Health is the answer of GET /_sim/health.
+type Health struct {
+	Status        string    `json:"status"`
+	Version       string    `json:"version"`
+	Now           time.Time `json:"now"` // simulated time
+	UptimeSeconds float64   `json:"uptime_seconds"`
+}
+
+// Health asks whether the simulator is up (GET /_sim/health; answered also
+// when the control API is disabled).
+func (c *Client) Health(ctx context.Context) (Health, error) {
+	var h Health
+	return h, c.do(ctx, http.MethodGet, "/_sim/health", nil, &h)
+}
+
+// Clock is the simulated clock. Times are reported to the millisecond.
+type Clock struct {
+	Now       time.Time `json:"now"`
+	TimeScale float64   `json:"time_scale"`
+	Frozen    bool      `json:"frozen"`
+}
+
+// Clock reads the simulated clock.
+func (c *Client) Clock(ctx context.Context) (Clock, error) {
+	var ck Clock
+	return ck, c.do(ctx, http.MethodGet, "/_sim/clock", nil, &ck)
+}
+
+// Advance moves simulated time forward by d, applies every transition that
+// became due, each at its own due time, and returns the new time.
+func (c *Client) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
+	var ck Clock
+	err := c.do(ctx, http.MethodPost, "/_sim/clock/advance", map[string]float64{"seconds": d.Seconds()}, &ck)
+	return ck.Now, err
+}
+
+// AdvanceTo moves simulated time forward to t (to the millisecond, as the
+// control API reports time). A t in the past is an error and changes
+// nothing. With a running clock, time also moves between the two calls it
+// takes.
+func (c *Client) AdvanceTo(ctx context.Context, t time.Time) (time.Time, error) {
+	ck, err := c.Clock(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	d := t.Sub(ck.Now)
+	if d < 0 {
+		return ck.Now, fmt.Errorf("dubsim: cannot advance to %s: the clock is already at %s", t.UTC().Format(time.RFC3339Nano), ck.Now.Format(time.RFC3339Nano))
+	}
+	return c.Advance(ctx, d)
+}
+
+// SetScale sets the speed of simulated time from now on (0 stops it) and
+// ends a Freeze.
+func (c *Client) SetScale(ctx context.Context, scale float64) (Clock, error) {
+	var ck Clock
+	return ck, c.do(ctx, http.MethodPost, "/_sim/clock/scale", map[string]float64{"time_scale": scale}, &ck)
+}
+
+// Freeze stops simulated time; Resume restarts it at the scale it had.
+func (c *Client) Freeze(ctx context.Context) (Clock, error) {
+	var ck Clock
+	return ck, c.do(ctx, http.MethodPost, "/_sim/clock/freeze", nil, &ck)
+}
+
+// Resume restarts simulated time stopped by Freeze.
+func (c *Client) Resume(ctx context.Context) (Clock, error) {
+	var ck Clock
+	return ck, c.do(ctx, http.MethodPost, "/_sim/clock/resume", nil, &ck)
+}
+
+// ----- state and accounts -----
+
+// Reset restores the fixture accounts and deletes every other account,
+// project and idempotency key; the clock and id sequences carry on. It
+// does not touch fault rules, the journal (see ClearFaults, ClearRequests)
+// or, as of this writing, forced-outcome rules (see RemoveOutcomeRule).
+func (c *Client) Reset(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/_sim/reset", nil, nil)
+}
+
+// ResetAccount deletes one account's projects and idempotency keys and
+// gives it back its initial balance.
+func (c *Client) ResetAccount(ctx context.Context, apiKey string) error {
+	return c.do(ctx, http.MethodPost, "/_sim/reset", map[string]string{"api_key": apiKey}, nil)
+}
+
+// State dumps accounts, projects, pending transitions and rules; a
+// non-empty apiKey limits it to that account.
+func (c *Client) State(ctx context.Context, apiKey string) (State, error) {
+	var st State
+	return st, c.do(ctx, http.MethodGet, "/_sim/state"+query("api_key", apiKey), nil, &st)
+}
+
+// AccountSpec describes an account to create. Zero fields take defaults:
+// a generated key ("dsk_..."), the plan "none", no balance, a new studio
+// company and a generated email.
+type AccountSpec struct {
+	APIKey               string              `json:"api_key,omitempty"`
+	Name                 string              `json:"name,omitempty"`
+	Plan                 string              `json:"plan,omitempty"` // none, subscription, pro, enterprise
+	BalanceMinutes       int64               `json:"balance_minutes,omitempty"`
+	RetranslationEnabled bool                `json:"retranslation_enabled,omitempty"`
+	CloningEnabled       bool                `json:"cloning_enabled,omitempty"`
+	CompanyID            string              `json:"company_id,omitempty"`
+	UserEmail            string              `json:"user_email,omitempty"`
+	Storage              *StorageCredentials `json:"storage,omitempty"`
+	RateLimit            *RateLimit          `json:"rate_limit,omitempty"`
+}
+
+// Account is an account as the control API shows it (storage without its
+// secret).
+type Account struct {
+	APIKey               string              `json:"api_key"`
+	Name                 string              `json:"name"`
+	Plan                 string              `json:"plan"`
+	BalanceMinutes       int64               `json:"balance_minutes"`
+	RetranslationEnabled bool                `json:"retranslation_enabled"`
+	CloningEnabled       bool                `json:"cloning_enabled"`
+	CreatedAt            time.Time           `json:"created_at"`
+	CompanyID            string              `json:"company_id"`
+	UserID               string              `json:"user_id"`
+	UserEmail            string              `json:"user_email"`
+	Storage              *StorageCredentials `json:"storage"`
+	RateLimit            *RateLimit          `json:"rate_limit"`
+}
+
+// CreateAccount adds an isolated account (and its studio user).
+func (c *Client) CreateAccount(ctx context.Context, spec AccountSpec) (Account, error) {
+	var a Account
+	return a, c.do(ctx, http.MethodPost, "/_sim/accounts", spec, &a)
+}
+
+// AccountPatch changes a key's studio settings. A nil field leaves the
+// setting as it is; Clear... removes it.
+type AccountPatch struct {
+	Storage        *StorageCredentials
+	RateLimit      *RateLimit
+	ClearStorage   bool
+	ClearRateLimit bool
+}
+
+// MarshalJSON writes the fields to change: a removed one as null.
+func (p AccountPatch) MarshalJSON() ([]byte, error) {
+	m := map[string]any{}
+	if p.ClearStorage {
+		m["storage"] = nil
+	} else if p.Storage != nil {
+		m["storage"] = p.Storage
+	}
+	if p.ClearRateLimit {
+		m["rate_limit"] = nil
+	} else if p.RateLimit != nil {
+		m["rate_limit"] = p.RateLimit
+	}
+	return json.Marshal(m)
+}
+
+// UpdateAccount changes a key's storage credentials and rate limit.
+func (c *Client) UpdateAccount(ctx context.Context, apiKey string, patch AccountPatch) (Account, error) {
+	var a Account
+	return a, c.do(ctx, http.MethodPatch, "/_sim/accounts/"+url.PathEscape(apiKey), patch, &a)
+}
+
+// LoadFixtures loads fixture content over the startup set: fixtures is
+// marshaled to a JSON object with any of "accounts", "options", "voices",
+// "media_rules" and "studio", each in the shape of its file in fixtures/
+// (pass a json.RawMessage to send JSON as it is). It returns the counts of
+// the fixture set now in use.
+func (c *Client) LoadFixtures(ctx context.Context, fixtures any) (map[string]int, error) {
+	var out struct {
+		Loaded map[string]int `json:"loaded"`
+	}
+	return out.Loaded, c.do(ctx, http.MethodPost, "/_sim/fixtures", fixtures, &out)
+}
+
+// ----- forced outcomes -----
+
+// Outcome forces how the processing of a project or artifact ends.
+type Outcome struct {
+	Outcome      string `json:"outcome"` // OutcomeReady or OutcomeError
+	ErrorMessage string `json:"error_message,omitempty"`
+	// Now ends the processing at once instead of at its due time (a ready
+	// project always completes at once).
+	Now bool `json:"now,omitempty"`
+	// Artifacts only: the size and duration of a ready artifact (else the
+	// planned ones).
+	Size            *int64   `json:"size,omitempty"`
+	DurationSeconds *float64 `json:"duration_seconds,omitempty"`
+}
+
+// Forced is the answer to a forced outcome: the resource's status, and,
+// while it is still processing, when and how it will end.
+type Forced struct {
+	ProjectID      string     `json:"project_id,omitempty"`
+	ArtifactID     string     `json:"artifact_id,omitempty"`
+	Status         string     `json:"status"`
+	DueAt          *time.Time `json:"due_at,omitempty"`
+	PlannedOutcome string     `json:"planned_outcome,omitempty"`
+	ErrorMessage   string     `json:"error_message,omitempty"`
+}
+
+// ForceProjectOutcome decides how the current run of a platform project in
+// progress ends (409 ConflictError when it is not in progress).
+func (c *Client) ForceProjectOutcome(ctx context.Context, projectID string, o Outcome) (Forced, error) {
+	var f Forced
+	return f, c.do(ctx, http.MethodPost, "/_sim/projects/"+url.PathEscape(projectID)+"/outcome", o, &f)
+}
+
+// ForceArtifactOutcome decides how a studio artifact's processing ends.
+func (c *Client) ForceArtifactOutcome(ctx context.Context, artifactID string, o Outcome) (Forced, error) {
+	var f Forced
+	return f, c.do(ctx, http.MethodPost, "/_sim/artifacts/"+url.PathEscape(artifactID)+"/outcome", o, &f)
+}
+
+// VideoStatus is the answer of SetVideoStatus.
+type VideoStatus struct {
+	VideoID          string     `json:"video_id"`
+	Status           string     `json:"status"`
+	NextTransitionAt *time.Time `json:"next_transition_at,omitempty"`
+}
+
+// SetVideoStatus gives a studio video a status (new, in_progress,
+// completed) now; with auto its automatic lifecycle continues from there.
+func (c *Client) SetVideoStatus(ctx context.Context, videoID, status string, auto bool) (VideoStatus, error) {
+	var v VideoStatus
+	body := map[string]any{"status": status, "auto": auto}
+	return v, c.do(ctx, http.MethodPost, "/_sim/videos/"+url.PathEscape(videoID)+"/status", body, &v)
+}
+
+// OutcomeRuleSpec is a rule for the outcome of the next Count projects (or
+// artifacts, with Resource "artifact") created by APIKey (any when empty)
+// whose source URL matches SourceURLPattern (a glob; any when empty).
+type OutcomeRuleSpec struct {
+	APIKey           string `json:"api_key,omitempty"`
+	SourceURLPattern string `json:"source_url_pattern,omitempty"`
+	Count            int    `json:"count,omitempty"` // 0 means 1
+	Outcome          string `json:"outcome"`
+	ErrorMessage     string `json:"error_message,omitempty"`
+	Resource         string `json:"resource,omitempty"` // "project" (default) or "artifact"
+}
+
+// AddOutcomeRule adds a forced-outcome rule.
+func (c *Client) AddOutcomeRule(ctx context.Context, spec OutcomeRuleSpec) (OutcomeRule, error) {
+	var r OutcomeRule
+	return r, c.do(ctx, http.MethodPost, "/_sim/outcomes", spec, &r)
+}
+
+// OutcomeRules lists the forced-outcome rules not used up.
+func (c *Client) OutcomeRules(ctx context.Context) ([]OutcomeRule, error) {
+	var out struct {
+		Rules []OutcomeRule `json:"rules"`
+	}
+	return out.Rules, c.do(ctx, http.MethodGet, "/_sim/outcomes", nil, &out)
+}
+
+// RemoveOutcomeRule deletes a forced-outcome rule.
+func (c *Client) RemoveOutcomeRule(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/_sim/outcomes/"+url.PathEscape(id), nil, nil)
+}
+
+// ----- HTTP faults -----
+
+// Fault is a fault rule as listed: the rule, how many more times it may
+// fire (nil: unlimited), how many times it fired and when it expires (nil:
+// never).
+type Fault struct {
+	FaultRule
+	Remaining *int64     `json:"remaining"`
+	Hits      int64      `json:"hits"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+// AddFault adds an HTTP fault rule, evaluated after the ones already there.
+func (c *Client) AddFault(ctx context.Context, rule FaultRule) (Fault, error) {
+	var f Fault
+	return f, c.do(ctx, http.MethodPost, "/_sim/faults", rule, &f)
+}
+
+// Faults lists the live fault rules in evaluation order.
+func (c *Client) Faults(ctx context.Context) ([]Fault, error) {
+	var out struct {
+		Rules []Fault `json:"rules"`
+	}
+	return out.Rules, c.do(ctx, http.MethodGet, "/_sim/faults", nil, &out)
+}
+
+// RemoveFault deletes a fault rule (404 when it is gone, also after it was
+// used up).
+func (c *Client) RemoveFault(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/_sim/faults/"+url.PathEscape(id), nil, nil)
+}
+
+// ClearFaults deletes every fault rule and returns how many there were.
+func (c *Client) ClearFaults(ctx context.Context) (int, error) {
+	var out struct {
+		Removed int `json:"removed"`
+	}
+	return out.Removed, c.do(ctx, http.MethodDelete, "/_sim/faults", nil, &out)
+}
+
+// ----- request journal -----
+
+// Request is a request recorded in the journal.
+type Request struct {
+	Seq                   uint64            `json:"seq"`
+	Time                  time.Time         `json:"time"`     // real time of arrival
+	SimTime               time.Time         `json:"sim_time"` // simulated time then
+	DurationMS            float64           `json:"duration_ms"`
+	Interface             string            `json:"interface"` // platform, studio, files, control, other
+	Method                string            `json:"method"`
+	Path                  string            `json:"path"`
+	Query                 string            `json:"query"`
+	APIKey                string            `json:"api_key"`
+	Headers               map[string]string `json:"headers"`
+	RequestBody           string            `json:"request_body"`
+	RequestBodySize       int64             `json:"request_body_size"`
+	RequestBodyTruncated  bool              `json:"request_body_truncated"`
+	Status                int               `json:"status"`        // 0: aborted
+	ResponseBody          string            `json:"response_body"` // kept for errors only
+	ResponseBodyTruncated bool              `json:"response_body_truncated"`
+	ResponseBytes         int64             `json:"response_bytes"`
+	Aborted               bool              `json:"aborted"`
+	Truncated             bool              `json:"truncated"`
+	Fault                 string            `json:"fault"` // the fault rule that answered
+	Notes                 map[string]string `json:"notes"`
+}
+
+// RequestFilter selects journal entries; zero fields select everything.
+type RequestFilter struct {
+	Method string
+	Path   string // exact, or a glob where * matches any run of characters
+	Status string // a code ("404", "0" for aborted) or a class ("4xx")
+	APIKey string
+	Since  uint64 // only entries with a greater sequence id
+	Limit  int    // the newest N; 0: no limit
+}
+
+func (f RequestFilter) query() string {
+	q := url.Values{}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("method", f.Method)
+	set("path", f.Path)
+	set("status", f.Status)
+	set("key", f.APIKey)
+	if f.Since > 0 {
+		set("since", strconv.FormatUint(f.Since, 10))
+	}
+	if f.Limit > 0 {
+		set("limit", strconv.Itoa(f.Limit))
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// Requests returns the recorded requests that f selects, newest first.
+// Control API calls are recorded too (Interface "control"), except reads
+// of the journal.
+func (c *Client) Requests(ctx context.Context, f RequestFilter) ([]Request, error) {
+	var out struct {
+		Requests []Request `json:"requests"`
+	}
+	return out.Requests, c.do(ctx, http.MethodGet, "/_sim/requests"+f.query(), nil, &out)
+}
+
+// ClearRequests empties the journal (sequence ids carry on).
+func (c *Client) ClearRequests(ctx context.Context) error {
+	return c.do(ctx, http.MethodDelete, "/_sim/requests", nil, nil)
+}
+
+// VerifyResult says how many requests matched a Matcher and whether that
+// is what it expected; when not, NearMisses shows up to three requests
+// with its method and path that differ in the rest, and why.
+type VerifyResult struct {
+	Matched    int        `json:"matched"`
+	OK         bool       `json:"ok"`
+	Expected   string     `json:"expected"`
+	NearMisses []NearMiss `json:"near_misses"`
+	Warning    string     `json:"warning"`
+}
+
+// NearMiss is a request that almost matched.
+type NearMiss struct {
+	Request Request `json:"entry"`
+	Reason  string  `json:"reason"`
+}
+
+// Verify counts the journal's requests that m selects against its
+// expectation (at least one when m states none). A failed check is not an
+// error: see VerifyResult.OK.
+func (c *Client) Verify(ctx context.Context, m Matcher) (VerifyResult, error) {
+	var v VerifyResult
+	return v, c.do(ctx, http.MethodPost, "/_sim/requests/verify", m, &v)
+}
+
+// Report returns the conformance report of the requests of apiKey in the
+// journal.
+func (c *Client) Report(ctx context.Context, apiKey string) (Report, error) {
+	var r Report
+	return r, c.do(ctx, http.MethodGet, "/_sim/report"+query("api_key", apiKey), nil, &r)
+}
+
+func query(key, value string) string {
+	if value == "" {
+		return ""
+	}
+	return "?" + key + "=" + url.QueryEscape(value)
+}

@@ -1,0 +1,283 @@
+// Package dubsimtest runs dubsim inside a Go test and drives its control
+// API as Go methods.
+//
+// Start assembles a whole simulator in the test process, with no container
+// and no fixed port: the platform, studio and control APIs on one loopback
+// address (127.0.0.1, a random port), a store and a blob directory in
+// t.TempDir(), the embedded fixture accounts. t.Cleanup stops it and
+// removes its files.
+//
+//	func TestCheckout(t *testing.T) {
+//		s := dubsimtest.Start(t)
+//		ctx := t.Context()
+//		app := myapp.New(s.PlatformURL, dubsimtest.KeyPro) // the code under test
+//		id := app.SubmitDubbing(ctx, "https://media.dubsim.test/short.mp4")
+//		dubsimtest.Must(s.Advance(ctx, time.Hour))(t)
+//		require.Equal(t, "ready", app.Status(ctx, id))
+//	}
+//
+// # Time
+//
+// By default simulated time is frozen (time scale 0) at the real time of
+// Start, cut to the second: nothing happens until the test moves it with
+// Advance or AdvanceTo, which apply every transition that became due, each
+// at its own due time. Tests so never wait for real time and give the same
+// result on a slow machine. WithStart sets the initial time; WithTimeScale
+// makes the clock run (60: a simulated minute per real second), for tests
+// of polling loops; a background sweep then applies due transitions every
+// 100 ms of real time, as cmd/dubsim does (reads apply them too).
+//
+// # Control API
+//
+// Sim embeds a *Client, so every control call is a method of Sim that takes
+// a context and returns an error; Client alone (NewClient) drives any other
+// dubsim, such as a container. Must turns a call that must succeed into a
+// one-liner. Errors of the control API are *APIError.
+//
+// New and Close do the same as Start without a testing.TB, for a TestMain
+// that shares one simulator between tests (call Reset between them).
+package dubsimtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dubsim/dubsim/fixtures"
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/server"
+	"github.com/dubsim/dubsim/sim/store"
+)
+
+// API keys of the embedded fixture accounts (fixtures/accounts.json).
+const (
+	KeyFree         = "dubsim-free"         // plan none, 30 minutes
+	KeySubscription = "dubsim-subscription" // subscription, 100 minutes
+	KeyPro          = "dubsim-pro"          // pro, 600 minutes, cloning
+	KeyEnterprise   = "dubsim-enterprise"   // enterprise, 6000 minutes, re-translation and cloning
+	KeyBroke        = "dubsim-broke"        // enterprise with no balance: creations are refused with 402
+)
+
+// tickInterval is how often a running clock's due transitions are swept.
+const tickInterval = 100 * time.Millisecond
+
+// Option configures Start and New.
+type Option func(*options)
+
+type options struct {
+	scale    float64
+	fixtures string
+	seed     uint64
+	start    time.Time
+	config   []func(*server.Config)
+}
+
+// WithTimeScale sets the speed of simulated time: 0 (the default) freezes
+// it, 1 is real time, 60 a simulated minute per real second.
+func WithTimeScale(scale float64) Option { return func(o *options) { o.scale = scale } }
+
+// WithFixtures lays the fixture files of dir (accounts.json, options.json,
+// voices.json, media.json, studio.json; any subset) over the embedded ones,
+// like dubsim's --fixtures flag.
+func WithFixtures(dir string) Option { return func(o *options) { o.fixtures = dir } }
+
+// WithSeed sets the seed of generated ids and content (default 0): the same
+// seed gives the same ids on a fresh simulator.
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
+
+// WithStart sets the initial simulated time.
+func WithStart(t time.Time) Option { return func(o *options) { o.start = t } }
+
+// WithConfig changes the assembled configuration before the simulator is
+// built (an escape hatch: timings, logging, strict decoding, ...). Store,
+// Clock, Fixtures and FixtureFS are already set; replacing them is
+// possible but the options above are then ignored.
+func WithConfig(f func(*server.Config)) Option {
+	return func(o *options) { o.config = append(o.config, f) }
+}
+
+// Sim is a running in-process simulator.
+type Sim struct {
+	// Client drives the control API; its methods are Sim's.
+	*Client
+
+	// URL is the base URL of every interface (platform, studio, output
+	// files and /_sim), such as "http://127.0.0.1:41234". PlatformURL and
+	// StudioURL are the same address, for clients configured with one base
+	// URL per interface: dubsim routes each request by its path and body.
+	URL, PlatformURL, StudioURL string
+
+	// Server is the assembled instance, for what the HTTP API does not
+	// offer (its Engine, Journal, Faults).
+	Server *server.Server
+
+	// Dir holds the store (dubsim.db) and the blobs.
+	Dir string
+
+	closeOnce sync.Once
+	closeErr  error
+	stop      func() error
+}
+
+// Start starts a simulator for the test and stops it at t.Cleanup; it
+// fails the test if the simulator cannot start.
+func Start(t testing.TB, opts ...Option) *Sim {
+	t.Helper()
+	s, err := start(t.TempDir(), opts)
+	if err != nil {
+		t.Fatalf("dubsimtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("dubsimtest: close: %v", err)
+		}
+	})
+	return s
+}
+
+// New starts a simulator in a new temporary directory, which Close
+// removes. Use it where there is no testing.TB, such as TestMain; in a test
+// Start is simpler.
+func New(opts ...Option) (*Sim, error) {
+	dir, err := os.MkdirTemp("", "dubsimtest-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(dir, opts)
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
+	}
+	inner := s.stop
+	s.stop = func() error { return errors.Join(inner(), os.RemoveAll(dir)) }
+	return s, nil
+}
+
+// Close stops the simulator: the listener (after the requests in flight),
+// the sweep, background work, then the store. Later calls return the
+// first call's result.
+func (s *Sim) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.stop() })
+	return s.closeErr
+}
+
+func start(dir string, opts []Option) (_ *Sim, err error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	// undo lists what was started, newest last: closeAll stops it, at Close
+	// or when a later step fails.
+	var undo []func() error
+	closeAll := func() error {
+		var errs []error
+		for i := len(undo) - 1; i >= 0; i-- {
+			errs = append(errs, undo[i]())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, closeAll())
+		}
+	}()
+
+	var fsys fs.FS = fixtures.FS
+	if o.fixtures != "" {
+		if st, err := os.Stat(o.fixtures); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("fixtures: %s is not a directory", o.fixtures)
+		}
+		fsys = sim.Overlay{Top: os.DirFS(o.fixtures), Base: fixtures.FS}
+	}
+	fx, err := sim.LoadFixtures(fsys)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(filepath.Join(dir, "dubsim.db"), store.NoSync())
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, st.Close)
+
+	t0 := o.start
+	if t0.IsZero() {
+		t0 = time.Now().Truncate(time.Second)
+	}
+	// The clock's source of real time reads t0 the first time (when the
+	// clock is made), then real time elapsed since: simulated time starts
+	// at exactly t0, whatever the scale.
+	var once sync.Once
+	var base time.Time
+	clock := sim.NewSimClock(func() time.Time {
+		once.Do(func() { base = time.Now() })
+		return t0.Add(time.Since(base))
+	}, o.scale)
+	cfg := server.Config{
+		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fsys, Seed: o.seed, Timing: sim.DefaultTiming,
+		BlobDir: filepath.Join(dir, "blobs"),
+	}
+	for _, f := range o.config {
+		f(&cfg)
+	}
+	srv, err := server.New(context.Background(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, srv.Close)
+
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	swept := make(chan struct{})
+	go sweep(sweepCtx, srv, cfg, swept)
+	undo = append(undo, func() error { stopSweep(); <-swept; return nil })
+
+	hs := httptest.NewServer(srv.Handler)
+	undo = append(undo, func() error { hs.Close(); return nil })
+
+	return &Sim{
+		Client: NewClient(hs.URL), URL: hs.URL, PlatformURL: hs.URL, StudioURL: hs.URL,
+		Server: srv, Dir: dir, stop: closeAll,
+	}, nil
+}
+
+// sweep applies due transitions while the clock runs, until ctx ends.
+func sweep(ctx context.Context, srv *server.Server, cfg server.Config, done chan<- struct{}) {
+	defer close(done)
+	tk := time.NewTicker(tickInterval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+			if srv.Engine.TimeScale() == 0 {
+				continue // frozen: only the control API moves time, and it sweeps itself
+			}
+			if _, err := srv.Engine.Tick(ctx); err != nil && ctx.Err() == nil && cfg.Log != nil {
+				cfg.Log.Error("transition sweep", "err", err)
+			}
+		}
+	}
+}
+
+// Must returns v, or fails the test if err is not nil. It makes a control
+// call that must succeed a one-liner:
+//
+//	now := dubsimtest.Must(s.Advance(ctx, time.Hour))(t)
+//	acct := dubsimtest.Must(s.CreateAccount(ctx, dubsimtest.AccountSpec{Plan: "pro"}))(t)
+//
+// (A call that returns only an error is require.NoError(t, s.Reset(ctx)).)
+func Must[T any](v T, err error) func(t testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		return v
+	}
+}
