@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/dubsim/dubsim/sim/openapi"
@@ -84,4 +85,42 @@ func TestCombinedServesEveryInterface(t *testing.T) {
 	}
 	_, err = openapi.Document("nope")
 	assert.Error(t, err)
+}
+
+func TestHandler(t *testing.T) {
+	t.Parallel()
+	h := openapi.Handler()
+	cases := []struct {
+		method, path string
+		status       int
+		title        string // of the document served
+	}{
+		{"GET", "/_sim/openapi.json", 200, "dubsim: platform, studio and control interfaces"},
+		{"GET", "/_sim/openapi/platform.json", 200, "platform"},
+		{"GET", "/_sim/openapi/studio", 200, "studio"},
+		{"HEAD", "/_sim/openapi/control.json", 200, ""},
+		{"DELETE", "/_sim/openapi.json", 405, ""},
+		{"GET", "/_sim/openapi/openapi.json", 404, ""},
+		{"GET", "/_sim/openapi/x/control.json", 404, ""},
+		{"GET", "/_sim/openapi/nope.json", 404, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
+			require.Equal(t, c.status, rec.Code, rec.Body.String())
+			var m map[string]any
+			if c.method == "HEAD" {
+				assert.Empty(t, rec.Body.String())
+				return
+			}
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &m))
+			if c.status != 200 {
+				assert.Contains(t, m, "error")
+				assert.Contains(t, m, "message")
+				return
+			}
+			assert.Contains(t, m["info"].(map[string]any)["title"], c.title)
+		})
+	}
 }

@@ -58,26 +58,41 @@ func Combined() ([]byte, error) {
 	return combined.b, combined.err
 }
 
-// Handler serves the documents, for mounting under /_sim: /openapi.json
-// (combined) and /openapi/{platform,studio,control}.json.
+// Handler serves the documents under /_sim: /_sim/openapi.json (combined)
+// and /_sim/openapi/{platform,studio,control}.json (".json" optional), with
+// GET or HEAD. Errors are in the control API's envelope.
 func Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := strings.TrimSuffix(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:], ".json")
+		fail := func(status int, name, msg string) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(status)
+			b, _ := json.Marshal(map[string]string{"error": name, "message": msg})
+			_, _ = w.Write(append(b, '\n'))
+		}
 		var b []byte
 		var err error
-		if name == "openapi" {
+		switch name, ok := strings.CutPrefix(r.URL.Path, "/_sim/openapi/"); {
+		case r.URL.Path == "/_sim/openapi.json":
 			b, err = Combined()
-		} else {
-			b, err = Document(name)
+		case ok && !strings.Contains(name, "/"):
+			b, err = Document(strings.TrimSuffix(name, ".json"))
+		default:
+			err = fmt.Errorf("no document")
 		}
 		if err != nil {
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusNotFound)
-			msg, _ := json.Marshal(map[string]string{"error": "NotFoundError", "message": fmt.Sprintf("No OpenAPI document %s; the documents are /_sim/openapi.json and /_sim/openapi/{%s}.json", r.URL.Path, strings.Join(Names, ","))})
-			_, _ = w.Write(append(msg, '\n'))
+			fail(http.StatusNotFound, "NotFoundError", fmt.Sprintf("No OpenAPI document at %s; the documents are /_sim/openapi.json (combined) and /_sim/openapi/{%s}.json", r.URL.Path, strings.Join(Names, ",")))
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			fail(http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+		if r.Method == http.MethodHead {
+			return
+		}
 		_, _ = w.Write(b)
 	})
 }
