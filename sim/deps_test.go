@@ -35,6 +35,7 @@ func TestImportDirection(t *testing.T) {
 		"sim/server":           {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/statemachine", "sim/studio", "sim/blob", "github.com/go-chi/chi/v5"},
 		"sim/openapi":          {},
 		"sim/openapi/validate": {"github.com/santhosh-tekuri/jsonschema/v6"},
+		"sim/parity":           {"sim/openapi", "sim/openapi/validate"},
 		"test/crash":           nil, // tests only
 		"bench/ceiling":        {},  // the benchmark's minimal handler: stdlib only
 		"bench/seed":           nil, // benchmark tooling: fills a data file through the store

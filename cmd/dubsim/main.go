@@ -69,6 +69,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 && args[0] == "healthcheck" {
 		return runHealthcheck(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "parity" {
+		return runParity(ctx, args[1:], getenv, stdout, stderr)
+	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
