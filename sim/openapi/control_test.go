@@ -1,0 +1,857 @@
+package openapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/openapi"
+	"github.com/dubsim/dubsim/sim/server"
+	"github.com/go-chi/chi/v5"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The contract tests of the control interface: every documented response
+// of every /_sim operation, produced by a real request. Requests that only
+// prepare a case (a platform project, a studio artifact, a journal entry)
+// go through plain net/http, so these tests do not depend on the platform
+// and studio documents; the request under test goes through e.do, which
+// checks it against the control document and the combined one.
+
+// ctlFixtureVideo is a studio video of the fixtures (fixtures/studio.json).
+const ctlFixtureVideo = "680179c50a4e53a77de3f4cf"
+
+// ctlUnknownStudioID is a well-formed studio id that names nothing.
+const ctlUnknownStudioID = "0123456789abcdef01234567"
+
+// ctlCase is one request to the control API and what it must answer.
+type ctlCase struct {
+	name string
+	// prep prepares the instance; the id it returns replaces {id} in path.
+	prep   func(t *testing.T, e *env) string
+	method string
+	path   string
+	json   string
+	body   []byte            // a raw body instead of json
+	header map[string]string // request headers
+	status int
+	// field is a dotted path into the JSON answer ("rules.0.id") whose
+	// value must equal want; with contains, the value (or the text body
+	// when field is "") must contain it.
+	field    string
+	want     any
+	contains string
+	// check makes further assertions.
+	check func(t *testing.T, r resp)
+	// refused: the operation's request body schema refuses json too (a
+	// case answered 2xx must have a json the schema accepts).
+	refused bool
+	// heavy cases (64 MiB bodies) run one at a time.
+	heavy bool
+}
+
+func TestControlContract(t *testing.T) {
+	t.Parallel()
+	for _, group := range [][]ctlCase{ctlClockCases(), ctlAccountCases(), ctlStateCases(), ctlOutcomeCases(),
+		ctlJournalCases(), ctlFaultCases(), ctlMetaCases()} {
+		for _, tc := range group {
+			t.Run(tc.name, func(t *testing.T) {
+				if !tc.heavy {
+					t.Parallel()
+				}
+				e := newEnv(t, nil)
+				path := tc.path
+				if tc.prep != nil {
+					path = strings.ReplaceAll(path, "{id}", tc.prep(t, e))
+				}
+				r := e.do(req{Interface: openapi.Control, Method: tc.method, Path: path, JSON: tc.json, Body: tc.body, Header: tc.header})
+				require.Equal(t, tc.status, r.Status, "%s", ctlClip(r.Body))
+				ctlAssert(t, tc, r)
+			})
+		}
+	}
+}
+
+func ctlAssert(t *testing.T, tc ctlCase, r resp) {
+	t.Helper()
+	if tc.status >= 400 {
+		require.NotNil(t, r.JSON, "an error answer is a JSON envelope: %s", ctlClip(r.Body))
+		assert.Equal(t, ctlErrorName(tc.status), r.JSON["error"], "%s", r.Body)
+	}
+	switch {
+	case tc.field == "" && tc.contains != "":
+		assert.Contains(t, string(r.Body), tc.contains)
+	case tc.field != "" && tc.contains != "":
+		v, ok := ctlLookup(r.JSON, tc.field).(string)
+		require.True(t, ok, "%s is a string in %s", tc.field, ctlClip(r.Body))
+		assert.Contains(t, v, tc.contains)
+	case tc.field != "":
+		assert.Equal(t, tc.want, ctlLookup(r.JSON, tc.field), "%s in %s", tc.field, ctlClip(r.Body))
+	}
+	if tc.check != nil {
+		tc.check(t, r)
+	}
+	if tc.json == "" {
+		return
+	}
+	schemas, err := ctlRequestSchemas()
+	require.NoError(t, err)
+	s := schemas[r.Op]
+	require.NotNil(t, s, "%s documents a request body", r.Op)
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.json))
+	if err != nil {
+		return // not JSON: nothing for the schema to say
+	}
+	switch {
+	case tc.refused:
+		assert.Error(t, s.Validate(inst), "the request body schema of %s refuses %s", r.Op, tc.json)
+	case tc.status < 300:
+		assert.NoError(t, s.Validate(inst), "the request body schema of %s accepts what the handler accepted", r.Op)
+	}
+}
+
+// ctlRequestSchemas compiles the request body schema of every control
+// operation that has one, by operationId.
+var ctlRequestSchemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+	raw, err := openapi.Document(openapi.Control)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			ID          string `json:"operationId"`
+			RequestBody *struct {
+				Content map[string]json.RawMessage `json:"content"`
+			} `json:"requestBody"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	parsed, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	const base = "mem:///control-requests.json"
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(base, parsed); err != nil {
+		return nil, err
+	}
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
+	out := map[string]*jsonschema.Schema{}
+	for p, item := range doc.Paths {
+		for m, op := range item {
+			if op.RequestBody == nil {
+				continue
+			}
+			if _, ok := op.RequestBody.Content["application/json"]; !ok {
+				return nil, fmt.Errorf("%s: the request body is not application/json", op.ID)
+			}
+			s, err := c.Compile(base + "#/paths/" + esc.Replace(p) + "/" + m + "/requestBody/content/application~1json/schema")
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", op.ID, err)
+			}
+			out[op.ID] = s
+		}
+	}
+	return out, nil
+})
+
+// TestControlRequestExamples: the example of every request body is valid
+// against its schema.
+func TestControlRequestExamples(t *testing.T) {
+	t.Parallel()
+	schemas, err := ctlRequestSchemas()
+	require.NoError(t, err)
+	raw, err := openapi.Document(openapi.Control)
+	require.NoError(t, err)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			ID          string `json:"operationId"`
+			RequestBody *struct {
+				Content map[string]struct {
+					Example json.RawMessage `json:"example"`
+				} `json:"content"`
+			} `json:"requestBody"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	n := 0
+	for _, item := range doc.Paths {
+		for _, op := range item {
+			if op.RequestBody == nil {
+				continue
+			}
+			ex := op.RequestBody.Content["application/json"].Example
+			if !assert.NotEmpty(t, ex, "%s has an example request body", op.ID) {
+				continue
+			}
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(ex))
+			require.NoError(t, err)
+			assert.NoError(t, schemas[op.ID].Validate(inst), "the example of %s", op.ID)
+			n++
+		}
+	}
+	assert.Equal(t, len(schemas), n)
+}
+
+func ctlErrorName(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "NotFoundError"
+	case http.StatusConflict:
+		return "ConflictError"
+	case http.StatusInternalServerError:
+		return "InternalServerError"
+	}
+	return "ValidationError" // 400 and 413
+}
+
+// ----- cases -----
+
+func ctlClockCases() []ctlCase {
+	return []ctlCase{
+		{name: "clock/read", method: "GET", path: "/_sim/clock", status: 200, field: "now", want: "2026-02-04T12:00:00.000Z"},
+		{name: "clock/advance", method: "POST", path: "/_sim/clock/advance", json: `{"seconds":90.5}`, status: 200,
+			field: "now", want: "2026-02-04T12:01:30.500Z"},
+		{name: "clock/advance without seconds", refused: true, method: "POST", path: "/_sim/clock/advance", json: `{}`, status: 400,
+			field: "message", want: "seconds is required"},
+		{name: "clock/advance backwards", refused: true, method: "POST", path: "/_sim/clock/advance", json: `{"seconds":-1}`, status: 400,
+			field: "message", contains: "seconds must be between 0 and"},
+		{name: "clock/advance past year 9000", prep: ctlCentury(69), method: "POST", path: "/_sim/clock/advance", json: `{"seconds":3153600000}`, status: 400,
+			field: "message", contains: "simulated time cannot go past 9000-01-01T00:00:00.000Z"},
+		{name: "clock/advance with an unknown field", refused: true, method: "POST", path: "/_sim/clock/advance", json: `{"second":1}`, status: 400,
+			field: "message", want: `Unknown field "second"`},
+		{name: "clock/advance without Content-Type", method: "POST", path: "/_sim/clock/advance", body: []byte(`{"seconds":1}`), status: 400,
+			field: "message", want: sim.MsgContentType},
+		{name: "clock/advance with malformed JSON", method: "POST", path: "/_sim/clock/advance", json: `{"seconds":`, status: 400,
+			field: "message", contains: "Malformed JSON body"},
+		{name: "clock/advance too large", method: "POST", path: "/_sim/clock/advance", body: ctlHuge(64 << 20), header: ctlJSONType, status: 413,
+			field: "message", want: "Request body exceeds the limit of 67108864 bytes", heavy: true},
+		{name: "clock/scale", method: "POST", path: "/_sim/clock/scale", json: `{"time_scale":60}`, status: 200, field: "time_scale", want: float64(60)},
+		{name: "clock/scale negative", refused: true, method: "POST", path: "/_sim/clock/scale", json: `{"time_scale":-2}`, status: 400,
+			field: "message", want: "time_scale must be between 0 and 1000000; got -2"},
+		{name: "clock/scale as a string", refused: true, method: "POST", path: "/_sim/clock/scale", json: `{"time_scale":"fast"}`, status: 400,
+			field: "message", contains: "time_scale must be a number"},
+		{name: "clock/scale too large", method: "POST", path: "/_sim/clock/scale", body: ctlHuge(64 << 20), header: ctlJSONType, status: 413, heavy: true},
+		{name: "clock/freeze", method: "POST", path: "/_sim/clock/freeze", status: 200, field: "frozen", want: true,
+			check: func(t *testing.T, r resp) { assert.Equal(t, float64(0), r.JSON["time_scale"]) }},
+		{name: "clock/resume", prep: ctlPost("/_sim/clock/freeze", ""), method: "POST", path: "/_sim/clock/resume", status: 200,
+			field: "frozen", want: false},
+	}
+}
+
+func ctlAccountCases() []ctlCase {
+	return []ctlCase{
+		{name: "accounts/create with everything", method: "POST", path: "/_sim/accounts",
+			json: `{"api_key":"qa-team","name":"QA","plan":"pro","balance_minutes":50,"retranslation_enabled":true,"cloning_enabled":true,
+				"user_email":"qa@acme-media.example","storage":{"access_key_id":"AKIA1","secret_access_key":"s3cr3t","region":"eu-west-1","buckets":["media"]},
+				"rate_limit":{"per_minute":60,"per_day":1000}}`,
+			status: 201, field: "storage.buckets.0", want: "media",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "qa@acme-media.example", r.JSON["user_email"])
+				assert.NotContains(t, string(r.Body), "s3cr3t", "the secret is never shown")
+			}},
+		{name: "accounts/create with nothing", method: "POST", path: "/_sim/accounts", json: `{}`, status: 201, field: "plan", want: "none",
+			check: func(t *testing.T, r resp) {
+				assert.Regexp(t, `^dsk_[0-9a-f]{32}$`, r.JSON["api_key"])
+				assert.Nil(t, r.JSON["storage"])
+				assert.Nil(t, r.JSON["rate_limit"])
+			}},
+		{name: "accounts/create in a company", method: "POST", path: "/_sim/accounts", json: `{"company_id":"663266da5ec2709f7826386f"}`,
+			status: 201, field: "company_id", want: "663266da5ec2709f7826386f"},
+		{name: "accounts/create in an unknown company", method: "POST", path: "/_sim/accounts", json: `{"company_id":"` + ctlUnknownStudioID + `"}`,
+			status: 400, field: "message", want: `company_id "` + ctlUnknownStudioID + `" does not name a company`},
+		{name: "accounts/create with a taken email", method: "POST", path: "/_sim/accounts", json: `{"user_email":"alice.johnson@acme-media.example"}`,
+			status: 400, field: "message", want: `user_email "alice.johnson@acme-media.example" is already taken`},
+		{name: "accounts/create with an unknown plan", refused: true, method: "POST", path: "/_sim/accounts", json: `{"plan":"gold"}`, status: 400,
+			field: "message", want: `plan must be one of none, subscription, pro, enterprise; got "gold"`},
+		{name: "accounts/create with a fractional balance", refused: true, method: "POST", path: "/_sim/accounts", json: `{"balance_minutes":1.5}`, status: 400,
+			field: "message", contains: "balance_minutes must be a whole number"},
+		{name: "accounts/create with bad storage", refused: true, method: "POST", path: "/_sim/accounts", json: `{"storage":{"access_key_id":""}}`, status: 400,
+			field: "message", contains: "storage.access_key_id"},
+		{name: "accounts/create an existing key", method: "POST", path: "/_sim/accounts", json: `{"api_key":"dubsim-pro"}`, status: 409,
+			field: "message", want: `An account with api_key "dubsim-pro" already exists`},
+		{name: "accounts/create too large", method: "POST", path: "/_sim/accounts", body: ctlHuge(64 << 20), header: ctlJSONType, status: 413, heavy: true},
+		{name: "accounts/update rate limit", method: "PATCH", path: "/_sim/accounts/dubsim-free", json: `{"rate_limit":{"per_minute":5}}`,
+			status: 200, field: "rate_limit.per_minute", want: float64(5),
+			check: func(t *testing.T, r resp) { assert.Equal(t, "dubsim-free", r.JSON["api_key"]) }},
+		{name: "accounts/update storage", method: "PATCH", path: "/_sim/accounts/dubsim-pro",
+			json: `{"storage":{"access_key_id":"AKIA3","secret_access_key":"x","region":"us-east-1"}}`, status: 200, field: "storage.region", want: "us-east-1"},
+		{name: "accounts/update removes storage", method: "PATCH", path: "/_sim/accounts/{id}", json: `{"storage":null,"rate_limit":null}`,
+			prep: func(t *testing.T, e *env) string {
+				_, m := ctlCall(t, e, "POST", "/_sim/accounts", "", "", `{"storage":{"access_key_id":"AK"},"rate_limit":{"per_day":9}}`, 201)
+				return m["api_key"].(string)
+			},
+			status: 200, field: "storage", want: nil,
+			check: func(t *testing.T, r resp) {
+				assert.Contains(t, r.JSON, "rate_limit")
+				assert.Nil(t, r.JSON["rate_limit"])
+			}},
+		{name: "accounts/update with nothing", refused: true, method: "PATCH", path: "/_sim/accounts/dubsim-free", json: `{}`, status: 400,
+			field: "message", want: "Send storage and/or rate_limit (null removes them)"},
+		{name: "accounts/update with an unknown field", refused: true, method: "PATCH", path: "/_sim/accounts/dubsim-free", json: `{"rate_limit":null,"plan":"pro"}`,
+			status: 400, field: "message", want: `Unknown field "plan"`},
+		{name: "accounts/update an unknown key", method: "PATCH", path: "/_sim/accounts/nobody", json: `{"rate_limit":null}`, status: 404,
+			field: "message", want: `No account with api_key "nobody"`},
+		{name: "accounts/update too large", method: "PATCH", path: "/_sim/accounts/dubsim-free", body: ctlHuge(1 << 20), header: ctlJSONType,
+			status: 413, field: "message", want: "Request body exceeds the limit of 1048576 bytes"},
+	}
+}
+
+func ctlStateCases() []ctlCase {
+	return []ctlCase{
+		{name: "reset/everything", prep: ctlPost("/_sim/accounts", `{"api_key":"temp"}`), method: "POST", path: "/_sim/reset", status: 200,
+			field: "reset", want: true,
+			check: func(t *testing.T, r resp) { assert.NotContains(t, r.JSON, "api_key") }},
+		{name: "reset/one account", method: "POST", path: "/_sim/reset", json: `{"api_key":"dubsim-pro"}`, status: 200,
+			field: "api_key", want: "dubsim-pro"},
+		{name: "reset/an unknown account", method: "POST", path: "/_sim/reset", json: `{"api_key":"nobody"}`, status: 404,
+			field: "message", want: `No account with api_key "nobody"`},
+		{name: "reset/with an unknown field", refused: true, method: "POST", path: "/_sim/reset", json: `{"key":"dubsim-pro"}`, status: 400,
+			field: "message", want: `Unknown field "key"`},
+		{name: "reset/with an array", refused: true, method: "POST", path: "/_sim/reset", json: `[]`, status: 400, field: "message", want: sim.MsgBodyNotObject},
+		{name: "reset/too large", method: "POST", path: "/_sim/reset", body: ctlHuge(64 << 20), header: ctlJSONType, status: 413, heavy: true},
+		{name: "state/everything", prep: ctlBusy, method: "GET", path: "/_sim/state", status: 200, field: "frozen", want: false,
+			check: func(t *testing.T, r resp) {
+				var st sim.State
+				require.NoError(t, json.Unmarshal(r.Body, &st))
+				assert.Len(t, st.Projects, 3)
+				assert.Len(t, st.OutcomeRules, 1)
+				kinds := map[string]bool{}
+				for _, tr := range st.PendingTransitions {
+					kinds[tr.Resource] = true
+				}
+				assert.Equal(t, map[string]bool{"project": true, "artifact": true, "video": true}, kinds)
+				assert.Positive(t, st.Studio["artifacts"])
+			}},
+		{name: "state/of one key, truncated", prep: ctlBusy, method: "GET", path: "/_sim/state?api_key=dubsim-enterprise&limit=1", status: 200,
+			field: "truncated", want: true,
+			check: func(t *testing.T, r resp) {
+				assert.Len(t, r.JSON["accounts"], 1)
+				assert.Len(t, r.JSON["projects"], 1)
+			}},
+		{name: "state/limit 0", method: "GET", path: "/_sim/state?limit=0", status: 400, field: "message", want: `limit must be a positive integer; got "0"`},
+		{name: "fixtures/load", method: "POST", path: "/_sim/fixtures",
+			json:   `{"accounts":[{"api_key":"team-a","name":"Team A","plan":"pro","balance_minutes":7}],"media_rules":[{"pattern":"*/trailer.mp4","duration_seconds":150}]}`,
+			status: 200, field: "loaded.media_rules", want: float64(1),
+			check: func(t *testing.T, r resp) { assert.Equal(t, float64(1), ctlLookup(r.JSON, "loaded.accounts")) }},
+		{name: "fixtures/nothing", refused: true, method: "POST", path: "/_sim/fixtures", json: `{}`, status: 400,
+			field: "message", want: "send at least one of accounts, options, voices, media_rules, studio"},
+		{name: "fixtures/invalid content", method: "POST", path: "/_sim/fixtures", json: `{"accounts":[{"api_key":"x","plan":"gold"}]}`, status: 400,
+			field: "message", contains: "accounts.json"},
+		{name: "fixtures/too large", method: "POST", path: "/_sim/fixtures", body: ctlHuge(64 << 20), header: ctlJSONType, status: 413, heavy: true},
+	}
+}
+
+func ctlOutcomeCases() []ctlCase {
+	return []ctlCase{
+		{name: "project outcome/error at its due time", prep: ctlProject, method: "POST", path: "/_sim/projects/{id}/outcome",
+			json: `{"outcome":"error","error_message":"Transcription failed"}`, status: 200, field: "planned_outcome", want: "error",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "in_progress", r.JSON["status"])
+				assert.Contains(t, r.JSON, "due_at")
+			}},
+		{name: "project outcome/error now", prep: ctlProject, method: "POST", path: "/_sim/projects/{id}/outcome",
+			json: `{"outcome":"error","now":true}`, status: 200, field: "error_message", want: sim.DefaultForcedError,
+			check: func(t *testing.T, r resp) { assert.Equal(t, "error", r.JSON["status"]) }},
+		{name: "project outcome/ready", prep: ctlProject, method: "POST", path: "/_sim/projects/{id}/outcome", json: `{"outcome":"ready"}`,
+			status: 200, field: "status", want: "ready"},
+		{name: "project outcome/unknown outcome", refused: true, prep: ctlProject, method: "POST", path: "/_sim/projects/{id}/outcome", json: `{"outcome":"maybe"}`,
+			status: 400, field: "message", want: `outcome must be "error" or "ready"; got "maybe"`},
+		{name: "project outcome/without outcome", refused: true, method: "POST", path: "/_sim/projects/123456789/outcome", json: `{"now":true}`,
+			status: 400, field: "message", want: "outcome is required"},
+		{name: "project outcome/unknown project", method: "POST", path: "/_sim/projects/123456789/outcome", json: `{"outcome":"error"}`,
+			status: 404, field: "message", want: sim.MsgProjectNotFound},
+		{name: "project outcome/finished project", prep: ctlFinishedProject, method: "POST", path: "/_sim/projects/{id}/outcome",
+			json: `{"outcome":"error"}`, status: 409, field: "message", contains: "not in_progress"},
+		{name: "project outcome/too large", method: "POST", path: "/_sim/projects/123456789/outcome", body: ctlHuge(64 << 20), header: ctlJSONType,
+			status: 413, heavy: true},
+		{name: "artifact outcome/error later", prep: ctlArtifact, method: "POST", path: "/_sim/artifacts/{id}/outcome",
+			json: `{"outcome":"error","error_message":"Unsupported codec"}`, status: 200, field: "planned_outcome", want: "error",
+			check: func(t *testing.T, r resp) { assert.Equal(t, "created", r.JSON["status"]) }},
+		{name: "artifact outcome/error now", prep: ctlArtifact, method: "POST", path: "/_sim/artifacts/{id}/outcome",
+			json: `{"outcome":"error","error_message":"Unsupported codec","now":true}`, status: 200, field: "status", want: "upload_failed",
+			check: func(t *testing.T, r resp) { assert.Equal(t, "Unsupported codec", r.JSON["error_message"]) }},
+		{name: "artifact outcome/ready now", prep: ctlArtifact, method: "POST", path: "/_sim/artifacts/{id}/outcome",
+			json: `{"outcome":"ready","size":1048576,"duration_seconds":12.5,"now":true}`, status: 200, field: "status", want: "upload_completed"},
+		{name: "artifact outcome/negative size", refused: true, prep: ctlArtifact, method: "POST", path: "/_sim/artifacts/{id}/outcome",
+			json: `{"outcome":"ready","size":-1}`, status: 400, field: "message", contains: "size must be between 0 and"},
+		{name: "artifact outcome/unknown artifact", method: "POST", path: "/_sim/artifacts/" + ctlUnknownStudioID + "/outcome",
+			json: `{"outcome":"ready"}`, status: 404, field: "message", want: "Artifact " + ctlUnknownStudioID + " not found"},
+		{name: "artifact outcome/finished artifact", prep: ctlFinishedArtifact, method: "POST", path: "/_sim/artifacts/{id}/outcome",
+			json: `{"outcome":"error"}`, status: 409, field: "message", contains: "has already finished processing (status upload_completed)"},
+		{name: "artifact outcome/too large", method: "POST", path: "/_sim/artifacts/" + ctlUnknownStudioID + "/outcome", body: ctlHuge(64 << 20),
+			header: ctlJSONType, status: 413, heavy: true},
+		{name: "video status/in progress, automatic", method: "POST", path: "/_sim/videos/" + ctlFixtureVideo + "/status",
+			json: `{"status":"in_progress","auto":true}`, status: 200, field: "status", want: "in_progress",
+			check: func(t *testing.T, r resp) { assert.Contains(t, r.JSON, "next_transition_at") }},
+		{name: "video status/new, stays", method: "POST", path: "/_sim/videos/" + ctlFixtureVideo + "/status", json: `{"status":"new"}`,
+			status: 200, field: "video_id", want: ctlFixtureVideo,
+			check: func(t *testing.T, r resp) { assert.NotContains(t, r.JSON, "next_transition_at") }},
+		{name: "video status/unknown status", refused: true, method: "POST", path: "/_sim/videos/" + ctlFixtureVideo + "/status", json: `{"status":"archived"}`,
+			status: 400, field: "message", contains: "status must be one of new, in_progress, completed"},
+		{name: "video status/unknown video", method: "POST", path: "/_sim/videos/" + ctlUnknownStudioID + "/status", json: `{"status":"new"}`,
+			status: 404, field: "message", want: "Video " + ctlUnknownStudioID + " not found"},
+		{name: "video status/too large", method: "POST", path: "/_sim/videos/" + ctlFixtureVideo + "/status", body: ctlHuge(64 << 20),
+			header: ctlJSONType, status: 413, heavy: true},
+		{name: "outcome rules/list", prep: ctlPost("/_sim/outcomes", `{"api_key":"dubsim-pro","source_url_pattern":"*/a.mp4","count":3,"outcome":"error"}`),
+			method: "GET", path: "/_sim/outcomes", status: 200, field: "rules.0.id", want: "out_1",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, sim.DefaultForcedError, ctlLookup(r.JSON, "rules.0.error_message"))
+			}},
+		{name: "outcome rules/list none", method: "GET", path: "/_sim/outcomes", status: 200, field: "rules", want: []any{}},
+		{name: "outcome rules/add for projects", method: "POST", path: "/_sim/outcomes",
+			json: `{"api_key":"dubsim-pro","count":2,"outcome":"error","error_message":"TTS quota exceeded"}`, status: 201, field: "remaining", want: float64(2)},
+		{name: "outcome rules/add for artifacts", method: "POST", path: "/_sim/outcomes",
+			json: `{"resource":"artifact","source_url_pattern":"*broken*","outcome":"ready"}`, status: 201, field: "resource", want: "artifact",
+			check: func(t *testing.T, r resp) { assert.Equal(t, float64(1), r.JSON["remaining"], "count defaults to 1") }},
+		{name: "outcome rules/add with count 0", refused: true, method: "POST", path: "/_sim/outcomes", json: `{"outcome":"error","count":0}`, status: 400,
+			field: "message", want: "count must be at least 1; got 0"},
+		{name: "outcome rules/add for an unknown key", method: "POST", path: "/_sim/outcomes", json: `{"outcome":"error","api_key":"nobody"}`,
+			status: 400, field: "message", want: `api_key "nobody" is not an account`},
+		{name: "outcome rules/add too large", method: "POST", path: "/_sim/outcomes", body: ctlHuge(64 << 20), header: ctlJSONType, status: 413, heavy: true},
+		{name: "outcome rules/remove", prep: ctlPost("/_sim/outcomes", `{"outcome":"ready"}`), method: "DELETE", path: "/_sim/outcomes/out_1",
+			status: 200, field: "removed", want: "out_1"},
+		{name: "outcome rules/remove an unknown rule", method: "DELETE", path: "/_sim/outcomes/out_9", status: 404,
+			field: "message", want: `No outcome rule "out_9"`},
+	}
+}
+
+func ctlJournalCases() []ctlCase {
+	return []ctlCase{
+		{name: "requests/list", prep: ctlTraffic, method: "GET", path: "/_sim/requests", status: 200, field: "requests.0.method", want: "GET",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, float64(4), ctlLookup(r.JSON, "stats.stored"))
+				assert.Equal(t, "control", ctlLookup(r.JSON, "requests.2.interface"))
+				assert.Contains(t, ctlLookup(r.JSON, "requests.2.response_body"), `Unknown field \"second\"`)
+				assert.Equal(t, "retry-1", ctlLookup(r.JSON, "requests.3.headers.Idempotency-Key"))
+			}},
+		{name: "requests/filtered", prep: ctlTraffic, method: "GET", path: "/_sim/requests?method=post&path=/_sim/*&status=4xx&key=&since=0&limit=5",
+			status: 200, field: "requests.0.path", want: "/_sim/clock/advance",
+			check: func(t *testing.T, r resp) { assert.Len(t, r.JSON["requests"], 1) }},
+		{name: "requests/unknown parameter", method: "GET", path: "/_sim/requests?colour=red", status: 400,
+			field: "message", want: `Unknown query parameter "colour"; use method, path, status, key, since, limit`},
+		{name: "requests/bad status", method: "GET", path: "/_sim/requests?status=4x", status: 400, field: "message", contains: "status must be a status code"},
+		{name: "requests/clear", prep: ctlTraffic, method: "DELETE", path: "/_sim/requests", status: 200, field: "reset", want: true},
+		{name: "requests/clear with a query", method: "DELETE", path: "/_sim/requests?status=404", status: 400,
+			field: "message", contains: "takes no query parameters"},
+		{name: "verify/passes", prep: ctlTraffic, method: "POST", path: "/_sim/requests/verify",
+			json: `{"method":"POST","path":"/_sim/clock/advance","status":"4xx","body_contains":"second","count":1}`, status: 200, field: "ok", want: true,
+			check: func(t *testing.T, r resp) { assert.Equal(t, []any{}, r.JSON["near_misses"]) }},
+		{name: "verify/fails with near misses", prep: ctlTraffic, method: "POST", path: "/_sim/requests/verify",
+			json:   `{"method":"POST","path":"/_sim/clock/advance","status":200,"headers":{"User-Agent":"probe"},"at_least":1,"at_most":2}`,
+			status: 200, field: "ok", want: false,
+			check: func(t *testing.T, r resp) {
+				assert.Contains(t, ctlLookup(r.JSON, "near_misses.0.reason"), "status 400, expected 200")
+			}},
+		{name: "verify/a header the journal does not keep", method: "POST", path: "/_sim/requests/verify", json: `{"headers":{"X-Custom":""}}`,
+			status: 400, field: "message", contains: `headers: "X-Custom" is not recorded by the journal`},
+		{name: "verify/count with at_least", refused: true, method: "POST", path: "/_sim/requests/verify", json: `{"count":1,"at_least":1}`, status: 400,
+			field: "message", want: "count cannot be combined with at_least or at_most"},
+		{name: "verify/too large", method: "POST", path: "/_sim/requests/verify", body: ctlHuge(64 << 10), header: ctlJSONType, status: 413,
+			field: "message", want: "Request body exceeds the limit of 65536 bytes"},
+		{name: "report/JSON", prep: ctlSloppyClient, method: "GET", path: "/_sim/report?api_key=dubsim-pro", status: 200,
+			field: "findings.0.rule", want: "json-without-content-type",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, float64(2), ctlLookup(r.JSON, "summary.findings"))
+				assert.Equal(t, "post-without-idempotency-key", ctlLookup(r.JSON, "findings.1.rule"))
+			}},
+		{name: "report/text", prep: ctlSloppyClient, method: "GET", path: "/_sim/report?api_key=dubsim-pro&format=text", status: 200,
+			contains: "[ERROR] json-without-content-type",
+			check:    func(t *testing.T, r resp) { assert.Equal(t, "text/plain; charset=utf-8", r.Header.Get("Content-Type")) }},
+		{name: "report/text by Accept", method: "GET", path: "/_sim/report?api_key=dubsim-free", header: map[string]string{"Accept": "text/plain, application/json;q=0.5"},
+			status: 200, contains: `Conformance report for API key "dubsim-free"`},
+		{name: "report/JSON by Accept", method: "GET", path: "/_sim/report?api_key=dubsim-free&format=json", header: map[string]string{"Accept": "text/plain"},
+			status: 200, field: "findings", want: []any{}},
+		{name: "report/without api_key", method: "GET", path: "/_sim/report", status: 400, field: "message", want: "api_key is required"},
+		{name: "report/unknown format", method: "GET", path: "/_sim/report?api_key=k&format=xml", status: 400,
+			field: "message", want: `format must be json or text; got "xml"`},
+	}
+}
+
+func ctlFaultCases() []ctlCase {
+	add := func(name, rule, field string, want any) ctlCase {
+		return ctlCase{name: "faults/add " + name, method: "POST", path: "/_sim/faults", json: rule, status: 201, field: field, want: want}
+	}
+	return []ctlCase{
+		{name: "faults/list", prep: ctlFaultRules, method: "GET", path: "/_sim/faults", status: 200, field: "rules.0.id", want: "slow-create",
+			check: func(t *testing.T, r resp) {
+				assert.Nil(t, ctlLookup(r.JSON, "rules.0.remaining"), "unlimited")
+				assert.Equal(t, float64(3), ctlLookup(r.JSON, "rules.1.remaining"))
+				assert.NotNil(t, ctlLookup(r.JSON, "rules.1.expires_at"))
+			}},
+		add("fixed latency", `{"id":"slow-create","method":"POST","path":"/api/v1/projects","action":{"type":"latency","latency_ms":2000}}`, "action.latency_ms", float64(2000)),
+		add("uniform latency", `{"method":"GET","probability":0.5,"action":{"type":"latency","distribution":"uniform","min_ms":100,"max_ms":900}}`, "id", "flt_1"),
+		add("normal latency", `{"action":{"type":"latency","distribution":"normal","mean_ms":300,"stddev_ms":50}}`, "remaining", nil),
+		add("lognormal latency", `{"path":"/api/v1/projects/*","probability":0.2,"action":{"type":"latency","distribution":"lognormal","median_ms":300,"sigma":0.8}}`,
+			"action.sigma", 0.8),
+		add("error", `{"path":"/api/v1/balance","count":2,"ttl_seconds":60,"action":{"type":"error","status":503,"error":"ServiceUnavailableError","message":"Try again later"}}`,
+			"remaining", float64(2)),
+		add("rate limit", `{"api_key":"dubsim-pro","count":3,"action":{"type":"rate_limit","retry_after_seconds":5}}`, "hits", float64(0)),
+		add("drop", `{"method":"GET","path":"/api/v1/projects/*","count":1,"action":{"type":"drop"}}`, "action.type", "drop"),
+		add("truncate", `{"path":"/files/*","ttl_seconds":60,"action":{"type":"truncate","bytes":1024}}`, "action.bytes", float64(1024)),
+		{name: "faults/add an unknown action", refused: true, method: "POST", path: "/_sim/faults", json: `{"action":{"type":"teleport"}}`, status: 400,
+			field: "message", want: `action.type must be one of latency, error, rate_limit, drop, truncate; got "teleport"`},
+		{name: "faults/add a field of another action", refused: true, method: "POST", path: "/_sim/faults", json: `{"action":{"type":"drop","bytes":5}}`, status: 400,
+			field: "message", want: "action.bytes is not allowed for action type drop"},
+		{name: "faults/add an id in use", prep: ctlFaultRules, method: "POST", path: "/_sim/faults", json: `{"id":"slow-create","action":{"type":"drop"}}`,
+			status: 400, field: "message", want: "id slow-create is already used by another fault rule"},
+		{name: "faults/add too large", method: "POST", path: "/_sim/faults", body: ctlHuge(64 << 10), header: ctlJSONType, status: 413},
+		{name: "faults/clear", prep: ctlFaultRules, method: "DELETE", path: "/_sim/faults", status: 200, field: "removed", want: float64(2)},
+		{name: "faults/remove", prep: ctlFaultRules, method: "DELETE", path: "/_sim/faults/slow-create", status: 200, field: "removed", want: "slow-create"},
+		{name: "faults/remove an unknown rule", method: "DELETE", path: "/_sim/faults/flt_9", status: 404, field: "message", want: "Fault rule flt_9 not found"},
+	}
+}
+
+func ctlMetaCases() []ctlCase {
+	return []ctlCase{
+		{name: "health/GET", method: "GET", path: "/_sim/health", status: 200, field: "status", want: "ok",
+			check: func(t *testing.T, r resp) { assert.Equal(t, "test", r.JSON["version"]) }},
+		{name: "health/HEAD", method: "HEAD", path: "/_sim/health", status: 200,
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "no-store", r.Header.Get("Cache-Control"))
+				assert.Empty(t, r.Body)
+			}},
+		{name: "openapi/combined", method: "GET", path: "/_sim/openapi.json", status: 200, field: "info.title", want: "dubsim: platform, studio and control interfaces"},
+		{name: "openapi/control", method: "GET", path: "/_sim/openapi/control.json", status: 200, field: "info.title", want: "dubsim control interface"},
+		{name: "openapi/platform", method: "GET", path: "/_sim/openapi/platform.json", status: 200, field: "openapi", want: "3.1.0"},
+		{name: "openapi/studio without .json", method: "GET", path: "/_sim/openapi/studio", status: 200, field: "openapi", want: "3.1.0"},
+		{name: "openapi/unknown document", method: "GET", path: "/_sim/openapi/billing.json", status: 404, field: "message", contains: "No OpenAPI document"},
+	}
+}
+
+// TestControlStoreFailure: every operation that reads or writes the store
+// answers 500 InternalServerError with the masked message when the store
+// fails.
+func TestControlStoreFailure(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, method, path, json string }{
+		{"advance", "POST", "/_sim/clock/advance", `{"seconds":1}`},
+		{"scale", "POST", "/_sim/clock/scale", `{"time_scale":2}`},
+		{"freeze", "POST", "/_sim/clock/freeze", ""},
+		{"resume", "POST", "/_sim/clock/resume", ""},
+		{"create account", "POST", "/_sim/accounts", `{}`},
+		{"update account", "PATCH", "/_sim/accounts/dubsim-free", `{"rate_limit":null}`},
+		{"reset", "POST", "/_sim/reset", ""},
+		{"state", "GET", "/_sim/state", ""},
+		{"fixtures", "POST", "/_sim/fixtures", `{"media_rules":[{"pattern":"*/x.mp4","duration_seconds":5}]}`},
+		{"project outcome", "POST", "/_sim/projects/123456789/outcome", `{"outcome":"ready"}`},
+		{"artifact outcome", "POST", "/_sim/artifacts/" + ctlUnknownStudioID + "/outcome", `{"outcome":"ready"}`},
+		{"video status", "POST", "/_sim/videos/" + ctlFixtureVideo + "/status", `{"status":"new"}`},
+		{"list outcome rules", "GET", "/_sim/outcomes", ""},
+		{"add outcome rule", "POST", "/_sim/outcomes", `{"outcome":"ready"}`},
+		{"remove outcome rule", "DELETE", "/_sim/outcomes/out_1", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs := &ctlFailingStore{}
+			e := newEnv(t, func(c *server.Config) { fs.Store = c.Store; c.Store = fs })
+			fs.failing.Store(true)
+			r := e.do(req{Interface: openapi.Control, Method: tc.method, Path: tc.path, JSON: tc.json})
+			require.Equal(t, http.StatusInternalServerError, r.Status, "%s", r.Body)
+			assert.Equal(t, "InternalServerError", r.JSON["error"])
+			assert.Equal(t, sim.MsgInternal, r.JSON["message"], "the cause is masked")
+		})
+	}
+}
+
+// ctlFailingStore fails every transaction once failing is set.
+type ctlFailingStore struct {
+	sim.Store
+	failing atomic.Bool
+}
+
+var errCtlDisk = errors.New("injected disk failure")
+
+func (s *ctlFailingStore) View(ctx context.Context, fn func(sim.Tx) error) error {
+	if s.failing.Load() {
+		return errCtlDisk
+	}
+	return s.Store.View(ctx, fn)
+}
+
+func (s *ctlFailingStore) Update(ctx context.Context, fn func(sim.Tx) error) error {
+	if s.failing.Load() {
+		return errCtlDisk
+	}
+	return s.Store.Update(ctx, fn)
+}
+
+func (s *ctlFailingStore) Batch(ctx context.Context, fn func(sim.Tx) error) error {
+	if s.failing.Load() {
+		return errCtlDisk
+	}
+	return s.Store.Batch(ctx, fn)
+}
+
+// TestControlDocumentCoversTheRoutes: the operations of the control document
+// are exactly the routes of the control API, the journal and the fault
+// rules (their route tables, walked), the health check and the documents;
+// operationIds are unique and start with sim.
+func TestControlDocumentCoversTheRoutes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	want := []string{"GET /_sim/health", "HEAD /_sim/health", "GET /_sim/openapi.json", "GET /_sim/openapi/{name}"}
+	for _, routes := range []chi.Routes{control.New(e.srv.Engine, nil).Routes(), e.srv.Journal.Routes(), e.srv.Faults.Routes()} {
+		require.NoError(t, chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+			want = append(want, method+" /_sim"+route)
+			return nil
+		}))
+	}
+	var got []string
+	ids := map[string]bool{}
+	for _, op := range validators[openapi.Control].Operations() {
+		got = append(got, op.Method+" "+op.Path)
+		assert.True(t, strings.HasPrefix(op.ID, "sim"), "%s: operationIds of the control interface start with sim", op.ID)
+		assert.False(t, ids[op.ID], "operationId %s is unique", op.ID)
+		ids[op.ID] = true
+	}
+	assert.ElementsMatch(t, want, got)
+}
+
+// TestControlDocumentIsCanonical: the document is indented with two spaces
+// and its error responses use the one envelope.
+func TestControlDocumentIsCanonical(t *testing.T) {
+	t.Parallel()
+	raw, err := openapi.Document(openapi.Control)
+	require.NoError(t, err)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Schema struct {
+						AllOf []struct {
+							Ref string `json:"$ref"`
+						} `json:"allOf"`
+					} `json:"schema"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	var buf bytes.Buffer
+	require.NoError(t, json.Indent(&buf, raw, "", "  "))
+	assert.Equal(t, string(raw), buf.String(), "2-space indented JSON")
+	for p, item := range doc.Paths {
+		for m, op := range item {
+			for code, r := range op.Responses {
+				if n, _ := strconv.Atoi(code); n < 400 {
+					continue
+				}
+				c, ok := r.Content["application/json"]
+				require.True(t, ok, "%s %s %s is JSON", m, p, code)
+				require.Len(t, c.Schema.AllOf, 1, "%s %s %s", m, p, code)
+				assert.Equal(t, "#/components/schemas/Error", c.Schema.AllOf[0].Ref, "%s %s %s", m, p, code)
+			}
+		}
+	}
+}
+
+// ----- preparation (plain net/http: not checked against any document) -----
+
+var ctlJSONType = map[string]string{"Content-Type": "application/json"}
+
+// ctlCall sends a request and requires the status; it returns the JSON
+// object answered, if any.
+func ctlCall(t *testing.T, e *env, method, path, key, iface, body string, status int, header ...string) (http.Header, map[string]any) {
+	t.Helper()
+	hr, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if key != "" {
+		hr.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if iface != "" {
+		hr.Header.Set(server.HeaderInterface, iface)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		hr.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(hr)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, status, res.StatusCode, "%s %s: %s", method, path, ctlClip(raw))
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return res.Header, m
+}
+
+// ctlPost prepares with one control call answered 2xx.
+func ctlPost(path, body string) func(t *testing.T, e *env) string {
+	return func(t *testing.T, e *env) string {
+		t.Helper()
+		status := http.StatusOK
+		if path == "/_sim/accounts" || path == "/_sim/outcomes" || path == "/_sim/faults" {
+			status = http.StatusCreated
+		}
+		ctlCall(t, e, "POST", path, "", "", body, status)
+		return ""
+	}
+}
+
+// ctlCentury advances the clock n times by 100 years (365-day years).
+func ctlCentury(n int) func(t *testing.T, e *env) string {
+	return func(t *testing.T, e *env) string {
+		t.Helper()
+		for range n {
+			ctlCall(t, e, "POST", "/_sim/clock/advance", "", "", `{"seconds":3153600000}`, http.StatusOK)
+		}
+		return ""
+	}
+}
+
+// ctlProject creates an in-progress platform project and returns its id.
+func ctlProject(t *testing.T, e *env) string {
+	t.Helper()
+	_, m := ctlCall(t, e, "POST", "/api/v1/projects", "dubsim-enterprise", server.Platform,
+		`{"source_lang":"en","target_lang":"de-DE","source_video_url":"https://cdn.test/a.mp4"}`, http.StatusOK)
+	id, _ := m["project_id"].(string)
+	require.NotEmpty(t, id, "%v", m)
+	return id
+}
+
+// ctlFinishedProject creates a project and forces it ready.
+func ctlFinishedProject(t *testing.T, e *env) string {
+	t.Helper()
+	id := ctlProject(t, e)
+	ctlCall(t, e, "POST", "/_sim/projects/"+id+"/outcome", "", "", `{"outcome":"ready"}`, http.StatusOK)
+	return id
+}
+
+// ctlArtifact creates a studio artifact (status created) and returns its id.
+func ctlArtifact(t *testing.T, e *env) string {
+	t.Helper()
+	_, m := ctlCall(t, e, "POST", "/api/v1/artifacts/create", "dubsim-free", server.Studio,
+		`{"name":"Source","type":"video","url":"https://cdn.test/episode-1.mp4"}`, http.StatusOK)
+	id, _ := m["id"].(string)
+	require.NotEmpty(t, id, "%v", m)
+	return id
+}
+
+// ctlFinishedArtifact creates an artifact and forces it completed.
+func ctlFinishedArtifact(t *testing.T, e *env) string {
+	t.Helper()
+	id := ctlArtifact(t, e)
+	ctlCall(t, e, "POST", "/_sim/artifacts/"+id+"/outcome", "", "", `{"outcome":"ready","now":true}`, http.StatusOK)
+	return id
+}
+
+// ctlBusy fills the state dump: three projects of one key (in progress,
+// failed, ready), an outcome rule, an artifact in processing and a video
+// on its way.
+func ctlBusy(t *testing.T, e *env) string {
+	t.Helper()
+	ctlProject(t, e)
+	failed := ctlProject(t, e)
+	ctlCall(t, e, "POST", "/_sim/projects/"+failed+"/outcome", "", "", `{"outcome":"error","error_message":"No speech","now":true}`, http.StatusOK)
+	ctlFinishedProject(t, e)
+	ctlPost("/_sim/outcomes", `{"api_key":"dubsim-pro","source_url_pattern":"*/b.mp4","outcome":"error"}`)(t, e)
+	ctlArtifact(t, e)
+	ctlCall(t, e, "POST", "/_sim/videos/"+ctlFixtureVideo+"/status", "", "", `{"status":"new","auto":true}`, http.StatusOK)
+	ctlCall(t, e, "PATCH", "/_sim/accounts/dubsim-enterprise", "", "", `{"storage":{"access_key_id":"AK","region":"eu","buckets":["b"]},"rate_limit":{"per_minute":60}}`, http.StatusOK)
+	return ""
+}
+
+// ctlTraffic leaves four journal entries, oldest first: a platform request
+// with a key and an Idempotency-Key, a refused clock advance, a clock read
+// and a state read.
+func ctlTraffic(t *testing.T, e *env) string {
+	t.Helper()
+	ctlCall(t, e, "GET", "/api/v1/balance", "dubsim-pro", server.Platform, "", http.StatusOK, "Idempotency-Key", "retry-1")
+	ctlCall(t, e, "POST", "/_sim/clock/advance", "", "", `{"second":1}`, http.StatusBadRequest)
+	ctlCall(t, e, "GET", "/_sim/clock", "", "", "", http.StatusOK)
+	ctlCall(t, e, "GET", "/_sim/state?limit=1", "", "", "", http.StatusOK)
+	return ""
+}
+
+// ctlSloppyClient sends, as dubsim-pro, a JSON body without its
+// Content-Type and a creation without an Idempotency-Key.
+func ctlSloppyClient(t *testing.T, e *env) string {
+	t.Helper()
+	hr, err := http.NewRequest("POST", e.url+"/api/v1/projects", strings.NewReader(`{"source_lang":"en"}`))
+	require.NoError(t, err)
+	hr.Header.Set("Authorization", "Bearer dubsim-pro")
+	hr.Header.Set("Content-Type", "text/plain")
+	hr.Header.Set(server.HeaderInterface, server.Platform)
+	res, err := http.DefaultClient.Do(hr)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	ctlCall(t, e, "POST", "/api/v1/projects", "dubsim-pro", server.Platform,
+		`{"source_lang":"en","target_lang":"de-DE","source_video_url":"https://cdn.test/sloppy.mp4"}`, http.StatusOK)
+	return ""
+}
+
+// ctlFaultRules adds two rules: slow-create (unlimited, never expires) and
+// flt_1 (3 uses, expires in a minute).
+func ctlFaultRules(t *testing.T, e *env) string {
+	t.Helper()
+	ctlPost("/_sim/faults", `{"id":"slow-create","method":"POST","path":"/api/v1/projects","action":{"type":"latency","latency_ms":1}}`)(t, e)
+	ctlPost("/_sim/faults", `{"path":"/api/v1/balance","count":3,"ttl_seconds":60,"action":{"type":"error","status":503}}`)(t, e)
+	return ""
+}
+
+// ----- helpers -----
+
+var ctlHugeBodies sync.Map // limit -> []byte
+
+// ctlHuge returns a body one byte over limit (shared, never written).
+func ctlHuge(limit int) []byte {
+	if b, ok := ctlHugeBodies.Load(limit); ok {
+		return b.([]byte)
+	}
+	b := bytes.Repeat([]byte(" "), limit+1)
+	b[0] = '{'
+	v, _ := ctlHugeBodies.LoadOrStore(limit, b)
+	return v.([]byte)
+}
+
+// ctlLookup follows a dotted path ("rules.0.id") through a decoded JSON value.
+func ctlLookup(v any, path string) any {
+	if m, ok := v.(map[string]any); ok && m == nil {
+		return nil
+	}
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+func ctlClip(b []byte) string {
+	if len(b) > 400 {
+		return string(b[:400]) + "…"
+	}
+	return string(b)
+}
