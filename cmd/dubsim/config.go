@@ -63,6 +63,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var c config
 	fs := flag.NewFlagSet("dubsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: dubsim [FLAGS]                 serve the simulator (flags below; each has a DUBSIM_* variable)
+       dubsim ctl COMMAND [ARGS]     call the control API (dubsim ctl -help)
+       dubsim healthcheck [--url U]  exit 0 when GET /_sim/health answers 200 (for container HEALTHCHECKs)
+       dubsim parity --platform-url U --api-key K
+                                     run the parity scenarios against any target (dubsim parity -help)
+
+`)
+		fs.PrintDefaults()
+	}
 	var timeScale, seed, fetchHosts, createStatus string
 	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll string
 	var rateLimit, aStart, aBase, aPerGB, vStart, vBase, vPerMin string

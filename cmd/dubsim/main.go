@@ -63,14 +63,15 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 
 // run is dubsim: it serves until ctx is cancelled, then shuts down cleanly.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "ctl" {
-		return runCtl(args[1:], getenv, stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "healthcheck" {
-		return runHealthcheck(ctx, args[1:], getenv, stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "parity" {
-		return runParity(ctx, args[1:], getenv, stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "ctl":
+			return runCtl(args[1:], getenv, stdout, stderr)
+		case "healthcheck":
+			return runHealthcheck(ctx, args[1:], getenv, stdout, stderr)
+		case "parity":
+			return runParity(ctx, args[1:], getenv, stdout, stderr)
+		}
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
