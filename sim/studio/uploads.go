@@ -96,6 +96,13 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 	// decoded depending on the escapes, and file names may contain '%'.
 	id, file, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, UploadPathPrefix), "/")
 	u, err := a.svc.Upload(r.Context(), id)
+	if err != nil && !errors.Is(err, sim.ErrNotFound) {
+		if a.http.Log != nil {
+			a.http.Log.Error("presigned upload lookup", "err", err)
+		}
+		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		return
+	}
 	if err != nil || u.FileName != file {
 		writeS3Error(w, r, http.StatusNotFound, "NoSuchUpload", "No presigned upload exists at this address; get one with GET /api/v1/artifacts/create?fileName=...")
 		return
