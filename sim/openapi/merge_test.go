@@ -13,7 +13,7 @@ import (
 )
 
 const docA = `{"openapi":"3.1.0","info":{"title":"a","version":"1"},"security":[{"bearer":[]}],
- "paths":{"/p/{project_id}":{"get":{"operationId":"getA","summary":"A","parameters":[{"name":"project_id","in":"path","required":true,"schema":{"type":"string"}}],
+ "paths":{"/p/{project_id}":{"get":{"operationId":"getA","summary":"A","parameters":[{"name":"project_id","in":"path","required":true,"schema":{"type":"string","pattern":"^[0-9]+$"}}],
    "responses":{"200":{"description":"a","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Thing"}}}},
                 "404":{"description":"a404","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}}}}}},
  "components":{"schemas":{"Thing":{"type":"object","required":["a"],"properties":{"a":{"type":"string"}},"additionalProperties":false},
@@ -21,7 +21,7 @@ const docA = `{"openapi":"3.1.0","info":{"title":"a","version":"1"},"security":[
   "securitySchemes":{"bearer":{"type":"http","scheme":"bearer"}}}}`
 
 const docB = `{"openapi":"3.1.0","info":{"title":"b","version":"1"},
- "paths":{"/p/{projectId}":{"get":{"operationId":"getB","summary":"B","parameters":[{"name":"projectId","in":"path","required":true,"schema":{"type":"string"}}],
+ "paths":{"/p/{projectId}":{"get":{"operationId":"getB","summary":"B","parameters":[{"name":"projectId","in":"path","required":true,"schema":{"type":"string","pattern":"^[0-9a-f]{24}$"}}],
    "responses":{"200":{"description":"b","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Thing"}}}},
                 "404":{"description":"b404","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Error"}}}},
                 "429":{"description":"b429","headers":{"Retry-After":{"required":true,"schema":{"type":"integer"}}}}}}},
@@ -40,7 +40,9 @@ func TestMerge(t *testing.T) {
 	get := paths["/p/{project_id}"].(map[string]any)["get"].(map[string]any)
 	assert.Equal(t, "getA_or_getB", get["operationId"])
 	assert.Equal(t, []any{"a", "b"}, get["x-dubsim-interface"])
-	assert.Len(t, get["parameters"], 1, "B's projectId is renamed to project_id and deduplicated")
+	require.Len(t, get["parameters"], 1, "B's projectId is renamed to project_id and deduplicated")
+	assert.Equal(t, map[string]any{"anyOf": []any{map[string]any{"type": "string", "pattern": "^[0-9]+$"}, map[string]any{"type": "string", "pattern": "^[0-9a-f]{24}$"}}},
+		get["parameters"].([]any)[0].(map[string]any)["schema"], "either interface's id")
 	assert.Equal(t, []any{map[string]any{"bearer": []any{}}}, get["security"], "A's global security moves onto its operations")
 	schemas := m["components"].(map[string]any)["schemas"].(map[string]any)
 	assert.Contains(t, schemas, "a.Thing")

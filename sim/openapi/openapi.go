@@ -267,14 +267,28 @@ func mergeOps(a, b map[string]any) map[string]any {
 		a["x-dubsim-interface"], a["description"], b["x-dubsim-interface"], b["description"])
 	out["x-dubsim-interface"] = []any{a["x-dubsim-interface"], b["x-dubsim-interface"]}
 	out["tags"] = append(asList(a["tags"]), asList(b["tags"])...)
-	seen := map[string]bool{}
+	// Parameters are united by location and name; one both define takes
+	// either's schema (a platform id or a studio ObjectId).
+	seen := map[string]map[string]any{}
 	var params []any
 	for _, p := range append(asList(a["parameters"]), asList(b["parameters"])...) {
 		pm, _ := p.(map[string]any)
 		k := fmt.Sprint(pm["in"], ":", pm["name"], pm["$ref"])
-		if !seen[k] {
-			seen[k] = true
-			params = append(params, p)
+		prev, dup := seen[k]
+		if !dup {
+			cp := map[string]any{}
+			for kk, v := range pm {
+				cp[kk] = v
+			}
+			seen[k] = cp
+			params = append(params, cp)
+			continue
+		}
+		if sa, sb := prev["schema"], pm["schema"]; sb != nil && fmt.Sprint(sa) != fmt.Sprint(sb) {
+			prev["schema"] = map[string]any{"anyOf": []any{sa, sb}}
+			delete(prev, "description")
+			delete(prev, "example")
+			delete(prev, "examples")
 		}
 	}
 	if params != nil {
