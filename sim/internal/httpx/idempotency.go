@@ -119,34 +119,45 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 			}
 			m.inflight[slot] = true
 			m.mu.Unlock()
-			defer func() {
-				m.mu.Lock()
-				delete(m.inflight, slot)
-				m.mu.Unlock()
-			}()
+			// The slot is released, and the record saved, before the client
+			// can see a byte of the answer: a client that retries the moment
+			// it has the answer must get the replay, not a 409.
+			var once sync.Once
+			release := func() {
+				once.Do(func() {
+					m.mu.Lock()
+					delete(m.inflight, slot)
+					m.mu.Unlock()
+				})
+			}
+			defer release()
 
 			intent := &sim.IdemIntent{Scope: sc, Key: key, Fingerprint: fp}
 			r = r.WithContext(sim.WithIdemIntent(r.Context(), intent))
 			cw := &captureWriter{ResponseWriter: w, status: http.StatusOK, limit: orDefault(m.MaxStored, DefaultIdemMaxStored)}
-			next.ServeHTTP(cw, r)
-			if cw.status >= 500 || intent.Saved() {
-				return // a write that stored its record in its own transaction is done
-			}
-			rec = sim.IdemRecord{Fingerprint: fp, Status: cw.status, ContentType: cw.Header().Get("Content-Type")}
-			switch {
-			case cw.recipeKind != "":
-				rec.RecipeKind, rec.Recipe = cw.recipeKind, cw.recipe
-			case cw.overflow:
-				if m.API.Log != nil {
-					m.API.Log.Warn("idempotency: response too large to store and no recipe; a retry runs again", "path", r.URL.Path)
+			cw.commit = func() {
+				defer release()
+				if cw.status >= 500 || intent.Saved() {
+					return // a write that stored its record in its own transaction is done
 				}
-				return
-			default:
-				rec.Body = cw.body.Bytes()
+				rec := sim.IdemRecord{Fingerprint: fp, Status: cw.status, ContentType: cw.Header().Get("Content-Type")}
+				switch {
+				case cw.recipeKind != "":
+					rec.RecipeKind, rec.Recipe = cw.recipeKind, cw.recipe
+				case cw.overflow:
+					if m.API.Log != nil {
+						m.API.Log.Warn("idempotency: response too large to store and no recipe; a retry runs again", "path", r.URL.Path)
+					}
+					return
+				default:
+					rec.Body = cw.body.Bytes()
+				}
+				if err := m.Store.IdempotencySave(context.WithoutCancel(r.Context()), sc, key, rec); err != nil && m.API.Log != nil {
+					m.API.Log.Error("idempotency: save", "err", err)
+				}
 			}
-			if err := m.Store.IdempotencySave(context.WithoutCancel(r.Context()), sc, key, rec); err != nil && m.API.Log != nil {
-				m.API.Log.Error("idempotency: save", "err", err)
-			}
+			next.ServeHTTP(cw, r)
+			cw.finish()
 		})
 	}
 }
@@ -318,32 +329,78 @@ func SetReplayRecipe(w http.ResponseWriter, kind string, recipe []byte) {
 type captureWriter struct {
 	http.ResponseWriter
 	status      int
-	wroteHeader bool
+	wroteHeader bool // the handler has written its header
+	forwarded   bool // the header went out to the client
 	body        bytes.Buffer
 	limit       int
 	overflow    bool
 	recipeKind  string
 	recipe      []byte
+	// commit saves the record and releases the in-flight slot; it runs
+	// once, before anything reaches the client: when a recipe answer's
+	// header is written (its body streams), when a stored answer outgrows
+	// the limit, or at finish for an answer held in memory.
+	commit    func()
+	committed bool
+}
+
+func (c *captureWriter) doCommit() {
+	if !c.committed {
+		c.committed = true
+		c.commit()
+	}
+}
+
+func (c *captureWriter) forward() {
+	if !c.forwarded {
+		c.forwarded = true
+		c.ResponseWriter.WriteHeader(c.status)
+	}
 }
 
 func (c *captureWriter) WriteHeader(status int) {
-	if !c.wroteHeader {
-		c.status, c.wroteHeader = status, true
+	if c.wroteHeader {
+		return
 	}
-	c.ResponseWriter.WriteHeader(status)
+	c.status, c.wroteHeader = status, true
+	if c.recipeKind != "" {
+		c.doCommit()
+		c.forward()
+	}
 }
 
 func (c *captureWriter) Write(b []byte) (int, error) {
-	c.wroteHeader = true
-	if !c.overflow && c.recipeKind == "" {
-		if c.body.Len()+len(b) > c.limit {
-			c.overflow = true
-			c.body = bytes.Buffer{}
-		} else {
-			c.body.Write(b)
-		}
+	if !c.wroteHeader {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.forwarded {
+		return c.ResponseWriter.Write(b)
+	}
+	if c.body.Len()+len(b) <= c.limit {
+		return c.body.Write(b)
+	}
+	// Too large to store: no record (a retry runs again); stream from here.
+	c.overflow = true
+	c.doCommit()
+	c.forward()
+	held := c.body.Bytes()
+	c.body = bytes.Buffer{}
+	if _, err := c.ResponseWriter.Write(held); err != nil {
+		return 0, err
 	}
 	return c.ResponseWriter.Write(b)
+}
+
+// finish commits and sends an answer held in memory.
+func (c *captureWriter) finish() {
+	c.doCommit()
+	if c.forwarded {
+		return
+	}
+	c.forward()
+	if c.body.Len() > 0 {
+		_, _ = c.ResponseWriter.Write(c.body.Bytes())
+	}
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
