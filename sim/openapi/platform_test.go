@@ -633,9 +633,15 @@ func TestPlatformIdempotency(t *testing.T) {
 		assert.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
 		assert.Equal(t, string(first.Body), string(again.Body))
 
-		// A cloning replay is not asserted here: its audio reaches the
-		// client before the idempotency middleware releases the key, so an
-		// immediate retry can get 409 instead (a simulator race, reported).
+		// A cloning answer streams (it is replayed from a recipe): the
+		// immediate retry is a replay too, never a 409 "in flight".
+		synth := plSynth(t, plEnt, plForm{fields: [][2]string{{"text", "Hello"}, {"language", "en-US"}}, files: [][]byte{plWAV(t, time.Second)}}, nil)
+		sFirst := e.do(withKey(synth, "k3"))
+		require.Equal(t, 200, sFirst.Status, "%s", sFirst.Body)
+		sAgain := e.do(withKey(synth, "k3"))
+		require.Equal(t, 200, sAgain.Status, "%s", sAgain.Body)
+		assert.Equal(t, "true", sAgain.Header.Get("Idempotent-Replayed"))
+		assert.Equal(t, sFirst.Body, sAgain.Body)
 
 		// Errors are stored and replayed too.
 		broke := e.do(withKey(pl("POST", "/api/v1/projects", plBroke, plDocsExample), "k2"))
