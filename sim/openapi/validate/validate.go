@@ -100,10 +100,9 @@ func New(name string, doc []byte) (*Validator, error) {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		for m, raw := range d.Paths[p] {
-			switch m {
-			case "get", "put", "post", "delete", "options", "head", "patch", "trace":
-			default:
+		for _, m := range []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"} {
+			raw, ok := d.Paths[p][m]
+			if !ok {
 				continue
 			}
 			var op struct {
@@ -175,7 +174,8 @@ func New(name string, doc []byte) (*Validator, error) {
 	return v, nil
 }
 
-// Operations lists the documented operations.
+// Operations lists the documented operations, by path and then method
+// (get, put, post, delete, options, head, patch, trace).
 func (v *Validator) Operations() []Operation {
 	out := make([]Operation, len(v.ops))
 	for i, o := range v.ops {
