@@ -444,3 +444,22 @@ type AccountStudioChange struct {
 	SetRateLimit bool
 	RateLimit    *RateLimit
 }
+
+// StudioFilter narrows the studio dump: one company's records, or one
+// studio project with its company's folders and glossaries and its videos.
+type StudioFilter struct {
+	CompanyID string
+	ProjectID string
+}
+
+// StudioDump is every studio record the filter selects, in id order, for the
+// control API and the dashboard.
+type StudioDump struct {
+	Companies  []Company       `json:"companies"`
+	Users      []User          `json:"users"`
+	Folders    []Folder        `json:"folders"`
+	Glossaries []Glossary      `json:"glossaries"`
+	Projects   []StudioProject `json:"projects"`
+	Videos     []Video         `json:"videos"`
+	Artifacts  []Artifact      `json:"artifacts"`
+}

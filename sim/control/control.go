@@ -36,6 +36,7 @@ type Controller interface {
 	AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.OutcomeRule, error)
 	OutcomeRules(ctx context.Context) ([]sim.OutcomeRule, error)
 	RemoveOutcomeRule(ctx context.Context, id string) error
+	NextDue(ctx context.Context) (sim.Transition, bool, error)
 
 	// Studio.
 	Caller(ctx context.Context, apiKey string) (sim.Caller, error)
@@ -195,7 +196,30 @@ func (a *API) handleResume(w http.ResponseWriter, r *http.Request) error {
 
 type advanceBody struct {
 	Seconds *float64 `json:"seconds"`
+	NextDue bool     `json:"next_due"`
 }
+
+// advanceResponse is the clock after an advance; Transition is the one an
+// advance to the next due transition went to.
+type advanceResponse struct {
+	clockResponse
+	Transition *transitionJSON `json:"transition,omitempty"`
+}
+
+type transitionJSON struct {
+	Resource string `json:"resource"`
+	ID       string `json:"id"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	DueAt    string `json:"due_at"`
+}
+
+// Control API messages of the clock advance.
+const (
+	MsgAdvanceOneOf   = "give either seconds or next_due, not both"
+	MsgNothingDue     = "Nothing is due: no project, video or artifact has a pending transition"
+	msgAdvanceMissing = "seconds or next_due is required"
+)
 
 // maxSimTime is as far as the clock may be advanced.
 var maxSimTime = time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -209,8 +233,14 @@ func (a *API) handleAdvance(w http.ResponseWriter, r *http.Request) error {
 	if err := a.dec.Decode(w, r, &b); err != nil {
 		return err
 	}
+	if b.NextDue {
+		if b.Seconds != nil {
+			return sim.Errorf(sim.CodeValidation, MsgAdvanceOneOf)
+		}
+		return a.advanceToNext(w, r)
+	}
 	if b.Seconds == nil {
-		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "seconds")
+		return sim.Errorf(sim.CodeValidation, msgAdvanceMissing)
 	}
 	s := *b.Seconds
 	if math.IsNaN(s) || s < 0 || s > maxAdvance {
@@ -224,6 +254,25 @@ func (a *API) handleAdvance(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, a.clock())
+	return nil
+}
+
+// advanceToNext moves the clock to the earliest pending transition (not back:
+// one already due is applied at the current time).
+func (a *API) advanceToNext(w http.ResponseWriter, r *http.Request) error {
+	t, ok, err := a.ctl.NextDue(r.Context())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return sim.Errorf(sim.CodeConflict, MsgNothingDue)
+	}
+	d := max(t.DueAt.Sub(a.ctl.Now()), 0)
+	if _, err := a.ctl.Advance(r.Context(), d); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, advanceResponse{clockResponse: a.clock(),
+		Transition: &transitionJSON{Resource: t.Resource, ID: t.ID, From: t.From, To: t.To, DueAt: Time(t.DueAt)}})
 	return nil
 }
 

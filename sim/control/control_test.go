@@ -66,7 +66,7 @@ func TestControlAPI(t *testing.T) {
 		{"advance", "POST", "/clock/advance", `{"seconds": 90.5}`, 200, `{"now":"2026-02-04T12:01:30.500Z","time_scale":60,"frozen":false}`,
 			func(t *testing.T, f *fakeCtl) { assert.Equal(t, []time.Duration{90500 * time.Millisecond}, f.advanced) }},
 		{"advance zero", "POST", "/clock/advance", `{"seconds": 0}`, 200, `{"now":"2026-02-04T12:00:00.000Z","time_scale":60,"frozen":false}`, nil},
-		{"advance missing seconds", "POST", "/clock/advance", `{}`, 400, `{"error":"ValidationError","message":"seconds is required"}`, nil},
+		{"advance missing seconds", "POST", "/clock/advance", `{}`, 400, `{"error":"ValidationError","message":"seconds or next_due is required"}`, nil},
 		{"advance negative", "POST", "/clock/advance", `{"seconds": -1}`, 400, `{"error":"ValidationError","message":"seconds must be between 0 and 3153600000; got -1"}`, nil},
 		{"advance too far", "POST", "/clock/advance", `{"seconds": 1e12}`, 400, `{"error":"ValidationError","message":"seconds must be between 0 and 3153600000; got 1e+12"}`, nil},
 		{"advance string", "POST", "/clock/advance", `{"seconds": "10"}`, 400, `{"error":"ValidationError","message":"seconds must be a number; got string"}`, nil},

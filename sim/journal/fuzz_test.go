@@ -32,7 +32,7 @@ func fuzzJournal(t testing.TB) *Journal {
 		{"POST", "/api/v1/projects", `{"name":"n"}`, "a"},
 		{"GET", "/api/v1/projects/1", "", "b"},
 		{"DELETE", "/api/v1/projects/1", "", "b"},
-		{"GET", "/_sim/clock", "", ""},
+		{"GET", "/files/projects/1/1/audio.wav", "", ""},
 	} {
 		req := httptest.NewRequest(r.method, r.target, strings.NewReader(r.body))
 		req.Header.Set("Content-Type", "application/json")

@@ -359,9 +359,14 @@ func (j *Journal) entries(f Filter) ([]Entry, Stats) {
 }
 
 // isOwnEndpoint reports whether a request is to the journal's own routes
-// (mounted under /_sim). They are not recorded: reading or verifying must
-// not change the journal, and a reset journal must be empty.
+// (mounted under /_sim) or a read of the control API. They are not recorded:
+// reading or verifying must not change the journal, a reset journal must be
+// empty, and a dashboard polling the state must not push the client's
+// requests out of the ring.
 func isOwnEndpoint(method, path string) bool {
+	if (method == http.MethodGet || method == http.MethodHead) && strings.HasPrefix(path, controlPrefix+"/") {
+		return true
+	}
 	switch path {
 	case controlPrefix + pathRequests:
 		return method == http.MethodGet || method == http.MethodDelete

@@ -134,7 +134,7 @@ func TestFilters(t *testing.T) {
 		{"GET", "/api/v1/projects/123", "b"},                          // 3
 		{"DELETE", "/api/v1/projects/123?status=404", "b"},            // 4
 		{"POST", "/api/v1/projects/123/translations?status=500", "a"}, // 5
-		{"GET", "/_sim/clock", ""},                                    // 6
+		{"GET", "/files/projects/123/1/audio.wav", ""},                // 6
 		{"GET", "/api/v1/projects/456?status=201", "a"},               // 7
 	}
 	for _, r := range reqs {

@@ -404,9 +404,12 @@ func TestOwnEndpointsNotRecorded(t *testing.T) {
 		{"GET", "/_sim/requests?limit=1", "", false},
 		{"GET", "/_sim/report?api_key=k", "", false},
 		{"POST", "/_sim/requests/verify", `{"path":"/x"}`, false},
-		{"GET", "/_sim/clock", "", true},
-		{"POST", "/_sim/requests", "", true}, // not a journal route (405)
-		{"GET", "/_sim/requests/", "", true},
+		{"GET", "/_sim/clock", "", false}, // control reads are not recorded
+		{"HEAD", "/_sim/state", "", false},
+		{"GET", "/_sim/requests/", "", false},
+		{"POST", "/_sim/clock/advance", `{"seconds":1}`, true}, // control changes are
+		{"POST", "/_sim/requests", "", true},                   // not a journal route (405)
+		{"DELETE", "/_sim/faults", "", true},
 	}
 	for _, tc := range tests {
 		before := j.Stats().LastSeq

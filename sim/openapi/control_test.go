@@ -230,7 +230,7 @@ func ctlClockCases() []ctlCase {
 		{name: "clock/advance", method: "POST", path: "/_sim/clock/advance", json: `{"seconds":90.5}`, status: 200,
 			field: "now", want: "2026-02-04T12:01:30.500Z"},
 		{name: "clock/advance without seconds", refused: true, method: "POST", path: "/_sim/clock/advance", json: `{}`, status: 400,
-			field: "message", want: "seconds is required"},
+			field: "message", want: "seconds or next_due is required"},
 		{name: "clock/advance backwards", refused: true, method: "POST", path: "/_sim/clock/advance", json: `{"seconds":-1}`, status: 400,
 			field: "message", contains: "seconds must be between 0 and"},
 		{name: "clock/advance past year 9000", prep: ctlCentury(69), method: "POST", path: "/_sim/clock/advance", json: `{"seconds":3153600000}`, status: 400,
@@ -435,7 +435,7 @@ func ctlOutcomeCases() []ctlCase {
 
 func ctlJournalCases() []ctlCase {
 	return []ctlCase{
-		{name: "requests/list", prep: ctlTraffic, method: "GET", path: "/_sim/requests", status: 200, field: "requests.0.method", want: "GET",
+		{name: "requests/list", prep: ctlTraffic, method: "GET", path: "/_sim/requests", status: 200, field: "requests.0.path", want: "/_sim/clock/resume",
 			check: func(t *testing.T, r resp) {
 				assert.Equal(t, float64(4), ctlLookup(r.JSON, "stats.stored"))
 				assert.Equal(t, "control", ctlLookup(r.JSON, "requests.2.interface"))
@@ -779,8 +779,9 @@ func ctlTraffic(t *testing.T, e *env) string {
 	t.Helper()
 	ctlCall(t, e, "GET", "/api/v1/balance", "dubsim-pro", server.Platform, "", http.StatusOK, "Idempotency-Key", "retry-1")
 	ctlCall(t, e, "POST", "/_sim/clock/advance", "", "", `{"second":1}`, http.StatusBadRequest)
-	ctlCall(t, e, "GET", "/_sim/clock", "", "", "", http.StatusOK)
-	ctlCall(t, e, "GET", "/_sim/state?limit=1", "", "", "", http.StatusOK)
+	ctlCall(t, e, "POST", "/_sim/clock/freeze", "", "", "", http.StatusOK)
+	ctlCall(t, e, "POST", "/_sim/clock/resume", "", "", "", http.StatusOK)
+	ctlCall(t, e, "GET", "/_sim/state?limit=1", "", "", "", http.StatusOK) // control reads are not recorded
 	return ""
 }
 

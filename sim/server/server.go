@@ -25,6 +25,7 @@ import (
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/studio"
+	"github.com/dubsim/dubsim/sim/ui"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -97,6 +98,7 @@ var (
 	_ platform.Service         = (*statemachine.Engine)(nil)
 	_ control.Controller       = (*statemachine.Engine)(nil)
 	_ studio.Service           = (*statemachine.Engine)(nil)
+	_ ui.Source                = (*statemachine.Engine)(nil)
 	_ statemachine.StudioMedia = (*media.Resolver)(nil)
 	_ statemachine.Blobs       = (*blob.Dir)(nil)
 )
@@ -151,8 +153,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		ct, body := Envelope(r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
 		writeRaw(w, http.StatusNotFound, ct, body)
 	})
+	web := ui.New(ui.Config{Source: s.Engine, Track: platform.Track, Log: log})
 	if !cfg.NoControl {
 		root.Mount("/_sim", control.New(s.Engine, log,
+			control.Extension{Paths: ui.ControlPaths, Handler: web.ControlRoutes()},
 			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
 			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
 			control.Extension{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler()},
@@ -169,8 +173,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	root.Mount("/", split{platform: api.Routes(), studio: studioRoutes, fallback: fallback})
 	started := time.Now()
-	s.Handler = s.health(s.Journal.Middleware(s.Faults.Middleware(root)), cfg.Version, started, cfg.Clock.Now)
-	s.StudioHandler = s.health(s.Journal.Middleware(s.Faults.Middleware(studioRoutes)), cfg.Version, started, cfg.Clock.Now)
+	main, studioOnly := s.Faults.Middleware(root), s.Faults.Middleware(studioRoutes)
+	if !cfg.NoControl {
+		// The web application shows any company's records without a login,
+		// so it goes with the control API (fidelity UI1).
+		main, studioOnly = pages(main, web, true), pages(studioOnly, web, false)
+	}
+	s.Handler = s.health(s.Journal.Middleware(main), cfg.Version, started, cfg.Clock.Now)
+	s.StudioHandler = s.health(s.Journal.Middleware(studioOnly), cfg.Version, started, cfg.Clock.Now)
 	return s, nil
 }
 

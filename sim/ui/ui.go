@@ -1,0 +1,176 @@
+// Package ui serves dubsim's own small web application: the dashboard at
+// /_sim/ui/ (static files that read the control API), the control API's
+// read-only views the dashboard needs (a platform project with its scripts,
+// its dubbed audio, the studio records), and the page behind a studio
+// project's projectUrl (/projects/{id}), rendered on the server.
+//
+// Everything is embedded in the binary; nothing is fetched from elsewhere,
+// so it works offline.
+package ui
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+)
+
+//go:embed static templates
+var files embed.FS
+
+// Source is what the web application reads; the statemachine Engine
+// provides it.
+type Source interface {
+	Now() time.Time
+	// ProjectOutput returns a platform project of any account, settled.
+	ProjectOutput(ctx context.Context, id string) (sim.Project, error)
+	StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDump, error)
+}
+
+// Config wires the web application.
+type Config struct {
+	Source Source
+	// Track renders a project's dubbed audio (the platform's output file).
+	Track func(sim.Project) audio.Track
+	Log   *slog.Logger
+}
+
+// UI is the web application.
+type UI struct {
+	src   Source
+	track func(sim.Project) audio.Track
+	api   httpx.API
+	page  *pageRenderer
+}
+
+// Paths under the control API's mount point that ControlRoutes answers.
+var ControlPaths = []string{"/ui", "/ui/*", "/projects/{id}", "/projects/{id}/audio.wav", "/studio"}
+
+// DashboardPath is where the dashboard is served.
+const DashboardPath = "/_sim/ui/"
+
+// New returns the web application.
+func New(cfg Config) *UI {
+	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: control.Render, Log: cfg.Log}, page: newPageRenderer()}
+}
+
+// ControlRoutes answers ControlPaths, relative to the control API's mount
+// point (/_sim):
+//
+//	GET /ui/                       the dashboard (and its files under /ui/)
+//	GET /projects/{id}             a platform project with scripts, speakers and history
+//	GET /projects/{id}/audio.wav   its dubbed audio, while it has an output
+//	GET /studio[?company_id=]      the studio records
+func (u *UI) ControlRoutes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(u.api.Recover)
+	r.NotFound(u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeRoute, "No control route %s %s", r.Method, r.URL.Path)
+	}))
+	r.MethodNotAllowed(u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+	}))
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		r.MethodFunc(m, "/ui", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, DashboardPath, http.StatusMovedPermanently)
+		})
+		r.MethodFunc(m, "/ui/*", u.api.Handle(u.handleStatic))
+		r.MethodFunc(m, "/projects/{id}", u.api.Handle(u.handleProject))
+		r.MethodFunc(m, "/projects/{id}/audio.wav", u.api.Handle(u.handleAudio))
+		r.MethodFunc(m, "/studio", u.api.Handle(u.handleStudio))
+	}
+	return r
+}
+
+// dashboardCSP keeps the dashboard to its own files: no inline script, no
+// other origin.
+const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; media-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+func (u *UI) handleStatic(w http.ResponseWriter, r *http.Request) error {
+	name := chi.URLParam(r, "*")
+	if name == "" {
+		name = "index.html"
+	}
+	name = path.Clean("static/" + name)
+	b, err := fs.ReadFile(files, name)
+	if err != nil || !strings.HasPrefix(name, "static/") {
+		return sim.Errorf(sim.CodeRoute, "No dashboard file %s", r.URL.Path)
+	}
+	h := w.Header()
+	h.Set("Content-Type", contentType(name))
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", dashboardCSP)
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b)
+	}
+	return nil
+}
+
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	}
+	return "application/octet-stream"
+}
+
+func (u *UI) handleProject(w http.ResponseWriter, r *http.Request) error {
+	p, err := u.src.ProjectOutput(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, detailOf(p))
+	return nil
+}
+
+// handleAudio serves the same bytes as the platform's output audio file,
+// without recording a download in the journal.
+func (u *UI) handleAudio(w http.ResponseWriter, r *http.Request) error {
+	p, err := u.src.ProjectOutput(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	if !hasOutput(p) {
+		return sim.Errorf(sim.CodeNotFound, "Project %s has no output audio (status %s)", p.ID, p.Status)
+	}
+	w.Header().Set("Content-Type", "audio/wav")
+	http.ServeContent(w, r, "audio.wav", p.CompletedAt, audio.NewWAVReader(u.track(p)))
+	return nil
+}
+
+// hasOutput is the platform's rule for its output files: a completed
+// generation, and not in error.
+func hasOutput(p sim.Project) bool { return p.OutputGen > 0 && p.Status != sim.StatusError }
+
+func (u *UI) handleStudio(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	for k := range q {
+		if k != "company_id" {
+			return sim.Errorf(sim.CodeValidation, "unknown query parameter %s; GET /_sim/studio takes company_id", k)
+		}
+	}
+	d, err := u.src.StudioDump(r.Context(), sim.StudioFilter{CompanyID: q.Get("company_id")})
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, d)
+	return nil
+}
