@@ -38,6 +38,7 @@ func TestImportDirection(t *testing.T) {
 		"sim/openapi/validate": {"github.com/santhosh-tekuri/jsonschema/v6"},
 		"sim/parity":           {"sim/openapi", "sim/openapi/validate"},
 		"test/crash":           nil, // tests only
+		"test/browser":         nil, // tests only: drives chromium against the dashboard
 		"bench/ceiling":        {},  // the benchmark's minimal handler: stdlib only
 		"bench/seed":           nil, // benchmark tooling: fills a data file through the store
 		"bench/startwait":      {},

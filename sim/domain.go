@@ -155,6 +155,9 @@ type Event struct {
 	At      time.Time `json:"at"`
 	Kind    string    `json:"kind"`
 	Message string    `json:"message,omitempty"`
+	// EstimatedCompletion is the completion time promised when a run
+	// started (created, retranslation_requested), kept after it ends.
+	EstimatedCompletion time.Time `json:"estimated_completion,omitzero"`
 }
 
 // Event kinds.

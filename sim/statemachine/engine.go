@@ -550,8 +550,8 @@ func (e *Engine) buildProject(id, apiKey string, np sim.NewProject, info sim.Sou
 		Status: sim.StatusInProgress, CreatedAt: now,
 		DueAt:        ceilSecond(now.Add(e.timing.Processing(duration))),
 		SourceScript: source, TargetScript: target, Speakers: speakers,
-		History: []sim.Event{{At: now, Kind: sim.EventCreated}},
 	}
+	p.History = []sim.Event{{At: now, Kind: sim.EventCreated, EstimatedCompletion: p.DueAt}}
 	if info.Fail != "" {
 		p.Outcome = sim.Outcome{Error: true, Message: info.Fail}
 	}
@@ -594,7 +594,7 @@ func (e *Engine) Retranslate(ctx context.Context, apiKey, id string, in sim.Retr
 		p.DueAt = ceilSecond(now.Add(e.timing.Retranslation(time.Duration(p.DurationMS) * time.Millisecond)))
 		p.Outcome = sim.Outcome{}
 		p.TranslationsCount++
-		p.History = append(p.History, sim.Event{At: now, Kind: sim.EventRetranslation})
+		p.History = append(p.History, sim.Event{At: now, Kind: sim.EventRetranslation, EstimatedCompletion: p.DueAt})
 		if err := tx.PutProject(p); err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ import (
 var pageCSS string
 
 // pageCSP allows the page's own inline style and nothing else.
-const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 type pageRenderer struct {
 	tmpl *template.Template

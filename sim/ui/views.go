@@ -44,9 +44,10 @@ type projectDetail struct {
 }
 
 type eventJSON struct {
-	At      string `json:"at"`
-	Kind    string `json:"kind"`
-	Message string `json:"message,omitempty"`
+	At                  string `json:"at"`
+	Kind                string `json:"kind"`
+	Message             string `json:"message,omitempty"`
+	EstimatedCompletion string `json:"estimated_completion,omitempty"`
 }
 
 func detailOf(p sim.Project) projectDetail {
@@ -74,7 +75,11 @@ func detailOf(p sim.Project) projectDetail {
 		d.PendingRetranslation = &pr
 	}
 	for _, e := range p.History {
-		d.History = append(d.History, eventJSON{At: control.Time(e.At), Kind: e.Kind, Message: e.Message})
+		ev := eventJSON{At: control.Time(e.At), Kind: e.Kind, Message: e.Message}
+		if !e.EstimatedCompletion.IsZero() {
+			ev.EstimatedCompletion = control.Time(e.EstimatedCompletion)
+		}
+		d.History = append(d.History, ev)
 	}
 	if hasOutput(p) {
 		d.AudioURL = "/_sim/projects/" + url.PathEscape(p.ID) + "/audio.wav"

@@ -1,0 +1,130 @@
+// Package browser runs the dashboard and the projectUrl page in a real
+// browser: Debian's chromium, driven by playwright-core from npm (see
+// package.json and dashboard.mjs), against an in-process dubsim.
+//
+// It needs node, the npm packages (npm ci in this directory) and chromium;
+// without them it skips, unless DUBSIM_REQUIRE_TOOLS=1 (as in CI), where it
+// fails. DUBSIM_SCREENSHOTS=dir keeps the screenshots it takes.
+package browser_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dubsim/dubsim/dubsimtest"
+	"github.com/stretchr/testify/require"
+)
+
+// chromium is the browser the test drives: $DUBSIM_CHROMIUM or Debian's.
+func chromium() string {
+	if p := os.Getenv("DUBSIM_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+func requireTools(t *testing.T) (node string) {
+	t.Helper()
+	missing := func(what string) {
+		if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1)", what)
+		}
+		t.Skipf("%s is missing; install it to run the browser test", what)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node")
+	}
+	if _, err := os.Stat(chromium()); err != nil {
+		missing("chromium (" + chromium() + ", apt-get install chromium)")
+	}
+	if _, err := os.Stat(filepath.Join("node_modules", "playwright-core", "package.json")); err != nil {
+		missing("playwright-core (npm ci in test/browser)")
+	}
+	return node
+}
+
+// call sends one request to dubsim and decodes its JSON answer.
+func call(t *testing.T, method, url, key, body string, want int, out any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, want, res.StatusCode, "%s %s: %s", method, url, b)
+	if out != nil {
+		require.NoError(t, json.Unmarshal(b, out), "%s", b)
+	}
+}
+
+func TestDashboardInChromium(t *testing.T) {
+	node := requireTools(t)
+	sim := dubsimtest.Start(t) // frozen clock: only the dashboard's buttons move it
+
+	// A platform project through the API, and a refused request for the
+	// journal to explain.
+	var created struct {
+		ID string `json:"project_id"`
+	}
+	call(t, "POST", sim.URL+"/api/v1/projects", dubsimtest.KeyPro,
+		`{"name":"Browser demo","source_lang":"en","target_lang":"es-ES","source_video_url":"https://media.dubsim.test/short.mp4"}`, 200, &created)
+	call(t, "POST", sim.URL+"/api/v1/projects", dubsimtest.KeyPro,
+		`{"name":"Refused","source_lang":"en","target_lang":"xx-XX","source_video_url":"https://media.dubsim.test/short.mp4"}`, 400, nil)
+
+	// A studio project as the API hands it out, with its projectUrl.
+	var studio []struct {
+		ID         string `json:"id"`
+		Name       string `json:"name"`
+		ProjectURL string `json:"projectUrl"`
+	}
+	call(t, "GET", sim.URL+"/api/v1/projects", dubsimtest.KeyPro, "", 200, &studio)
+	require.NotEmpty(t, studio, "dubsim-pro's company has fixture studio projects")
+
+	shots := os.Getenv("DUBSIM_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	require.NoError(t, os.MkdirAll(shots, 0o755))
+
+	cmd := exec.Command(node, "dashboard.mjs")
+	cmd.Env = append(os.Environ(),
+		"DUBSIM_URL="+sim.URL,
+		"CHROMIUM="+chromium(),
+		"PROJECT_ID="+created.ID,
+		"PROJECT_NAME=Browser demo",
+		"API_KEY="+dubsimtest.KeyPro,
+		"STUDIO_PROJECT_URL="+studio[0].ProjectURL,
+		"STUDIO_PROJECT_NAME="+studio[0].Name,
+		"SCREENSHOTS="+shots,
+	)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	t.Logf("dashboard.mjs:\n%s", out.String())
+	require.NoError(t, err, "the browser scenario failed (output above)")
+	require.Contains(t, out.String(), "ALL STEPS PASSED")
+	for _, name := range []string{"01-dashboard.png", "02-after-advance.png", "03-project-detail.png", "04-journal.png", "05-faults.png", "06-report.png", "07-studio-project.png"} {
+		st, err := os.Stat(filepath.Join(shots, name))
+		if err == nil {
+			require.Greater(t, st.Size(), int64(5000), "%s is not an empty image", name)
+		} else {
+			t.Errorf("screenshot %s: %v", name, err)
+		}
+	}
+}
