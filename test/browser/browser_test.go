@@ -87,6 +87,13 @@ func TestDashboardInChromium(t *testing.T) {
 	call(t, "POST", sim.URL+"/api/v1/projects", dubsimtest.KeyPro,
 		`{"name":"Refused","source_lang":"en","target_lang":"xx-XX","source_video_url":"https://media.dubsim.test/short.mp4"}`, 400, nil)
 
+	// An artifact, whose lifecycle the dashboard shows.
+	var artifact struct {
+		ID string `json:"id"`
+	}
+	call(t, "POST", sim.URL+"/api/v1/artifacts/create", dubsimtest.KeyPro,
+		`{"name":"Trailer","type":"video","url":"https://media.dubsim.test/short.mp4"}`, 200, &artifact)
+
 	// A studio project as the API hands it out, with its projectUrl.
 	var studio []struct {
 		ID         string `json:"id"`
@@ -107,6 +114,7 @@ func TestDashboardInChromium(t *testing.T) {
 		"DUBSIM_URL="+sim.URL,
 		"CHROMIUM="+chromium(),
 		"PROJECT_ID="+created.ID,
+		"ARTIFACT_ID="+artifact.ID,
 		"PROJECT_NAME=Browser demo",
 		"API_KEY="+dubsimtest.KeyPro,
 		"STUDIO_PROJECT_URL="+studio[0].ProjectURL,

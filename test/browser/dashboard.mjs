@@ -3,7 +3,7 @@
 // filled (one platform project, one refused request). Every step checks
 // what a person would see; a failure exits 1 with the step's name.
 // Environment: DUBSIM_URL, CHROMIUM, PROJECT_ID, PROJECT_NAME, API_KEY,
-// STUDIO_PROJECT_URL, STUDIO_PROJECT_NAME, SCREENSHOTS.
+// ARTIFACT_ID, STUDIO_PROJECT_URL, STUDIO_PROJECT_NAME, SCREENSHOTS.
 import { chromium } from 'playwright-core';
 import path from 'node:path';
 
@@ -14,6 +14,7 @@ const env = (k) => {
 };
 const base = env('DUBSIM_URL');
 const projectID = env('PROJECT_ID');
+const artifactID = env('ARTIFACT_ID');
 const projectName = env('PROJECT_NAME');
 const apiKey = env('API_KEY');
 const studioURL = env('STUDIO_PROJECT_URL');
@@ -69,6 +70,7 @@ try {
     await page.goto(base + '/_sim/ui/');
     check((await page.title()) === 'dubsim dashboard', `title is ${await page.title()}`);
     await rowStatus.filter({ hasText: /^in_progress$/ }).waitFor();
+    await page.locator(`tr[data-artifact-id="${artifactID}"] td.status`).filter({ hasText: /^created$/ }).waitFor();
     await page.locator('#clock-now').filter({ hasText: /\d{4}-\d\d-\d\dT/ }).waitFor();
     await page.screenshot({ path: path.join(shots, '01-dashboard.png'), fullPage: true });
   });
@@ -100,12 +102,20 @@ try {
     check(low.length === 0, `low contrast:\n  ${low.join('\n  ')}`);
   });
 
-  await step('Advance 1 hour (pressed with the keyboard) completes the project', async () => {
+  await step('Advance to next due transition starts the artifact upload, nothing else', async () => {
+    await page.getByRole('button', { name: 'Advance to next due transition', exact: true }).click();
+    await page.locator(`tr[data-artifact-id="${artifactID}"] td.status`).filter({ hasText: /^upload_started$/ }).waitFor();
+    await page.locator('#status-message').filter({ hasText: artifactID }).waitFor();
+    check((await rowStatus.textContent()) === 'in_progress', 'the project moved too');
+  });
+
+  await step('Advance 1 hour (pressed with the keyboard) completes the project and the artifact', async () => {
     const before = await page.locator('#clock-now').textContent();
     const button = page.getByRole('button', { name: 'Advance 1 hour', exact: true });
     await button.focus();
     await page.keyboard.press('Enter');
     await rowStatus.filter({ hasText: /^ready$/ }).waitFor();
+    await page.locator(`tr[data-artifact-id="${artifactID}"] td.status`).filter({ hasText: /^upload_completed$/ }).waitFor();
     const after = await page.locator('#clock-now').textContent();
     check(after !== before, `the clock still shows ${after}`);
     const p = await control(`/_sim/projects/${projectID}`);
