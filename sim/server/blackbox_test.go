@@ -299,6 +299,8 @@ type bbReq struct {
 	chunked bool
 	readMax int64
 	after   func(status int, body []byte)
+	// page: an HTML page of the web application (a 404 is HTML too)
+	page bool
 }
 
 type fuzzer struct {
@@ -1114,6 +1116,25 @@ func (f *fuzzer) routes() []bbRoute {
 			}
 			return r
 		}},
+		{"GET web views", 1, func(f *fuzzer) *bbReq {
+			id := f.junkID()
+			if p := f.project(); p != nil && f.chance(0.5) {
+				id = p.id
+			}
+			switch f.n(5) {
+			case 0:
+				return f.control("project view", pick(f, []string{"GET", "HEAD"}), "/_sim/projects/"+url.PathEscape(id), nil)
+			case 1:
+				return f.control("project audio", "GET", "/_sim/projects/"+url.PathEscape(id)+"/audio.wav", nil)
+			case 2:
+				return f.control("studio dump", "GET", "/_sim/studio"+pick(f, []string{"", "?company_id=" + url.QueryEscape(id), "?x=1", "?company_id=%zz"}), nil)
+			case 3:
+				return f.control("dashboard file", "GET", "/_sim/ui/"+pick(f, []string{"", "index.html", "app.js", "app.css", url.PathEscape(id), "%2e%2e/ui.go", "static/app.js"}), nil)
+			}
+			r := f.control("project page", pick(f, []string{"GET", "HEAD"}), "/projects/"+url.PathEscape(id), nil)
+			r.page = true
+			return r
+		}},
 		{"GET state", 1, func(f *fuzzer) *bbReq {
 			q := pick(f, []string{"?api_key=" + url.QueryEscape(pick(f, f.keys)) + "&limit=20", "?limit=5", "?limit=0", "?limit=-1", "?limit=x",
 				"?limit=99999999999999999999", "?api_key=nobody", "?api_key=%zz", "?limit=1&limit=2", "?api_key=dubsim-enterprise&limit=3"})
@@ -1447,6 +1468,9 @@ func (f *fuzzer) send(r *bbReq) {
 	if rerr != nil && !truncatedRead {
 		f.problem("read error", "reading the answer (status %d): %v\n%s", resp.StatusCode, rerr, f.describe(r))
 		return
+	}
+	if r.page && resp.StatusCode == http.StatusNotFound && resp.Header.Get("Content-Type") == "text/html; charset=utf-8" {
+		return // the projectUrl page of an unknown project: an HTML page, not an API envelope
 	}
 	if resp.StatusCode >= 400 && r.method != "HEAD" {
 		if why := checkErrorBody(r.uri, resp.StatusCode, resp.Header.Get("Content-Type"), raw, isStudio(*r)); why != "" {
