@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +19,9 @@ import (
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/openapi"
+	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/server"
+	"github.com/dubsim/dubsim/sim/ui"
 	"github.com/go-chi/chi/v5"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
@@ -61,12 +65,14 @@ type ctlCase struct {
 	refused bool
 	// heavy cases (64 MiB bodies) run one at a time.
 	heavy bool
+	// noRedirect: the client does not follow a redirect answered.
+	noRedirect bool
 }
 
 func TestControlContract(t *testing.T) {
 	t.Parallel()
 	for _, group := range [][]ctlCase{ctlClockCases(), ctlAccountCases(), ctlStateCases(), ctlOutcomeCases(),
-		ctlJournalCases(), ctlFaultCases(), ctlMetaCases()} {
+		ctlJournalCases(), ctlFaultCases(), ctlMetaCases(), ctlDashboardCases()} {
 		for _, tc := range group {
 			t.Run(tc.name, func(t *testing.T) {
 				if !tc.heavy {
@@ -77,7 +83,13 @@ func TestControlContract(t *testing.T) {
 				if tc.prep != nil {
 					path = strings.ReplaceAll(path, "{id}", tc.prep(t, e))
 				}
-				r := e.do(req{Interface: openapi.Control, Method: tc.method, Path: path, JSON: tc.json, Body: tc.body, Header: tc.header})
+				rq := req{Interface: openapi.Control, Method: tc.method, Path: path, JSON: tc.json, Body: tc.body, Header: tc.header}
+				var r resp
+				if tc.noRedirect {
+					r = ctlDoNoRedirect(t, e, rq)
+				} else {
+					r = e.do(rq)
+				}
 				require.Equal(t, tc.status, r.Status, "%s", ctlClip(r.Body))
 				ctlAssert(t, tc, r)
 			})
@@ -87,7 +99,9 @@ func TestControlContract(t *testing.T) {
 
 func ctlAssert(t *testing.T, tc ctlCase, r resp) {
 	t.Helper()
-	if tc.status >= 400 {
+	if tc.method == http.MethodHead {
+		assert.Empty(t, r.Body, "a HEAD answer has no body")
+	} else if tc.status >= 400 {
 		require.NotNil(t, r.JSON, "an error answer is a JSON envelope: %s", ctlClip(r.Body))
 		assert.Equal(t, ctlErrorName(tc.status), r.JSON["error"], "%s", r.Body)
 	}
@@ -235,6 +249,36 @@ func ctlClockCases() []ctlCase {
 			field: "message", contains: "seconds must be between 0 and"},
 		{name: "clock/advance past year 9000", prep: ctlCentury(69), method: "POST", path: "/_sim/clock/advance", json: `{"seconds":3153600000}`, status: 400,
 			field: "message", contains: "simulated time cannot go past 9000-01-01T00:00:00.000Z"},
+		{name: "clock/advance to the next due project", prep: ctlProject, method: "POST", path: "/_sim/clock/advance", json: `{"next_due":true}`,
+			status: 200, field: "transition.resource", want: "project",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "in_progress", ctlLookup(r.JSON, "transition.from"))
+				assert.Equal(t, "ready", ctlLookup(r.JSON, "transition.to"))
+				assert.Equal(t, r.JSON["now"], ctlLookup(r.JSON, "transition.due_at"), "the clock moved to the due time")
+			}},
+		{name: "clock/advance to the next due artifact", prep: ctlArtifact, method: "POST", path: "/_sim/clock/advance", json: `{"next_due":true}`,
+			status: 200, field: "transition.to", want: "upload_started",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "artifact", ctlLookup(r.JSON, "transition.resource"))
+				assert.Equal(t, "created", ctlLookup(r.JSON, "transition.from"))
+				assert.Equal(t, "2026-02-04T12:00:02.000Z", r.JSON["now"], "artifact_start is 2 s")
+			}},
+		{name: "clock/advance to the next due video", prep: ctlPost("/_sim/videos/"+ctlFixtureVideo+"/status", `{"status":"new","auto":true}`),
+			method: "POST", path: "/_sim/clock/advance", json: `{"next_due":true}`, status: 200, field: "transition.id", want: ctlFixtureVideo,
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "video", ctlLookup(r.JSON, "transition.resource"))
+				assert.Equal(t, "new", ctlLookup(r.JSON, "transition.from"))
+				assert.Equal(t, "in_progress", ctlLookup(r.JSON, "transition.to"))
+			}},
+		{name: "clock/advance by seconds with next_due false", method: "POST", path: "/_sim/clock/advance", json: `{"seconds":1,"next_due":false}`,
+			status: 200, field: "now", want: "2026-02-04T12:00:01.000Z",
+			check: func(t *testing.T, r resp) { assert.NotContains(t, r.JSON, "transition") }},
+		{name: "clock/advance to the next due with nothing due", method: "POST", path: "/_sim/clock/advance", json: `{"next_due":true}`, status: 409,
+			field: "message", want: control.MsgNothingDue},
+		{name: "clock/advance with seconds and next_due", refused: true, prep: ctlProject, method: "POST", path: "/_sim/clock/advance",
+			json: `{"seconds":1,"next_due":true}`, status: 400, field: "message", want: control.MsgAdvanceOneOf},
+		{name: "clock/advance with next_due false only", refused: true, method: "POST", path: "/_sim/clock/advance", json: `{"next_due":false}`, status: 400,
+			field: "message", want: "seconds or next_due is required"},
 		{name: "clock/advance with an unknown field", refused: true, method: "POST", path: "/_sim/clock/advance", json: `{"second":1}`, status: 400,
 			field: "message", want: `Unknown field "second"`},
 		{name: "clock/advance without Content-Type", method: "POST", path: "/_sim/clock/advance", body: []byte(`{"seconds":1}`), status: 400,
@@ -536,6 +580,150 @@ func ctlMetaCases() []ctlCase {
 	}
 }
 
+// ctlAcme is a studio company of the fixtures (fixtures/studio.json).
+const ctlAcme = "663266da5ec2709f7826386f"
+
+func ctlDashboardCases() []ctlCase {
+	audio := "/_sim/projects/{id}/audio.wav"
+	rng := func(v string) map[string]string { return map[string]string{"Range": v} }
+	const past, future = "Mon, 02 Jan 2006 15:04:05 GMT", "Fri, 01 Jan 2100 00:00:00 GMT"
+	var cases []ctlCase
+	for _, m := range []string{"GET", "HEAD"} {
+		cases = append(cases,
+			ctlCase{name: "project/ready " + m, prep: ctlShortReady, method: m, path: "/_sim/projects/{id}", status: 200},
+			ctlCase{name: "project/unknown " + m, method: m, path: "/_sim/projects/123456789", status: 404, field: "message", want: sim.MsgProjectNotFound},
+			ctlCase{name: "project audio/whole " + m, prep: ctlShortReady, method: m, path: audio, status: 200,
+				check: func(t *testing.T, r resp) {
+					assert.Equal(t, "audio/wav", r.Header.Get("Content-Type"))
+					n, err := strconv.Atoi(r.Header.Get("Content-Length"))
+					require.NoError(t, err)
+					assert.Greater(t, n, 44, "a WAV header and samples")
+					if m == "GET" {
+						assert.Len(t, r.Body, n)
+						assert.Equal(t, "RIFF", string(r.Body[:4]))
+					}
+				}},
+			ctlCase{name: "project audio/range " + m, prep: ctlShortReady, method: m, path: audio, header: rng("bytes=0-43"), status: 206,
+				check: func(t *testing.T, r resp) {
+					assert.Regexp(t, `^bytes 0-43/[0-9]+$`, r.Header.Get("Content-Range"))
+					assert.Equal(t, "44", r.Header.Get("Content-Length"))
+				}},
+			ctlCase{name: "project audio/not modified " + m, prep: ctlShortReady, method: m, path: audio, header: map[string]string{"If-Modified-Since": future},
+				status: 304},
+			ctlCase{name: "project audio/precondition failed " + m, prep: ctlShortReady, method: m, path: audio,
+				header: map[string]string{"If-Unmodified-Since": past}, status: 412},
+			ctlCase{name: "project audio/range past the end " + m, prep: ctlShortReady, method: m, path: audio, header: rng("bytes=999999999-"),
+				status: 416, check: func(t *testing.T, r resp) { assert.Regexp(t, `^bytes \*/[0-9]+$`, r.Header.Get("Content-Range")) }},
+			ctlCase{name: "project audio/in progress " + m, prep: ctlProject, method: m, path: audio, status: 404,
+				field: "message", contains: "has no output audio (status in_progress)"},
+			ctlCase{name: "studio/everything " + m, method: m, path: "/_sim/studio", status: 200},
+			ctlCase{name: "studio/unknown parameter " + m, method: m, path: "/_sim/studio?limit=1", status: 400,
+				field: "message", want: "unknown query parameter limit; GET /_sim/studio takes company_id"},
+			ctlCase{name: "dashboard/without the slash " + m, method: m, path: "/_sim/ui", status: 301, noRedirect: true,
+				check: func(t *testing.T, r resp) { assert.Equal(t, "/_sim/ui/", r.Header.Get("Location")) }},
+			ctlCase{name: "dashboard/icon " + m, method: m, path: "/_sim/ui/favicon.svg", status: 200,
+				check: func(t *testing.T, r resp) {
+					assert.Equal(t, "image/svg+xml", r.Header.Get("Content-Type"))
+					assert.Contains(t, r.Header.Get("Content-Security-Policy"), "script-src 'self'")
+				}},
+			ctlCase{name: "dashboard/unknown file " + m, method: m, path: "/_sim/ui/nothing.js", status: 404,
+				field: "message", want: "No dashboard file /_sim/ui/nothing.js"},
+		)
+	}
+	for i := range cases {
+		if cases[i].method == http.MethodHead { // no body to look into
+			cases[i].field, cases[i].want, cases[i].contains = "", nil, ""
+		}
+	}
+	return append(cases,
+		ctlCase{name: "project/in progress", prep: ctlProject, method: "GET", path: "/_sim/projects/{id}", status: 200, field: "status", want: "in_progress",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "dubsim-enterprise", r.JSON["api_key"])
+				assert.Equal(t, "ready", r.JSON["planned_outcome"])
+				assert.Contains(t, r.JSON, "due_at")
+				assert.NotContains(t, r.JSON, "completed_at")
+				assert.NotContains(t, r.JSON, "audio_url", "no output yet")
+				assert.Equal(t, float64(0), r.JSON["output_generation"])
+				assert.NotEmpty(t, r.JSON["source_script"])
+				assert.NotEmpty(t, r.JSON["speakers"])
+				assert.Equal(t, "created", ctlLookup(r.JSON, "history.0.kind"))
+				assert.Equal(t, r.JSON["due_at"], ctlLookup(r.JSON, "history.0.estimated_completion"))
+			}},
+		ctlCase{name: "project/planned error", prep: ctlPlannedError, method: "GET", path: "/_sim/projects/{id}", status: 200, field: "planned_outcome", want: "error",
+			check: func(t *testing.T, r resp) { assert.Equal(t, "forced_outcome", ctlLookup(r.JSON, "history.1.kind")) }},
+		ctlCase{name: "project/ready", prep: ctlShortReady, method: "GET", path: "/_sim/projects/{id}", status: 200, field: "status", want: "ready",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "/_sim/projects/"+r.JSON["id"].(string)+"/audio.wav", r.JSON["audio_url"])
+				assert.Equal(t, "2026-02-04T12:00:00.000Z", r.JSON["completed_at"])
+				assert.NotContains(t, r.JSON, "due_at")
+				assert.NotContains(t, r.JSON, "planned_outcome")
+				assert.Equal(t, float64(1), r.JSON["output_generation"])
+				assert.NotEmpty(t, r.JSON["target_script"])
+			}},
+		ctlCase{name: "project/re-translating", prep: ctlRetranslating, method: "GET", path: "/_sim/projects/{id}", status: 200,
+			field: "pending_retranslation.mixing_mode", want: "voiceover_only",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "in_progress", r.JSON["status"])
+				assert.Equal(t, "Au revoir le monde!", ctlLookup(r.JSON, "pending_retranslation.target_script.0.text"))
+				assert.Equal(t, "53f154:fr-FR-DeniseNeural", ctlLookup(r.JSON, "pending_retranslation.target_speakers.0.voice_key"))
+				assert.Equal(t, float64(1), r.JSON["translations_count"])
+				assert.Contains(t, r.JSON, "audio_url", "the previous generation stays")
+			}},
+		ctlCase{name: "project/failed", prep: ctlFailedProject, method: "GET", path: "/_sim/projects/{id}", status: 200, field: "error_message", want: "No speech",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "error", r.JSON["status"])
+				assert.Equal(t, true, r.JSON["refunded"])
+				assert.NotContains(t, r.JSON, "audio_url")
+			}},
+		ctlCase{name: "project audio/several ranges", prep: ctlShortReady, method: "GET", path: audio, header: rng("bytes=0-3,8-11"), status: 206,
+			check: func(t *testing.T, r resp) {
+				assert.True(t, strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/byteranges; boundary="), r.Header.Get("Content-Type"))
+			}},
+		ctlCase{name: "project audio/range malformed", prep: ctlShortReady, method: "GET", path: audio, header: rng("bytes=x"), status: 416,
+			field: "message", want: "Range not satisfiable: the Range header must name bytes inside the file"},
+		ctlCase{name: "project audio/failed", prep: ctlFailedProject, method: "GET", path: audio, status: 404, field: "message", contains: "has no output audio (status error)"},
+		ctlCase{name: "project audio/unknown", method: "GET", path: "/_sim/projects/123456789/audio.wav", status: 404, field: "message", want: sim.MsgProjectNotFound},
+		ctlCase{name: "studio/busy", prep: ctlStudioBusy, method: "GET", path: "/_sim/studio", status: 200,
+			check: func(t *testing.T, r resp) {
+				var d sim.StudioDump
+				require.NoError(t, json.Unmarshal(r.Body, &d))
+				assert.Len(t, d.Companies, 4, "the fixture companies and the new account's")
+				assert.Len(t, d.Artifacts, 6)
+				kinds, statuses := map[string]bool{}, map[string]bool{}
+				for _, a := range d.Artifacts {
+					kinds[a.SourceKind], statuses[a.Status] = true, true
+				}
+				assert.Equal(t, map[string]bool{"upload": true, "fragments": true, "url": true}, kinds)
+				assert.Equal(t, map[string]bool{"created": true, "upload_started": true, "upload_completed": true, "upload_failed": true}, statuses)
+				assert.NotEmpty(t, d.Videos)
+				for _, list := range [][]string{ctlIDs(d.Companies), ctlIDs(d.Users), ctlIDs(d.Folders), ctlIDs(d.Glossaries), ctlIDs(d.Projects),
+					ctlIDs(d.Videos), ctlIDs(d.Artifacts)} {
+					assert.IsIncreasing(t, list, "in id order")
+				}
+			}},
+		ctlCase{name: "studio/one company", prep: ctlStudioBusy, method: "GET", path: "/_sim/studio?company_id=" + ctlAcme, status: 200,
+			field: "companies.0.id", want: ctlAcme,
+			check: func(t *testing.T, r resp) {
+				var d sim.StudioDump
+				require.NoError(t, json.Unmarshal(r.Body, &d))
+				assert.Len(t, d.Companies, 1)
+				assert.NotEmpty(t, d.Projects)
+				assert.NotEmpty(t, d.Artifacts)
+				for _, u := range d.Users {
+					assert.Equal(t, ctlAcme, u.CompanyID)
+				}
+				for _, v := range d.Videos {
+					assert.Equal(t, ctlAcme, v.CompanyID)
+				}
+				for _, a := range d.Artifacts {
+					assert.Equal(t, ctlAcme, a.CompanyID)
+				}
+			}},
+		ctlCase{name: "studio/an unknown company", method: "GET", path: "/_sim/studio?company_id=" + ctlUnknownStudioID, status: 200, field: "companies", want: []any{},
+			check: func(t *testing.T, r resp) { assert.Equal(t, []any{}, r.JSON["videos"]) }},
+	)
+}
+
 // TestControlStoreFailure: every operation that reads or writes the store
 // answers 500 InternalServerError with the masked message when the store
 // fails.
@@ -543,6 +731,7 @@ func TestControlStoreFailure(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, method, path, json string }{
 		{"advance", "POST", "/_sim/clock/advance", `{"seconds":1}`},
+		{"advance to the next due", "POST", "/_sim/clock/advance", `{"next_due":true}`},
 		{"scale", "POST", "/_sim/clock/scale", `{"time_scale":2}`},
 		{"freeze", "POST", "/_sim/clock/freeze", ""},
 		{"resume", "POST", "/_sim/clock/resume", ""},
@@ -557,6 +746,12 @@ func TestControlStoreFailure(t *testing.T) {
 		{"list outcome rules", "GET", "/_sim/outcomes", ""},
 		{"add outcome rule", "POST", "/_sim/outcomes", `{"outcome":"ready"}`},
 		{"remove outcome rule", "DELETE", "/_sim/outcomes/out_1", ""},
+		{"project", "GET", "/_sim/projects/123456789", ""},
+		{"project, HEAD", "HEAD", "/_sim/projects/123456789", ""},
+		{"project audio", "GET", "/_sim/projects/123456789/audio.wav", ""},
+		{"project audio, HEAD", "HEAD", "/_sim/projects/123456789/audio.wav", ""},
+		{"studio", "GET", "/_sim/studio", ""},
+		{"studio, HEAD", "HEAD", "/_sim/studio", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -565,6 +760,10 @@ func TestControlStoreFailure(t *testing.T) {
 			fs.failing.Store(true)
 			r := e.do(req{Interface: openapi.Control, Method: tc.method, Path: tc.path, JSON: tc.json})
 			require.Equal(t, http.StatusInternalServerError, r.Status, "%s", r.Body)
+			if tc.method == http.MethodHead {
+				assert.Empty(t, r.Body)
+				return
+			}
 			assert.Equal(t, "InternalServerError", r.JSON["error"])
 			assert.Equal(t, sim.MsgInternal, r.JSON["message"], "the cause is masked")
 		})
@@ -601,15 +800,20 @@ func (s *ctlFailingStore) Batch(ctx context.Context, fn func(sim.Tx) error) erro
 }
 
 // TestControlDocumentCoversTheRoutes: the operations of the control document
-// are exactly the routes of the control API, the journal and the fault
-// rules (their route tables, walked), the health check and the documents;
-// operationIds are unique and start with sim.
+// are exactly the routes of the control API, the journal, the fault rules
+// and the dashboard (their route tables, walked; the dashboard's /ui/* is
+// /ui/{file}), the health check and the documents; operationIds are unique
+// and start with sim.
 func TestControlDocumentCoversTheRoutes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	want := []string{"GET /_sim/health", "HEAD /_sim/health", "GET /_sim/openapi.json", "GET /_sim/openapi/{name}"}
-	for _, routes := range []chi.Routes{control.New(e.srv.Engine, nil).Routes(), e.srv.Journal.Routes(), e.srv.Faults.Routes()} {
+	web := ui.New(ui.Config{Source: e.srv.Engine, Track: platform.Track}).ControlRoutes()
+	for _, routes := range []chi.Routes{control.New(e.srv.Engine, nil).Routes(), e.srv.Journal.Routes(), e.srv.Faults.Routes(), web} {
 		require.NoError(t, chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+			if route == "/ui/*" {
+				route = "/ui/{file}"
+			}
 			want = append(want, method+" /_sim"+route)
 			return nil
 		}))
@@ -626,7 +830,7 @@ func TestControlDocumentCoversTheRoutes(t *testing.T) {
 }
 
 // TestControlDocumentIsCanonical: the document is indented with two spaces
-// and its error responses use the one envelope.
+// and its error responses use the one envelope (HEAD answers have no body).
 func TestControlDocumentIsCanonical(t *testing.T) {
 	t.Parallel()
 	raw, err := openapi.Document(openapi.Control)
@@ -654,6 +858,10 @@ func TestControlDocumentIsCanonical(t *testing.T) {
 				if n, _ := strconv.Atoi(code); n < 400 {
 					continue
 				}
+				if m == "head" {
+					assert.Empty(t, r.Content, "%s %s %s: a HEAD answer has no body", m, p, code)
+					continue
+				}
 				c, ok := r.Content["application/json"]
 				require.True(t, ok, "%s %s %s is JSON", m, p, code)
 				require.Len(t, c.Schema.AllOf, 1, "%s %s %s", m, p, code)
@@ -661,6 +869,72 @@ func TestControlDocumentIsCanonical(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestControlDashboardFiles: every file of the dashboard is served, with
+// GET and HEAD, in a documented media type; /_sim/ui/ is index.html. (The
+// validator does not tell /_sim/ui/ from /_sim/ui, so the page itself is
+// fetched without a check.)
+func TestControlDashboardFiles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	entries, err := os.ReadDir(filepath.Join("..", "ui", "static"))
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	for _, f := range entries {
+		if f.IsDir() {
+			continue
+		}
+		for _, m := range []string{"GET", "HEAD"} {
+			r := e.do(req{Interface: openapi.Control, Method: m, Path: "/_sim/ui/" + f.Name()})
+			require.Equal(t, http.StatusOK, r.Status, "%s %s: %s", m, f.Name(), ctlClip(r.Body))
+			assert.NotEqual(t, "application/octet-stream", r.Header.Get("Content-Type"), "%s has a media type", f.Name())
+		}
+		if f.Name() != "index.html" {
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join("..", "ui", "static", "index.html"))
+		require.NoError(t, err)
+		hr, err := http.Get(e.url + "/_sim/ui/")
+		require.NoError(t, err)
+		got, err := io.ReadAll(hr.Body)
+		hr.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, hr.StatusCode)
+		assert.Equal(t, "text/html; charset=utf-8", hr.Header.Get("Content-Type"))
+		assert.Equal(t, string(want), string(got), "/_sim/ui/ is index.html")
+	}
+}
+
+// ctlDoNoRedirect sends a request without a body as e.do does, but does not
+// follow a redirect answered; the answer is checked and recorded as e.do
+// does.
+func ctlDoNoRedirect(t *testing.T, e *env, r req) resp {
+	t.Helper()
+	require.True(t, r.JSON == "" && r.Body == nil, "no body")
+	hr, err := http.NewRequest(r.Method, e.url+r.Path, nil)
+	require.NoError(t, err)
+	for k, v := range r.Header {
+		hr.Header.Set(k, v)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hres, err := c.Do(hr)
+	require.NoError(t, err)
+	raw, err := io.ReadAll(hres.Body)
+	hres.Body.Close()
+	require.NoError(t, err)
+	path := hr.URL.EscapedPath()
+	res, err := validators[r.Interface].Check(r.Method, path, hres.StatusCode, hres.Header, raw)
+	require.NoError(t, err, "%s %s against the %s document", r.Method, r.Path, r.Interface)
+	_, err = combinedV.Check(r.Method, path, hres.StatusCode, hres.Header, raw)
+	require.NoError(t, err, "%s %s against the combined document", r.Method, r.Path)
+	coverage.Lock()
+	if coverage.seen[r.Interface] == nil {
+		coverage.seen[r.Interface] = map[string]bool{}
+	}
+	coverage.seen[r.Interface][res.Method+" "+res.Path+" "+res.Response] = true
+	coverage.Unlock()
+	return resp{Status: hres.StatusCode, Header: hres.Header, Body: raw, Op: res.Operation}
 }
 
 // ----- preparation (plain net/http: not checked against any document) -----
@@ -736,6 +1010,69 @@ func ctlFinishedProject(t *testing.T, e *env) string {
 	id := ctlProject(t, e)
 	ctlCall(t, e, "POST", "/_sim/projects/"+id+"/outcome", "", "", `{"outcome":"ready"}`, http.StatusOK)
 	return id
+}
+
+// ctlShortReady creates a fr-FR project of a 12 s source (a small output)
+// and forces it ready.
+func ctlShortReady(t *testing.T, e *env) string {
+	t.Helper()
+	_, m := ctlCall(t, e, "POST", "/api/v1/projects", "dubsim-enterprise", server.Platform, plProjectBody(plShort), http.StatusOK)
+	id, _ := m["project_id"].(string)
+	require.NotEmpty(t, id, "%v", m)
+	ctlCall(t, e, "POST", "/_sim/projects/"+id+"/outcome", "", "", `{"outcome":"ready"}`, http.StatusOK)
+	return id
+}
+
+// ctlRetranslating is a ready project with a re-translation running.
+func ctlRetranslating(t *testing.T, e *env) string {
+	t.Helper()
+	id := ctlShortReady(t, e)
+	ctlCall(t, e, "POST", "/api/v1/projects/"+id+"/translations", "dubsim-enterprise", server.Platform, plRetranslation, http.StatusOK)
+	return id
+}
+
+// ctlPlannedError is an in-progress project forced to end in error.
+func ctlPlannedError(t *testing.T, e *env) string {
+	t.Helper()
+	id := ctlProject(t, e)
+	ctlCall(t, e, "POST", "/_sim/projects/"+id+"/outcome", "", "", `{"outcome":"error","error_message":"No speech"}`, http.StatusOK)
+	return id
+}
+
+// ctlFailedProject is a project that ended in error.
+func ctlFailedProject(t *testing.T, e *env) string {
+	t.Helper()
+	id := ctlProject(t, e)
+	ctlCall(t, e, "POST", "/_sim/projects/"+id+"/outcome", "", "", `{"outcome":"error","error_message":"No speech","now":true}`, http.StatusOK)
+	return id
+}
+
+// ctlStudioBusy fills the studio records: an account in a new company, and
+// in Acme Media artifacts of every source kind and status (from a presigned
+// upload, from fragments, from URLs: created, upload_started, completed
+// and used by a new video, failed) and a fixture video on its way.
+func ctlStudioBusy(t *testing.T, e *env) string {
+	t.Helper()
+	ctlCall(t, e, "POST", "/_sim/accounts", "", "", `{}`, http.StatusCreated)
+	_, m := ctlCall(t, e, "GET", "/api/v1/artifacts/create?fileName=take.wav", "dubsim-free", server.Studio, "", http.StatusOK)
+	upload, _ := m["presignedUploadUrl"].(string)
+	require.True(t, strings.HasPrefix(upload, e.url+"/"), "%v", m)
+	ctlCall(t, e, "PUT", strings.TrimPrefix(upload, e.url), "", server.Studio, string(stWAV), http.StatusOK, "Content-Type", "application/octet-stream")
+	ctlCall(t, e, "POST", "/api/v1/artifacts/create", "dubsim-free", server.Studio, `{"name":"Take","type":"audio","s3Path":"`+m["s3Path"].(string)+`"}`, http.StatusOK)
+	ctlCall(t, e, "POST", "/api/v1/artifacts/create", "dubsim-free", server.Studio,
+		`{"name":"Joined","type":"audio","fragments":[{"url":"https://cdn.test/a.wav","startTime":0},{"s3Path":"s3://my-bucket/b.wav","startTime":12}]}`, http.StatusOK)
+	ctlCall(t, e, "POST", "/_sim/clock/advance", "", "", `{"seconds":60}`, http.StatusOK) // both end
+	ctlArtifact(t, e)
+	ctlCall(t, e, "POST", "/_sim/clock/advance", "", "", `{"seconds":2}`, http.StatusOK) // upload_started
+	ctlArtifact(t, e)
+	failed := ctlArtifact(t, e)
+	ctlCall(t, e, "POST", "/_sim/artifacts/"+failed+"/outcome", "", "", `{"outcome":"error","error_message":"Unsupported codec","now":true}`, http.StatusOK)
+	src := ctlFinishedArtifact(t, e)
+	ctlCall(t, e, "POST", "/api/v1/projects/6800ed147125e1af62bc928c/videos/create", "dubsim-free", server.Studio,
+		`{"name":"Teaser","workflowType":"dubbing","sourceArtifactId":"`+src+`","sourceLanguage":"en","targetLanguages":["es-ES"],`+
+			`"remark":"","stringVariables":[{"key":"episode","value":"1"}],"pipelineOptions":{"shouldAutomateTranscription":true}}`, http.StatusOK)
+	ctlCall(t, e, "POST", "/_sim/videos/"+ctlFixtureVideo+"/status", "", "", `{"status":"new","auto":true}`, http.StatusOK)
+	return ""
 }
 
 // ctlArtifact creates a studio artifact (status created) and returns its id.
@@ -814,6 +1151,20 @@ func ctlFaultRules(t *testing.T, e *env) string {
 }
 
 // ----- helpers -----
+
+// ctlIDs lists the ids of studio records.
+func ctlIDs[T any](records []T) []string {
+	ids := make([]string, len(records))
+	for i, r := range records {
+		var v struct {
+			ID string `json:"id"`
+		}
+		b, _ := json.Marshal(r)
+		_ = json.Unmarshal(b, &v)
+		ids[i] = v.ID
+	}
+	return ids
+}
 
 var ctlHugeBodies sync.Map // limit -> []byte
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -82,7 +83,7 @@ func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 		return notFound
 	}
 	t := Track(p)
-	jw := &jsonErrorWriter{ResponseWriter: w}
+	jw := &httpx.ContentErrorWriter{ResponseWriter: w, Body: contentErrorBody}
 	switch name := chi.URLParam(r, "file"); name {
 	case fileAudio:
 		w.Header().Set("Content-Type", "audio/wav")
@@ -96,36 +97,13 @@ func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// jsonErrorWriter turns the plain-text errors of http.ServeContent (416 for
-// an unsatisfiable Range, ...) into the platform envelope.
-type jsonErrorWriter struct {
-	http.ResponseWriter
-	failed bool
-}
-
-func (j *jsonErrorWriter) WriteHeader(status int) {
-	if status < 400 {
-		j.ResponseWriter.WriteHeader(status)
-		return
-	}
-	j.failed = true
+// contentErrorBody renders http.ServeContent's errors (416 for an
+// unsatisfiable Range, ...) in the platform envelope.
+func contentErrorBody(status int) []byte {
 	msg := "Range not satisfiable: " + http.StatusText(status)
 	if status != http.StatusRequestedRangeNotSatisfiable {
 		msg = http.StatusText(status)
 	}
-	name := "ValidationError"
-	h := j.Header()
-	h.Del("X-Content-Type-Options")
-	h.Del("Content-Length")
-	body, _ := json.Marshal(Envelope{Error: name, Message: msg})
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	j.ResponseWriter.WriteHeader(status)
-	_, _ = j.ResponseWriter.Write(append(body, '\n'))
-}
-
-func (j *jsonErrorWriter) Write(b []byte) (int, error) {
-	if j.failed {
-		return len(b), nil // the plain-text error body is replaced
-	}
-	return j.ResponseWriter.Write(b)
+	body, _ := json.Marshal(Envelope{Error: "ValidationError", Message: msg})
+	return append(body, '\n')
 }

@@ -11,6 +11,7 @@ package ui
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -152,8 +153,25 @@ func (u *UI) handleAudio(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeNotFound, "Project %s has no output audio (status %s)", p.ID, p.Status)
 	}
 	w.Header().Set("Content-Type", "audio/wav")
-	http.ServeContent(w, r, "audio.wav", p.CompletedAt, audio.NewWAVReader(u.track(p)))
+	cw := &httpx.ContentErrorWriter{ResponseWriter: w, Body: audioErrorBody}
+	http.ServeContent(cw, r, "audio.wav", p.CompletedAt, audio.NewWAVReader(u.track(p)))
 	return nil
+}
+
+// audioErrorBody renders http.ServeContent's 412 and 416 in the control
+// envelope.
+func audioErrorBody(status int) []byte {
+	var e control.Envelope
+	switch status {
+	case http.StatusRequestedRangeNotSatisfiable:
+		e = control.Envelope{Error: "ValidationError", Message: "Range not satisfiable: the Range header must name bytes inside the file"}
+	case http.StatusPreconditionFailed:
+		e = control.Envelope{Error: "ValidationError", Message: "Precondition failed: the file changed since If-Unmodified-Since or does not match If-Match"}
+	default:
+		e = control.Envelope{Error: "InternalServerError", Message: http.StatusText(status)}
+	}
+	b, _ := json.Marshal(e)
+	return append(b, '\n')
 }
 
 // hasOutput is the platform's rule for its output files: a completed
