@@ -19,7 +19,7 @@ import (
 const ctlUsage = `usage: dubsim ctl [--url URL] COMMAND [ARGS]
 
   clock                          GET  /_sim/clock
-  advance SECONDS                POST /_sim/clock/advance
+  advance SECONDS | next         POST /_sim/clock/advance (by SECONDS, or to the next due transition)
   scale FACTOR                   POST /_sim/clock/scale
   freeze | resume                POST /_sim/clock/freeze | resume
   reset [API_KEY]                POST /_sim/reset (everything, or one account)
@@ -34,6 +34,8 @@ const ctlUsage = `usage: dubsim ctl [--url URL] COMMAND [ARGS]
   video-status VIDEO_ID STATUS [auto]
                                  POST /_sim/videos/{id}/status
   account-set API_KEY JSON       PATCH /_sim/accounts/{api_key} (storage, rate_limit)
+  project PROJECT_ID             GET  /_sim/projects/{id} (scripts, speakers, history, audio_url)
+  studio [COMPANY_ID]            GET  /_sim/studio
   outcomes                       GET  /_sim/outcomes
   outcome-add JSON               POST /_sim/outcomes
   faults                         GET  /_sim/faults
@@ -71,6 +73,15 @@ func ctlRequest(args []string) (ctlCall, error) {
 	switch {
 	case cmd == "clock" && len(rest) == 0:
 		return ctlCall{"GET", "/_sim/clock", nil}, nil
+	case cmd == "advance" && len(rest) == 1 && arg(0) == "next":
+		return ctlCall{"POST", "/_sim/clock/advance", jsonBody(map[string]bool{"next_due": true})}, nil
+	case cmd == "project" && len(rest) == 1:
+		return ctlCall{"GET", "/_sim/projects/" + url.PathEscape(arg(0)), nil}, nil
+	case cmd == "studio" && len(rest) <= 1:
+		if arg(0) == "" {
+			return ctlCall{"GET", "/_sim/studio", nil}, nil
+		}
+		return ctlCall{"GET", "/_sim/studio?company_id=" + url.QueryEscape(arg(0)), nil}, nil
 	case cmd == "advance" && len(rest) == 1:
 		s, err := strconv.ParseFloat(arg(0), 64)
 		if err != nil {

@@ -618,7 +618,7 @@ func ctlDashboardCases() []ctlCase {
 				field: "message", contains: "has no output audio (status in_progress)"},
 			ctlCase{name: "studio/everything " + m, method: m, path: "/_sim/studio", status: 200},
 			ctlCase{name: "studio/unknown parameter " + m, method: m, path: "/_sim/studio?limit=1", status: 400,
-				field: "message", want: "unknown query parameter limit; GET /_sim/studio takes company_id"},
+				field: "message", want: `Unknown query parameter "limit"; use company_id`},
 			ctlCase{name: "dashboard/without the slash " + m, method: m, path: "/_sim/ui", status: 301, noRedirect: true,
 				check: func(t *testing.T, r resp) { assert.Equal(t, "/_sim/ui/", r.Header.Get("Location")) }},
 			ctlCase{name: "dashboard/icon " + m, method: m, path: "/_sim/ui/favicon.svg", status: 200,

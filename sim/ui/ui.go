@@ -182,7 +182,7 @@ func (u *UI) handleStudio(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	for k := range q {
 		if k != "company_id" {
-			return sim.Errorf(sim.CodeValidation, "unknown query parameter %s; GET /_sim/studio takes company_id", k)
+			return sim.Errorf(sim.CodeValidation, "Unknown query parameter %q; use company_id", k)
 		}
 	}
 	d, err := u.src.StudioDump(r.Context(), sim.StudioFilter{CompanyID: q.Get("company_id")})

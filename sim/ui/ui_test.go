@@ -215,7 +215,7 @@ func TestControlErrors(t *testing.T) {
 		{"GET", "/_sim/projects/404", 404, `{"error":"NotFoundError","message":"Project not found"}`},
 		{"GET", "/_sim/projects/802323388/audio.wav", 404, `{"error":"NotFoundError","message":"Project 802323388 has no output audio (status in_progress)"}`},
 		{"GET", "/_sim/projects/802323389/audio.wav", 404, `{"error":"NotFoundError","message":"Project 802323389 has no output audio (status error)"}`},
-		{"GET", "/_sim/studio?company=c1", 400, `{"error":"ValidationError","message":"unknown query parameter company; GET /_sim/studio takes company_id"}`},
+		{"GET", "/_sim/studio?company=c1", 400, `{"error":"ValidationError","message":"Unknown query parameter \"company\"; use company_id"}`},
 		{"GET", "/_sim/ui/nothing.js", 404, `{"error":"NotFoundError","message":"No dashboard file /_sim/ui/nothing.js"}`},
 		{"GET", "/_sim/ui/../ui.go", 404, ``}, // cleaned by the client or the router: never a file outside static/
 		{"GET", "/_sim/ui/%2e%2e/ui.go", 404, `{"error":"NotFoundError","message":"No dashboard file /_sim/ui/../ui.go"}`},
