@@ -2,8 +2,8 @@ package server_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -19,31 +19,10 @@ func page(t *testing.T, h http.Handler, method, path string) (int, http.Header, 
 	req, err := http.NewRequest(method, "http://dubsim.test"+path, nil)
 	require.NoError(t, err)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
-	rec := &recorder{h: http.Header{}}
+	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	return rec.status, rec.h, rec.body.String()
+	return rec.Code, rec.Header(), rec.Body.String()
 }
-
-type recorder struct {
-	h      http.Header
-	status int
-	body   strings.Builder
-}
-
-func (r *recorder) Header() http.Header { return r.h }
-func (r *recorder) WriteHeader(s int) {
-	if r.status == 0 {
-		r.status = s
-	}
-}
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(b)
-}
-
-var _ io.Writer = (*recorder)(nil)
 
 func getJSON(t *testing.T, url, key string, out any) {
 	t.Helper()

@@ -353,11 +353,7 @@ func (e *Engine) State(ctx context.Context, f sim.StateFilter) (sim.State, error
 		sort.SliceStable(heads, func(i, j int) bool { return heads[i].CreatedAt.After(heads[j].CreatedAt) })
 		for i, p := range heads {
 			if !p.DueAt.IsZero() {
-				to := string(sim.StatusReady)
-				if p.Outcome.Error {
-					to = string(sim.StatusError)
-				}
-				st.PendingTransitions = append(st.PendingTransitions, sim.Transition{Resource: "project", ID: p.ID, From: string(p.Status), To: to, DueAt: p.DueAt})
+				st.PendingTransitions = append(st.PendingTransitions, projectTransition(p))
 			}
 			if i >= limit {
 				st.Truncated = true
@@ -417,25 +413,14 @@ func studioState(tx sim.Tx, st *sim.State) error {
 		tx.ForEachVideo("", func(v sim.Video) error {
 			count("videos")()
 			if !v.DueAt.IsZero() {
-				to := sim.VideoInProgress
-				if v.Status == sim.VideoInProgress {
-					to = sim.VideoCompleted
-				}
-				st.PendingTransitions = append(st.PendingTransitions, sim.Transition{Resource: "video", ID: v.ID, From: v.Status, To: to, DueAt: v.DueAt})
+				st.PendingTransitions = append(st.PendingTransitions, videoTransition(v))
 			}
 			return nil
 		}),
 		tx.ForEachArtifact(func(a sim.Artifact) error {
 			count("artifacts")()
 			if !a.DueAt.IsZero() {
-				to := sim.ArtifactStarted
-				if a.Status == sim.ArtifactStarted {
-					to = sim.ArtifactCompleted
-					if a.Result.Fail != "" {
-						to = sim.ArtifactFailed
-					}
-				}
-				st.PendingTransitions = append(st.PendingTransitions, sim.Transition{Resource: "artifact", ID: a.ID, From: a.Status, To: to, DueAt: a.DueAt})
+				st.PendingTransitions = append(st.PendingTransitions, artifactTransition(a))
 			}
 			return nil
 		}),

@@ -105,11 +105,7 @@ func (e *Engine) NextDue(ctx context.Context) (sim.Transition, bool, error) {
 			if err != nil {
 				return err
 			}
-			to := sim.StatusReady
-			if p.Outcome.Error {
-				to = sim.StatusError
-			}
-			consider(sim.Transition{Resource: "project", ID: p.ID, From: string(p.Status), To: string(to), DueAt: p.DueAt})
+			consider(projectTransition(p))
 		}
 		if ids, err := tx.DueVideos(farFuture, 1); err != nil {
 			return err
@@ -118,11 +114,7 @@ func (e *Engine) NextDue(ctx context.Context) (sim.Transition, bool, error) {
 			if err != nil {
 				return err
 			}
-			to := sim.VideoInProgress
-			if v.Status == sim.VideoInProgress {
-				to = sim.VideoCompleted
-			}
-			consider(sim.Transition{Resource: "video", ID: v.ID, From: v.Status, To: to, DueAt: v.DueAt})
+			consider(videoTransition(v))
 		}
 		if ids, err := tx.DueArtifacts(farFuture, 1); err != nil {
 			return err
@@ -131,20 +123,39 @@ func (e *Engine) NextDue(ctx context.Context) (sim.Transition, bool, error) {
 			if err != nil {
 				return err
 			}
-			consider(sim.Transition{Resource: "artifact", ID: a.ID, From: a.Status, To: artifactNext(a), DueAt: a.DueAt})
+			consider(artifactTransition(a))
 		}
 		return nil
 	})
 	return next, found, err
 }
 
-// artifactNext is the status an artifact's next transition gives it.
-func artifactNext(a sim.Artifact) string {
-	if a.Status != sim.ArtifactStarted {
-		return sim.ArtifactStarted
+// projectTransition, videoTransition and artifactTransition describe the
+// pending transition of a resource whose DueAt is set, for the state dump
+// and NextDue.
+func projectTransition(p sim.Project) sim.Transition {
+	to := sim.StatusReady
+	if p.Outcome.Error {
+		to = sim.StatusError
 	}
-	if a.Result.Fail != "" {
-		return sim.ArtifactFailed
+	return sim.Transition{Resource: "project", ID: p.ID, From: string(p.Status), To: string(to), DueAt: p.DueAt}
+}
+
+func videoTransition(v sim.Video) sim.Transition {
+	to := sim.VideoInProgress
+	if v.Status == sim.VideoInProgress {
+		to = sim.VideoCompleted
 	}
-	return sim.ArtifactCompleted
+	return sim.Transition{Resource: "video", ID: v.ID, From: v.Status, To: to, DueAt: v.DueAt}
+}
+
+func artifactTransition(a sim.Artifact) sim.Transition {
+	to := sim.ArtifactStarted
+	if a.Status == sim.ArtifactStarted {
+		to = sim.ArtifactCompleted
+		if a.Result.Fail != "" {
+			to = sim.ArtifactFailed
+		}
+	}
+	return sim.Transition{Resource: "artifact", ID: a.ID, From: a.Status, To: to, DueAt: a.DueAt}
 }
