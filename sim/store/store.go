@@ -1,6 +1,7 @@
 // Package store persists dubsim's state in a bbolt file. All access goes
-// through View and Update closures; values are versioned JSON and a _meta
-// bucket holds the schema version.
+// through View and Update closures; values are versioned JSON (accounts and
+// projects a compact binary form, codec.go) and a _meta bucket holds the
+// schema version.
 package store
 
 import (
@@ -130,10 +131,16 @@ type envelope struct {
 const valueVersion = 1
 
 func encode(v any) ([]byte, error) {
+	if b, ok := binEncode(v); ok {
+		return b, nil
+	}
 	return json.Marshal(envelope{V: valueVersion, D: v})
 }
 
 func decode(b []byte, v any) error {
+	if len(b) > 0 && b[0] == binTag {
+		return binDecode(b, v)
+	}
 	e := envelope{D: v}
 	if err := json.Unmarshal(b, &e); err != nil {
 		return fmt.Errorf("store: corrupt value: %w", err)
