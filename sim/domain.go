@@ -142,11 +142,24 @@ type Project struct {
 	Outcome              Outcome        `json:"outcome"`
 	TranslationsCount    int            `json:"translations_count"`
 	OutputGen            int            `json:"output_gen"`
-	SourceScript         []Segment      `json:"source_script"`
-	TargetScript         []Segment      `json:"target_script"`
-	Speakers             []Speaker      `json:"speakers"`
-	Pending              *Retranslation `json:"pending,omitempty"`
-	History              []Event        `json:"history,omitempty"`
+	// ScriptsPending: the scripts and speakers are produced when the first
+	// run completes, as the real service transcribes and translates while
+	// it processes; until then they are nil and ScriptInput keeps the
+	// client's source script, if it gave one.
+	ScriptsPending bool           `json:"scripts_pending,omitempty"`
+	ScriptInput    *ScriptInput   `json:"script_input,omitempty"`
+	SourceScript   []Segment      `json:"source_script"`
+	TargetScript   []Segment      `json:"target_script"`
+	Speakers       []Speaker      `json:"speakers"`
+	Pending        *Retranslation `json:"pending,omitempty"`
+	History        []Event        `json:"history,omitempty"`
+}
+
+// ScriptInput is the source script a client gave at creation: source_script
+// segments, or the utterances of source_script_content.
+type ScriptInput struct {
+	SourceScript []Segment `json:"source_script"`
+	Utterances   []string  `json:"utterances"`
 }
 
 // Event is one entry of a project's timeline (created, completed, failed,

@@ -42,7 +42,6 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/script"
 	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/store"
 )
@@ -250,23 +249,6 @@ func (b *builder) build(seq uint64) sim.Project {
 		created = b.now.Add(-time.Duration(r.Range(0, int64(time.Minute))))
 	}
 
-	source := script.AssignSpeakers(r, script.Synthesize(r, duration), 1+r.Intn(3))
-	var speakers []sim.Speaker
-	used := map[string]bool{}
-	for _, sid := range script.Speakers(source) {
-		style := sim.Styles[r.Intn(2)]
-		voiceKey := ""
-		voices := b.cat.VoicesFor(target, style)
-		for try := 0; try < len(voices); try++ {
-			v := voices[(r.Intn(len(voices))+try)%len(voices)]
-			voiceKey, style = v.VoiceKey, v.Style
-			if !used[voiceKey] {
-				break
-			}
-		}
-		used[voiceKey] = true
-		speakers = append(speakers, sim.Speaker{SpeakerID: sid, Style: style, VoiceKey: voiceKey})
-	}
 	p := sim.Project{
 		ID: id, APIKey: b.key, Name: fmt.Sprintf("Benchmark project %d", seq),
 		SourceLang: sourceLang, TargetLang: target, SourceVideoURL: url,
@@ -274,16 +256,14 @@ func (b *builder) build(seq uint64) sim.Project {
 		DurationMS: duration.Milliseconds(), DurationSource: sim.OriginDerived,
 		CostMinutes: sim.CostMinutes(duration),
 		Status:      sim.StatusInProgress, CreatedAt: created,
-		DueAt:        ceilSecond(created.Add(b.timing.Processing(duration))),
-		SourceScript: source, TargetScript: script.TranslateScript(b.ids, source, target), Speakers: speakers,
-		History: []sim.Event{{At: created, Kind: sim.EventCreated}},
-	}
-	if lang, _, _ := strings.Cut(target, "-"); lang == sourceLang {
-		p.TargetScript = append([]sim.Segment(nil), source...)
+		DueAt:          ceilSecond(created.Add(b.timing.Processing(duration))),
+		ScriptsPending: true,
+		History:        []sim.Event{{At: created, Kind: sim.EventCreated}},
 	}
 	switch {
 	case kind < 88:
 		p, _ = statemachine.Next(p, p.DueAt)
+		statemachine.Materialize(b.cat, b.ids, &p) // as the engine does when a run completes
 	case kind >= 98:
 		p.Outcome = sim.Outcome{Error: true, Message: "Processing failed: the audio track could not be decoded"}
 		p, _ = statemachine.Next(p, p.DueAt) // refunds: the charge is not counted

@@ -644,8 +644,10 @@ func ctlDashboardCases() []ctlCase {
 				assert.NotContains(t, r.JSON, "completed_at")
 				assert.NotContains(t, r.JSON, "audio_url", "no output yet")
 				assert.Equal(t, float64(0), r.JSON["output_generation"])
-				assert.NotEmpty(t, r.JSON["source_script"])
-				assert.NotEmpty(t, r.JSON["speakers"])
+				// The scripts are produced when the first run completes.
+				assert.Equal(t, true, r.JSON["scripts_pending"])
+				assert.Empty(t, r.JSON["source_script"])
+				assert.Empty(t, r.JSON["speakers"])
 				assert.Equal(t, "created", ctlLookup(r.JSON, "history.0.kind"))
 				assert.Equal(t, r.JSON["due_at"], ctlLookup(r.JSON, "history.0.estimated_completion"))
 			}},
@@ -658,7 +660,10 @@ func ctlDashboardCases() []ctlCase {
 				assert.NotContains(t, r.JSON, "due_at")
 				assert.NotContains(t, r.JSON, "planned_outcome")
 				assert.Equal(t, float64(1), r.JSON["output_generation"])
+				assert.NotEmpty(t, r.JSON["source_script"])
 				assert.NotEmpty(t, r.JSON["target_script"])
+				assert.NotEmpty(t, r.JSON["speakers"])
+				assert.NotContains(t, r.JSON, "scripts_pending")
 			}},
 		ctlCase{name: "project/re-translating", prep: ctlRetranslating, method: "GET", path: "/_sim/projects/{id}", status: 200,
 			field: "pending_retranslation.mixing_mode", want: "voiceover_only",

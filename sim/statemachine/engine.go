@@ -314,6 +314,9 @@ func (e *Engine) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, e
 	if np.Status == p.Status && np.DueAt.Equal(p.DueAt) {
 		return p, nil
 	}
+	if np.Status == sim.StatusReady {
+		Materialize(e.Catalog(), e.ids, &np)
+	}
 	// The transition is stamped with simulated time: persist the clock in
 	// the same transaction, so a restart never resumes before it.
 	if err := e.saveClock(tx); err != nil {
@@ -497,23 +500,57 @@ func ceilSecond(t time.Time) time.Time {
 }
 
 func (e *Engine) buildProject(id, apiKey string, np sim.NewProject, info sim.SourceInfo, duration time.Duration, utterances []string, now time.Time) sim.Project {
-	cat := e.Catalog()
-	r := sim.NewRand(e.ids.Hash("project", id, np.SourceVideoURL))
+	p := sim.Project{
+		ID: id, APIKey: apiKey, Name: np.Name,
+		SourceLang: np.SourceLang, TargetLang: np.TargetLang, SourceVideoURL: np.SourceVideoURL,
+		MixingMode: np.MixingMode, TTSVolume: np.TTSVolume,
+		UseSoundalike: np.UseSoundalike, UseEmotionalTransfer: np.UseEmotionalTransfer, UseFixedTimings: np.UseFixedTimings,
+		HasGlossary: np.GlossaryContent != nil,
+		DurationMS:  duration.Milliseconds(), DurationSource: info.Origin,
+		Status: sim.StatusInProgress, CreatedAt: now,
+		DueAt:          ceilSecond(now.Add(e.timing.Processing(duration))),
+		ScriptsPending: true,
+	}
+	if np.SourceScript != nil || utterances != nil {
+		p.ScriptInput = &sim.ScriptInput{SourceScript: np.SourceScript, Utterances: utterances}
+	}
+	p.History = []sim.Event{{At: now, Kind: sim.EventCreated, EstimatedCompletion: p.DueAt}}
+	if info.Fail != "" {
+		p.Outcome = sim.Outcome{Error: true, Message: info.Fail}
+	}
+	return p
+}
+
+// Materialize produces the source and target scripts and the speakers of a
+// project whose scripts are pending (the first run completing), from the
+// client's script input or a synthetic transcript, with voices from cat.
+// The result depends only on the project's fields and ids' seed, so it is
+// the same whenever it runs.
+func Materialize(cat *sim.Catalog, ids *sim.IDs, p *sim.Project) {
+	if !p.ScriptsPending {
+		return
+	}
+	r := sim.NewRand(ids.Hash("project", p.ID, p.SourceVideoURL))
+	duration := time.Duration(p.DurationMS) * time.Millisecond
+	var in sim.ScriptInput
+	if p.ScriptInput != nil {
+		in = *p.ScriptInput
+	}
 	var source []sim.Segment
 	switch {
-	case np.SourceScript != nil && np.UseFixedTimings:
-		source = append(source, np.SourceScript...)
-	case np.SourceScript != nil:
-		source = script.Realign(np.SourceScript, duration)
-	case utterances != nil:
-		source = script.Align(utterances, duration)
+	case in.SourceScript != nil && p.UseFixedTimings:
+		source = append(source, in.SourceScript...)
+	case in.SourceScript != nil:
+		source = script.Realign(in.SourceScript, duration)
+	case in.Utterances != nil:
+		source = script.Align(in.Utterances, duration)
 	default:
 		source = script.Synthesize(r, duration)
 	}
 	nSpeakers := 1 + r.Intn(3)
 	source = script.AssignSpeakers(r, source, nSpeakers)
-	target := script.TranslateScript(e.ids, source, np.TargetLang)
-	if lang, _, _ := strings.Cut(np.TargetLang, "-"); lang == np.SourceLang {
+	target := script.TranslateScript(ids, source, p.TargetLang)
+	if lang, _, _ := strings.Cut(p.TargetLang, "-"); lang == p.SourceLang {
 		target = append([]sim.Segment(nil), source...) // pre-translated: same language
 	}
 	var speakers []sim.Speaker
@@ -522,12 +559,12 @@ func (e *Engine) buildProject(id, apiKey string, np sim.NewProject, info sim.Sou
 		style := sim.Styles[r.Intn(2)]
 		key := ""
 		switch {
-		case np.UseEmotionalTransfer:
+		case p.UseEmotionalTransfer:
 			key = sim.VoiceEmotionalTransfer
-		case np.UseSoundalike:
+		case p.UseSoundalike:
 			key = sim.VoiceSoundalike
 		default:
-			voices := cat.VoicesFor(np.TargetLang, style)
+			voices := cat.VoicesFor(p.TargetLang, style)
 			for try := 0; try < len(voices) && len(voices) > 0; try++ {
 				v := voices[(r.Intn(len(voices))+try)%len(voices)]
 				key = v.VoiceKey
@@ -540,22 +577,8 @@ func (e *Engine) buildProject(id, apiKey string, np sim.NewProject, info sim.Sou
 		}
 		speakers = append(speakers, sim.Speaker{SpeakerID: sid, Style: style, VoiceKey: key})
 	}
-	p := sim.Project{
-		ID: id, APIKey: apiKey, Name: np.Name,
-		SourceLang: np.SourceLang, TargetLang: np.TargetLang, SourceVideoURL: np.SourceVideoURL,
-		MixingMode: np.MixingMode, TTSVolume: np.TTSVolume,
-		UseSoundalike: np.UseSoundalike, UseEmotionalTransfer: np.UseEmotionalTransfer, UseFixedTimings: np.UseFixedTimings,
-		HasGlossary: np.GlossaryContent != nil,
-		DurationMS:  duration.Milliseconds(), DurationSource: info.Origin,
-		Status: sim.StatusInProgress, CreatedAt: now,
-		DueAt:        ceilSecond(now.Add(e.timing.Processing(duration))),
-		SourceScript: source, TargetScript: target, Speakers: speakers,
-	}
-	p.History = []sim.Event{{At: now, Kind: sim.EventCreated, EstimatedCompletion: p.DueAt}}
-	if info.Fail != "" {
-		p.Outcome = sim.Outcome{Error: true, Message: info.Fail}
-	}
-	return p
+	p.SourceScript, p.TargetScript, p.Speakers = source, target, speakers
+	p.ScriptsPending, p.ScriptInput = false, nil
 }
 
 // Retranslate checks a re-translation request and, unless dryRun, puts the

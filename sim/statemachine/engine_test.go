@@ -412,3 +412,111 @@ func TestSourceLongerThanTheLimitIsRefused(t *testing.T) {
 	bal, _ := h.e.Balance(ctx, key)
 	assert.Equal(t, int64(1_000_000), bal)
 }
+
+// storedProject reads a project straight from the store (no settling).
+func (h *harness) storedProject(t *testing.T, id string) sim.Project {
+	t.Helper()
+	var p sim.Project
+	require.NoError(t, h.st.View(context.Background(), func(tx sim.Tx) error {
+		var err error
+		p, err = tx.Project(id)
+		return err
+	}))
+	return p
+}
+
+// The scripts are produced when the first run completes, not at creation:
+// a create stores the order (and the client's script), the transition to
+// ready transcribes and translates. The result is the same whenever it
+// runs, so two engines with the same seed agree.
+func TestScriptsAreProducedWhenTheRunCompletes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clientScript := []sim.Segment{{StartMS: 0, EndMS: 2000, Text: "Hello there."}, {StartMS: 2500, EndMS: 5000, Text: "Good morning."}}
+	cases := []struct {
+		name string
+		np   func(sim.NewProject) sim.NewProject
+		want func(t *testing.T, p sim.Project)
+	}{
+		{"synthetic transcript", func(np sim.NewProject) sim.NewProject { return np }, func(t *testing.T, p sim.Project) {
+			assert.Greater(t, len(p.SourceScript), 5, "about one segment per 3 to 8 s of 90 s")
+		}},
+		{"client source_script, fixed timings", func(np sim.NewProject) sim.NewProject {
+			np.SourceScript, np.UseFixedTimings, np.TargetLang = clientScript, true, "en-US"
+			return np
+		}, func(t *testing.T, p sim.Project) {
+			require.Len(t, p.SourceScript, 2)
+			assert.Equal(t, "Hello there.", p.SourceScript[0].Text)
+			assert.Equal(t, int64(2500), p.SourceScript[1].StartMS, "timings kept")
+			assert.Equal(t, p.SourceScript, p.TargetScript, "pre-translated: same language")
+		}},
+		{"client source_script_content", func(np sim.NewProject) sim.NewProject {
+			c := "first line\nsecond line\nthird line"
+			np.SourceScriptContent = &c
+			return np
+		}, func(t *testing.T, p sim.Project) {
+			require.Len(t, p.SourceScript, 3)
+			assert.Equal(t, "second line", p.SourceScript[1].Text)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got [2]sim.Project
+			for i := range got {
+				h := newHarness(t, nil)
+				key := h.account(t, sim.PlanEnterprise, 100, true)
+				rc, err := h.e.CreateProject(ctx, key, tc.np(newProject("https://v/clip")))
+				require.NoError(t, err)
+
+				created := h.storedProject(t, rc.ProjectID)
+				assert.True(t, created.ScriptsPending)
+				assert.Nil(t, created.SourceScript)
+				assert.Nil(t, created.TargetScript)
+				assert.Nil(t, created.Speakers)
+
+				_, err = h.e.Advance(ctx, time.Hour)
+				require.NoError(t, err)
+				p := h.storedProject(t, rc.ProjectID) // applied by the sweep
+				require.Equal(t, sim.StatusReady, p.Status)
+				assert.False(t, p.ScriptsPending)
+				assert.Nil(t, p.ScriptInput, "the input is dropped once used")
+				require.NotEmpty(t, p.SourceScript)
+				assert.Len(t, p.TargetScript, len(p.SourceScript))
+				require.NotEmpty(t, p.Speakers)
+				for _, s := range p.TargetScript {
+					assert.Contains(t, speakerIDs(p.Speakers), s.SpeakerID)
+				}
+				tc.want(t, p)
+				got[i] = p
+			}
+			assert.Equal(t, got[0].SourceScript, got[1].SourceScript, "deterministic")
+			assert.Equal(t, got[0].TargetScript, got[1].TargetScript)
+			assert.Equal(t, got[0].Speakers, got[1].Speakers)
+		})
+	}
+}
+
+// A project that fails never gets scripts.
+func TestFailedProjectHasNoScripts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, fakeProber{"https://v/fail": {Duration: 30 * time.Second, Origin: sim.OriginRule, Fail: "No speech"}})
+	key := h.account(t, sim.PlanPro, 100, true)
+	rc, err := h.e.CreateProject(ctx, key, newProject("https://v/fail"))
+	require.NoError(t, err)
+	_, err = h.e.Advance(ctx, time.Hour)
+	require.NoError(t, err)
+	p := h.storedProject(t, rc.ProjectID)
+	require.Equal(t, sim.StatusError, p.Status)
+	assert.Nil(t, p.SourceScript)
+	assert.Nil(t, p.Speakers)
+}
+
+func speakerIDs(s []sim.Speaker) []int {
+	ids := make([]int, len(s))
+	for i := range s {
+		ids[i] = s[i].SpeakerID
+	}
+	return ids
+}

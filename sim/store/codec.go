@@ -126,6 +126,8 @@ func (w *binWriter) project(p *sim.Project) {
 	w.str(p.Outcome.Message)
 	w.int(int64(p.TranslationsCount))
 	w.int(int64(p.OutputGen))
+	w.bool(p.ScriptsPending)
+	w.scriptInput(p.ScriptInput)
 	w.segments(p.SourceScript)
 	w.segments(p.TargetScript)
 	w.speakers(p.Speakers)
@@ -134,6 +136,7 @@ func (w *binWriter) project(p *sim.Project) {
 }
 
 func (w *binWriter) body(b *projectBody) {
+	w.scriptInput(b.ScriptInput)
 	w.segments(b.SourceScript)
 	w.segments(b.TargetScript)
 	w.speakers(b.Speakers)
@@ -158,6 +161,18 @@ func (w *binWriter) segments(s []sim.Segment) {
 		w.int(s[i].EndMS)
 		w.str(s[i].Text)
 		w.int(int64(s[i].SpeakerID))
+	}
+}
+
+func (w *binWriter) scriptInput(in *sim.ScriptInput) {
+	w.bool(in != nil)
+	if in == nil {
+		return
+	}
+	w.segments(in.SourceScript)
+	w.count(len(in.Utterances), in.Utterances == nil)
+	for _, u := range in.Utterances {
+		w.str(u)
 	}
 }
 
@@ -341,6 +356,8 @@ func (r *binReader) project(p *sim.Project) {
 	p.Outcome.Message = r.str()
 	p.TranslationsCount = r.small()
 	p.OutputGen = r.small()
+	p.ScriptsPending = r.bool()
+	p.ScriptInput = r.scriptInput()
 	p.SourceScript = r.segments()
 	p.TargetScript = r.segments()
 	p.Speakers = r.speakers()
@@ -349,6 +366,7 @@ func (r *binReader) project(p *sim.Project) {
 }
 
 func (r *binReader) body(b *projectBody) {
+	b.ScriptInput = r.scriptInput()
 	b.SourceScript = r.segments()
 	b.TargetScript = r.segments()
 	b.Speakers = r.speakers()
@@ -366,6 +384,20 @@ func (r *binReader) segments() []sim.Segment {
 		s[i] = sim.Segment{StartMS: r.int(), EndMS: r.int(), Text: r.str(), SpeakerID: r.small()}
 	}
 	return s
+}
+
+func (r *binReader) scriptInput() *sim.ScriptInput {
+	if !r.bool() {
+		return nil
+	}
+	in := &sim.ScriptInput{SourceScript: r.segments()}
+	if n, isNil := r.count(1); !isNil && r.err == nil {
+		in.Utterances = make([]string, n)
+		for i := range in.Utterances {
+			in.Utterances[i] = r.str()
+		}
+	}
+	return in
 }
 
 func (r *binReader) speakers() []sim.Speaker {

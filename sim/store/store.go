@@ -215,6 +215,7 @@ func (t *txn) ForEachAccount(fn func(sim.Account) error) error {
 // history) in "project_bodies", so reads that need no script stay cheap
 // however long the video.
 type projectBody struct {
+	ScriptInput  *sim.ScriptInput   `json:"script_input,omitempty"`
 	SourceScript []sim.Segment      `json:"source_script"`
 	TargetScript []sim.Segment      `json:"target_script"`
 	Speakers     []sim.Speaker      `json:"speakers"`
@@ -223,8 +224,8 @@ type projectBody struct {
 }
 
 func split(p sim.Project) (sim.Project, projectBody) {
-	b := projectBody{SourceScript: p.SourceScript, TargetScript: p.TargetScript, Speakers: p.Speakers, Pending: p.Pending, History: p.History}
-	p.SourceScript, p.TargetScript, p.Speakers, p.Pending, p.History = nil, nil, nil, nil, nil
+	b := projectBody{ScriptInput: p.ScriptInput, SourceScript: p.SourceScript, TargetScript: p.TargetScript, Speakers: p.Speakers, Pending: p.Pending, History: p.History}
+	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending, p.History = nil, nil, nil, nil, nil, nil
 	return p, b
 }
 
@@ -238,7 +239,7 @@ func (t *txn) withBody(p sim.Project) (sim.Project, error) {
 	if err := t.get(bBodies, p.ID, &b); err != nil && !errors.Is(err, sim.ErrNotFound) {
 		return p, err
 	}
-	p.SourceScript, p.TargetScript, p.Speakers, p.Pending, p.History = b.SourceScript, b.TargetScript, b.Speakers, b.Pending, b.History
+	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending, p.History = b.ScriptInput, b.SourceScript, b.TargetScript, b.Speakers, b.Pending, b.History
 	return p, nil
 }
 

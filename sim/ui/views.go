@@ -35,6 +35,7 @@ type projectDetail struct {
 	PlannedOutcome       string             `json:"planned_outcome,omitempty"`
 	TranslationsCount    int                `json:"translations_count"`
 	OutputGeneration     int                `json:"output_generation"`
+	ScriptsPending       bool               `json:"scripts_pending,omitempty"`
 	SourceScript         []sim.Segment      `json:"source_script"`
 	TargetScript         []sim.Segment      `json:"target_script"`
 	Speakers             []sim.Speaker      `json:"speakers"`
@@ -56,7 +57,7 @@ func detailOf(p sim.Project) projectDetail {
 		UseSoundalike: p.UseSoundalike, UseEmotionalTransfer: p.UseEmotionalTransfer, UseFixedTimings: p.UseFixedTimings,
 		HasGlossary: p.HasGlossary, DurationMS: p.DurationMS, DurationSource: p.DurationSource, CostMinutes: p.CostMinutes,
 		Refunded: p.Refunded, CreatedAt: control.Time(p.CreatedAt), ErrorMessage: p.ErrorMessage,
-		TranslationsCount: p.TranslationsCount, OutputGeneration: p.OutputGen,
+		TranslationsCount: p.TranslationsCount, OutputGeneration: p.OutputGen, ScriptsPending: p.ScriptsPending,
 		SourceScript: orEmpty(p.SourceScript), TargetScript: orEmpty(p.TargetScript), Speakers: orEmpty(p.Speakers),
 		PendingRetranslation: p.Pending, History: []eventJSON{}}
 	if !p.DueAt.IsZero() {

@@ -357,7 +357,7 @@ function renderDetail(st) {
   update(box.querySelector('.detail-audio'), { url: p.audio_url, full: !err }, audioPart);
   update(box.querySelector('.detail-timeline'), { p, now: st?.now || ui.state?.now }, timeline);
   update(box.querySelector('.detail-scripts'), err ? null : {
-    src: p.source_script || [], dst: p.target_script || [], speakers: p.speakers || [],
+    src: p.source_script || [], dst: p.target_script || [], speakers: p.speakers || [], pending: !!p.scripts_pending,
     pending: p.pending_retranslation || null, dur: p.duration_ms, sl: p.source_lang, tl: p.target_lang,
   }, scriptsPart);
 }
@@ -471,7 +471,7 @@ function scriptsPart(d) {
       h('td', { lang: d.tl || null }, t ? t.text : '—')));
   }
   const out = [h('h4', {}, 'Scripts')];
-  if (!rows.length) out.push(h('p', { class: 'muted' }, 'No script yet.'));
+  if (!rows.length) out.push(h('p', { class: 'muted' }, d.pending ? 'No script yet: the scripts and speakers are produced when the first run completes.' : 'No script yet.'));
   else {
     out.push(lanes(d));
     out.push(table(`Source and target script side by side (${d.src.length} / ${d.dst.length} segments)`,
