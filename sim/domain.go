@@ -118,30 +118,30 @@ type Retranslation struct {
 // Project is a platform dubbing project as stored. What a client sees of it
 // depends on Status (see the platform package).
 type Project struct {
-	ID                   string         `json:"id"`
-	APIKey               string         `json:"api_key"`
-	Name                 string         `json:"name"`
-	SourceLang           string         `json:"source_lang"`
-	TargetLang           string         `json:"target_lang"`
-	SourceVideoURL       string         `json:"source_video_url"`
-	MixingMode           string         `json:"mixing_mode"`
-	TTSVolume            string         `json:"tts_volume"`
-	UseSoundalike        bool           `json:"use_soundalike_voices,omitempty"`
-	UseEmotionalTransfer bool           `json:"use_emotional_transfer,omitempty"`
-	UseFixedTimings      bool           `json:"use_fixed_timings,omitempty"`
-	HasGlossary          bool           `json:"has_glossary,omitempty"`
-	DurationMS           int64          `json:"duration_ms"`
-	DurationSource       string         `json:"duration_source"`
-	CostMinutes          int64          `json:"cost_minutes"`
-	Refunded             bool           `json:"refunded,omitempty"`
-	Status               ProjectStatus  `json:"status"`
-	CreatedAt            time.Time      `json:"created_at"`
-	DueAt                time.Time      `json:"due_at,omitzero"`
-	CompletedAt          time.Time      `json:"completed_at,omitzero"`
-	ErrorMessage         string         `json:"error_message,omitempty"`
-	Outcome              Outcome        `json:"outcome"`
-	TranslationsCount    int            `json:"translations_count"`
-	OutputGen            int            `json:"output_gen"`
+	ID                   string        `json:"id"`
+	APIKey               string        `json:"api_key"`
+	Name                 string        `json:"name"`
+	SourceLang           string        `json:"source_lang"`
+	TargetLang           string        `json:"target_lang"`
+	SourceVideoURL       string        `json:"source_video_url"`
+	MixingMode           string        `json:"mixing_mode"`
+	TTSVolume            string        `json:"tts_volume"`
+	UseSoundalike        bool          `json:"use_soundalike_voices,omitempty"`
+	UseEmotionalTransfer bool          `json:"use_emotional_transfer,omitempty"`
+	UseFixedTimings      bool          `json:"use_fixed_timings,omitempty"`
+	HasGlossary          bool          `json:"has_glossary,omitempty"`
+	DurationMS           int64         `json:"duration_ms"`
+	DurationSource       string        `json:"duration_source"`
+	CostMinutes          int64         `json:"cost_minutes"`
+	Refunded             bool          `json:"refunded,omitempty"`
+	Status               ProjectStatus `json:"status"`
+	CreatedAt            time.Time     `json:"created_at"`
+	DueAt                time.Time     `json:"due_at,omitzero"`
+	CompletedAt          time.Time     `json:"completed_at,omitzero"`
+	ErrorMessage         string        `json:"error_message,omitempty"`
+	Outcome              Outcome       `json:"outcome"`
+	TranslationsCount    int           `json:"translations_count"`
+	OutputGen            int           `json:"output_gen"`
 	// ScriptsPending: the scripts and speakers are produced when the first
 	// run completes, as the real service transcribes and translates while
 	// it processes; until then they are nil and ScriptInput keeps the
