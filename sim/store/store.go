@@ -210,22 +210,30 @@ func (t *txn) ForEachAccount(fn func(sim.Account) error) error {
 	return forEach(t, bAccounts, fn)
 }
 
-// A project is stored in two records: the head (every scalar field) in
-// "projects" and the body (scripts, speakers, pending re-translation,
-// history) in "project_bodies", so reads that need no script stay cheap
-// however long the video.
+// A project is stored in up to two records: the head (every scalar field
+// and the history) in "projects" and the body (scripts, speakers, the
+// client's script input, pending re-translation) in "project_bodies", so
+// reads that need no script stay cheap however long the video. A project
+// without any of those (one just created from a URL) has no body record:
+// project ids are spread over the key space, so each record a creation
+// writes is a B+tree leaf of its own to rewrite.
 type projectBody struct {
 	ScriptInput  *sim.ScriptInput   `json:"script_input,omitempty"`
 	SourceScript []sim.Segment      `json:"source_script"`
 	TargetScript []sim.Segment      `json:"target_script"`
 	Speakers     []sim.Speaker      `json:"speakers"`
 	Pending      *sim.Retranslation `json:"pending,omitempty"`
-	History      []sim.Event        `json:"history,omitempty"`
+	// History is read from bodies written before it moved to the head.
+	History []sim.Event `json:"history,omitempty"`
+}
+
+func (b projectBody) empty() bool {
+	return b.ScriptInput == nil && b.SourceScript == nil && b.TargetScript == nil && b.Speakers == nil && b.Pending == nil && b.History == nil
 }
 
 func split(p sim.Project) (sim.Project, projectBody) {
-	b := projectBody{ScriptInput: p.ScriptInput, SourceScript: p.SourceScript, TargetScript: p.TargetScript, Speakers: p.Speakers, Pending: p.Pending, History: p.History}
-	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending, p.History = nil, nil, nil, nil, nil, nil
+	b := projectBody{ScriptInput: p.ScriptInput, SourceScript: p.SourceScript, TargetScript: p.TargetScript, Speakers: p.Speakers, Pending: p.Pending}
+	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending = nil, nil, nil, nil, nil
 	return p, b
 }
 
@@ -239,7 +247,10 @@ func (t *txn) withBody(p sim.Project) (sim.Project, error) {
 	if err := t.get(bBodies, p.ID, &b); err != nil && !errors.Is(err, sim.ErrNotFound) {
 		return p, err
 	}
-	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending, p.History = b.ScriptInput, b.SourceScript, b.TargetScript, b.Speakers, b.Pending, b.History
+	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending = b.ScriptInput, b.SourceScript, b.TargetScript, b.Speakers, b.Pending
+	if b.History != nil {
+		p.History = b.History
+	}
 	return p, nil
 }
 
@@ -264,8 +275,9 @@ func (t *txn) PutProject(p sim.Project) error {
 	}
 	due := t.tx.Bucket(bDue)
 	old, err := t.ProjectHead(p.ID)
+	existed := err == nil
 	switch {
-	case err == nil:
+	case existed:
 		if k := dueKey(old); k != nil {
 			if err := due.Delete(k); err != nil {
 				return err
@@ -280,8 +292,16 @@ func (t *txn) PutProject(p sim.Project) error {
 		}
 	}
 	head, body := split(p)
-	if err := t.put(bBodies, p.ID, body); err != nil {
-		return err
+	switch {
+	case body.empty() && existed:
+		if err := t.tx.Bucket(bBodies).Delete([]byte(p.ID)); err != nil {
+			return err
+		}
+	case body.empty():
+	default:
+		if err := t.put(bBodies, p.ID, body); err != nil {
+			return err
+		}
 	}
 	return t.put(bProjects, p.ID, head)
 }

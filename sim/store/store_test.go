@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -777,4 +778,55 @@ func TestForEachVisitsEveryRecord(t *testing.T) {
 	assert.Len(t, ids, 20)
 	assert.True(t, slices.Contains(keys, "k7"))
 	assert.True(t, slices.Contains(ids, "p19"))
+}
+
+// A project with no script, speakers, input or pending re-translation has
+// no body record; one that gets them has, and loses it when they go. The
+// history lives in the head; a body written before that still supplies it.
+func TestProjectBodyRecordOnlyWhenNeeded(t *testing.T) {
+	s, _ := openTemp(t)
+	hasBody := func(id string) bool {
+		var ok bool
+		require.NoError(t, s.db.View(func(tx *bolt.Tx) error { ok = tx.Bucket(bBodies).Get([]byte(id)) != nil; return nil }))
+		return ok
+	}
+	p := sim.Project{ID: "800000001", APIKey: "k", Status: sim.StatusInProgress, CreatedAt: t0, DueAt: t0.Add(time.Minute),
+		History: []sim.Event{{At: t0, Kind: sim.EventCreated}}}
+	update(t, s, func(tx sim.Tx) error { return tx.PutProject(p) })
+	assert.False(t, hasBody(p.ID), "created from a URL: head only")
+	var got sim.Project
+	view(t, s, func(tx sim.Tx) (err error) { got, err = tx.Project(p.ID); return })
+	assert.Equal(t, p.History, got.History)
+
+	p.Status, p.DueAt = sim.StatusReady, time.Time{}
+	p.SourceScript = []sim.Segment{{StartMS: 0, EndMS: 1000, Text: "a"}}
+	p.TargetScript, p.Speakers = p.SourceScript, []sim.Speaker{{SpeakerID: 0, Style: "masculine", VoiceKey: "v"}}
+	update(t, s, func(tx sim.Tx) error { return tx.PutProject(p) })
+	assert.True(t, hasBody(p.ID))
+	view(t, s, func(tx sim.Tx) (err error) { got, err = tx.Project(p.ID); return })
+	assert.Equal(t, p, got)
+
+	p.SourceScript, p.TargetScript, p.Speakers = nil, nil, nil
+	update(t, s, func(tx sim.Tx) error { return tx.PutProject(p) })
+	assert.False(t, hasBody(p.ID), "emptied: the body record goes")
+
+	// A file written before the history moved to the head.
+	legacy := sim.Project{ID: "800000002", APIKey: "k", Status: sim.StatusReady, CreatedAt: t0}
+	require.NoError(t, s.db.Update(func(tx *bolt.Tx) error {
+		head, err := json.Marshal(envelope{V: valueVersion, D: legacy})
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(envelope{V: valueVersion, D: projectBody{History: []sim.Event{{At: t0, Kind: sim.EventCompleted}}}})
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bProjects).Put([]byte(legacy.ID), head); err != nil {
+			return err
+		}
+		return tx.Bucket(bBodies).Put([]byte(legacy.ID), body)
+	}))
+	view(t, s, func(tx sim.Tx) (err error) { got, err = tx.Project(legacy.ID); return })
+	require.Len(t, got.History, 1)
+	assert.Equal(t, sim.EventCompleted, got.History[0].Kind)
 }
