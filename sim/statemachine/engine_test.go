@@ -520,3 +520,36 @@ func speakerIDs(s []sim.Speaker) []int {
 	}
 	return ids
 }
+
+// An idle tick only reads: no write transaction when nothing is due and the
+// idempotency records were purged less than a simulated minute ago; one as
+// soon as a transition is due or the purge is.
+func TestIdleTickWritesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, nil)
+	key := h.account(t, sim.PlanPro, 100, false)
+	_, err := h.e.CreateProject(ctx, key, newProject("https://v/clip"))
+	require.NoError(t, err)
+
+	_, err = h.e.Tick(ctx) // the first purge
+	require.NoError(t, err)
+	before := h.e.writes.Load()
+	for range 5 {
+		n, err := h.e.Tick(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+	}
+	assert.Equal(t, before, h.e.writes.Load(), "idle ticks wrote")
+
+	h.clock.Advance(30 * time.Second) // nothing due yet, purge not due
+	_, err = h.e.Tick(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, before, h.e.writes.Load())
+
+	h.clock.Advance(time.Hour) // the project is due
+	n, err := h.e.Tick(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Greater(t, h.e.writes.Load(), before)
+}
