@@ -152,17 +152,29 @@ func markIntent(ctx context.Context) {
 	}
 }
 
-// update runs fn in a write transaction and invalidates the caches.
+// update runs fn in a write transaction and invalidates the caches. The
+// transaction also persists the simulated clock: whatever a write stamped
+// and answered (created_at, updatedAt, ...) is never after the time a
+// restart resumes from (test/crash, the studio writes did not).
 func (e *Engine) update(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.writes.Add(1)
-	return e.store.Update(ctx, fn)
+	return e.store.Update(ctx, e.savingClock(fn))
 }
 
 // batch is update for creations: concurrent ones share a transaction. fn may
 // run more than once.
 func (e *Engine) batch(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.writes.Add(1)
-	return e.store.Batch(ctx, fn)
+	return e.store.Batch(ctx, e.savingClock(fn))
+}
+
+func (e *Engine) savingClock(fn func(sim.Tx) error) func(sim.Tx) error {
+	return func(tx sim.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return e.saveClock(tx)
+	}
 }
 
 // New returns an Engine. Call Start before serving.
@@ -484,10 +496,7 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 			return err
 		}
 		rc = sim.Receipt{ProjectID: p.ID, CostMinutes: cost, EstimatedCompletion: p.DueAt, BalanceMinutes: acct.BalanceMinutes}
-		if err := saveIntent(ctx, tx, rc, now); err != nil {
-			return err
-		}
-		return e.saveClock(tx)
+		return saveIntent(ctx, tx, rc, now)
 	})
 	if err == nil {
 		markIntent(ctx)
