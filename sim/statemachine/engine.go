@@ -242,10 +242,7 @@ func (e *Engine) Start(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := e.ensureUsers(tx, now); err != nil {
-			return err
-		}
-		return e.saveClock(tx)
+		return e.ensureUsers(tx, now)
 	})
 	if err != nil {
 		return err
@@ -270,9 +267,10 @@ func (e *Engine) saveClock(tx sim.Tx) error {
 	return tx.PutMeta(metaClock, b)
 }
 
-// SaveClock persists the clock state (called periodically and at shutdown).
+// SaveClock persists the clock state (called periodically and at shutdown):
+// a write transaction with nothing else in it (update saves the clock).
 func (e *Engine) SaveClock(ctx context.Context) error {
-	return e.update(ctx, e.saveClock)
+	return e.update(ctx, func(sim.Tx) error { return nil })
 }
 
 func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account {
@@ -332,11 +330,8 @@ func (e *Engine) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, e
 	if np.Status == sim.StatusReady {
 		Materialize(e.Catalog(), e.ids, &np)
 	}
-	// The transition is stamped with simulated time: persist the clock in
-	// the same transaction, so a restart never resumes before it.
-	if err := e.saveClock(tx); err != nil {
-		return p, err
-	}
+	// The transition is stamped with simulated time; the transaction
+	// (update, batch) persists the clock with it.
 	for _, ef := range effects {
 		if ef.RefundAPIKey == "" {
 			continue
@@ -634,10 +629,7 @@ func (e *Engine) Retranslate(ctx context.Context, apiKey, id string, in sim.Retr
 			return err
 		}
 		rc = sim.Receipt{ProjectID: p.ID, EstimatedCompletion: p.DueAt, BalanceMinutes: acct.BalanceMinutes, TranslationsCount: p.TranslationsCount}
-		if err := saveIntent(ctx, tx, rc, now); err != nil {
-			return err
-		}
-		return e.saveClock(tx)
+		return saveIntent(ctx, tx, rc, now)
 	})
 	if err == nil && !dryRun {
 		markIntent(ctx)
@@ -833,7 +825,7 @@ func (e *Engine) Reset(ctx context.Context) error {
 				return err
 			}
 		}
-		return e.saveClock(tx)
+		return nil
 	})
 }
 

@@ -625,10 +625,8 @@ func (e *Engine) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (sim.A
 	if na.Status == orig.Status && na.DueAt.Equal(orig.DueAt) && na.Result.Known == orig.Result.Known {
 		return orig, nil
 	}
-	if err := e.saveClock(tx); err != nil {
-		return a, err
-	}
-	return na, tx.PutArtifact(na)
+	return na, tx.PutArtifact(na) // update persists the clock with it
+
 }
 
 // Artifact returns an artifact of the caller's company with its due
@@ -1047,10 +1045,7 @@ func (e *Engine) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, 
 	if nv.Status == v.Status && nv.DueAt.Equal(v.DueAt) {
 		return v, nil
 	}
-	if err := e.saveClock(tx); err != nil {
-		return v, err
-	}
-	return nv, tx.PutVideo(nv)
+	return nv, tx.PutVideo(nv) // update persists the clock with it
 }
 
 // Videos lists the videos of a project of the caller's company, oldest
