@@ -199,7 +199,7 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(filepath.Join(dir, "dubsim.db"), store.NoSync())
+	st, err := store.Open(filepath.Join(dir, "dubsim.db"), store.NoSync(), store.KeySeed(o.seed))
 	if err != nil {
 		return nil, err
 	}

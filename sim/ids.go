@@ -57,6 +57,40 @@ func (g *IDs) PlatformProjectID(seq uint64) string {
 	}
 }
 
+// PlatformProjectSeq is the inverse of PlatformProjectID: the sequence
+// number whose id is id, if id is a nine-digit number in the id range
+// (whichever generator made it: the permutation is a bijection, so every such
+// id has exactly one).
+func (g *IDs) PlatformProjectSeq(id string) (uint64, bool) {
+	if len(id) != 9 || id[0] < '1' || id[0] > '9' {
+		return 0, false
+	}
+	var y uint64
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		y = y*10 + uint64(c-'0')
+	}
+	y -= platformIDMin
+	for {
+		y = g.feistelInverse(y)
+		if y < platformIDRange {
+			return y, true
+		}
+	}
+}
+
+func (g *IDs) feistelInverse(x uint64) uint64 {
+	l, r := (x>>feistelHalf)&feistelMask, x&feistelMask
+	for round := uint64(4); round > 0; round-- {
+		f := g.round(round-1, l) & feistelMask
+		l, r = r^f, l
+	}
+	return l<<feistelHalf | r
+}
+
 func (g *IDs) feistel(x uint64) uint64 {
 	l, r := (x>>feistelHalf)&feistelMask, x&feistelMask
 	for round := uint64(0); round < 4; round++ {

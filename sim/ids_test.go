@@ -58,6 +58,58 @@ func TestPlatformProjectIDEdgesOfRange(t *testing.T) {
 	}
 }
 
+func TestPlatformProjectSeqInvertsID(t *testing.T) {
+	t.Parallel()
+	for _, seed := range []uint64{0, 1, 0xDEADBEEF, math.MaxUint64} {
+		g := sim.NewIDs(seed)
+		seqs := []uint64{0, 1, 2, 99_999, 123_456_789, 900_000_000 - 1}
+		for s := uint64(0); s < 20_000; s++ {
+			seqs = append(seqs, s)
+		}
+		for _, seq := range seqs {
+			id := g.PlatformProjectID(seq)
+			got, ok := g.PlatformProjectSeq(id)
+			if !ok || got != seq {
+				t.Fatalf("seed %d: PlatformProjectSeq(%s) = %d, %v; want %d", seed, id, got, ok, seq)
+			}
+		}
+	}
+	// Every nine-digit id has a sequence number under any seed, and it maps
+	// back to that id: the permutation is a bijection of the range.
+	g := sim.NewIDs(5)
+	for _, id := range []string{"100000000", "999999999", "500000000", "123456789"} {
+		seq, ok := g.PlatformProjectSeq(id)
+		require.True(t, ok, id)
+		require.Less(t, seq, uint64(900_000_000), id)
+		assert.Equal(t, id, g.PlatformProjectID(seq))
+	}
+}
+
+func TestPlatformProjectSeqRefusesOtherStrings(t *testing.T) {
+	t.Parallel()
+	g := sim.NewIDs(0)
+	for _, id := range []string{"", "1", "12345678", "1234567890", "012345678", "12345678a", " 12345678", "-12345678", "+12345678", "１23456789"} {
+		_, ok := g.PlatformProjectSeq(id)
+		assert.False(t, ok, "%q", id)
+	}
+}
+
+func FuzzPlatformProjectSeq(f *testing.F) {
+	f.Add(uint64(0), "100000000")
+	f.Add(uint64(7), "999999999")
+	f.Add(uint64(1), "12x")
+	f.Fuzz(func(t *testing.T, seed uint64, id string) {
+		g := sim.NewIDs(seed)
+		seq, ok := g.PlatformProjectSeq(id)
+		if !ok {
+			return
+		}
+		if back := g.PlatformProjectID(seq); back != id {
+			t.Fatalf("seed %d: %q -> %d -> %q", seed, id, seq, back)
+		}
+	})
+}
+
 func TestPlatformProjectIDSeeds(t *testing.T) {
 	t.Parallel()
 	const n = 2000

@@ -83,7 +83,7 @@ func run() error {
 		return err
 	}
 	start := time.Now()
-	st, err := store.Open(*data, store.NoSync())
+	st, err := store.Open(*data, store.NoSync(), store.KeySeed(*seed))
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := os.MkdirAll(filepath.Dir(cfg.Data), 0o755); err != nil {
 		return fmt.Errorf("data: %w", err)
 	}
-	st, err := store.Open(cfg.Data)
+	st, err := store.Open(cfg.Data, store.KeySeed(cfg.Seed))
 	if err != nil {
 		return err
 	}

@@ -11,14 +11,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	bolt "go.etcd.io/bbolt"
 )
 
-// SchemaVersion is the version of the stored layout.
-const SchemaVersion = 2
+// SchemaVersion is the version of the stored layout. Version 3 keys
+// projects by sequence number (projectKey); Open migrates version 2 files.
+const SchemaVersion = 3
 
 var (
 	bMeta     = []byte("_meta")
@@ -33,19 +35,39 @@ var (
 	// they existed) and ResetData empties.
 	allData   = append([][]byte{bAccounts, bProjects, bBodies, bDue, bIdem, bIdemExp}, studioData...)
 	keySchema = []byte("schema_version")
+	// keyKeySeed is the seed of the id permutation projectKey inverts,
+	// recorded when the file is made: the keys of stored projects depend on
+	// it, so it never changes for a file.
+	keyKeySeed = []byte("project_key_seed")
 )
 
 // Store is the bbolt-backed sim.Store.
 type Store struct {
 	db *bolt.DB
+	// keys inverts project ids to the sequence numbers they were made from.
+	keys *sim.IDs
+}
+
+type options struct {
+	bolt    bolt.Options
+	keySeed uint64
 }
 
 // Option configures Open.
-type Option func(*bolt.Options)
+type Option func(*options)
 
 // NoSync skips fsync after each commit: faster, but a machine crash can lose
 // recent writes. For tests and throwaway stores.
-func NoSync() Option { return func(o *bolt.Options) { o.NoSync = true } }
+func NoSync() Option { return func(o *options) { o.bolt.NoSync = true } }
+
+// KeySeed is the seed of the ids a new file will mostly hold (the engine's
+// sim.IDs seed, default 0). Projects are keyed by the sequence number their
+// id was made from, so creations append to the B+tree instead of rewriting a
+// leaf at a random place each: that holds for the ids of this seed. Ids of
+// another seed are stored as correctly, in random key order. A file keeps
+// the seed it was made with; the option only counts for a new file (or one
+// migrated from schema 2).
+func KeySeed(seed uint64) Option { return func(o *options) { o.keySeed = seed } }
 
 // Open opens (creating if needed) the store at path.
 func Open(path string, opts ...Option) (*Store, error) {
@@ -53,11 +75,11 @@ func Open(path string, opts ...Option) (*Store, error) {
 	// commits on a large file cheaper, but every open would then scan the
 	// whole file: 200 ms and 600 MB of touched pages for 100,000 projects);
 	// the map freelist keeps allocation fast in a large file.
-	bo := &bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType}
-	for _, o := range opts {
-		o(bo)
+	o := options{bolt: bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType}}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	db, err := bolt.Open(path, 0o600, bo)
+	db, err := bolt.Open(path, 0o600, &o.bolt)
 	if err == nil {
 		db.MaxBatchDelay = 2 * time.Millisecond // a lone write waits at most this long for company
 	}
@@ -72,14 +94,33 @@ func Open(path string, opts ...Option) (*Store, error) {
 			}
 		}
 		meta := tx.Bucket(bMeta)
+		version := uint64(SchemaVersion) // a new file
 		if v := meta.Get(keySchema); v != nil {
 			if len(v) != 8 {
 				return fmt.Errorf("malformed schema version %x, this dubsim reads %d", v, SchemaVersion)
 			}
-			if got := binary.BigEndian.Uint64(v); got != SchemaVersion {
-				return fmt.Errorf("schema version %d, this dubsim reads %d", got, SchemaVersion)
+			version = binary.BigEndian.Uint64(v)
+			if version != SchemaVersion && version != 2 {
+				return fmt.Errorf("schema version %d, this dubsim reads %d (and migrates 2)", version, SchemaVersion)
 			}
-			return nil
+		}
+		switch v := meta.Get(keyKeySeed); {
+		case v == nil && version == SchemaVersion && meta.Get(keySchema) != nil:
+			return fmt.Errorf("schema version %d without %s", version, keyKeySeed)
+		case v == nil:
+			if err := meta.Put(keyKeySeed, be64(o.keySeed)); err != nil {
+				return err
+			}
+			s.keys = sim.NewIDs(o.keySeed)
+		case len(v) != 8:
+			return fmt.Errorf("malformed %s %x", keyKeySeed, v)
+		default:
+			s.keys = sim.NewIDs(binary.BigEndian.Uint64(v))
+		}
+		if version == 2 {
+			if err := s.migrateKeys(tx); err != nil {
+				return fmt.Errorf("migrating schema 2 to %d: %w", SchemaVersion, err)
+			}
 		}
 		return meta.Put(keySchema, be64(SchemaVersion))
 	}); err != nil {
@@ -100,7 +141,7 @@ func (s *Store) View(ctx context.Context, fn func(sim.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.View(func(tx *bolt.Tx) error { return fn(&txn{tx: tx}) })
+	return s.db.View(func(tx *bolt.Tx) error { return fn(&txn{tx: tx, s: s}) })
 }
 
 // Batch runs fn in a read-write transaction that concurrent Batch calls
@@ -110,7 +151,7 @@ func (s *Store) Batch(ctx context.Context, fn func(sim.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Batch(func(tx *bolt.Tx) error { return fn(&txn{tx: tx}) })
+	return s.db.Batch(func(tx *bolt.Tx) error { return fn(&txn{tx: tx, s: s}) })
 }
 
 // Update runs fn in a read-write transaction; an error rolls it back.
@@ -118,7 +159,68 @@ func (s *Store) Update(ctx context.Context, fn func(sim.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return fn(&txn{tx: tx}) })
+	return s.db.Update(func(tx *bolt.Tx) error { return fn(&txn{tx: tx, s: s}) })
+}
+
+// projectKey is the key of project id in the projects and project_bodies
+// buckets: the eight big-endian bytes of the sequence number the id was made
+// from (below 2^30, so the first byte is 0), which keeps creations at the end
+// of the B+tree; any other string after a 0xFF byte. The mapping is one to
+// one, and values hold the id, so nothing reads it back.
+func (s *Store) projectKey(id string) []byte {
+	if seq, ok := s.keys.PlatformProjectSeq(id); ok {
+		return be64(seq)
+	}
+	return append([]byte{0xFF}, id...)
+}
+
+// projectID is the inverse of projectKey.
+func (s *Store) projectID(key []byte) string {
+	if len(key) == 8 && key[0] == 0 {
+		return s.keys.PlatformProjectID(binary.BigEndian.Uint64(key))
+	}
+	if len(key) > 0 && key[0] == 0xFF {
+		return string(key[1:])
+	}
+	return string(key) // not a key projectKey makes
+}
+
+// migrateKeys re-keys the projects, project_bodies and projects_due buckets
+// of a schema 2 file, whose keys were (or ended with) the ids.
+func (s *Store) migrateKeys(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bProjects, bBodies, bDue} {
+		type kv struct{ k, v []byte }
+		var all []kv
+		if err := tx.Bucket(name).ForEach(func(k, v []byte) error {
+			var nk []byte
+			switch {
+			case !bytes.Equal(name, bDue):
+				nk = s.projectKey(string(k))
+			case len(k) >= timeKeyLen:
+				nk = append(bytes.Clone(k[:timeKeyLen]), s.projectKey(string(k[timeKeyLen:]))...)
+			default:
+				return fmt.Errorf("malformed due key %x", k)
+			}
+			all = append(all, kv{nk, bytes.Clone(v)})
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := tx.DeleteBucket(name); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucket(name)
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(all, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+		for _, e := range all {
+			if err := b.Put(e.k, e.v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // envelope wraps every stored value with its version. D holds a pointer to
@@ -169,12 +271,19 @@ func timeKey(t time.Time, suffix string) []byte {
 
 const timeKeyLen = 12
 
-type txn struct{ tx *bolt.Tx }
+type txn struct {
+	tx *bolt.Tx
+	s  *Store
+}
 
 var _ sim.Tx = (*txn)(nil)
 
 func (t *txn) get(bucket []byte, key string, v any) error {
-	b := t.tx.Bucket(bucket).Get([]byte(key))
+	return t.getKey(bucket, []byte(key), v)
+}
+
+func (t *txn) getKey(bucket, key []byte, v any) error {
+	b := t.tx.Bucket(bucket).Get(key)
 	if b == nil {
 		return sim.ErrNotFound
 	}
@@ -182,11 +291,15 @@ func (t *txn) get(bucket []byte, key string, v any) error {
 }
 
 func (t *txn) put(bucket []byte, key string, v any) error {
+	return t.putKey(bucket, []byte(key), v)
+}
+
+func (t *txn) putKey(bucket, key []byte, v any) error {
 	b, err := encode(v)
 	if err != nil {
 		return err
 	}
-	return t.tx.Bucket(bucket).Put([]byte(key), b)
+	return t.tx.Bucket(bucket).Put(key, b)
 }
 
 func forEach[T any](t *txn, bucket []byte, fn func(T) error) error {
@@ -210,13 +323,12 @@ func (t *txn) ForEachAccount(fn func(sim.Account) error) error {
 	return forEach(t, bAccounts, fn)
 }
 
-// A project is stored in up to two records: the head (every scalar field
-// and the history) in "projects" and the body (scripts, speakers, the
-// client's script input, pending re-translation) in "project_bodies", so
-// reads that need no script stay cheap however long the video. A project
-// without any of those (one just created from a URL) has no body record:
-// project ids are spread over the key space, so each record a creation
-// writes is a B+tree leaf of its own to rewrite.
+// A project is stored in up to two records under projectKey: the head
+// (every scalar field and the history) in "projects" and the body (scripts,
+// speakers, the client's script input, pending re-translation) in
+// "project_bodies", so reads that need no script stay cheap however long
+// the video. A project without any of those (one just created from a URL)
+// has no body record, one record fewer for a creation to write.
 type projectBody struct {
 	ScriptInput  *sim.ScriptInput   `json:"script_input,omitempty"`
 	SourceScript []sim.Segment      `json:"source_script"`
@@ -239,12 +351,12 @@ func split(p sim.Project) (sim.Project, projectBody) {
 
 func (t *txn) ProjectHead(id string) (sim.Project, error) {
 	var p sim.Project
-	return p, t.get(bProjects, id, &p)
+	return p, t.getKey(bProjects, t.s.projectKey(id), &p)
 }
 
 func (t *txn) withBody(p sim.Project) (sim.Project, error) {
 	var b projectBody
-	if err := t.get(bBodies, p.ID, &b); err != nil && !errors.Is(err, sim.ErrNotFound) {
+	if err := t.getKey(bBodies, t.s.projectKey(p.ID), &b); err != nil && !errors.Is(err, sim.ErrNotFound) {
 		return p, err
 	}
 	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending = b.ScriptInput, b.SourceScript, b.TargetScript, b.Speakers, b.Pending
@@ -262,11 +374,14 @@ func (t *txn) Project(id string) (sim.Project, error) {
 	return t.withBody(p)
 }
 
-func dueKey(p sim.Project) []byte {
+// dueKey is a project's key in the due index: the due time, then the
+// project key, so projects due at the same time (all of them, while the
+// clock stands still) follow in creation order.
+func (s *Store) dueKey(p sim.Project) []byte {
 	if p.Status != sim.StatusInProgress || p.DueAt.IsZero() {
 		return nil
 	}
-	return timeKey(p.DueAt, p.ID)
+	return append(timeKey(p.DueAt, ""), s.projectKey(p.ID)...)
 }
 
 func (t *txn) PutProject(p sim.Project) error {
@@ -278,7 +393,7 @@ func (t *txn) PutProject(p sim.Project) error {
 	existed := err == nil
 	switch {
 	case existed:
-		if k := dueKey(old); k != nil {
+		if k := t.s.dueKey(old); k != nil {
 			if err := due.Delete(k); err != nil {
 				return err
 			}
@@ -286,24 +401,25 @@ func (t *txn) PutProject(p sim.Project) error {
 	case !errors.Is(err, sim.ErrNotFound):
 		return err
 	}
-	if k := dueKey(p); k != nil {
+	if k := t.s.dueKey(p); k != nil {
 		if err := due.Put(k, nil); err != nil {
 			return err
 		}
 	}
+	key := t.s.projectKey(p.ID)
 	head, body := split(p)
 	switch {
 	case body.empty() && existed:
-		if err := t.tx.Bucket(bBodies).Delete([]byte(p.ID)); err != nil {
+		if err := t.tx.Bucket(bBodies).Delete(key); err != nil {
 			return err
 		}
 	case body.empty():
 	default:
-		if err := t.put(bBodies, p.ID, body); err != nil {
+		if err := t.putKey(bBodies, key, body); err != nil {
 			return err
 		}
 	}
-	return t.put(bProjects, p.ID, head)
+	return t.putKey(bProjects, key, head)
 }
 
 func (t *txn) DeleteProject(id string) error {
@@ -311,15 +427,16 @@ func (t *txn) DeleteProject(id string) error {
 	if err != nil {
 		return err
 	}
-	if k := dueKey(p); k != nil {
+	if k := t.s.dueKey(p); k != nil {
 		if err := t.tx.Bucket(bDue).Delete(k); err != nil {
 			return err
 		}
 	}
-	if err := t.tx.Bucket(bBodies).Delete([]byte(id)); err != nil {
+	key := t.s.projectKey(id)
+	if err := t.tx.Bucket(bBodies).Delete(key); err != nil {
 		return err
 	}
-	return t.tx.Bucket(bProjects).Delete([]byte(id))
+	return t.tx.Bucket(bProjects).Delete(key)
 }
 
 func (t *txn) ForEachProjectHead(fn func(sim.Project) error) error {
@@ -337,23 +454,26 @@ func (t *txn) ForEachProject(fn func(sim.Project) error) error {
 }
 
 // dueIDs returns up to limit ids of a due index whose time is at or before
-// now, earliest first.
-func (t *txn) dueIDs(bucket []byte, now time.Time, limit int) ([]string, error) {
+// now, earliest first; id turns the rest of a key into the id.
+func (t *txn) dueIDs(bucket []byte, now time.Time, limit int, id func([]byte) string) ([]string, error) {
 	var ids []string
 	limitKey := timeKey(now, "")
 	c := t.tx.Bucket(bucket).Cursor()
 	for k, _ := c.First(); k != nil && len(ids) < limit; k, _ = c.Next() {
-		if bytes.Compare(k[:timeKeyLen], limitKey) > 0 {
+		if len(k) < timeKeyLen || bytes.Compare(k[:timeKeyLen], limitKey) > 0 {
 			break
 		}
-		ids = append(ids, string(k[timeKeyLen:]))
+		ids = append(ids, id(k[timeKeyLen:]))
 	}
 	return ids, nil
 }
 
 func (t *txn) DueProjects(now time.Time, limit int) ([]string, error) {
-	return t.dueIDs(bDue, now, limit)
+	return t.dueIDs(bDue, now, limit, t.s.projectID)
 }
+
+// plainID is the id of a due index whose keys end with the id itself.
+func plainID(k []byte) string { return string(k) }
 
 func (t *txn) NextSequence(name string) (uint64, error) {
 	b := t.tx.Bucket(bSeq)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -666,8 +667,12 @@ func TestUnreadableValues(t *testing.T) {
 			t.Run(tc.name+"/"+rname, func(t *testing.T) {
 				t.Parallel()
 				s, _ := openTemp(t)
+				key := []byte(r.key)
+				if bytes.Equal(r.bucket, bProjects) {
+					key = s.projectKey(r.key)
+				}
 				require.NoError(t, s.db.Update(func(tx *bolt.Tx) error {
-					return tx.Bucket(r.bucket).Put([]byte(r.key), []byte(tc.raw))
+					return tx.Bucket(r.bucket).Put(key, []byte(tc.raw))
 				}))
 				var err error
 				require.NotPanics(t, func() { err = s.Update(context.Background(), r.read) })
@@ -787,7 +792,7 @@ func TestProjectBodyRecordOnlyWhenNeeded(t *testing.T) {
 	s, _ := openTemp(t)
 	hasBody := func(id string) bool {
 		var ok bool
-		require.NoError(t, s.db.View(func(tx *bolt.Tx) error { ok = tx.Bucket(bBodies).Get([]byte(id)) != nil; return nil }))
+		require.NoError(t, s.db.View(func(tx *bolt.Tx) error { ok = tx.Bucket(bBodies).Get(s.projectKey(id)) != nil; return nil }))
 		return ok
 	}
 	p := sim.Project{ID: "800000001", APIKey: "k", Status: sim.StatusInProgress, CreatedAt: t0, DueAt: t0.Add(time.Minute),
@@ -821,10 +826,10 @@ func TestProjectBodyRecordOnlyWhenNeeded(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := tx.Bucket(bProjects).Put([]byte(legacy.ID), head); err != nil {
+		if err := tx.Bucket(bProjects).Put(s.projectKey(legacy.ID), head); err != nil {
 			return err
 		}
-		return tx.Bucket(bBodies).Put([]byte(legacy.ID), body)
+		return tx.Bucket(bBodies).Put(s.projectKey(legacy.ID), body)
 	}))
 	view(t, s, func(tx sim.Tx) (err error) { got, err = tx.Project(legacy.ID); return })
 	require.Len(t, got.History, 1)

@@ -271,7 +271,7 @@ func (t *txn) ForEachVideo(projectID string, fn func(sim.Video) error) error {
 }
 
 func (t *txn) DueVideos(now time.Time, limit int) ([]string, error) {
-	return t.dueIDs(bVideosDue, now, limit)
+	return t.dueIDs(bVideosDue, now, limit, plainID)
 }
 
 var artifactDueIndex = index[sim.Artifact]{
@@ -293,7 +293,7 @@ func (t *txn) ForEachArtifact(fn func(sim.Artifact) error) error {
 }
 
 func (t *txn) DueArtifacts(now time.Time, limit int) ([]string, error) {
-	return t.dueIDs(bArtifactsDue, now, limit)
+	return t.dueIDs(bArtifactsDue, now, limit, plainID)
 }
 
 func (t *txn) Upload(id string) (sim.Upload, error) {

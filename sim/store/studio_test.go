@@ -937,8 +937,8 @@ func TestReopenKeepsStudioData(t *testing.T) {
 }
 
 // TestOpenAddsStudioBucketsToAnOlderFile opens a schema 2 file written
-// before the studio buckets existed: Open adds them, keeps the data and
-// the schema version.
+// before the studio buckets existed: Open adds them and keeps the data
+// (and migrates the file to the current schema).
 func TestOpenAddsStudioBucketsToAnOlderFile(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.db")
@@ -965,7 +965,7 @@ func TestOpenAddsStudioBucketsToAnOlderFile(t *testing.T) {
 		for _, name := range studioData {
 			assert.NotNil(t, tx.Bucket(name), "bucket %s", name)
 		}
-		assert.Equal(t, uint64(2), binary.BigEndian.Uint64(tx.Bucket(bMeta).Get(keySchema)))
+		assert.Equal(t, uint64(SchemaVersion), binary.BigEndian.Uint64(tx.Bucket(bMeta).Get(keySchema)))
 		return nil
 	}))
 	view(t, s, func(tx sim.Tx) error {
