@@ -251,7 +251,9 @@ func TestOpenMigratesSchema2Keys(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	assert.Equal(t, uint64(7), metaSeed(t, s))
 	check(s)
-	require.NoError(t, s.Update(context.Background(), func(tx sim.Tx) error { return tx.PutProject(project(ids.PlatformProjectID(50), sim.StatusReady, time.Time{})) }))
+	require.NoError(t, s.Update(context.Background(), func(tx sim.Tx) error {
+		return tx.PutProject(project(ids.PlatformProjectID(50), sim.StatusReady, time.Time{}))
+	}))
 	keys := keysOf(t, s, bProjects)
 	assert.Equal(t, be64(50), keys[50], "the next creation appends after the migrated ones")
 }
