@@ -43,7 +43,8 @@ var (
 
 // Store is the bbolt-backed sim.Store.
 type Store struct {
-	db *bolt.DB
+	db     *bolt.DB
+	commit *committer
 	// keys inverts project ids to the sequence numbers they were made from.
 	keys *sim.IDs
 }
@@ -80,9 +81,6 @@ func Open(path string, opts ...Option) (*Store, error) {
 		opt(&o)
 	}
 	db, err := bolt.Open(path, 0o600, &o.bolt)
-	if err == nil {
-		db.MaxBatchDelay = 2 * time.Millisecond // a lone write waits at most this long for company
-	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -127,11 +125,15 @@ func Open(path string, opts ...Option) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
+	s.commit = newCommitter(db)
 	return s, nil
 }
 
-// Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
+// Close commits the queued Batch calls and closes the file.
+func (s *Store) Close() error {
+	s.commit.close()
+	return s.db.Close()
+}
 
 // Path returns the file path.
 func (s *Store) Path() string { return s.db.Path() }
@@ -145,13 +147,13 @@ func (s *Store) View(ctx context.Context, fn func(sim.Tx) error) error {
 }
 
 // Batch runs fn in a read-write transaction that concurrent Batch calls
-// may share (bbolt's DB.Batch): one disk sync for many writes. fn may run
-// more than once.
+// may share (group commit, batch.go): one disk sync for many writes. fn may
+// run more than once.
 func (s *Store) Batch(ctx context.Context, fn func(sim.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Batch(func(tx *bolt.Tx) error { return fn(&txn{tx: tx, s: s}) })
+	return s.commit.do(s.wrap(fn))
 }
 
 // Update runs fn in a read-write transaction; an error rolls it back.
