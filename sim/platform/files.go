@@ -22,19 +22,24 @@ const (
 
 // fileURL is the download URL of an output of p's current generation; a
 // re-translation changes the generation, so clients never get stale files.
-func (a *API) fileURL(r *http.Request, p sim.Project, name string) string {
-	base := a.publicURL
-	if base == "" {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
-			scheme = fp
-		}
-		base = scheme + "://" + r.Host
-	}
+func fileURL(base string, p sim.Project, name string) string {
 	return fmt.Sprintf("%s/files/projects/%s/%d/%s", base, p.ID, p.OutputGen, name)
+}
+
+// baseURL is the base of download URLs: the configured public URL, else
+// the scheme and host the request came in on.
+func (a *API) baseURL(r *http.Request) string {
+	if a.publicURL != "" {
+		return a.publicURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
+		scheme = fp
+	}
+	return scheme + "://" + r.Host
 }
 
 // Track renders a project's dubbed audio: the target script's segments in

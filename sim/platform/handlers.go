@@ -151,7 +151,9 @@ func nonNil[T any](s []T) *[]T {
 	return &s
 }
 
-func (a *API) view(r *http.Request, p sim.Project) projectView {
+// view is the Get Project view of p; base is the download URLs' base
+// (baseURL).
+func (a *API) view(base string, p sim.Project) projectView {
 	v := projectView{
 		Name: p.Name, SourceLang: p.SourceLang, TargetLang: p.TargetLang, MixingMode: p.MixingMode,
 		CostMinutes: p.CostMinutes, CreatedDate: sim.PlatformTime(p.CreatedAt), Status: string(p.Status),
@@ -161,8 +163,8 @@ func (a *API) view(r *http.Request, p sim.Project) projectView {
 		v.EstimatedCompletionDate = sim.PlatformTime(p.DueAt)
 	case sim.StatusReady:
 		v.CompletionDate = sim.PlatformTime(p.CompletedAt)
-		v.OutputVideoURL = a.fileURL(r, p, fileVideo)
-		v.OutputTTSAudioURL = a.fileURL(r, p, fileAudio)
+		v.OutputVideoURL = fileURL(base, p, fileVideo)
+		v.OutputTTSAudioURL = fileURL(base, p, fileAudio)
 		v.OutputSourceScript = nonNil(p.SourceScript)
 		v.OutputTargetScript = nonNil(p.TargetScript)
 		v.OutputTargetSpeakers = nonNil(p.Speakers)
@@ -174,12 +176,7 @@ func (a *API) view(r *http.Request, p sim.Project) projectView {
 
 // handleGetProject serves GET /api/v1/projects/{project_id}.
 func (a *API) handleGetProject(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.svc.Project(r.Context(), account(r).APIKey, chi.URLParam(r, "project_id"))
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, a.view(r, p))
-	return nil
+	return a.writeProject(w, r, account(r).APIKey, chi.URLParam(r, "project_id"))
 }
 
 type successResponse struct {

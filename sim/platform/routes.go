@@ -55,6 +55,7 @@ type API struct {
 	publicURL string
 	created   int
 	catalog   atomic.Pointer[catalogBodies]
+	rendered  rendered
 }
 
 // New returns the platform API.

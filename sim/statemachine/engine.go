@@ -257,6 +257,12 @@ func (e *Engine) Fixtures() *sim.Fixtures { return e.fixtures.Load() }
 func (e *Engine) Catalog() *sim.Catalog { return e.Fixtures().Catalog }
 
 // Now is the current simulated time.
+// Generation changes after every committed write transaction: a value read
+// before a read of the store still equals it afterwards only if no write
+// committed in between (the rule of the engine's caches and of the platform
+// API's rendered answers).
+func (e *Engine) Generation() uint64 { return e.writes.Load() }
+
 func (e *Engine) Now() time.Time { return e.clock.Now() }
 
 func (e *Engine) saveClock(tx sim.Tx) error {
