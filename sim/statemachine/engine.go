@@ -90,45 +90,23 @@ type Engine struct {
 	// lastPurge is the simulated time (Unix ns) of the last purge of
 	// expired idempotency records.
 	lastPurge atomic.Int64
-	acctMu    sync.RWMutex
-	accounts  map[string]cachedAccount
-	ready     readyCache
+	// Caches of store reads (cache.go): accounts by key, decoded ready
+	// projects (their scripts are the costly part of a read) by id, studio
+	// callers by key, studio projects by id, video lists by project id.
+	accounts       genCache[sim.Account]
+	ready          genCache[sim.Project]
+	callers        genCache[sim.Caller]
+	studioProjects genCache[sim.StudioProject]
+	videoLists     genCache[videoList]
 }
 
-type cachedAccount struct {
-	acct   sim.Account
-	writes uint64
-}
-
-// readyCache keeps decoded ready projects (their scripts are the costly part
-// of a read) under the same rule as the account cache: an entry is served
-// only while no write transaction has committed since it was loaded.
-type readyCache struct {
-	mu      sync.Mutex
-	entries map[string]cachedProject
-}
-
-type cachedProject struct {
-	p      sim.Project
-	writes uint64
-}
-
-const readyCacheSize = 4096
-
-func (c *readyCache) get(id string, writes uint64) (sim.Project, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[id]
-	return e.p, ok && e.writes == writes
-}
-
-func (c *readyCache) put(p sim.Project, writes uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil || len(c.entries) >= readyCacheSize {
-		c.entries = make(map[string]cachedProject, 64) // crude but bounded: start over
-	}
-	c.entries[p.ID] = cachedProject{p: p, writes: writes}
+// videoList is a project's videos, sorted, its company, and the earliest
+// time one of them is due (zero: none is): the list is served from the cache
+// only before then.
+type videoList struct {
+	videos  []sim.Video
+	company string
+	until   time.Time
 }
 
 // saveIntent stores the idempotency record of the request that caused this
@@ -180,6 +158,8 @@ func (e *Engine) savingClock(fn func(sim.Tx) error) func(sim.Tx) error {
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
 	e := &Engine{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, idemTTL: cfg.IdempotencyWindow}
+	e.accounts.size, e.callers.size = 10_000, 10_000
+	e.ready.size, e.studioProjects.size, e.videoLists.size = 4096, 4096, 4096
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -305,11 +285,8 @@ func (e *Engine) Account(ctx context.Context, apiKey string) (sim.Account, error
 		return a, unauthorized()
 	}
 	gen := e.writes.Load()
-	e.acctMu.RLock()
-	c, ok := e.accounts[apiKey]
-	e.acctMu.RUnlock()
-	if ok && c.writes == gen {
-		return c.acct, nil
+	if a, ok := e.accounts.get(apiKey, gen); ok {
+		return a, nil
 	}
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		var err error
@@ -317,12 +294,7 @@ func (e *Engine) Account(ctx context.Context, apiKey string) (sim.Account, error
 		return err
 	})
 	if err == nil {
-		e.acctMu.Lock()
-		if e.accounts == nil || len(e.accounts) > 10_000 {
-			e.accounts = map[string]cachedAccount{}
-		}
-		e.accounts[apiKey] = cachedAccount{acct: a, writes: gen}
-		e.acctMu.Unlock()
+		e.accounts.put(apiKey, a, gen)
 	}
 	return a, err
 }
@@ -385,7 +357,7 @@ func (e *Engine) Project(ctx context.Context, apiKey, id string) (sim.Project, e
 		p = head
 		if head.Status == sim.StatusReady {
 			if p, err = tx.Project(id); err == nil {
-				e.ready.put(p, writes)
+				e.ready.put(id, p, writes)
 			}
 		}
 		return err

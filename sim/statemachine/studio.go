@@ -71,6 +71,10 @@ func (e *Engine) uuid(parts ...string) string {
 // Caller resolves an API key to its studio identity.
 func (e *Engine) Caller(ctx context.Context, apiKey string) (sim.Caller, error) {
 	var c sim.Caller
+	gen := e.writes.Load()
+	if c, ok := e.callers.get(apiKey, gen); ok {
+		return c, nil
+	}
 	acct, err := e.Account(ctx, apiKey)
 	if err != nil {
 		return c, err
@@ -88,6 +92,9 @@ func (e *Engine) Caller(ctx context.Context, apiKey string) (sim.Caller, error) 
 		c.User, c.Company = u, co
 		return nil
 	})
+	if err == nil {
+		e.callers.put(apiKey, c, gen)
+	}
 	return c, err
 }
 
@@ -845,12 +852,19 @@ func (e *Engine) StudioProjects(ctx context.Context, c sim.Caller) ([]sim.Studio
 
 // StudioProject returns a project of the caller's company.
 func (e *Engine) StudioProject(ctx context.Context, c sim.Caller, id string) (sim.StudioProject, error) {
+	gen := e.writes.Load()
+	if p, ok := e.studioProjects.get(id, gen); ok && p.CompanyID == c.Company.ID {
+		return p, nil
+	}
 	var p sim.StudioProject
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		var err error
 		p, err = e.ownedStudioProject(tx, c, id)
 		return err
 	})
+	if err == nil {
+		e.studioProjects.put(id, p, gen)
+	}
 	return p, err
 }
 
@@ -1051,8 +1065,12 @@ func (e *Engine) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, 
 // Videos lists the videos of a project of the caller's company, oldest
 // first, with due transitions applied.
 func (e *Engine) Videos(ctx context.Context, c sim.Caller, projectID string) ([]sim.Video, error) {
-	out := []sim.Video{}
 	now := e.clock.Now()
+	gen := e.writes.Load()
+	if l, ok := e.videoLists.get(projectID, gen); ok && l.company == c.Company.ID && (l.until.IsZero() || now.Before(l.until)) {
+		return slices.Clone(l.videos), nil
+	}
+	out := []sim.Video{}
 	due := false
 	read := func(tx sim.Tx) error {
 		out, due = out[:0], false
@@ -1069,6 +1087,15 @@ func (e *Engine) Videos(ctx context.Context, c sim.Caller, projectID string) ([]
 	}
 	if err := e.store.View(ctx, read); err != nil || !due {
 		sortVideos(out)
+		if err == nil {
+			l := videoList{videos: slices.Clone(out), company: c.Company.ID}
+			for _, v := range out {
+				if !v.DueAt.IsZero() && (l.until.IsZero() || v.DueAt.Before(l.until)) {
+					l.until = v.DueAt
+				}
+			}
+			e.videoLists.put(projectID, l, gen)
+		}
 		return out, err
 	}
 	err := e.update(ctx, func(tx sim.Tx) error {
