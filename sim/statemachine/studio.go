@@ -48,14 +48,17 @@ const (
 func studioDenied() error  { return sim.Errorf(sim.CodeAccessDenied, sim.MsgStudioDenied) }
 func studioMissing() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioNotFound) }
 
-// studioID returns a new 24-hex identifier shaped like a MongoDB ObjectId:
-// the creation second, then a seeded token of a store sequence.
-func (e *Engine) studioID(tx sim.Tx, kind string, now time.Time) (string, error) {
+// studioID returns a new 24-hex identifier built like a MongoDB ObjectId:
+// the creation second, a seeded "process" token, then a counter (the store
+// sequence from a seeded start). Ids made in the same second follow each
+// other, so the B+tree takes a creation at its end rather than at a random
+// place (the reason platform project keys follow their sequence too).
+func (e *Engine) studioID(tx sim.Tx, now time.Time) (string, error) {
 	seq, err := tx.NextSequence(seqStudio)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%08x", uint32(now.Unix())) + e.ids.Token(8, "studio", kind, fmt.Sprint(seq)), nil
+	return fmt.Sprintf("%08x%s%08x", uint32(now.Unix()), e.ids.Token(4, "studio process"), uint32(seq+e.ids.Hash("studio counter"))), nil
 }
 
 // uuid formats a seeded token as a version-4 UUID.
@@ -119,7 +122,7 @@ func (e *Engine) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string
 			return err
 		}
 	} else {
-		id, err := e.studioID(tx, "company", now)
+		id, err := e.studioID(tx, now)
 		if err != nil {
 			return err
 		}
@@ -128,7 +131,7 @@ func (e *Engine) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string
 			return err
 		}
 	}
-	id, err := e.studioID(tx, "user", now)
+	id, err := e.studioID(tx, now)
 	if err != nil {
 		return err
 	}
@@ -437,7 +440,7 @@ func (e *Engine) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArt
 	var a sim.Artifact
 	err := e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		id, err := e.studioID(tx, "artifact", now)
+		id, err := e.studioID(tx, now)
 		if err != nil {
 			return err
 		}
@@ -931,7 +934,7 @@ func (e *Engine) CreateStudioProject(ctx context.Context, c sim.Caller, in sim.S
 		if err := applyProjectInput(tx, c, &p, in); err != nil {
 			return err
 		}
-		id, err := e.studioID(tx, "project", now)
+		id, err := e.studioID(tx, now)
 		if err != nil {
 			return err
 		}
@@ -1029,7 +1032,7 @@ func (e *Engine) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 				return err
 			}
 		}
-		id, err := e.studioID(tx, "video", now)
+		id, err := e.studioID(tx, now)
 		if err != nil {
 			return err
 		}

@@ -56,3 +56,20 @@ func TestStudioReadsFollowTimeAndWrites(t *testing.T) {
 	assert.Equal(t, "Renamed", e.ok(project)["name"], "a write shows at once")
 	assert.Equal(t, "Renamed", e.ok(call{method: "GET", path: "/api/v1/projects/" + prAcmeSummer, key: keyAcme2})["name"], "to the company's other users too")
 }
+
+// Studio ids are built like ObjectIds: ids made in the same second follow
+// each other (the store appends them), and none repeats.
+func TestStudioIDsFollowEachOther(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	var prev string
+	for i := range 50 {
+		id := e.artifact(keyAcme, `{"name":"a","type":"video","url":"https://media.dubsim.test/short.mp4"}`)
+		require.Regexp(t, `^[0-9a-f]{24}$`, id)
+		if i > 0 {
+			require.Equal(t, prev[:16], id[:16], "same second, same process part")
+			require.Greater(t, id, prev, "creation %d", i)
+		}
+		prev = id
+	}
+}
