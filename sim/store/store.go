@@ -120,9 +120,6 @@ func Open(path string, opts ...Option) (*Store, error) {
 				return fmt.Errorf("migrating schema 2 to %d: %w", SchemaVersion, err)
 			}
 		}
-		if v := meta.Get(keySchema); v != nil && binary.BigEndian.Uint64(v) == SchemaVersion {
-			return nil // nothing to write: opening a current file changes nothing
-		}
 		return meta.Put(keySchema, be64(SchemaVersion))
 	}); err != nil {
 		_ = db.Close()
