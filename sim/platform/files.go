@@ -26,21 +26,8 @@ func fileURL(base string, p sim.Project, name string) string {
 	return fmt.Sprintf("%s/files/projects/%s/%d/%s", base, p.ID, p.OutputGen, name)
 }
 
-// baseURL is the base of download URLs: the configured public URL, else
-// the scheme and host the request came in on.
-func (a *API) baseURL(r *http.Request) string {
-	if a.publicURL != "" {
-		return a.publicURL
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
-		scheme = fp
-	}
-	return scheme + "://" + r.Host
-}
+// baseURL is the base of download URLs (httpx.BaseURL).
+func (a *API) baseURL(r *http.Request) string { return httpx.BaseURL(r, a.publicURL) }
 
 // Track renders a project's dubbed audio: the target script's segments in
 // the voices of their speakers, over the whole source duration.

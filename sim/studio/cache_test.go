@@ -73,3 +73,16 @@ func TestStudioIDsFollowEachOther(t *testing.T) {
 		prev = id
 	}
 }
+
+// Behind a TLS proxy (X-Forwarded-Proto) the studio's links are https, as
+// the platform's download URLs are.
+func TestStudioLinksFollowForwardedProto(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	link := func(proto string) string {
+		return e.ok(call{method: "GET", path: "/api/v1/projects/" + prAcmeSummer, key: keyAcme,
+			header: map[string]string{"X-Forwarded-Proto": proto}})["projectUrl"].(string)
+	}
+	assert.Regexp(t, `^https://[^/]+/projects/`+prAcmeSummer+`$`, link("https"))
+	assert.Regexp(t, `^http://[^/]+/projects/`+prAcmeSummer+`$`, link("gopher"), "only http or https is taken")
+}

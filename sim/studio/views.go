@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Field order follows the provider's examples.
@@ -163,14 +164,5 @@ func (a *API) viewVideoCreated(r *http.Request, v sim.Video) videoCreated {
 		StringVariables: g.StringVariables, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
 }
 
-// base is the address clients reach this studio interface at.
-func (a *API) base(r *http.Request) string {
-	if a.publicURL != "" {
-		return a.publicURL
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
+// base is the address clients reach this studio interface at (httpx.BaseURL).
+func (a *API) base(r *http.Request) string { return httpx.BaseURL(r, a.publicURL) }

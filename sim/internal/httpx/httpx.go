@@ -148,3 +148,21 @@ func KeyScope(r *http.Request) string {
 	acct, _ := AccountFrom(r.Context())
 	return acct.APIKey
 }
+
+// BaseURL is the base of the absolute URLs an answer holds (downloads,
+// presigned uploads, project and video links): public when set (the
+// --public-url flag), else the scheme (X-Forwarded-Proto when it names one,
+// for a client behind a TLS proxy) and the Host the request came in on.
+func BaseURL(r *http.Request, public string) string {
+	if public != "" {
+		return public
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
+		scheme = fp
+	}
+	return scheme + "://" + r.Host
+}
