@@ -43,6 +43,9 @@ type Config struct {
 	CreateStatus int
 	// MaxBody limits JSON bodies (bytes).
 	MaxBody int64
+	// IdemSlots is shared with the other interface that keeps its
+	// idempotency records in the same store (nil: this API's own).
+	IdemSlots *httpx.IdemSlots
 }
 
 // API is the platform interface.
@@ -70,7 +73,7 @@ func New(cfg Config) *API {
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
-	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Replayers: map[string]httpx.Replayer{recipeCloning: replayCloning}}
+	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Replayers: map[string]httpx.Replayer{recipeCloning: replayCloning}, Slots: cfg.IdemSlots}
 	a.validate = newValidator(cfg.Service.Catalog)
 	return a
 }

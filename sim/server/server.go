@@ -19,6 +19,7 @@ import (
 	"github.com/dubsim/dubsim/sim/blob"
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/faults"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/dubsim/dubsim/sim/media"
 	"github.com/dubsim/dubsim/sim/openapi"
@@ -138,9 +139,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval})
 	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) }})
 
+	// One set of Idempotency-Key slots in flight for both interfaces: their
+	// records share the store and the scope (the API key).
+	slots := &httpx.IdemSlots{}
 	api := platform.New(platform.Config{
 		Service: s.Engine, Log: log, PublicURL: cfg.PublicURL,
-		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus,
+		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus, IdemSlots: slots,
 	})
 	root := chi.NewRouter()
 	// The root router answers methods it does not know (PROPFIND, ...) and
@@ -164,7 +168,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	st := studio.New(studio.Config{
 		Service: s.Engine, Log: log, PublicURL: cfg.PublicURL, RejectUnknownFields: cfg.RejectUnknownFields,
-		CreateStatus: cfg.CreateStatus, LaxEnums: cfg.StudioLaxEnums, DefaultRateLimit: cfg.StudioRateLimit,
+		CreateStatus: cfg.CreateStatus, LaxEnums: cfg.StudioLaxEnums, DefaultRateLimit: cfg.StudioRateLimit, IdemSlots: slots,
 	})
 	studioRoutes := st.Routes()
 	fallback := Platform

@@ -65,6 +65,9 @@ type Config struct {
 	DefaultRateLimit sim.RateLimit
 	// MaxBody limits JSON bodies (bytes).
 	MaxBody int64
+	// IdemSlots is shared with the other interface that keeps its
+	// idempotency records in the same store (nil: this API's own).
+	IdemSlots *httpx.IdemSlots
 }
 
 // API is the studio interface.
@@ -100,7 +103,7 @@ func New(cfg Config) *API {
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
-	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http}
+	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Slots: cfg.IdemSlots}
 	return a
 }
 

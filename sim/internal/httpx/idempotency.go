@@ -61,9 +61,28 @@ type Idempotency struct {
 	MemBody   int64
 	MaxStored int
 	Replayers map[string]Replayer
+	// Slots is the set of keys in flight; APIs whose records share a store
+	// must share it (nil: a set of this middleware's own).
+	Slots *IdemSlots
 
+	own IdemSlots
+}
+
+// IdemSlots is the set of Idempotency-Key slots (scope and key) whose first
+// request is being processed. The platform and studio interfaces keep their
+// records in one store under the same scope (the API key), so they share
+// one: a key in flight on one interface is in flight on the other, and two
+// creations cannot both run under one key.
+type IdemSlots struct {
 	mu       sync.Mutex
 	inflight map[string]bool
+}
+
+func (m *Idempotency) slots() *IdemSlots {
+	if m.Slots != nil {
+		return m.Slots
+	}
+	return &m.own
 }
 
 func orDefault[T int | int64](v, def T) T {
@@ -97,37 +116,38 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 			r.Body = body
 			slot := sc + "\x00" + key
 
-			m.mu.Lock()
-			if m.inflight[slot] {
-				m.mu.Unlock()
+			slots := m.slots()
+			slots.mu.Lock()
+			if slots.inflight[slot] {
+				slots.mu.Unlock()
 				m.API.WriteError(w, r, sim.Errorf(sim.CodeConflict, sim.MsgIdempotencyInFlight, key))
 				return
 			}
 			rec, found, err := m.Store.IdempotencyLookup(r.Context(), sc, key)
 			if err != nil {
-				m.mu.Unlock()
+				slots.mu.Unlock()
 				m.API.WriteError(w, r, err)
 				return
 			}
 			if found {
-				m.mu.Unlock()
+				slots.mu.Unlock()
 				m.replay(w, r, key, fp, rec)
 				return
 			}
-			if m.inflight == nil {
-				m.inflight = map[string]bool{}
+			if slots.inflight == nil {
+				slots.inflight = map[string]bool{}
 			}
-			m.inflight[slot] = true
-			m.mu.Unlock()
+			slots.inflight[slot] = true
+			slots.mu.Unlock()
 			// The slot is released, and the record saved, before the client
 			// can see a byte of the answer: a client that retries the moment
 			// it has the answer must get the replay, not a 409.
 			var once sync.Once
 			release := func() {
 				once.Do(func() {
-					m.mu.Lock()
-					delete(m.inflight, slot)
-					m.mu.Unlock()
+					slots.mu.Lock()
+					delete(slots.inflight, slot)
+					slots.mu.Unlock()
 				})
 			}
 			defer release()
