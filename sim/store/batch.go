@@ -135,7 +135,16 @@ func safely(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
 	return fn(tx)
 }
 
-// wrap adapts a sim.Tx function to a bolt one.
+// wrap adapts a sim.Tx function to a bolt read-write transaction, with the
+// fill percent of the append buckets set (bbolt keeps it per bucket per
+// transaction).
 func (s *Store) wrap(fn func(sim.Tx) error) func(*bolt.Tx) error {
-	return func(tx *bolt.Tx) error { return fn(&txn{tx: tx, s: s}) }
+	return func(tx *bolt.Tx) error {
+		for _, name := range appendBuckets {
+			if b := tx.Bucket(name); b != nil {
+				b.FillPercent = appendFill
+			}
+		}
+		return fn(&txn{tx: tx, s: s})
+	}
 }

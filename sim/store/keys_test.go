@@ -277,3 +277,24 @@ func TestOpenRefusesABadKeySeed(t *testing.T) {
 		})
 	}
 }
+
+// Creations one transaction each (as the engine commits them) fill the
+// projects' and due index's pages: at bbolt's default split they stayed
+// half empty.
+func TestAppendedPagesAreFull(t *testing.T) {
+	t.Parallel()
+	s, _ := openTemp(t, NoSync(), KeySeed(9))
+	ids := sim.NewIDs(9)
+	for seq := uint64(0); seq < 3000; seq++ {
+		p := project(ids.PlatformProjectID(seq), sim.StatusInProgress, t0.Add(time.Hour))
+		require.NoError(t, s.Batch(context.Background(), func(tx sim.Tx) error { return tx.PutProject(p) }))
+	}
+	require.NoError(t, s.db.View(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bProjects, bDue} {
+			st := tx.Bucket(name).Stats()
+			fill := float64(st.LeafInuse) / float64(st.LeafAlloc)
+			assert.Greater(t, fill, 0.8, "%s: leaves %.0f%% full (%d pages)", name, 100*fill, st.LeafPageN)
+		}
+		return nil
+	}))
+}

@@ -161,7 +161,7 @@ func (s *Store) Update(ctx context.Context, fn func(sim.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return fn(&txn{tx: tx, s: s}) })
+	return s.db.Update(s.wrap(fn))
 }
 
 // projectKey is the key of project id in the projects and project_bodies
@@ -215,6 +215,7 @@ func (s *Store) migrateKeys(tx *bolt.Tx) error {
 		if err != nil {
 			return err
 		}
+		b.FillPercent = appendFill
 		slices.SortFunc(all, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
 		for _, e := range all {
 			if err := b.Put(e.k, e.v); err != nil {
@@ -224,6 +225,18 @@ func (s *Store) migrateKeys(tx *bolt.Tx) error {
 	}
 	return nil
 }
+
+// appendFill is the fill percent of the buckets whose keys mostly come in
+// increasing order (appendBuckets): bbolt splits a full page at its
+// default 50%, which for appended keys leaves every page half empty, so a
+// creation wrote twice the pages and the file grew twice as fast (and past
+// its mmap size, whose growth stalls every transaction). The 10% left
+// takes a record growing in place (a project's history).
+const appendFill = 0.9
+
+// appendBuckets are keyed by sequence (projects), by time (due indexes,
+// idempotency expiry) or by ObjectId-like ids (studio records).
+var appendBuckets = [][]byte{bProjects, bBodies, bDue, bIdemExp, bArtifacts, bArtifactsDue, bVideos, bVideosDue, bStudioProjects}
 
 // envelope wraps every stored value with its version. D holds a pointer to
 // the typed value, so encoding and decoding take one pass each.
