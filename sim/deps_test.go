@@ -32,7 +32,7 @@ func TestImportDirection(t *testing.T) {
 		"sim/control":          {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/faults":           {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/journal":          {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/server":           {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/statemachine", "sim/studio", "sim/ui", "sim/blob", "github.com/go-chi/chi/v5"},
+		"sim/server":           {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/statemachine", "sim/studio", "sim/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/openapi":          {},
 		"sim/ui":               {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/openapi/validate": {"github.com/santhosh-tekuri/jsonschema/v6"},
