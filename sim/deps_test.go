@@ -17,34 +17,35 @@ func TestImportDirection(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/dubsim/dubsim/"
 	allowed := map[string][]string{
-		"sim":                  {},
-		"sim/audio":            {},
-		"sim/blob":             {},
-		"fixtures":             {},
-		"fixtures/gen/voices":  {},
-		"sim/script":           {"sim"},
-		"sim/store":            {"sim", "go.etcd.io/bbolt"},
-		"sim/statemachine":     {"sim", "sim/script"},
-		"sim/media":            {"sim", "sim/audio"},
-		"sim/internal/httpx":   {"sim"},
-		"sim/platform":         {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
-		"sim/studio":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/control":          {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/faults":           {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/journal":          {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/server":           {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/statemachine", "sim/studio", "sim/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/openapi":          {},
-		"sim/ui":               {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/openapi/validate": {"github.com/santhosh-tekuri/jsonschema/v6"},
-		"sim/parity":           {"sim/openapi", "sim/openapi/validate"},
-		"test/crash":           nil, // tests only
-		"test/browser":         nil, // tests only: drives chromium against the dashboard
-		"bench/ceiling":        {},  // the benchmark's minimal handler: stdlib only
-		"bench/seed":           nil, // benchmark tooling: fills a data file through the store
-		"bench/startwait":      {},
-		"cmd/dubsim":           nil, // the composition root may import anything
-		"examples":             nil, // tests only: runs the client examples against a real dubsim
-		"examples/goclient":    {},  // client example: standard library only
+		"sim":                   {},
+		"sim/audio":             {},
+		"sim/blob":              {},
+		"fixtures":              {},
+		"fixtures/gen/voices":   {},
+		"sim/script":            {"sim"},
+		"sim/store":             {"sim", "go.etcd.io/bbolt"},
+		"sim/statemachine":      {"sim", "sim/script", "sim/internal/gencache"},
+		"sim/media":             {"sim", "sim/audio"},
+		"sim/internal/httpx":    {"sim"},
+		"sim/internal/gencache": {},
+		"sim/platform":          {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "sim/internal/gencache", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
+		"sim/studio":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/control":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/faults":            {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/journal":           {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/server":            {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/statemachine", "sim/studio", "sim/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/openapi":           {},
+		"sim/ui":                {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/openapi/validate":  {"github.com/santhosh-tekuri/jsonschema/v6"},
+		"sim/parity":            {"sim/openapi", "sim/openapi/validate"},
+		"test/crash":            nil, // tests only
+		"test/browser":          nil, // tests only: drives chromium against the dashboard
+		"bench/ceiling":         {},  // the benchmark's minimal handler: stdlib only
+		"bench/seed":            nil, // benchmark tooling: fills a data file through the store
+		"bench/startwait":       {},
+		"cmd/dubsim":            nil, // the composition root may import anything
+		"examples":              nil, // tests only: runs the client examples against a real dubsim
+		"examples/goclient":     {},  // client example: standard library only
 		// in-process dubsim for Go tests, and the control API client
 		"dubsimtest": {"sim", "sim/faults", "sim/journal", "sim/server", "sim/store", "fixtures"},
 	}

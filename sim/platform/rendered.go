@@ -2,7 +2,6 @@ package platform
 
 import (
 	"net/http"
-	"sync"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
@@ -20,39 +19,15 @@ type Generations interface {
 // renderedSize bounds the answers kept (a ready project's is a few KB).
 const renderedSize = 4096
 
-// rendered keeps the encoded Get Project answers of ready and failed
-// projects: their views change only with a write (re-translation, delete,
-// reset, forced outcome), and encoding a ready project's scripts was the
-// largest part of a Get Project (encoding/json on every segment's text).
+// rendered is an encoded Get Project answer of a ready or failed project,
+// kept in API.rendered (gencache, by project id): those views change only
+// with a write (re-translation, delete, reset, forced outcome), and encoding
+// a ready project's scripts was the largest part of a Get Project
+// (encoding/json on every segment's text).
 type rendered struct {
-	mu      sync.RWMutex
-	entries map[string]renderedEntry
-}
-
-type renderedEntry struct {
-	gen    uint64
 	apiKey string
 	base   string // the download URLs' base: it depends on the request
 	body   []byte // with its newline, as httpx.WriteJSON writes it
-}
-
-func (c *rendered) get(id, apiKey, base string, gen uint64) ([]byte, bool) {
-	c.mu.RLock()
-	e, ok := c.entries[id]
-	c.mu.RUnlock()
-	if !ok || e.gen != gen || e.apiKey != apiKey || e.base != base {
-		return nil, false
-	}
-	return e.body, true
-}
-
-func (c *rendered) put(id, apiKey, base string, gen uint64, body []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil || len(c.entries) >= renderedSize {
-		c.entries = make(map[string]renderedEntry, 64) // crude but bounded: start over
-	}
-	c.entries[id] = renderedEntry{gen: gen, apiKey: apiKey, base: base, body: body}
 }
 
 // writeProject answers Get Project, from the rendered answers when it can.
@@ -62,8 +37,8 @@ func (a *API) writeProject(w http.ResponseWriter, r *http.Request, apiKey, id st
 	base := a.baseURL(r)
 	if cache {
 		gen = gens.Generation()
-		if body, ok := a.rendered.get(id, apiKey, base, gen); ok {
-			writeJSONBody(w, body)
+		if e, ok := a.rendered.Get(id, gen); ok && e.apiKey == apiKey && e.base == base {
+			writeJSONBody(w, e.body)
 			return nil
 		}
 	}
@@ -77,7 +52,7 @@ func (a *API) writeProject(w http.ResponseWriter, r *http.Request, apiKey, id st
 	}
 	body = append(body, '\n')
 	if cache && (p.Status == sim.StatusReady || p.Status == sim.StatusError) {
-		a.rendered.put(id, apiKey, base, gen, body)
+		a.rendered.Put(id, rendered{apiKey: apiKey, base: base, body: body}, gen)
 	}
 	writeJSONBody(w, body)
 	return nil

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-playground/validator/v10"
@@ -58,7 +59,7 @@ type API struct {
 	publicURL string
 	created   int
 	catalog   atomic.Pointer[catalogBodies]
-	rendered  rendered
+	rendered  gencache.Cache[rendered]
 }
 
 // New returns the platform API.
@@ -70,6 +71,7 @@ func New(cfg Config) *API {
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		created:   cfg.CreateStatus,
 	}
+	a.rendered.Size = renderedSize
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}

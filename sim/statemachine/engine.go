@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 	"github.com/dubsim/dubsim/sim/script"
 )
 
@@ -90,14 +91,14 @@ type Engine struct {
 	// lastPurge is the simulated time (Unix ns) of the last purge of
 	// expired idempotency records.
 	lastPurge atomic.Int64
-	// Caches of store reads (cache.go): accounts by key, decoded ready
+	// Caches of store reads (gencache): accounts by key, decoded ready
 	// projects (their scripts are the costly part of a read) by id, studio
 	// callers by key, studio projects by id, video lists by project id.
-	accounts       genCache[sim.Account]
-	ready          genCache[sim.Project]
-	callers        genCache[sim.Caller]
-	studioProjects genCache[sim.StudioProject]
-	videoLists     genCache[videoList]
+	accounts       gencache.Cache[sim.Account]
+	ready          gencache.Cache[sim.Project]
+	callers        gencache.Cache[sim.Caller]
+	studioProjects gencache.Cache[sim.StudioProject]
+	videoLists     gencache.Cache[videoList]
 }
 
 // videoList is a project's videos, sorted, its company, and the earliest
@@ -158,8 +159,8 @@ func (e *Engine) savingClock(fn func(sim.Tx) error) func(sim.Tx) error {
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
 	e := &Engine{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, idemTTL: cfg.IdempotencyWindow}
-	e.accounts.size, e.callers.size = 10_000, 10_000
-	e.ready.size, e.studioProjects.size, e.videoLists.size = 4096, 4096, 4096
+	e.accounts.Size, e.callers.Size = 10_000, 10_000
+	e.ready.Size, e.studioProjects.Size, e.videoLists.Size = 4096, 4096, 4096
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -285,7 +286,7 @@ func (e *Engine) Account(ctx context.Context, apiKey string) (sim.Account, error
 		return a, unauthorized()
 	}
 	gen := e.writes.Load()
-	if a, ok := e.accounts.get(apiKey, gen); ok {
+	if a, ok := e.accounts.Get(apiKey, gen); ok {
 		return a, nil
 	}
 	err := e.store.View(ctx, func(tx sim.Tx) error {
@@ -294,7 +295,7 @@ func (e *Engine) Account(ctx context.Context, apiKey string) (sim.Account, error
 		return err
 	})
 	if err == nil {
-		e.accounts.put(apiKey, a, gen)
+		e.accounts.Put(apiKey, a, gen)
 	}
 	return a, err
 }
@@ -342,7 +343,7 @@ func ownedProject(tx sim.Tx, apiKey, id string) (sim.Project, error) {
 func (e *Engine) Project(ctx context.Context, apiKey, id string) (sim.Project, error) {
 	now := e.clock.Now()
 	writes := e.writes.Load()
-	if p, ok := e.ready.get(id, writes); ok && p.APIKey == apiKey {
+	if p, ok := e.ready.Get(id, writes); ok && p.APIKey == apiKey {
 		return p, nil
 	}
 	var p sim.Project
@@ -357,7 +358,7 @@ func (e *Engine) Project(ctx context.Context, apiKey, id string) (sim.Project, e
 		p = head
 		if head.Status == sim.StatusReady {
 			if p, err = tx.Project(id); err == nil {
-				e.ready.put(id, p, writes)
+				e.ready.Put(id, p, writes)
 			}
 		}
 		return err

@@ -75,7 +75,7 @@ func (e *Engine) uuid(parts ...string) string {
 func (e *Engine) Caller(ctx context.Context, apiKey string) (sim.Caller, error) {
 	var c sim.Caller
 	gen := e.writes.Load()
-	if c, ok := e.callers.get(apiKey, gen); ok {
+	if c, ok := e.callers.Get(apiKey, gen); ok {
 		return c, nil
 	}
 	acct, err := e.Account(ctx, apiKey)
@@ -96,7 +96,7 @@ func (e *Engine) Caller(ctx context.Context, apiKey string) (sim.Caller, error) 
 		return nil
 	})
 	if err == nil {
-		e.callers.put(apiKey, c, gen)
+		e.callers.Put(apiKey, c, gen)
 	}
 	return c, err
 }
@@ -856,7 +856,7 @@ func (e *Engine) StudioProjects(ctx context.Context, c sim.Caller) ([]sim.Studio
 // StudioProject returns a project of the caller's company.
 func (e *Engine) StudioProject(ctx context.Context, c sim.Caller, id string) (sim.StudioProject, error) {
 	gen := e.writes.Load()
-	if p, ok := e.studioProjects.get(id, gen); ok && p.CompanyID == c.Company.ID {
+	if p, ok := e.studioProjects.Get(id, gen); ok && p.CompanyID == c.Company.ID {
 		return p, nil
 	}
 	var p sim.StudioProject
@@ -866,7 +866,7 @@ func (e *Engine) StudioProject(ctx context.Context, c sim.Caller, id string) (si
 		return err
 	})
 	if err == nil {
-		e.studioProjects.put(id, p, gen)
+		e.studioProjects.Put(id, p, gen)
 	}
 	return p, err
 }
@@ -1070,7 +1070,7 @@ func (e *Engine) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, 
 func (e *Engine) Videos(ctx context.Context, c sim.Caller, projectID string) ([]sim.Video, error) {
 	now := e.clock.Now()
 	gen := e.writes.Load()
-	if l, ok := e.videoLists.get(projectID, gen); ok && l.company == c.Company.ID && (l.until.IsZero() || now.Before(l.until)) {
+	if l, ok := e.videoLists.Get(projectID, gen); ok && l.company == c.Company.ID && (l.until.IsZero() || now.Before(l.until)) {
 		return slices.Clone(l.videos), nil
 	}
 	out := []sim.Video{}
@@ -1097,7 +1097,7 @@ func (e *Engine) Videos(ctx context.Context, c sim.Caller, projectID string) ([]
 					l.until = v.DueAt
 				}
 			}
-			e.videoLists.put(projectID, l, gen)
+			e.videoLists.Put(projectID, l, gen)
 		}
 		return out, err
 	}
