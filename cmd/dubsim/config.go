@@ -32,6 +32,7 @@ type config struct {
 	NoControl       bool
 	JournalSize     int
 	MinPollInterval time.Duration
+	AdvanceWait     time.Duration
 	Version         bool
 
 	StudioAddr      string
@@ -74,7 +75,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		fs.PrintDefaults()
 	}
 	var timeScale, seed, fetchHosts, createStatus string
-	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll string
+	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll, advanceWait string
 	var rateLimit, aStart, aBase, aPerGB, vStart, vBase, vPerMin string
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
@@ -93,6 +94,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn, error or off")
 	fs.StringVar(&journalSize, "journal-size", "1000", "requests kept in the request journal (a ring buffer)")
 	fs.StringVar(&minPoll, "min-poll-interval", "2s", "polling faster than this is reported by the conformance report")
+	fs.StringVar(&advanceWait, "advance-wait", "30s", "real time a clock advance (or an artifact read) waits for the downloads its answer depends on before answering 504")
 	fs.StringVar(&c.StudioAddr, "studio-addr", "", "second listen address that serves only the studio interface (default: none; the main address serves both)")
 	fs.StringVar(&c.BlobDir, "blob-dir", "", "directory of uploaded and downloaded artifact files (default: the data file's path plus .blobs)")
 	fs.StringVar(&rateLimit, "studio-rate-limit", "off", "studio rate limit of keys without their own: off, documented (60/minute and 1000/day) or PER_MINUTE,PER_DAY (0 = no limit)")
@@ -152,6 +154,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"retranslation-per-minute", rPerMin, &c.Timing.RetransPerMinute},
 		{"tick", tick, &c.Tick},
 		{"min-poll-interval", minPoll, &c.MinPollInterval},
+		{"advance-wait", advanceWait, &c.AdvanceWait},
 		{"artifact-start", aStart, &c.StudioTiming.ArtifactStart},
 		{"artifact-processing-base", aBase, &c.StudioTiming.ArtifactBase},
 		{"artifact-processing-per-gb", aPerGB, &c.StudioTiming.ArtifactPerGB},
@@ -169,6 +172,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.Tick <= 0 {
 		return c, errors.New("tick must be positive")
+	}
+	if c.AdvanceWait <= 0 {
+		return c, errors.New("advance-wait must be positive")
 	}
 	if c.UnknownFields != "ignore" && c.UnknownFields != "reject" {
 		return c, fmt.Errorf("unknown-fields must be ignore or reject; got %q", c.UnknownFields)

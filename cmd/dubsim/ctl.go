@@ -21,6 +21,7 @@ const ctlUsage = `usage: dubsim ctl [--url URL] COMMAND [ARGS]
   clock                          GET  /_sim/clock
   advance SECONDS | next         POST /_sim/clock/advance (by SECONDS, or to the next due transition)
   scale FACTOR                   POST /_sim/clock/scale
+  work                           GET  /_sim/work (downloads and probes in flight)
   freeze | resume                POST /_sim/clock/freeze | resume
   reset [API_KEY]                POST /_sim/reset (everything, or one account)
   state [API_KEY]                GET  /_sim/state
@@ -73,6 +74,8 @@ func ctlRequest(args []string) (ctlCall, error) {
 	switch {
 	case cmd == "clock" && len(rest) == 0:
 		return ctlCall{"GET", "/_sim/clock", nil}, nil
+	case cmd == "work" && len(rest) == 0:
+		return ctlCall{"GET", "/_sim/work", nil}, nil
 	case cmd == "advance" && len(rest) == 1 && arg(0) == "next":
 		return ctlCall{"POST", "/_sim/clock/advance", jsonBody(map[string]bool{"next_due": true})}, nil
 	case cmd == "project" && len(rest) == 1:

@@ -18,6 +18,7 @@ func TestCtlRequest(t *testing.T) {
 		wantErr            bool
 	}{
 		{args: []string{"clock"}, method: "GET", path: "/_sim/clock"},
+		{args: []string{"work"}, method: "GET", path: "/_sim/work"},
 		{args: []string{"advance", "90.5"}, method: "POST", path: "/_sim/clock/advance", body: `{"seconds":90.5}`},
 		{args: []string{"advance", "soon"}, wantErr: true},
 		{args: []string{"scale", "60"}, method: "POST", path: "/_sim/clock/scale", body: `{"time_scale":60}`},

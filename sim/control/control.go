@@ -5,6 +5,7 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math"
 	"net/http"
@@ -37,6 +38,7 @@ type Controller interface {
 	OutcomeRules(ctx context.Context) ([]sim.OutcomeRule, error)
 	RemoveOutcomeRule(ctx context.Context, id string) error
 	NextDue(ctx context.Context) (sim.Transition, bool, error)
+	Work() []sim.Work
 
 	// Studio.
 	Caller(ctx context.Context, apiKey string) (sim.Caller, error)
@@ -114,6 +116,7 @@ func (a *API) Routes() chi.Router {
 	r.Post("/clock/scale", a.http.Handle(a.handleScale))
 	r.Post("/clock/freeze", a.http.Handle(a.handleFreeze))
 	r.Post("/clock/resume", a.http.Handle(a.handleResume))
+	r.Get("/work", a.http.Handle(a.handleWork))
 	r.Post("/accounts", a.http.Handle(a.handleCreateAccount))
 	r.Patch("/accounts/{api_key}", a.http.Handle(a.handleUpdateAccount))
 	r.Post("/artifacts/{id}/outcome", a.http.Handle(a.handleForceArtifact))
@@ -251,7 +254,7 @@ func (a *API) handleAdvance(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeValidation, "simulated time cannot go past %s (ISO 8601 timestamps need four-digit years); the clock is at %s", Time(maxSimTime), Time(a.ctl.Now()))
 	}
 	if _, err := a.ctl.Advance(r.Context(), d); err != nil {
-		return err
+		return a.pending(w, err)
 	}
 	httpx.WriteJSON(w, http.StatusOK, a.clock())
 	return nil
@@ -262,17 +265,67 @@ func (a *API) handleAdvance(w http.ResponseWriter, r *http.Request) error {
 func (a *API) advanceToNext(w http.ResponseWriter, r *http.Request) error {
 	t, ok, err := a.ctl.NextDue(r.Context())
 	if err != nil {
-		return err
+		return a.pending(w, err)
 	}
 	if !ok {
 		return sim.Errorf(sim.CodeConflict, MsgNothingDue)
 	}
 	d := max(t.DueAt.Sub(a.ctl.Now()), 0)
 	if _, err := a.ctl.Advance(r.Context(), d); err != nil {
-		return err
+		return a.pending(w, err)
 	}
 	httpx.WriteJSON(w, http.StatusOK, advanceResponse{clockResponse: a.clock(),
 		Transition: &transitionJSON{Resource: t.Resource, ID: t.ID, From: t.From, To: t.To, DueAt: Time(t.DueAt)}})
+	return nil
+}
+
+// workJSON is a piece of background work in flight (GET /_sim/work and
+// the 504 of an advance that waited for it in vain).
+type workJSON struct {
+	Kind       string `json:"kind"`
+	Resource   string `json:"resource,omitempty"`
+	ID         string `json:"id,omitempty"`
+	URL        string `json:"url"`
+	StartedAt  string `json:"started_at"`
+	NeededAt   string `json:"needed_at,omitempty"`
+	WaitingFor string `json:"waiting_for"`
+	Bytes      int64  `json:"bytes"`
+}
+
+func worksJSON(ws []sim.Work) []workJSON {
+	out := make([]workJSON, len(ws))
+	for i, w := range ws {
+		out[i] = workJSON{Kind: w.Kind, Resource: w.Resource, ID: w.ID, URL: w.URL, StartedAt: Time(w.StartedAt),
+			WaitingFor: w.WaitingFor, Bytes: w.Bytes}
+		if !w.NeededAt.IsZero() {
+			out[i].NeededAt = Time(w.NeededAt)
+		}
+	}
+	return out
+}
+
+// handleWork serves GET /_sim/work: the background work in flight.
+func (a *API) handleWork(w http.ResponseWriter, r *http.Request) error {
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		Now  string     `json:"now"`
+		Work []workJSON `json:"work"`
+	}{Time(a.ctl.Now()), worksJSON(a.ctl.Work())})
+	return nil
+}
+
+// ErrPendingName is the error name of the 504 of a clock advance whose new
+// time depends on background work that did not end within the bound: the
+// clock has moved, what was due without that work has been applied, and the
+// message names what still runs.
+const ErrPendingName = "PendingWorkError"
+
+// pending writes the 504 of a *sim.PendingError; other errors are returned.
+func (a *API) pending(w http.ResponseWriter, err error) error {
+	var pe *sim.PendingError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusGatewayTimeout, Envelope{Error: ErrPendingName, Message: pe.Error()})
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/control"
@@ -67,6 +69,8 @@ type ctlCase struct {
 	heavy bool
 	// noRedirect: the client does not follow a redirect answered.
 	noRedirect bool
+	// mod changes the instance's configuration.
+	mod func(*server.Config)
 }
 
 func TestControlContract(t *testing.T) {
@@ -78,7 +82,7 @@ func TestControlContract(t *testing.T) {
 				if !tc.heavy {
 					t.Parallel()
 				}
-				e := newEnv(t, nil)
+				e := newEnv(t, tc.mod)
 				path := tc.path
 				if tc.prep != nil {
 					path = strings.ReplaceAll(path, "{id}", tc.prep(t, e))
@@ -232,6 +236,8 @@ func ctlErrorName(status int) string {
 		return "ConflictError"
 	case http.StatusInternalServerError:
 		return "InternalServerError"
+	case http.StatusGatewayTimeout:
+		return control.ErrPendingName
 	}
 	return "ValidationError" // 400 and 413
 }
@@ -249,6 +255,18 @@ func ctlClockCases() []ctlCase {
 			field: "message", contains: "seconds must be between 0 and"},
 		{name: "clock/advance past year 9000", prep: ctlCentury(69), method: "POST", path: "/_sim/clock/advance", json: `{"seconds":3153600000}`, status: 400,
 			field: "message", contains: "simulated time cannot go past 9000-01-01T00:00:00.000Z"},
+		{name: "clock/advance past a download that does not end", prep: ctlHangingDownload, mod: ctlShortWait,
+			method: "POST", path: "/_sim/clock/advance", json: `{"seconds":60}`, status: 504, field: "message",
+			contains: "the clock moved to 2026-02-04T12:01:00.000Z, but this background work the new time depends on is still running: download of http://",
+			check: func(t *testing.T, r resp) {
+				assert.Contains(t, r.JSON["message"], "(waiting for the host's answer; 0 bytes so far)")
+			}},
+		{name: "work/list", prep: ctlHangingDownload, method: "GET", path: "/_sim/work", status: 200, field: "work.0.kind", want: "download",
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, "artifact", ctlLookup(r.JSON, "work.0.resource"))
+				assert.Equal(t, "2026-02-04T12:00:07.000Z", ctlLookup(r.JSON, "work.0.needed_at"), "start 2 s + processing 5 s")
+			}},
+		{name: "work/list empty", method: "GET", path: "/_sim/work", status: 200, field: "work", want: []any{}},
 		{name: "clock/advance to the next due project", prep: ctlProject, method: "POST", path: "/_sim/clock/advance", json: `{"next_due":true}`,
 			status: 200, field: "transition.resource", want: "project",
 			check: func(t *testing.T, r resp) {
@@ -1089,6 +1107,29 @@ func ctlArtifact(t *testing.T, e *env) string {
 	require.NotEmpty(t, id, "%v", m)
 	return id
 }
+
+// ctlHangingDownload creates an artifact whose URL is a loopback server
+// that sends nothing until the test ends.
+func ctlHangingDownload(t *testing.T, e *env) string {
+	t.Helper()
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() { close(release) })
+	_, m := ctlCall(t, e, "POST", "/api/v1/artifacts/create", "dubsim-free", server.Studio,
+		`{"name":"Source","type":"video","url":"`+hs.URL+`/slow.mp4"}`, http.StatusOK)
+	id, _ := m["id"].(string)
+	require.NotEmpty(t, id, "%v", m)
+	return id
+}
+
+// ctlShortWait bounds the wait for background work to a fraction of a second.
+func ctlShortWait(c *server.Config) { c.AdvanceWait = 300 * time.Millisecond }
 
 // ctlFinishedArtifact creates an artifact and forces it completed.
 func ctlFinishedArtifact(t *testing.T, e *env) string {

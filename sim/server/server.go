@@ -50,6 +50,9 @@ type Config struct {
 	NoControl       bool
 	JournalSize     int
 	MinPollInterval time.Duration
+	// AdvanceWait bounds how long a clock advance (or a read of an
+	// artifact) waits for the downloads its answer depends on (zero: 30 s).
+	AdvanceWait time.Duration
 
 	// Studio interface: where uploaded and downloaded files are kept ("":
 	// a temporary directory removed by Close), the processing-time model
@@ -130,7 +133,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.Engine = statemachine.New(statemachine.Config{
 		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
-		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs,
+		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
 	})
 	if err := s.Engine.Start(ctx); err != nil {
 		_ = s.Close()

@@ -684,7 +684,10 @@ func reopenable(t *testing.T) func() (*inst, *store.Store) {
 		st, err := store.Open(filepath.Join(dir, "d.db"), store.NoSync())
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
-		return start(t, func(c *server.Config) { c.Store, c.BlobDir = st, filepath.Join(dir, "blobs") }), st
+		return start(t, func(c *server.Config) {
+			c.Store, c.BlobDir = st, filepath.Join(dir, "blobs")
+			c.AdvanceWait = 200 * time.Millisecond // the download below blocks until released
+		}), st
 	}
 }
 
@@ -702,7 +705,11 @@ func TestArtifactDownloadResumesAfterRestart(t *testing.T) {
 	first, firstStore := open()
 	id := createArtifact(t, first, key, map[string]any{"name": "Slow", "type": "audio", "url": media.URL + "/slow.wav"})["id"].(string)
 	assert.Equal(t, "/slow.wav", nextRequest(t, requests), "the download is under way")
-	studioAdvance(t, first, time.Hour)
+	_, err := first.srv.Engine.Advance(context.Background(), time.Hour)
+	var pending *sim.PendingError
+	require.ErrorAs(t, err, &pending, "the advance waited for the download in vain")
+	require.Len(t, pending.Pending, 1)
+	assert.Equal(t, id, pending.Pending[0].ID)
 	assert.Equal(t, sim.ArtifactStarted, getArtifact(t, first, key, id)["status"], "processing waits for the download")
 	require.NoError(t, first.srv.Close(), "stops the download")
 	require.NoError(t, firstStore.Close())

@@ -45,6 +45,10 @@ type Config struct {
 	// loaded at run time override its files.
 	FixtureFS fs.FS
 	Log       *slog.Logger
+	// WorkWait bounds how long a clock advance or a read waits for the
+	// background work (artifact downloads) its answer depends on (zero:
+	// DefaultWorkWait).
+	WorkWait time.Duration
 	// IdempotencyWindow is how long idempotency keys live in simulated time.
 	IdempotencyWindow time.Duration
 
@@ -86,6 +90,10 @@ type Engine struct {
 	stop  context.CancelFunc
 	dlWG  sync.WaitGroup
 	dlSem chan struct{}
+	// work is the background work in flight; workWait bounds how long an
+	// advance or a read waits for the work its answer depends on.
+	work     workSet
+	workWait time.Duration
 
 	writes atomic.Uint64
 	// lastPurge is the simulated time (Unix ns) of the last purge of
@@ -169,6 +177,10 @@ func New(cfg Config) *Engine {
 	}
 	if e.idemTTL <= 0 {
 		e.idemTTL = sim.DefaultIdempotencyWindow
+	}
+	e.workWait = cfg.WorkWait
+	if e.workWait <= 0 {
+		e.workWait = DefaultWorkWait
 	}
 	e.fixtures.Store(cfg.Fixtures)
 	e.fixtureFS = cfg.FixtureFS
@@ -419,7 +431,7 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 			return rc, sim.Errorf(sim.CodeValidation, "source_script_content %v", err)
 		}
 	}
-	info, err := e.prober.Probe(ctx, np.SourceVideoURL)
+	info, err := e.probe(ctx, np.SourceVideoURL)
 	if err != nil {
 		return rc, err
 	}
@@ -476,6 +488,15 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 		markIntent(ctx)
 	}
 	return rc, err
+}
+
+// probe reads the source video's duration; while it runs it is listed as
+// background work (a request in flight waits for it; no advance does).
+func (e *Engine) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
+	w := e.work.add(&work{kind: WorkProbe, url: url, started: e.clock.Now()})
+	w.set(waitHost)
+	defer e.work.remove(w)
+	return e.prober.Probe(ctx, url)
 }
 
 func ceilSecond(t time.Time) time.Time {
@@ -719,14 +740,24 @@ func (e *Engine) sweepProjects(ctx context.Context, now time.Time) (int, error) 
 	}
 }
 
-// Advance moves simulated time forward by d, applies every transition that
-// became due (earliest first) and persists the clock before it returns.
+// Advance moves simulated time forward by d, waits for the background work
+// whose results are needed by the new time (artifact downloads), applies
+// every transition that became due (earliest first) and persists the clock
+// before it returns. Work still running after the bound is returned as a
+// *PendingError; the clock has moved and what was due without it applied.
 func (e *Engine) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
 	now := e.clock.Advance(d)
+	pending := e.waitWork(ctx, now, "")
 	if _, err := e.sweep(ctx, now); err != nil {
 		return now, err
 	}
-	return now, e.SaveClock(ctx)
+	if err := e.SaveClock(ctx); err != nil {
+		return now, err
+	}
+	if pending != nil {
+		return now, pending
+	}
+	return now, nil
 }
 
 // TimeScale returns the clock's scale.

@@ -89,7 +89,14 @@ func (e *Engine) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.Studio
 
 // NextDue returns the earliest pending transition of any resource (project,
 // video or artifact); false when nothing is due, ever.
+//
+// Downloads in flight decide when their artifacts complete, so NextDue first
+// waits for all of them (bounded; a *PendingError names what still runs).
 func (e *Engine) NextDue(ctx context.Context) (sim.Transition, bool, error) {
+	if pe := e.waitWork(ctx, farFuture, ""); pe != nil {
+		pe.At = time.Time{}
+		return sim.Transition{}, false, pe
+	}
 	var next sim.Transition
 	found := false
 	consider := func(t sim.Transition) {

@@ -478,7 +478,7 @@ func (e *Engine) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArt
 	}
 	markIntent(ctx)
 	if a.Pending {
-		e.startDownload(a.ID, a.Type, parts)
+		e.startDownload(a, parts)
 	}
 	return a, nil
 }
@@ -644,6 +644,10 @@ func (e *Engine) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (sim.A
 func (e *Engine) Artifact(ctx context.Context, c sim.Caller, id string) (sim.Artifact, error) {
 	var a sim.Artifact
 	now := e.clock.Now()
+	// A download whose result is needed by now is waited for (bounded):
+	// the answer depends on simulated time only. After the bound the
+	// artifact answers as it is (still upload_started).
+	e.waitWork(ctx, now, id)
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		var err error
 		a, err = tx.Artifact(id)
@@ -679,11 +683,27 @@ func artifactDue(a sim.Artifact, now time.Time) bool {
 // ----- downloads -----
 
 // startDownload fetches the URL parts of an artifact in the background;
-// when done it records the result and schedules the completion.
-func (e *Engine) startDownload(id, typ string, parts []part) {
+// when done it records the result and schedules the completion at the
+// simulated time processing ends (start + processing time of the size),
+// however long the download took in real time. The work is registered
+// before startDownload returns, so a clock advance or a read that needs its
+// result waits for it (see work.go).
+func (e *Engine) startDownload(a sim.Artifact, parts []part) {
+	id, typ := a.ID, a.Type
+	w := &work{kind: WorkDownload, resource: "artifact", id: id, started: e.clock.Now(),
+		needed: a.StartAt.Add(e.studio.ArtifactProcessing(0))}
+	for _, p := range parts {
+		if p.download != "" {
+			w.url = p.download
+			break
+		}
+	}
+	w.set(fmt.Sprintf(waitSlot, maxDownloads))
+	e.work.add(w)
 	e.dlWG.Add(1)
 	go func() {
 		defer e.dlWG.Done()
+		defer e.work.remove(w)
 		select {
 		case e.dlSem <- struct{}{}:
 		case <-e.bg.Done():
@@ -706,7 +726,8 @@ func (e *Engine) startDownload(id, typ string, parts []part) {
 				}
 				continue
 			}
-			size, dur, blob, fail := e.download(id, typ, i, p.download)
+			w.url = p.download
+			size, dur, blob, fail := e.download(w, typ, i, p.download)
 			if fail != "" {
 				res.Fail = fail
 				break
@@ -723,6 +744,7 @@ func (e *Engine) startDownload(id, typ string, parts []part) {
 		if e.bg.Err() != nil {
 			return // shutting down: the download restarts with the next Start
 		}
+		w.set(waitRecord)
 		err := e.update(context.Background(), func(tx sim.Tx) error {
 			a, err := tx.Artifact(id)
 			if errors.Is(err, sim.ErrNotFound) {
@@ -738,11 +760,9 @@ func (e *Engine) startDownload(id, typ string, parts []part) {
 				a.Result = res
 			}
 			a.Pending = false
-			now := e.clock.Now()
+			// The simulated time processing ends, whatever the real time
+			// the download took (fidelity A15).
 			a.DoneAt = a.StartAt.Add(e.studio.ArtifactProcessing(a.Result.Size))
-			if a.DoneAt.Before(now) {
-				a.DoneAt = now
-			}
 			if a.Status == sim.ArtifactCreated {
 				a.DueAt = a.StartAt
 			} else {
@@ -756,16 +776,17 @@ func (e *Engine) startDownload(id, typ string, parts []part) {
 	}()
 }
 
-func (e *Engine) download(id, typ string, i int, rawURL string) (int64, *float64, string, string) {
+func (e *Engine) download(w *work, typ string, i int, rawURL string) (int64, *float64, string, string) {
 	if e.blobs == nil || e.media == nil {
 		return 0, nil, "", "downloads are not available in this dubsim (no blob directory)"
 	}
-	name := fmt.Sprintf("artifact-%s-%d", id, i)
+	name := fmt.Sprintf("artifact-%s-%d", w.id, i)
+	w.set(waitHost)
 	pr, pw := io.Pipe()
 	var n int64
 	var dlErr error
 	go func() {
-		n, dlErr = e.media.Download(e.bg, rawURL, pw, sim.MaxArtifactBytes)
+		n, dlErr = e.media.Download(e.bg, rawURL, countingWriter{w: w, wr: pw}, sim.MaxArtifactBytes)
 		pw.CloseWithError(dlErr)
 	}()
 	_, werr := e.blobs.Write(name, pr, sim.MaxArtifactBytes+1)
@@ -817,7 +838,7 @@ func (e *Engine) restartDownloads(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
-		e.startDownload(a.ID, a.Type, e.resolveParts(c, a.Type, a.SourceURL, a.SourcePath, a.Fragments))
+		e.startDownload(a, e.resolveParts(c, a.Type, a.SourceURL, a.SourcePath, a.Fragments))
 	}
 	return nil
 }
@@ -998,6 +1019,13 @@ func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) 
 func (e *Engine) CreateVideo(ctx context.Context, c sim.Caller, projectID string, nv sim.NewVideo) (sim.Video, error) {
 	if nv.SourceLanguage == "multi" && !c.Company.MultiLanguage {
 		return sim.Video{}, sim.Errorf(sim.CodeValidation, "sourceLanguage: multi is not enabled for your organization; an administrator enables it through your account manager")
+	}
+	// Downloads of the artifacts named whose results are needed by now
+	// are waited for, as by a read of the artifact.
+	for _, id := range []string{nv.SourceArtifactID, nv.BackgroundArtifactID, nv.InternationalMixArtifactID, nv.VocalsHitlArtifactID} {
+		if id != "" {
+			e.waitWork(ctx, e.clock.Now(), id)
+		}
 	}
 	var v sim.Video
 	err := e.batch(ctx, func(tx sim.Tx) error {

@@ -1,0 +1,109 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDownloadedArtifactsAfterOneAdvance: with the clock frozen, artifacts
+// made from URLs that dubsim really downloads (one URL, or fragments of
+// two) are completed by a single clock advance through the control API,
+// whatever the real time the download takes relative to the advance, and
+// their updatedAt is when processing ended (start + processing time of the
+// size), not the time the clock was advanced to. This was flaky: the advance
+// did not wait for the download, and the completion was stamped at the new
+// clock time. 50 rounds on one instance, each a new artifact.
+func TestDownloadedArtifactsAfterOneAdvance(t *testing.T) {
+	t.Parallel()
+	in := start(t, nil)
+	const key = "dubsim-free"
+	wav := refWAVBytes(t, 180, 1500*time.Millisecond)
+	dur := wavDuration(t, wav)
+	media := mediaServer(t, wav)
+	for round := range 50 {
+		var body map[string]any
+		size, want := int64(len(wav)), dur
+		var release func()
+		switch round % 3 {
+		case 0: // the download is held until the advance is under way
+			slow, requests, rel := blockingMedia(t, wav)
+			body = map[string]any{"name": "Slow", "type": "audio", "url": fmt.Sprintf("%s/slow-%d.wav", slow.URL, round)}
+			release = func() {
+				nextRequest(t, requests)
+				rel()
+			}
+		case 1: // fragments of two URLs
+			body = map[string]any{"name": "Frags", "type": "audio", "fragments": []any{
+				map[string]any{"url": fmt.Sprintf("%s/a-%d.wav", media.URL, round), "startTime": 0},
+				map[string]any{"url": fmt.Sprintf("%s/b-%d.wav", media.URL, round), "startTime": dur}}}
+			size, want = 2*size, 2*dur
+		default: // one URL served at once
+			body = map[string]any{"name": "Fast", "type": "audio", "url": fmt.Sprintf("%s/fast-%d.wav", media.URL, round)}
+		}
+		a := createArtifact(t, in, key, body)
+		id := a["id"].(string)
+		require.Equal(t, sim.ArtifactCreated, a["status"])
+		created := studioTimeOf(t, a["createdAt"])
+		if release != nil {
+			go release()
+		}
+
+		st, clk := in.call("POST", "/_sim/clock/advance", "", `{"seconds":86400}`)
+		require.Equal(t, http.StatusOK, st, "round %d: %v", round, clk)
+
+		a = getArtifact(t, in, key, id)
+		require.Equal(t, sim.ArtifactCompleted, a["status"], "round %d: %v", round, a)
+		done := created.Add(sim.DefaultStudioTiming.ArtifactStart).Add(sim.DefaultStudioTiming.ArtifactProcessing(size))
+		assert.Equal(t, sim.StudioTime(done), a["updatedAt"], "round %d: updatedAt is when processing ended", round)
+		assert.Equal(t, float64(size), a["size"], "round %d", round)
+		assert.InDelta(t, want, a["duration"], 1e-6, "round %d", round)
+	}
+}
+
+// TestArtifactReadWaitsForItsDownload: a read of an artifact at a time its
+// completion may already be due waits for the download in flight, so the
+// answer depends on simulated time only.
+func TestArtifactReadWaitsForItsDownload(t *testing.T) {
+	t.Parallel()
+	var clock *sim.SimClock
+	in := start(t, func(c *server.Config) { clock = c.Clock.(*sim.SimClock) })
+	const key = "dubsim-free"
+	wav := refWAVBytes(t, 180, time.Second)
+	slow, requests, release := blockingMedia(t, wav)
+	a := createArtifact(t, in, key, map[string]any{"name": "Slow", "type": "audio", "url": slow.URL + "/slow.wav"})
+	id := a["id"].(string)
+	created := studioTimeOf(t, a["createdAt"])
+
+	// Before the earliest time processing can end, nothing waits.
+	studioAdvance(t, in, sim.DefaultStudioTiming.ArtifactStart)
+	assert.Equal(t, sim.ArtifactStarted, getArtifact(t, in, key, id)["status"])
+	st, w := in.call("GET", "/_sim/work", "", "")
+	require.Equal(t, http.StatusOK, st)
+	require.Len(t, w["work"], 1, "%v", w)
+	item := w["work"].([]any)[0].(map[string]any)
+	assert.Equal(t, id, item["id"])
+	assert.Equal(t, "download", item["kind"])
+	assert.Equal(t, slow.URL+"/slow.wav", item["url"])
+
+	// The clock moves on without the control API (as a running clock
+	// would); the read waits for the download.
+	clock.Advance(time.Hour)
+	go func() {
+		nextRequest(t, requests)
+		release()
+	}()
+	a = getArtifact(t, in, key, id)
+	require.Equal(t, sim.ArtifactCompleted, a["status"], "%v", a)
+	done := created.Add(sim.DefaultStudioTiming.ArtifactStart).Add(sim.DefaultStudioTiming.ArtifactProcessing(int64(len(wav))))
+	assert.Equal(t, sim.StudioTime(done), a["updatedAt"])
+	st, w = in.call("GET", "/_sim/work", "", "")
+	require.Equal(t, http.StatusOK, st)
+	assert.Empty(t, w["work"])
+}

@@ -1,0 +1,55 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Work is a piece of background work the simulator does in real time (an
+// artifact download, the probe of a source video) while simulated time may
+// stand still.
+type Work struct {
+	Kind     string // "download" or "probe"
+	Resource string // "artifact" for downloads; "" for probes
+	ID       string // the resource's id
+	URL      string
+	// StartedAt is the simulated time the work started; NeededAt the
+	// simulated time from which answers depend on its result (zero: only
+	// the request in flight that started it waits for it).
+	StartedAt  time.Time
+	NeededAt   time.Time
+	WaitingFor string // what it waits for now
+	Bytes      int64  // bytes received so far
+}
+
+func (w Work) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s of %s", w.Kind, w.URL)
+	if w.ID != "" {
+		fmt.Fprintf(&b, " for %s %s", w.Resource, w.ID)
+	}
+	fmt.Fprintf(&b, " (waiting for %s; %d bytes so far)", w.WaitingFor, w.Bytes)
+	return b.String()
+}
+
+// PendingError says that background work an answer depends on was still
+// running when the wait for it ended. At is the simulated time the answer
+// is for (zero: the next due transition).
+type PendingError struct {
+	At      time.Time
+	Waited  time.Duration
+	Pending []Work
+}
+
+func (e *PendingError) Error() string {
+	names := make([]string, len(e.Pending))
+	for i, w := range e.Pending {
+		names[i] = w.String()
+	}
+	what := "this background work the next due transition depends on"
+	if !e.At.IsZero() {
+		what = "the clock moved to " + StudioTime(e.At) + ", but this background work the new time depends on"
+	}
+	return fmt.Sprintf("after waiting %s, %s is still running: %s", e.Waited, what, strings.Join(names, "; "))
+}
