@@ -28,6 +28,7 @@ type SimClock struct {
 	anchorSim  time.Time
 	scale      float64
 	last       time.Time
+	advanced   time.Duration // every manual advance since the process started
 }
 
 // NewSimClock starts a clock at real time (offset zero) with the given scale.
@@ -83,9 +84,19 @@ func (c *SimClock) Advance(d time.Duration) time.Time {
 	now := c.nowLocked()
 	if d > 0 {
 		now = now.Add(d)
+		c.advanced += d
 	}
 	c.anchorReal, c.anchorSim, c.last = c.real(), now, now
 	return now
+}
+
+// Wall is real time plus every manual advance since the process started:
+// the time of windows that must pass both for a client that waits and for
+// a test that advances the clock, whatever the scale (studio rate limits).
+func (c *SimClock) Wall() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.real().Add(c.advanced)
 }
 
 // SetScale changes the speed of simulated time from now on (0 freezes it).

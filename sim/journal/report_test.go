@@ -146,6 +146,13 @@ func TestReportRules(t *testing.T) {
 			c.do("GET", "/api/v1/balance", "")
 		}, map[string]int{journal.RuleIgnoredRetryAfter: 2},
 			"sent 1s after the 429 of #1 (Retry-After: 5), 4s too early", "2 requests before the Retry-After elapsed; up to 4s too early"},
+		{"retry after a 429 across a clock advance", func(t *testing.T, c *client, api *fakeAPI) {
+			api.failNext("GET /api/v1/balance", "429")
+			c.do("GET", "/api/v1/balance", "")
+			c.gap = time.Second
+			control(c, "POST", "/_sim/clock/advance", `{"seconds":5}`)
+			c.do("GET", "/api/v1/balance", "")
+		}, map[string]int{}, "", ""},
 		{"request after delete", func(t *testing.T, c *client, api *fakeAPI) {
 			id := readyProject(c, api)
 			c.do("DELETE", projectPath(id), "")

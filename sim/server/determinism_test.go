@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,4 +108,66 @@ func TestArtifactReadWaitsForItsDownload(t *testing.T) {
 	st, w = in.call("GET", "/_sim/work", "", "")
 	require.Equal(t, http.StatusOK, st)
 	assert.Empty(t, w["work"])
+}
+
+// TestRateLimitWindowsEnd: with the clock frozen, a studio key over its
+// limit gets 429 with Retry-After N; a client that waits N seconds of real
+// time gets through, and so does a test that advances the clock by N
+// seconds instead. (Windows of simulated time never ended with a frozen
+// clock.) Real time is the instance's injected source, moved by the test.
+func TestRateLimitWindowsEnd(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"wait", "advance"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			real := t0.Add(20 * time.Second) // 40 s before the minute ends
+			wall := func() time.Time { mu.Lock(); defer mu.Unlock(); return real }
+			in := start(t, func(c *server.Config) { c.Clock = sim.NewSimClock(wall, 0) })
+			st, m := in.call("POST", "/_sim/accounts", "", `{"api_key":"limited","plan":"pro","rate_limit":{"per_minute":2,"per_day":0}}`)
+			require.Equal(t, http.StatusCreated, st, "%v", m)
+			for range 2 {
+				st, _, body := getWithHeaders(t, in, "/api/v1/projects", "limited")
+				require.Equal(t, http.StatusOK, st, body)
+			}
+			st, hdr, body := getWithHeaders(t, in, "/api/v1/projects", "limited")
+			require.Equal(t, http.StatusTooManyRequests, st, body)
+			assert.Equal(t, "40", hdr.Get("Retry-After"))
+			assert.JSONEq(t, `{"error":"Rate limit exceeded: 2 requests per minute per API key; retry after 40 seconds"}`, body)
+
+			// One second short of Retry-After: still refused.
+			step := func(d time.Duration) {
+				if how == "wait" {
+					mu.Lock()
+					real = real.Add(d)
+					mu.Unlock()
+					return
+				}
+				st, m := in.call("POST", "/_sim/clock/advance", "", fmt.Sprintf(`{"seconds":%g}`, d.Seconds()))
+				require.Equal(t, http.StatusOK, st, "%v", m)
+			}
+			step(39 * time.Second)
+			st, hdr, body = getWithHeaders(t, in, "/api/v1/projects", "limited")
+			require.Equal(t, http.StatusTooManyRequests, st, body)
+			assert.Equal(t, "1", hdr.Get("Retry-After"))
+			step(time.Second)
+			st, _, body = getWithHeaders(t, in, "/api/v1/projects", "limited")
+			assert.Equal(t, http.StatusOK, st, body)
+		})
+	}
+}
+
+// getWithHeaders GETs path with key and returns the status, the headers and
+// the body.
+func getWithHeaders(t testing.TB, in *inst, path, key string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, in.url+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, resp.Header, string(raw)
 }

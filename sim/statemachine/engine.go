@@ -25,6 +25,8 @@ type Clock interface {
 	Scale() float64
 	State() sim.ClockState
 	Restore(st sim.ClockState)
+	// Wall is real time plus every manual advance (see sim.SimClock.Wall).
+	Wall() time.Time
 }
 
 // Prober resolves the duration of a source video (and any forced outcome).
@@ -257,6 +259,11 @@ func (e *Engine) Catalog() *sim.Catalog { return e.Fixtures().Catalog }
 func (e *Engine) Generation() uint64 { return e.writes.Load() }
 
 func (e *Engine) Now() time.Time { return e.clock.Now() }
+
+// Wall is real time plus every manual advance of the clock: rate-limit
+// windows pass on it, so a client that waits and a test that advances the
+// clock both get through (fidelity ST5).
+func (e *Engine) Wall() time.Time { return e.clock.Wall() }
 
 func (e *Engine) saveClock(tx sim.Tx) error {
 	b, err := json.Marshal(e.clock.State())

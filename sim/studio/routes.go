@@ -21,6 +21,9 @@ import (
 // statemachine Engine provides it.
 type Service interface {
 	Now() time.Time
+	// Wall is real time plus every manual advance of the simulated clock:
+	// the time of rate-limit windows.
+	Wall() time.Time
 	Catalog() *sim.Catalog
 	Caller(ctx context.Context, apiKey string) (sim.Caller, error)
 
@@ -185,8 +188,11 @@ func caller(r *http.Request) sim.Caller {
 
 // ----- rate limits -----
 
-// limiter counts requests per key in fixed windows of simulated time (a
-// minute and a day), so tests move past a limit by advancing the clock.
+// limiter counts requests per key in fixed windows (a minute and a day) of
+// Service.Wall, real time plus every clock advance: a client that waits
+// Retry-After gets through, and so does a test that advances the clock by
+// it, whatever the time scale (a frozen clock used to keep a window open
+// forever).
 type limiter struct {
 	mu   sync.Mutex
 	keys map[string]*window
@@ -243,7 +249,7 @@ func (a *API) rateLimit(next http.Handler) http.Handler {
 			lim = *c.Account.RateLimit
 		}
 		if lim.PerMinute > 0 || lim.PerDay > 0 {
-			if s, msg := a.limiter.allow(c.Account.APIKey, lim, a.svc.Now()); s > 0 {
+			if s, msg := a.limiter.allow(c.Account.APIKey, lim, a.svc.Wall()); s > 0 {
 				w.Header().Set("Retry-After", itoa(s))
 				a.http.WriteError(w, r, sim.Errorf(sim.CodeRateLimited, "%s", msg))
 				return
