@@ -415,13 +415,15 @@ func (c *Client) RemoveOutcomeRule(ctx context.Context, id string) error {
 // ----- HTTP faults -----
 
 // Fault is a fault rule as listed: the rule, how many more times it may
-// fire (nil: unlimited), how many times it fired and when it expires (nil:
-// never).
+// fire (nil: unlimited), how many times it fired, when it expires (nil:
+// never) and its state: "active", "spent" (fired its count) or "expired".
+// Ended rules stay listed until removed or cleared.
 type Fault struct {
 	FaultRule
 	Remaining *int64     `json:"remaining"`
 	Hits      int64      `json:"hits"`
 	ExpiresAt *time.Time `json:"expires_at"`
+	State     string     `json:"state"`
 }
 
 // AddFault adds an HTTP fault rule, evaluated after the ones already there.

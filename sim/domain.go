@@ -106,6 +106,19 @@ type Outcome struct {
 	Message string `json:"message,omitempty"`
 }
 
+// PlannedOutcome is how the project's current run ends, "ready" or
+// "error", and the error message then; "" when no run is pending. Every
+// view (state dump, dashboard, forced-outcome answers) shows this one value.
+func (p Project) PlannedOutcome() (outcome, message string) {
+	if p.DueAt.IsZero() {
+		return "", ""
+	}
+	if p.Outcome.Error {
+		return string(StatusError), p.Outcome.Message
+	}
+	return string(StatusReady), ""
+}
+
 // Retranslation is a re-translation accepted but not yet applied.
 type Retranslation struct {
 	TargetScript    []Segment `json:"target_script"`

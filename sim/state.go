@@ -37,6 +37,7 @@ type ProjectState struct {
 	CompletedAt       *time.Time `json:"completed_at,omitempty"`
 	ErrorMessage      string     `json:"error_message,omitempty"`
 	PlannedOutcome    string     `json:"planned_outcome,omitempty"`
+	PlannedError      string     `json:"planned_error_message,omitempty"`
 	TranslationsCount int        `json:"translations_count"`
 	OutputGeneration  int        `json:"output_generation"`
 	RetranslationRun  bool       `json:"retranslation_running"`

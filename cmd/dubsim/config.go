@@ -33,6 +33,7 @@ type config struct {
 	JournalSize     int
 	MinPollInterval time.Duration
 	AdvanceWait     time.Duration
+	DateHeader      string
 	Version         bool
 
 	StudioAddr      string
@@ -94,6 +95,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn, error or off")
 	fs.StringVar(&journalSize, "journal-size", "1000", "requests kept in the request journal (a ring buffer)")
 	fs.StringVar(&minPoll, "min-poll-interval", "2s", "polling faster than this is reported by the conformance report")
+	fs.StringVar(&c.DateHeader, "date-header", "simulated", "clock of the HTTP Date header of every answer: simulated (the time bodies use) or real")
 	fs.StringVar(&advanceWait, "advance-wait", "30s", "real time a clock advance (or an artifact read) waits for the downloads its answer depends on before answering 504")
 	fs.StringVar(&c.StudioAddr, "studio-addr", "", "second listen address that serves only the studio interface (default: none; the main address serves both)")
 	fs.StringVar(&c.BlobDir, "blob-dir", "", "directory of uploaded and downloaded artifact files (default: the data file's path plus .blobs)")
@@ -192,6 +194,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.SharedCreate != "platform" && c.SharedCreate != "studio" {
 		return c, fmt.Errorf("shared-create must be platform or studio; got %q", c.SharedCreate)
+	}
+	if c.DateHeader != "simulated" && c.DateHeader != "real" {
+		return c, fmt.Errorf("date-header must be simulated or real; got %q", c.DateHeader)
 	}
 	if c.StudioEnums != "strict" && c.StudioEnums != "lax" {
 		return c, fmt.Errorf("studio-enums must be strict or lax; got %q", c.StudioEnums)

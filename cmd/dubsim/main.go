@@ -129,8 +129,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		FetchHosts: cfg.FetchHosts, PublicURL: cfg.PublicURL,
 		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
 		NoControl: cfg.NoControl, JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
-		AdvanceWait: cfg.AdvanceWait,
-		BlobDir:     cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
+		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,
+		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
 		StudioRateLimit: cfg.StudioRateLimit, AmbiguousCreate: cfg.SharedCreate, Version: version,
 	})
 	if err != nil {

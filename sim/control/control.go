@@ -671,7 +671,7 @@ func (a *API) handleForceProject(w http.ResponseWriter, r *http.Request) error {
 	out := map[string]any{"project_id": p.ID, "status": p.Status}
 	if !p.DueAt.IsZero() {
 		out["due_at"] = Time(p.DueAt)
-		out["planned_outcome"] = b.Outcome
+		out["planned_outcome"], _ = p.PlannedOutcome()
 	}
 	if p.ErrorMessage != "" {
 		out["error_message"] = p.ErrorMessage

@@ -42,6 +42,8 @@ type Faults struct {
 	mu     sync.Mutex
 	rules  []*entry // in the order they were added
 	nextID int      // generated ids are never reused, also after Clear
+	endSeq uint64   // counts rules as they end
+	nEnded int      // ended rules in rules
 	rng    *rand.Rand
 
 	truncBuffer int // MaxTruncateBuffer; tests lower it
@@ -52,14 +54,32 @@ type entry struct {
 	prob      float64
 	hits      int64
 	expiresAt time.Time // zero: never
+	// state is StateActive until the rule fires its last time (StateSpent)
+	// or expires (StateExpired); an ended rule stays listed until it is
+	// removed or cleared, so a test can see that its fault fired.
+	state string
+	ended uint64 // the order in which it ended
 }
+
+// States of a rule as listed.
+const (
+	StateActive  = "active"
+	StateSpent   = "spent"
+	StateExpired = "expired"
+)
+
+// MaxEnded is how many ended (spent or expired) rules are kept listed; the
+// oldest ended rule goes first.
+const MaxEnded = 1000
 
 func (e *entry) expired(now time.Time) bool {
 	return !e.expiresAt.IsZero() && !now.Before(e.expiresAt)
 }
 
+func (e *entry) live() bool { return e.state == StateActive }
+
 func (e *entry) view() RuleView {
-	v := RuleView{Rule: e.rule, Hits: e.hits}
+	v := RuleView{Rule: e.rule, Hits: e.hits, State: e.state}
 	if v.Probability != nil {
 		p := *v.Probability
 		v.Probability = &p
@@ -85,11 +105,13 @@ type RuleView struct {
 	Hits int64
 	// ExpiresAt is when the rule expires; nil when it never does.
 	ExpiresAt *time.Time
+	// State is active, spent (fired its count) or expired.
+	State string
 }
 
 // MarshalJSON renders the rule's fields followed by "remaining" (null when
-// unlimited), "hits" and "expires_at" (ISO 8601 UTC with milliseconds, null
-// when the rule never expires).
+// unlimited), "hits", "expires_at" (ISO 8601 UTC with milliseconds, null
+// when the rule never expires) and "state".
 func (v RuleView) MarshalJSON() ([]byte, error) {
 	var exp *string
 	if v.ExpiresAt != nil {
@@ -101,7 +123,8 @@ func (v RuleView) MarshalJSON() ([]byte, error) {
 		Remaining *int64  `json:"remaining"`
 		Hits      int64   `json:"hits"`
 		ExpiresAt *string `json:"expires_at"`
-	}{v.Rule, v.Remaining, v.Hits, exp})
+		State     string  `json:"state"`
+	}{v.Rule, v.Remaining, v.Hits, exp, v.State})
 }
 
 // New returns an empty rule set.
@@ -154,7 +177,7 @@ func (f *Faults) add(rule Rule) (RuleView, error) {
 	if err := rule.Validate(); err != nil {
 		return RuleView{}, err
 	}
-	e := &entry{rule: rule, prob: 1}
+	e := &entry{rule: rule, prob: 1, state: StateActive}
 	if rule.Probability != nil {
 		p := *rule.Probability
 		e.rule.Probability, e.prob = &p, p
@@ -168,8 +191,11 @@ func (f *Faults) add(rule Rule) (RuleView, error) {
 			e.rule.ID = "flt_" + strconv.Itoa(f.nextID)
 			f.nextID++
 		}
-	} else if f.indexLocked(e.rule.ID) >= 0 {
-		return RuleView{}, validationErr(MsgIDTaken, e.rule.ID)
+	} else if i := f.indexLocked(e.rule.ID); i >= 0 {
+		if f.rules[i].live() {
+			return RuleView{}, validationErr(MsgIDTaken, e.rule.ID)
+		}
+		f.deleteLocked(i) // an ended rule's id is free again
 	}
 	if rule.TTLSeconds > 0 {
 		e.expiresAt = now.Add(time.Duration(math.Round(rule.TTLSeconds * float64(time.Second))))
@@ -178,8 +204,9 @@ func (f *Faults) add(rule Rule) (RuleView, error) {
 	return e.view(), nil
 }
 
-// List returns the live rules in evaluation order. Expired and exhausted
-// rules are gone: they are deleted when they expire or fire their last time.
+// List returns the rules in evaluation order: the live ones and the ended
+// ones (spent: fired their count; expired), which stay listed with their
+// hits until removed or cleared (at most MaxEnded of them).
 func (f *Faults) List() []RuleView {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -191,8 +218,8 @@ func (f *Faults) List() []RuleView {
 	return out
 }
 
-// Remove deletes the rule id; an unknown (or expired, or exhausted) id is a
-// *sim.Error with sim.CodeNotFound.
+// Remove deletes the rule id, live or ended; an unknown id is a *sim.Error
+// with sim.CodeNotFound.
 func (f *Faults) Remove(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -205,13 +232,19 @@ func (f *Faults) Remove(id string) error {
 	return nil
 }
 
-// Clear deletes every rule and returns how many live rules there were.
+// Clear deletes every rule, live or ended, and returns how many live rules
+// there were.
 func (f *Faults) Clear() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.purgeLocked(f.cfg.Now())
-	n := len(f.rules)
-	f.rules = nil
+	n := 0
+	for _, e := range f.rules {
+		if e.live() {
+			n++
+		}
+	}
+	f.rules, f.nEnded = nil, 0
 	return n
 }
 
@@ -225,18 +258,47 @@ func (f *Faults) indexLocked(id string) int {
 }
 
 func (f *Faults) deleteLocked(i int) {
+	if !f.rules[i].live() {
+		f.nEnded--
+	}
 	copy(f.rules[i:], f.rules[i+1:])
 	f.rules[len(f.rules)-1] = nil
 	f.rules = f.rules[:len(f.rules)-1]
 }
 
+// purgeLocked marks the rules that expired by now and keeps at most
+// MaxEnded ended rules (the oldest ended go first).
 func (f *Faults) purgeLocked(now time.Time) {
-	for i := 0; i < len(f.rules); {
-		if f.rules[i].expired(now) {
-			f.deleteLocked(i)
-			continue
+	for _, e := range f.rules {
+		if e.live() && e.expired(now) {
+			f.endLocked(e, StateExpired)
 		}
-		i++
+	}
+	f.trimLocked()
+}
+
+func (f *Faults) endLocked(e *entry, state string) {
+	f.endSeq++
+	e.state, e.ended = state, f.endSeq
+	f.nEnded++
+}
+
+// trimLocked deletes the oldest ended rules past MaxEnded.
+func (f *Faults) trimLocked() {
+	for f.nEnded > MaxEnded {
+		n, oldest := 0, -1
+		for i, r := range f.rules {
+			if !r.live() {
+				n++
+				if oldest < 0 || r.ended < f.rules[oldest].ended {
+					oldest = i
+				}
+			}
+		}
+		if n <= MaxEnded {
+			return
+		}
+		f.deleteLocked(oldest)
 	}
 }
 
@@ -256,19 +318,15 @@ func (f *Faults) pick(r *http.Request) (firing, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.cfg.Now()
-	for i := 0; i < len(f.rules); {
-		e := f.rules[i]
-		if e.expired(now) {
-			f.deleteLocked(i)
-			continue
-		}
-		if !e.matches(r, key) || (e.prob < 1 && !(f.rng.Float64() < e.prob)) {
-			i++
+	f.purgeLocked(now)
+	for _, e := range f.rules {
+		if !e.live() || !e.matches(r, key) || (e.prob < 1 && !(f.rng.Float64() < e.prob)) {
 			continue
 		}
 		e.hits++
 		if e.rule.Count > 0 && e.hits >= e.rule.Count {
-			f.deleteLocked(i)
+			f.endLocked(e, StateSpent)
+			defer f.trimLocked()
 		}
 		fx := firing{id: e.rule.ID, action: e.rule.Action}
 		if fx.action.Type == ActionLatency {

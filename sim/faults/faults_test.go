@@ -149,7 +149,10 @@ func TestCountUnderConcurrency(t *testing.T) {
 	}
 	assert.Equal(t, count, faulted)
 	assert.EqualValues(t, requests-count, hs.calls.Load())
-	assert.Empty(t, hs.f.List(), "an exhausted rule disappears")
+	views := hs.f.List()
+	require.Len(t, views, 1, "a spent rule stays listed")
+	assert.Equal(t, StateSpent, views[0].State)
+	assert.EqualValues(t, count, views[0].Hits)
 }
 
 func TestCountAndList(t *testing.T) {
@@ -161,31 +164,50 @@ func TestCountAndList(t *testing.T) {
 		var out []any
 		for _, v := range hs.f.List() {
 			if v.Remaining == nil {
-				out = append(out, v.ID+":unlimited:"+itoa(v.Hits))
+				out = append(out, v.ID+":unlimited:"+itoa(v.Hits)+":"+v.State)
 			} else {
-				out = append(out, v.ID+":"+itoa(*v.Remaining)+":"+itoa(v.Hits))
+				out = append(out, v.ID+":"+itoa(*v.Remaining)+":"+itoa(v.Hits)+":"+v.State)
 			}
 		}
 		return out
 	}
-	assert.Equal(t, []any{"flt_1:2:0", "open:unlimited:0"}, remaining())
+	assert.Equal(t, []any{"flt_1:2:0:active", "open:unlimited:0:active"}, remaining())
 	steps := []struct {
 		status int
 		list   []any
 	}{
-		{500, []any{"flt_1:1:1", "open:unlimited:0"}},
-		{500, []any{"open:unlimited:0"}},
-		{502, []any{"open:unlimited:1"}},
-		{502, []any{"open:unlimited:2"}},
+		{500, []any{"flt_1:1:1:active", "open:unlimited:0:active"}},
+		{500, []any{"flt_1:0:2:spent", "open:unlimited:0:active"}},
+		{502, []any{"flt_1:0:2:spent", "open:unlimited:1:active"}},
+		{502, []any{"flt_1:0:2:spent", "open:unlimited:2:active"}},
 	}
 	for i, s := range steps {
 		rec, _ := hs.serve("GET", "/x", "")
 		assert.Equal(t, s.status, rec.Code, "request %d", i+1)
 		assert.Equal(t, s.list, remaining(), "after request %d", i+1)
 	}
+	require.NoError(t, hs.f.Remove("flt_1"), "a spent rule is removed like a live one")
 	err := hs.f.Remove("flt_1")
-	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err), "an exhausted rule is gone")
+	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err))
 	assert.Equal(t, "Fault rule flt_1 not found", sim.ErrorMessage(err))
+}
+
+// TestEndedRulesAreBounded: at most MaxEnded spent or expired rules stay
+// listed; the oldest ended goes first, live rules always stay.
+func TestEndedRulesAreBounded(t *testing.T) {
+	t.Parallel()
+	hs := newHarness(t, 1)
+	hs.add(t, `{"id":"live","path":"/never","action":{"type":"drop"}}`)
+	for i := range MaxEnded + 5 {
+		hs.add(t, `{"id":"r`+strconv.Itoa(i)+`","count":1,"path":"/x","action":{"type":"error","status":500}}`)
+		rec, _ := hs.serve("GET", "/x", "")
+		require.Equal(t, 500, rec.Code)
+	}
+	views := hs.f.List()
+	require.Len(t, views, MaxEnded+1)
+	assert.Equal(t, "live", views[0].ID)
+	assert.Equal(t, "r5", views[1].ID, "the 5 oldest ended rules went")
+	assert.Equal(t, StateSpent, views[MaxEnded].State)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -205,7 +227,7 @@ func TestTTL(t *testing.T) {
 	ids := func() []string {
 		var out []string
 		for _, v := range hs.f.List() {
-			out = append(out, v.ID)
+			out = append(out, v.ID+":"+v.State)
 		}
 		return out
 	}
@@ -215,9 +237,9 @@ func TestTTL(t *testing.T) {
 		status int
 		listed []string
 	}{
-		{"before expiry", 9*time.Second + 999*time.Millisecond, 503, []string{"short", "forever"}},
-		{"at expires_at", 10 * time.Second, 500, []string{"forever"}},
-		{"long after", time.Hour, 500, []string{"forever"}},
+		{"before expiry", 9*time.Second + 999*time.Millisecond, 503, []string{"short:active", "half:expired", "forever:active"}},
+		{"at expires_at", 10 * time.Second, 500, []string{"short:expired", "half:expired", "forever:active"}},
+		{"long after", time.Hour, 500, []string{"short:expired", "half:expired", "forever:active"}},
 	}
 	for _, s := range steps {
 		hs.clock.Set(t0.Add(s.at))
@@ -225,23 +247,27 @@ func TestTTL(t *testing.T) {
 		assert.Equal(t, s.status, rec.Code, s.name)
 		assert.Equal(t, s.listed, ids(), s.name)
 	}
-	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(hs.f.Remove("short")), "an expired rule is gone")
+	require.NoError(t, hs.f.Remove("short"), "an expired rule is removed like a live one")
 	assert.Equal(t, 1, hs.f.Clear(), "Clear counts live rules only")
+	assert.Empty(t, hs.f.List(), "Clear removes ended rules too")
 }
 
-// TestExpiredRulesAreGoneForEveryOperation checks each operation on its
-// own right after expiry, before anything else has deleted the rule.
-func TestExpiredRulesAreGoneForEveryOperation(t *testing.T) {
+// TestExpiredRulesEndForEveryOperation checks each operation on its own
+// right after expiry, before anything else has marked the rule.
+func TestExpiredRulesEndForEveryOperation(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name  string
 		check func(t *testing.T, f *Faults)
 	}{
-		{"List", func(t *testing.T, f *Faults) { assert.Empty(t, f.List()) }},
+		{"List", func(t *testing.T, f *Faults) {
+			v := f.List()
+			require.Len(t, v, 1)
+			assert.Equal(t, StateExpired, v[0].State)
+		}},
 		{"Remove", func(t *testing.T, f *Faults) {
-			err := f.Remove("flt_1")
-			assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err))
-			assert.Equal(t, "Fault rule flt_1 not found", sim.ErrorMessage(err))
+			require.NoError(t, f.Remove("flt_1"))
+			assert.Empty(t, f.List())
 		}},
 		{"Clear", func(t *testing.T, f *Faults) { assert.Equal(t, 0, f.Clear()) }},
 		{"Add with the same id", func(t *testing.T, f *Faults) {

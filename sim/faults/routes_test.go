@@ -27,10 +27,10 @@ func TestRoutes(t *testing.T) {
 	}{
 		{"empty list", "GET", "/_sim/faults", "", "", 200, `{"rules":[]}`},
 		{"add with a generated id", "POST", "/_sim/faults", ct, `{"action":{"type":"drop"}}`, 201,
-			`{"id":"flt_1","action":{"type":"drop"},"remaining":null,"hits":0,"expires_at":null}`},
+			`{"id":"flt_1","action":{"type":"drop"},"remaining":null,"hits":0,"expires_at":null,"state":"active"}`},
 		{"add with every field", "POST", "/_sim/faults", "application/json; charset=utf-8",
 			`{"id":"slow","method":"POST","path":"/api/v1/*","api_key":"k","count":2,"probability":0.5,"ttl_seconds":90.5,"action":{"type":"latency","distribution":"uniform","min_ms":10,"max_ms":20}}`, 201,
-			`{"id":"slow","method":"POST","path":"/api/v1/*","api_key":"k","count":2,"probability":0.5,"ttl_seconds":90.5,"action":{"type":"latency","distribution":"uniform","min_ms":10,"max_ms":20},"remaining":2,"hits":0,"expires_at":"2026-02-04T12:01:30.500Z"}`},
+			`{"id":"slow","method":"POST","path":"/api/v1/*","api_key":"k","count":2,"probability":0.5,"ttl_seconds":90.5,"action":{"type":"latency","distribution":"uniform","min_ms":10,"max_ms":20},"remaining":2,"hits":0,"expires_at":"2026-02-04T12:01:30.500Z","state":"active"}`},
 		{"invalid rule", "POST", "/_sim/faults", ct, `{"action":{"type":"error","status":200}}`, 400,
 			`{"error":"ValidationError","message":"action.status must be between 400 and 599; got 200"}`},
 		{"unknown action type", "POST", "/_sim/faults", ct, `{"action":{"type":"teapot"}}`, 400,
@@ -50,15 +50,15 @@ func TestRoutes(t *testing.T) {
 		{"body too large", "POST", "/_sim/faults", ct, `{"action":{"type":"error","status":500,"message":"` + strings.Repeat("a", MaxBodyBytes) + `"}}`, 413,
 			`{"error":"ValidationError","message":"Request body exceeds the limit of 65536 bytes"}`},
 		{"list in order", "GET", "/_sim/faults", "", "", 200,
-			`{"rules":[{"id":"flt_1","action":{"type":"drop"},"remaining":null,"hits":0,"expires_at":null},` +
-				`{"id":"slow","method":"POST","path":"/api/v1/*","api_key":"k","count":2,"probability":0.5,"ttl_seconds":90.5,"action":{"type":"latency","distribution":"uniform","min_ms":10,"max_ms":20},"remaining":2,"hits":0,"expires_at":"2026-02-04T12:01:30.500Z"}]}`},
+			`{"rules":[{"id":"flt_1","action":{"type":"drop"},"remaining":null,"hits":0,"expires_at":null,"state":"active"},` +
+				`{"id":"slow","method":"POST","path":"/api/v1/*","api_key":"k","count":2,"probability":0.5,"ttl_seconds":90.5,"action":{"type":"latency","distribution":"uniform","min_ms":10,"max_ms":20},"remaining":2,"hits":0,"expires_at":"2026-02-04T12:01:30.500Z","state":"active"}]}`},
 		{"remove one", "DELETE", "/_sim/faults/flt_1", "", "", 200, `{"removed":"flt_1"}`},
 		{"remove it again", "DELETE", "/_sim/faults/flt_1", "", "", 404,
 			`{"error":"NotFoundError","message":"Fault rule flt_1 not found"}`},
 		{"remove an unknown id", "DELETE", "/_sim/faults/nope", "", "", 404,
 			`{"error":"NotFoundError","message":"Fault rule nope not found"}`},
 		{"add another", "POST", "/_sim/faults", ct, `{"action":{"type":"rate_limit","retry_after_seconds":3}}`, 201,
-			`{"id":"flt_2","action":{"type":"rate_limit","retry_after_seconds":3},"remaining":null,"hits":0,"expires_at":null}`},
+			`{"id":"flt_2","action":{"type":"rate_limit","retry_after_seconds":3},"remaining":null,"hits":0,"expires_at":null,"state":"active"}`},
 		{"clear", "DELETE", "/_sim/faults", "", "", 200, `{"removed":2}`},
 		{"clear again", "DELETE", "/_sim/faults", "", "", 200, `{"removed":0}`},
 		{"list after clear", "GET", "/_sim/faults", "", "", 200, `{"rules":[]}`},
@@ -86,7 +86,7 @@ func TestRoutes(t *testing.T) {
 }
 
 // TestRoutesShowHitsAndExpiry checks that the listing reflects firing and
-// the clock: hits and remaining move, expired rules leave.
+// the clock: hits and remaining move, expired rules show as expired.
 func TestRoutesShowHitsAndExpiry(t *testing.T) {
 	t.Parallel()
 	hs := newHarness(t, 1)
@@ -97,9 +97,10 @@ func TestRoutesShowHitsAndExpiry(t *testing.T) {
 		hs.f.Routes().ServeHTTP(rec, httptest.NewRequest("GET", "/faults", nil))
 		return rec.Body.String()
 	}
-	assert.Equal(t, `{"rules":[{"id":"flt_1","count":3,"ttl_seconds":60,"action":{"type":"error","status":500},"remaining":2,"hits":1,"expires_at":"2026-02-04T12:01:00.000Z"}]}`+"\n", list())
+	assert.Equal(t, `{"rules":[{"id":"flt_1","count":3,"ttl_seconds":60,"action":{"type":"error","status":500},"remaining":2,"hits":1,"expires_at":"2026-02-04T12:01:00.000Z","state":"active"}]}`+"\n", list())
 	hs.clock.Set(t0.Add(time.Minute))
-	assert.Equal(t, `{"rules":[]}`+"\n", list())
+	assert.Equal(t, `{"rules":[{"id":"flt_1","count":3,"ttl_seconds":60,"action":{"type":"error","status":500},"remaining":2,"hits":1,"expires_at":"2026-02-04T12:01:00.000Z","state":"expired"}]}`+"\n", list(),
+		"an expired rule stays listed, with its hits, until removed or cleared")
 }
 
 func TestWriteErrorMasksInternalErrors(t *testing.T) {

@@ -314,7 +314,12 @@ func ctlClockCases() []ctlCase {
 		{name: "clock/freeze", method: "POST", path: "/_sim/clock/freeze", status: 200, field: "frozen", want: true,
 			check: func(t *testing.T, r resp) { assert.Equal(t, float64(0), r.JSON["time_scale"]) }},
 		{name: "clock/resume", prep: ctlPost("/_sim/clock/freeze", ""), method: "POST", path: "/_sim/clock/resume", status: 200,
-			field: "frozen", want: false},
+			field: "frozen", want: false,
+			check: func(t *testing.T, r resp) {
+				assert.Equal(t, float64(1), r.JSON["time_scale"], "a clock at scale 0 before the freeze runs in real time after resume")
+			}},
+		{name: "clock/read at scale 0", method: "GET", path: "/_sim/clock", status: 200, field: "frozen", want: true,
+			check: func(t *testing.T, r resp) { assert.Equal(t, float64(0), r.JSON["time_scale"]) }},
 	}
 }
 
@@ -389,7 +394,7 @@ func ctlStateCases() []ctlCase {
 			field: "message", want: `Unknown field "key"`},
 		{name: "reset/with an array", refused: true, method: "POST", path: "/_sim/reset", json: `[]`, status: 400, field: "message", want: sim.MsgBodyNotObject},
 		{name: "reset/too large", method: "POST", path: "/_sim/reset", body: ctlHuge(64 << 20), header: ctlJSONType, status: 413, heavy: true},
-		{name: "state/everything", prep: ctlBusy, method: "GET", path: "/_sim/state", status: 200, field: "frozen", want: false,
+		{name: "state/everything", prep: ctlBusy, method: "GET", path: "/_sim/state", status: 200, field: "frozen", want: true,
 			check: func(t *testing.T, r resp) {
 				var st sim.State
 				require.NoError(t, json.Unmarshal(r.Body, &st))

@@ -171,3 +171,80 @@ func getWithHeaders(t testing.TB, in *inst, path, key string) (int, http.Header,
 	require.NoError(t, err)
 	return resp.StatusCode, resp.Header, string(raw)
 }
+
+// TestOneTruthPerFact: each fact the control API, the state dump and the
+// dashboard's data show has one value everywhere.
+func TestOneTruthPerFact(t *testing.T) {
+	t.Parallel()
+	t.Run("a clock at scale 0 is frozen", func(t *testing.T) {
+		t.Parallel()
+		in := start(t, nil) // --time-scale 0
+		_, clk := in.call("GET", "/_sim/clock", "", "")
+		assert.Equal(t, true, clk["frozen"], "%v", clk)
+		assert.Equal(t, float64(0), clk["time_scale"])
+		_, st := in.call("GET", "/_sim/state", "", "")
+		assert.Equal(t, true, st["frozen"], "the state dump says the same")
+		_, clk = in.call("POST", "/_sim/clock/resume", "", "")
+		assert.Equal(t, false, clk["frozen"], "%v", clk)
+		assert.Equal(t, float64(1), clk["time_scale"], "resume makes time run")
+	})
+	t.Run("planned outcome", func(t *testing.T) {
+		t.Parallel()
+		in := start(t, nil)
+		st, rc := in.call("POST", "/api/v1/projects", "dubsim-pro",
+			`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://example.com/video.mp4"}`)
+		require.Equal(t, http.StatusOK, st, "%v", rc)
+		id := rc["project_id"].(string)
+		st, forced := in.call("POST", "/_sim/projects/"+id+"/outcome", "", `{"outcome":"error","error_message":"No speech"}`)
+		require.Equal(t, http.StatusOK, st, "%v", forced)
+		_, detail := in.call("GET", "/_sim/projects/"+id, "", "")
+		_, dump := in.call("GET", "/_sim/state", "", "")
+		var inDump map[string]any
+		for _, p := range dump["projects"].([]any) {
+			if p := p.(map[string]any); p["id"] == id {
+				inDump = p
+			}
+		}
+		require.NotNil(t, inDump, "the project is in the state dump")
+		for name, view := range map[string]map[string]any{"forced-outcome answer": forced, "project detail": detail, "state dump": inDump} {
+			assert.Equal(t, "error", view["planned_outcome"], "%s: %v", name, view)
+		}
+		assert.Equal(t, "No speech", detail["planned_error_message"])
+		assert.Equal(t, "No speech", inDump["planned_error_message"])
+	})
+	t.Run("a spent fault rule stays listed", func(t *testing.T) {
+		t.Parallel()
+		in := start(t, nil)
+		st, rule := in.call("POST", "/_sim/faults", "", `{"id":"once","count":1,"path":"/api/v1/balance","action":{"type":"error","status":503}}`)
+		require.Equal(t, http.StatusCreated, st, "%v", rule)
+		st, _ = in.call("GET", "/api/v1/balance", "dubsim-pro", "")
+		require.Equal(t, http.StatusServiceUnavailable, st)
+		st, _ = in.call("GET", "/api/v1/balance", "dubsim-pro", "")
+		require.Equal(t, http.StatusOK, st, "fired once")
+		_, list := in.call("GET", "/_sim/faults", "", "")
+		require.Len(t, list["rules"], 1, "%v", list)
+		r := list["rules"].([]any)[0].(map[string]any)
+		assert.Equal(t, "once", r["id"])
+		assert.Equal(t, "spent", r["state"])
+		assert.Equal(t, float64(1), r["hits"])
+		assert.Equal(t, float64(0), r["remaining"])
+		st, _ = in.call("DELETE", "/_sim/faults", "", "")
+		require.Equal(t, http.StatusOK, st)
+		_, list = in.call("GET", "/_sim/faults", "", "")
+		assert.Empty(t, list["rules"], "cleared")
+	})
+	t.Run("Date is simulated time", func(t *testing.T) {
+		t.Parallel()
+		in := start(t, nil)
+		studioAdvance(t, in, 36*time.Hour)
+		for _, path := range []string{"/api/v1/balance", "/api/v1/projects", "/_sim/clock", "/api/v1/nope"} {
+			_, hdr, _ := getWithHeaders(t, in, path, "dubsim-pro")
+			assert.Equal(t, t0.Add(36*time.Hour).Format(http.TimeFormat), hdr.Get("Date"), path)
+		}
+		real := start(t, func(c *server.Config) { c.DateHeader = server.DateReal })
+		_, hdr, _ := getWithHeaders(t, real, "/api/v1/balance", "dubsim-pro")
+		d, err := http.ParseTime(hdr.Get("Date"))
+		require.NoError(t, err)
+		assert.NotEqual(t, t0.Format(http.TimeFormat), d.Format(http.TimeFormat), "real time with --date-header real")
+	})
+}

@@ -50,6 +50,9 @@ type Config struct {
 	NoControl       bool
 	JournalSize     int
 	MinPollInterval time.Duration
+	// DateHeader is the clock of every answer's Date header: "simulated"
+	// (the default, "") or "real".
+	DateHeader string
 	// AdvanceWait bounds how long a clock advance (or a read of an
 	// artifact) waits for the downloads its answer depends on (zero: 30 s).
 	AdvanceWait time.Duration
@@ -140,7 +143,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval})
-	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) }})
+	// Fault rules expire on real time plus clock advances, as rate-limit
+	// windows pass (fidelity K9).
+	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, Now: s.Engine.Wall, OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) }})
 
 	// One set of Idempotency-Key slots in flight for both interfaces: their
 	// records share the store and the scope (the API key).
@@ -188,6 +193,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Handler = s.health(s.Journal.Middleware(main), cfg.Version, started, cfg.Clock.Now)
 	s.StudioHandler = s.health(s.Journal.Middleware(studioOnly), cfg.Version, started, cfg.Clock.Now)
+	if cfg.DateHeader != DateReal {
+		s.Handler, s.StudioHandler = simulatedDate(s.Handler, cfg.Clock.Now), simulatedDate(s.StudioHandler, cfg.Clock.Now)
+	}
 	return s, nil
 }
 

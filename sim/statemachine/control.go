@@ -32,22 +32,29 @@ func (e *Engine) Freeze(ctx context.Context) error {
 	return e.SaveClock(ctx)
 }
 
-// Resume restarts a frozen clock at the scale it had before Freeze.
+// Resume restarts a frozen clock at the scale it had before Freeze; a
+// clock that would still stand still (--time-scale 0, a scale of 0 set
+// through the control API) runs in real time (scale 1) after it.
 func (e *Engine) Resume(ctx context.Context) error {
 	e.clockMu.Lock()
 	if e.frozen {
 		e.frozen = false
 		e.clock.SetScale(e.frozenScale)
 	}
+	if e.clock.Scale() == 0 {
+		e.clock.SetScale(1)
+	}
 	e.clockMu.Unlock()
 	return e.SaveClock(ctx)
 }
 
-// Frozen reports whether the clock is frozen by Freeze.
+// Frozen reports whether simulated time stands still: frozen by Freeze or
+// running at scale 0. The control API and the dashboard show this one fact
+// (fidelity K8).
 func (e *Engine) Frozen() bool {
 	e.clockMu.Lock()
 	defer e.clockMu.Unlock()
-	return e.frozen
+	return e.frozen || e.clock.Scale() == 0
 }
 
 // SetTimeScale changes the speed of simulated time (0 freezes it) and
@@ -387,10 +394,7 @@ func projectState(p sim.Project) sim.ProjectState {
 	if !p.DueAt.IsZero() {
 		d := p.DueAt
 		ps.DueAt = &d
-		ps.PlannedOutcome = "ready"
-		if p.Outcome.Error {
-			ps.PlannedOutcome = "error: " + p.Outcome.Message
-		}
+		ps.PlannedOutcome, ps.PlannedError = p.PlannedOutcome()
 	}
 	if !p.CompletedAt.IsZero() {
 		c := p.CompletedAt

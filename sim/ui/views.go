@@ -33,6 +33,7 @@ type projectDetail struct {
 	CompletedAt          string             `json:"completed_at,omitempty"`
 	ErrorMessage         string             `json:"error_message,omitempty"`
 	PlannedOutcome       string             `json:"planned_outcome,omitempty"`
+	PlannedError         string             `json:"planned_error_message,omitempty"`
 	TranslationsCount    int                `json:"translations_count"`
 	OutputGeneration     int                `json:"output_generation"`
 	ScriptsPending       bool               `json:"scripts_pending,omitempty"`
@@ -62,10 +63,7 @@ func detailOf(p sim.Project) projectDetail {
 		PendingRetranslation: p.Pending, History: []eventJSON{}}
 	if !p.DueAt.IsZero() {
 		d.DueAt = control.Time(p.DueAt)
-		d.PlannedOutcome = string(sim.StatusReady)
-		if p.Outcome.Error {
-			d.PlannedOutcome = string(sim.StatusError)
-		}
+		d.PlannedOutcome, d.PlannedError = p.PlannedOutcome()
 	}
 	if !p.CompletedAt.IsZero() {
 		d.CompletedAt = control.Time(p.CompletedAt)

@@ -224,7 +224,7 @@ function say(msg) {
 function renderClock(st) {
   const now = $('clock-now');
   if (now.textContent !== st.now) { now.textContent = st.now; now.setAttribute('datetime', st.now); }
-  const state = st.frozen ? 'frozen' : st.time_scale === 0 ? 'stopped' : 'running';
+  const state = st.frozen ? 'frozen' : 'running';
   const stateEl = $('clock-state');
   if (stateEl.textContent !== state) {
     stateEl.textContent = state;
@@ -375,7 +375,7 @@ function detailFields(p) {
     ['Id', h('span', { class: 'mono' }, p.id)],
     ['Account', h('span', { class: 'mono' }, p.api_key)],
     ['Status', h('span', { class: 'status' }, badge(p.status))],
-    p.planned_outcome && ['Planned outcome', p.planned_outcome],
+    p.planned_outcome && ['Planned outcome', p.planned_outcome + (p.planned_error_message ? ': ' + p.planned_error_message : '')],
     p.error_message && ['Error message', p.error_message],
     ['Source video', h('span', { class: 'break' }, p.source_video_url)],
     ['Languages', `${p.source_lang} → ${p.target_lang}`],
