@@ -173,6 +173,31 @@ type Clock struct {
 	Frozen    bool      `json:"frozen"`
 }
 
+// Work is a piece of background work in flight: the download of an
+// artifact's URL (Resource "artifact", ID its id) or the probe of a source
+// video for a creation in flight. NeededAt is the simulated time from
+// which answers depend on it (nil for probes): an Advance to it or later
+// waits for the work.
+type Work struct {
+	Kind       string     `json:"kind"`
+	Resource   string     `json:"resource"`
+	ID         string     `json:"id"`
+	URL        string     `json:"url"`
+	StartedAt  time.Time  `json:"started_at"`
+	NeededAt   *time.Time `json:"needed_at"`
+	WaitingFor string     `json:"waiting_for"`
+	Bytes      int64      `json:"bytes"`
+}
+
+// Work lists the background work in flight (GET /_sim/work), oldest first.
+func (c *Client) Work(ctx context.Context) ([]Work, error) {
+	var out struct {
+		Work []Work `json:"work"`
+	}
+	err := c.do(ctx, http.MethodGet, "/_sim/work", nil, &out)
+	return out.Work, err
+}
+
 // Clock reads the simulated clock.
 func (c *Client) Clock(ctx context.Context) (Clock, error) {
 	var ck Clock
@@ -180,7 +205,11 @@ func (c *Client) Clock(ctx context.Context) (Clock, error) {
 }
 
 // Advance moves simulated time forward by d, applies every transition that
-// became due, each at its own due time, and returns the new time.
+// became due, each at its own due time, and returns the new time. It
+// returns after the downloads the new time depends on have ended (an
+// artifact made from a loopback URL completes by the advance that passes
+// its processing time), or with a 504 *APIError naming those still running
+// after the server's --advance-wait.
 func (c *Client) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
 	var ck Clock
 	err := c.do(ctx, http.MethodPost, "/_sim/clock/advance", map[string]float64{"seconds": d.Seconds()}, &ck)

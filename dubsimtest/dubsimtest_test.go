@@ -1,6 +1,7 @@
 package dubsimtest_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -628,4 +629,48 @@ func TestClientErrors(t *testing.T) {
 		_, err := dubsimtest.NewClient(hs.URL).Clock(t.Context())
 		assert.ErrorContains(t, err, "dubsim: GET /_sim/clock: decoding the answer")
 	})
+}
+
+// TestAdvanceWaitsForDownloads: an artifact made from a loopback URL is
+// completed by the one Advance that passes its processing time, whenever
+// the download ends in real time; Work lists the download until then.
+func TestAdvanceWaitsForDownloads(t *testing.T) {
+	t.Parallel()
+	s := dubsimtest.Start(t, dubsimtest.WithStart(t0))
+	ctx := t.Context()
+	gate := make(chan struct{})
+	body := bytes.Repeat([]byte("x"), 4096) // not media: the artifact is a script
+	media := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(media.Close)
+	t.Cleanup(func() {
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	})
+	st, m := call(t, s, "POST", "/api/v1/artifacts/create", dubsimtest.KeyFree, `{"name":"Lines","type":"script","url":"`+media.URL+`/lines.srt"}`)
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	id := m["id"].(string)
+
+	work := dubsimtest.Must(s.Work(ctx))(t)
+	require.Len(t, work, 1)
+	assert.Equal(t, "download", work[0].Kind)
+	assert.Equal(t, id, work[0].ID)
+	require.NotNil(t, work[0].NeededAt)
+	assert.Equal(t, t0.Add(7*time.Second), *work[0].NeededAt, "start 2 s + processing 5 s")
+
+	close(gate)
+	dubsimtest.Must(s.Advance(ctx, time.Hour))(t)
+	_, m = call(t, s, "GET", "/api/v1/artifacts/"+id, dubsimtest.KeyFree, "")
+	assert.Equal(t, sim.ArtifactCompleted, m["status"], "%v", m)
+	assert.Equal(t, float64(len(body)), m["size"])
+	assert.Empty(t, dubsimtest.Must(s.Work(ctx))(t))
 }
