@@ -500,8 +500,10 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 // probe reads the source video's duration; while it runs it is listed as
 // background work (a request in flight waits for it; no advance does).
 func (e *Engine) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
-	w := e.work.add(&work{kind: WorkProbe, url: url, started: e.clock.Now()})
+	w := &work{kind: WorkProbe, started: e.clock.Now()}
+	w.setURL(url)
 	w.set(waitHost)
+	e.work.add(w)
 	defer e.work.remove(w)
 	return e.prober.Probe(ctx, url)
 }

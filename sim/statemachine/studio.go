@@ -694,7 +694,7 @@ func (e *Engine) startDownload(a sim.Artifact, parts []part) {
 		needed: a.StartAt.Add(e.studio.ArtifactProcessing(0))}
 	for _, p := range parts {
 		if p.download != "" {
-			w.url = p.download
+			w.setURL(p.download)
 			break
 		}
 	}
@@ -726,7 +726,7 @@ func (e *Engine) startDownload(a sim.Artifact, parts []part) {
 				}
 				continue
 			}
-			w.url = p.download
+			w.setURL(p.download)
 			size, dur, blob, fail := e.download(w, typ, i, p.download)
 			if fail != "" {
 				res.Fail = fail

@@ -43,7 +43,7 @@ type work struct {
 	kind     string
 	resource string // "artifact" for downloads; "" for probes
 	id       string // the resource id
-	url      string
+	url      atomic.Pointer[string] // the URL being fetched
 	started  time.Time // simulated time it started
 	// needed is the simulated time from which answers depend on the result
 	// (zero: nothing waits for it; a probe belongs to a request in flight).
@@ -53,6 +53,15 @@ type work struct {
 }
 
 func (w *work) set(state string) { w.state.Store(&state) }
+
+func (w *work) setURL(u string) { w.url.Store(&u) }
+
+func (w *work) getURL() string {
+	if u := w.url.Load(); u != nil {
+		return *u
+	}
+	return ""
+}
 
 // workSet is the registry of background work in flight.
 type workSet struct {
@@ -137,7 +146,7 @@ func (s *workSet) wait(ctx context.Context, t time.Time, id string, bound time.D
 }
 
 func (w *work) info() sim.Work {
-	in := sim.Work{Kind: w.kind, Resource: w.resource, ID: w.id, URL: w.url, StartedAt: w.started, NeededAt: w.needed, Bytes: w.bytes.Load()}
+	in := sim.Work{Kind: w.kind, Resource: w.resource, ID: w.id, URL: w.getURL(), StartedAt: w.started, NeededAt: w.needed, Bytes: w.bytes.Load()}
 	if s := w.state.Load(); s != nil {
 		in.WaitingFor = *s
 	}
