@@ -34,9 +34,19 @@ const (
 type Error struct {
 	Code    Code
 	Message string
+	// Detail says more than Message where Message is a documented text
+	// that must stay byte for byte (which item, which values); the APIs
+	// send it outside the body, in a response header.
+	Detail string
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// WithDetail sets the detail of e and returns e.
+func (e *Error) WithDetail(format string, args ...any) *Error {
+	e.Detail = fmt.Sprintf(format, args...)
+	return e
+}
 
 // Errorf builds an *Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
@@ -65,6 +75,15 @@ func ErrorMessage(err error) string {
 	return ""
 }
 
+// ErrorDetail returns the detail of a domain error, or "".
+func ErrorDetail(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Detail
+	}
+	return ""
+}
+
 // ErrNotFound is returned by stores for a missing record.
 var ErrNotFound = errors.New("sim: record not found")
 
@@ -78,7 +97,9 @@ const (
 	MsgUnknownVoice         = "Unknown voice %s"
 	MsgSpeakerNotInSpeakers = "Speaker ID %d referenced in script but not found in target_speakers"
 	MsgInvalidTiming        = "Invalid timing: start_ms must be less than end_ms"
-	MsgRequired             = "%s is required"
+	// DetailInvalidTiming is the X-Dubsim-Error-Detail of MsgInvalidTiming.
+	DetailInvalidTiming = "%s: start_ms %d, end_ms %d"
+	MsgRequired         = "%s is required"
 
 	MsgRetranslationNotReady  = "Project %s cannot be re-translated while its status is %s; re-translation needs status ready"
 	MsgRetranslationDisabled  = "Re-translation is not enabled for this account; contact support@dubformer.ai to enable it"

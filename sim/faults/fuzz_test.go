@@ -23,7 +23,7 @@ func FuzzDecodeRule(f *testing.F) {
 		`{"ID":"A","Action":{"Type":"drop"},"TTL_SECONDS":-0}`,
 		`{"probability":1e-320,"action":{"type":"drop"}}`,
 		`{"action":{"type":"drop","colour":1}}`,
-		`{"count":1.5}`, `[]`, `null`, `{`, `{} {}`, ``,
+		`{"count":1.5}`, `{"count":2.0,"action":{"type":"latency","latency_ms":1e2}}`, `{"action":{"type":"truncate","bytes":1e30}}`, `[]`, `null`, `{`, `{} {}`, ``,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Action types.
@@ -351,7 +352,7 @@ func DecodeRule(data []byte) (Rule, error) {
 	if len(trimmed) == 0 || (trimmed[0] != '{' && json.Valid(trimmed)) {
 		return r, validationErr(sim.MsgBodyNotObject)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	dec := json.NewDecoder(bytes.NewReader(httpx.IntegralNumbers(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
 		return Rule{}, decodeError(data, err)
@@ -373,6 +374,9 @@ func decodeError(data []byte, err error) error {
 	case errors.As(err, &typ):
 		if typ.Field == "" {
 			return validationErr(sim.MsgBodyNotObject)
+		}
+		if msg, ok := httpx.IntegerTypeError(typ); ok {
+			return validationErr("%s", msg)
 		}
 		return validationErr("%s must be %s; got %s", typ.Field, jsonTypeName(typ.Type), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):

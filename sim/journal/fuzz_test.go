@@ -99,6 +99,7 @@ func FuzzMatcherJSON(f *testing.F) {
 		`{"headers":{"idempotency-key":""}}`, `{"headers":{"X-A":"1"}}`, `{"count":-1}`, `{"count":1,"at_most":1}`,
 		`{"body_contains":"name","api_key":"a"}`, `[]`, `{"count":`, `{"status":true}`, `{"status":4.5}`, `{} {}`, `null`,
 		`{"headers":{"a":"1","A":"2"}}`, `{"at_least":5,"at_most":1}`, `{"path":"x"}`, `{"status":null}`,
+		`{"count":1.0}`, `{"at_least":1e2,"status":4.04e2}`, `{"at_most":1.5}`, `{"count":1e400}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Matcher selects requests and states how many of them are expected
@@ -230,7 +231,7 @@ func decodeMatcher(body []byte) (Matcher, error) {
 	if len(trimmed) == 0 || (trimmed[0] != '{' && json.Valid(trimmed)) {
 		return Matcher{}, sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec := json.NewDecoder(bytes.NewReader(httpx.IntegralNumbers(trimmed)))
 	dec.DisallowUnknownFields()
 	var m Matcher
 	if err := dec.Decode(&m); err != nil {
@@ -274,6 +275,9 @@ func jsonError(err error) error {
 			return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
 		case "headers":
 			return sim.Errorf(sim.CodeValidation, "headers must be an object of header names and exact string values; got %s", typ.Value)
+		}
+		if msg, ok := httpx.IntegerTypeError(typ); ok {
+			return sim.Errorf(sim.CodeValidation, "%s", msg)
 		}
 		return sim.Errorf(sim.CodeValidation, "%s must be %s; got %s", typ.Field, typeName(typ.Type.String()), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):

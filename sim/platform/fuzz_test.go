@@ -34,6 +34,11 @@ func FuzzCreateProjectBody(f *testing.F) {
 		`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://x/y","source_script_content":"WEBVTT\n\n00:01.000 --> 00:02.000\n<v A>hi"}`,
 		`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://x/y","glossary_content":"a\tb\n\tc"}`,
 		`{"source_lang":"en","target_lang":"ja-JP","source_video_url":"https://x/y","use_emotional_transfer":true}`,
+		// Integral numbers in any spelling are integers; fractions and
+		// out-of-range integers are refused.
+		`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://x/y","source_script":[{"start_ms":100.0,"end_ms":1e3,"text":"a"}]}`,
+		`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://x/y","source_script":[{"start_ms":1.5,"end_ms":1e400,"text":"a"}]}`,
+		`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://x/y","source_script":[{"start_ms":-0.0,"end_ms":9007199254740993.0,"text":"a"}]}`,
 	} {
 		f.Add(s)
 	}
@@ -56,6 +61,8 @@ func FuzzRetranslationBody(f *testing.F) {
 		`{"target_script":[{"start_ms":100,"end_ms":1544,"text":"Au revoir le monde!","speaker_id":1}],"target_speakers":[{"speaker_id":1,"voice_key":"53f154:fr-FR-DeniseNeural","style":"feminine"}]}`,
 		`{"target_script":[],"target_speakers":[]}`, `{"target_script":null}`, `{"target_script":[{}],"target_speakers":[{}]}`,
 		`{"target_script":[{"start_ms":1e30,"end_ms":-1,"text":"","speaker_id":99999999999}],"target_speakers":[{"speaker_id":1,"voice_key":"soundalike","style":"x"}]}`,
+		`{"target_script":[{"start_ms":100.0,"end_ms":1.544e3,"text":"a","speaker_id":1e0}],"target_speakers":[{"speaker_id":1.0,"voice_key":"53f154:fr-FR-DeniseNeural","style":"feminine"}]}`,
+		`{"target_script":[{"start_ms":100.5,"end_ms":1e2,"text":"a","speaker_id":1.5}],"target_speakers":[{"speaker_id":1e400,"voice_key":"x","style":"feminine"}]}`,
 	} {
 		f.Add(s)
 	}

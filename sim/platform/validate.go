@@ -149,7 +149,7 @@ func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 		for i, s := range *b.SourceScript {
 			item := fmt.Sprintf("source_script[%d]", i)
 			if *s.StartMS >= *s.EndMS {
-				return np, sim.Errorf(sim.CodeValidation, sim.MsgInvalidTiming+" (%s: start_ms %d, end_ms %d)", item, *s.StartMS, *s.EndMS)
+				return np, sim.Errorf(sim.CodeValidation, sim.MsgInvalidTiming).WithDetail(sim.DetailInvalidTiming, item, *s.StartMS, *s.EndMS)
 			}
 			if *s.StartMS < prevEnd {
 				return np, sim.Errorf(sim.CodeValidation, "%s starts at %d ms, before the previous segment ends (%d ms): segments must be in order and must not overlap", item, *s.StartMS, prevEnd)

@@ -104,7 +104,7 @@ func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in
 		case *s.StartMS < 0:
 			return rt, invalid("%s.start_ms must not be negative; got %d", item, *s.StartMS)
 		case *s.StartMS >= *s.EndMS:
-			return rt, invalid(sim.MsgInvalidTiming+" (%s: start_ms %d, end_ms %d)", item, *s.StartMS, *s.EndMS)
+			return rt, sim.Errorf(sim.CodeValidation, sim.MsgInvalidTiming).WithDetail(sim.DetailInvalidTiming, item, *s.StartMS, *s.EndMS)
 		case !speakers[*s.SpeakerID]:
 			return rt, invalid(sim.MsgSpeakerNotInSpeakers, *s.SpeakerID)
 		}

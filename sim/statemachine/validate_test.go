@@ -78,10 +78,10 @@ func TestValidateRetranslation(t *testing.T) {
 		{"duplicate speaker", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers[1].SpeakerID = ptr(1) }), sim.CodeValidation, "Duplicate speaker ID 1 in target_speakers"},
 		{"script speaker not in speakers (docs example)", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers = in.TargetSpeakers[:1] }), sim.CodeValidation,
 			"Speaker ID 2 referenced in script but not found in target_speakers"},
-		{"start not before end (docs example prefix)", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[1] = seg(3000, 3000, "x", 1) }), sim.CodeValidation,
-			"Invalid timing: start_ms must be less than end_ms (target_script[1]: start_ms 3000, end_ms 3000)"},
+		{"start not before end (docs example)", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[1] = seg(3000, 3000, "x", 1) }), sim.CodeValidation,
+			"Invalid timing: start_ms must be less than end_ms [detail: target_script[1]: start_ms 3000, end_ms 3000]"},
 		{"start after end", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[0] = seg(500, 100, "x", 1) }), sim.CodeValidation,
-			"Invalid timing: start_ms must be less than end_ms (target_script[0]: start_ms 500, end_ms 100)"},
+			"Invalid timing: start_ms must be less than end_ms [detail: target_script[0]: start_ms 500, end_ms 100]"},
 		{"negative start", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[0] = seg(-5, 100, "x", 1) }), sim.CodeValidation, "target_script[0].start_ms must not be negative; got -5"},
 		{"empty text", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[1].Text = ptr("  ") }), sim.CodeValidation, "target_script[1].text must not be empty"},
 		{"missing text", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[1].Text = nil }), sim.CodeValidation, "target_script[1].text is required"},
@@ -113,7 +113,11 @@ func TestValidateRetranslation(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Equal(t, tc.code, sim.ErrorCode(err))
-			assert.Equal(t, tc.msg, err.Error())
+			got := err.Error()
+			if d := sim.ErrorDetail(err); d != "" {
+				got += " [detail: " + d + "]"
+			}
+			assert.Equal(t, tc.msg, got)
 		})
 	}
 }

@@ -68,7 +68,9 @@ func IsJSONContentType(ct string) bool {
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
-// DecodeBytes decodes a JSON object from body into dst.
+// DecodeBytes decodes a JSON object from body into dst. A number with an
+// integral value is an integer whatever its spelling (100.0, 1e2; see
+// IntegralNumbers).
 func (d Decoder) DecodeBytes(body []byte, dst any) error {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -76,7 +78,7 @@ func (d Decoder) DecodeBytes(body []byte, dst any) error {
 			return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(bytes.NewReader(IntegralNumbers(body)))
 	if d.RejectUnknown {
 		dec.DisallowUnknownFields()
 	}
@@ -101,6 +103,9 @@ func jsonError(err error) error {
 		field := typ.Field
 		if field == "" {
 			return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
+		}
+		if msg, ok := IntegerTypeError(typ); ok {
+			return sim.Errorf(sim.CodeValidation, "%s", msg)
 		}
 		return sim.Errorf(sim.CodeValidation, "%s must be %s; got %s", field, jsonTypeName(typ.Type), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):

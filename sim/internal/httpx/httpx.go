@@ -40,9 +40,18 @@ func (a API) Handle(h HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// WriteError writes err in the API's envelope. Errors that are not domain
-// errors are logged and masked as internal errors.
+// HeaderErrorDetail carries the detail of an error whose body message is a
+// documented text (sim.Error.Detail): the offending item and values, without
+// changing the documented body.
+const HeaderErrorDetail = "X-Dubsim-Error-Detail"
+
+// WriteError writes err in the API's envelope, and its detail, if any, in
+// the X-Dubsim-Error-Detail header. Errors that are not domain errors are
+// logged and masked as internal errors.
 func (a API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	if d := sim.ErrorDetail(err); d != "" {
+		w.Header().Set(HeaderErrorDetail, d)
+	}
 	if sim.ErrorCode(err) == sim.CodeInternal {
 		if a.Log != nil {
 			a.Log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -44,7 +44,8 @@ type Replayer func(w http.ResponseWriter, r *http.Request, recipe []byte) error
 
 // Idempotency implements the Idempotency-Key header on POST requests, scoped
 // to the caller's API key: the same key with the same method, path and body
-// replays the first response (status and body) with Idempotent-Replayed:
+// (a JSON body compared by value, a multipart body by its parts) replays the
+// first response (status and body) with Idempotent-Replayed:
 // true and no second effect; the same key with another request is refused
 // (CodeIdempotency); a request while the first with the key is still in
 // flight is refused (CodeConflict). Responses with status 5xx are not stored,
@@ -107,7 +108,7 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, "Idempotency-Key must be at most %d characters", maxIdempotencyKey))
 				return
 			}
-			body, fp, err := m.spool(r)
+			body, fp, legacy, err := m.spool(r)
 			if err != nil {
 				m.API.WriteError(w, r, err)
 				return
@@ -131,7 +132,7 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 			}
 			if found {
 				slots.mu.Unlock()
-				m.replay(w, r, key, fp, rec)
+				m.replay(w, r, key, fp, legacy, rec)
 				return
 			}
 			if slots.inflight == nil {
@@ -182,8 +183,8 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 	}
 }
 
-func (m *Idempotency) replay(w http.ResponseWriter, r *http.Request, key, fp string, rec sim.IdemRecord) {
-	if rec.Fingerprint != fp {
+func (m *Idempotency) replay(w http.ResponseWriter, r *http.Request, key, fp, legacy string, rec sim.IdemRecord) {
+	if rec.Fingerprint != fp && (legacy == "" || rec.Fingerprint != legacy) {
 		m.API.WriteError(w, r, sim.Errorf(sim.CodeIdempotency, sim.MsgIdempotencyMismatch, key))
 		return
 	}
@@ -238,19 +239,31 @@ func (s *spooledBody) Close() error {
 	return err
 }
 
+// fpCanonicalJSON prefixes the fingerprint of a JSON body taken over its
+// canonical form. Records stored before it existed hold the hash of the raw
+// bytes, without a prefix; a request still matches those by that rule.
+const fpCanonicalJSON = "json1:"
+
 // spool reads the whole body, fingerprinting the request, and returns a
 // reader over the same bytes. A multipart body is fingerprinted by its parts
 // (names, file names, contents), not its bytes, so a client that retries
-// with a new random boundary is recognised as sending the same request.
-func (m *Idempotency) spool(r *http.Request) (*spooledBody, string, error) {
+// with a new random boundary is recognised as sending the same request. A
+// JSON body is fingerprinted by its canonical form (CanonicalJSON), so a
+// retry that spells the same value differently (key order, whitespace,
+// 100.0 for 100) is the same request; legacy is then the fingerprint by the
+// raw bytes, the rule of records stored by earlier versions ("" when fp is
+// by that rule already).
+func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string, err error) {
 	maxBody := orDefault(m.MaxBody, DefaultIdemMaxBody)
 	memBody := orDefault(m.MemBody, DefaultIdemMemBody)
 	ct := r.Header.Get("Content-Type")
-	h := sha256.New()
+	var head bytes.Buffer
 	for _, part := range []string{r.Method, r.URL.EscapedPath(), r.URL.RawQuery} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
+		head.WriteString(part)
+		head.WriteByte(0)
 	}
+	h := sha256.New()
+	h.Write(head.Bytes())
 	mt, params, _ := mime.ParseMediaType(ct)
 	boundary := ""
 	if strings.HasPrefix(mt, "multipart/") {
@@ -266,33 +279,57 @@ func (m *Idempotency) spool(r *http.Request) (*spooledBody, string, error) {
 	var mem bytes.Buffer
 	n, err := io.Copy(&mem, io.TeeReader(io.LimitReader(r.Body, memBody), raw))
 	if err != nil {
-		return nil, "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+		return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
-	sb := &spooledBody{mem: mem.Bytes()}
+	sb = &spooledBody{mem: mem.Bytes()}
 	if n == memBody {
 		f, err := os.CreateTemp("", "dubsim-idem-*")
 		if err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		sb.file = f
 		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, maxBody-n+1), raw))
 		if err != nil {
 			sb.Close()
-			return nil, "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+			return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 		}
 		if n+rest > maxBody {
 			sb.Close()
-			return nil, "", sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, maxBody)
+			return nil, "", "", sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, maxBody)
 		}
 	}
 	if boundary == "" || !hashParts(h, sb, boundary) {
 		h.Write(raw.Sum(nil))
 	}
+	fp = fingerprint(h)
+	if boundary == "" && IsJSONContentType(ct) {
+		if cfp, ok := canonicalFingerprint(head.Bytes(), mt, sb); ok {
+			fp, legacy = cfp, fp
+		}
+	}
 	if err := sb.rewind(); err != nil {
 		sb.Close()
-		return nil, "", err
+		return nil, "", "", err
 	}
-	return sb, fingerprint(h), nil
+	return sb, fp, legacy, nil
+}
+
+// canonicalFingerprint hashes the request head, the media type (without
+// parameters: the decoder reads every JSON media type alike) and the
+// canonical form of the JSON body; false when the body is not one JSON
+// value (the handler refuses it; the raw bytes identify it).
+func canonicalFingerprint(head []byte, mt string, sb *spooledBody) (string, bool) {
+	if sb.rewind() != nil {
+		return "", false
+	}
+	h := sha256.New()
+	h.Write(head)
+	h.Write([]byte(mt))
+	h.Write([]byte{0})
+	if CanonicalJSON(h, sb) != nil {
+		return "", false
+	}
+	return fpCanonicalJSON + fingerprint(h), true
 }
 
 // hashParts hashes the logical content of a multipart body; false when the

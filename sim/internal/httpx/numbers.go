@@ -1,0 +1,212 @@
+package httpx
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// JSON has one number type: 100, 100.0 and 1e2 are the same value, and a
+// client in JavaScript or Python may send an integer in any of these forms.
+// Go's decoder refuses all but the first for an integer field, so request
+// bodies pass through IntegralNumbers before they are decoded, and the
+// idempotency fingerprint of a JSON body is taken over its canonical form
+// (CanonicalJSON), in which the three are one.
+
+// decimal is a JSON number literal taken apart exactly, without floating
+// point: the value is (-1 if neg) * digits * 10^exp, digits without leading
+// or trailing zeros ("" for zero).
+type decimal struct {
+	neg    bool
+	digits string
+	exp    int64
+}
+
+// maxExpDigits bounds the exponent a literal may carry for parseDecimal;
+// beyond it (1e1000000000) the literal is left as written.
+const maxExpDigits = 9
+
+// parseDecimal parses a JSON number literal; ok is false for anything else
+// and for exponents of more than maxExpDigits digits.
+func parseDecimal(lit []byte) (d decimal, ok bool) {
+	s := string(lit)
+	if strings.HasPrefix(s, "-") {
+		d.neg, s = true, s[1:]
+	}
+	mant, expPart, hasExp := strings.Cut(strings.ReplaceAll(s, "E", "e"), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if intPart == "" || !allDigits(intPart) || !allDigits(frac) {
+		return d, false
+	}
+	var exp int64
+	if hasExp {
+		e := strings.TrimPrefix(strings.TrimPrefix(expPart, "+"), "-")
+		if e == "" || !allDigits(e) {
+			return d, false
+		}
+		e = strings.TrimLeft(e, "0")
+		if len(e) > maxExpDigits {
+			return d, false
+		}
+		exp, _ = strconv.ParseInt("0"+e, 10, 64)
+		if strings.HasPrefix(expPart, "-") {
+			exp = -exp
+		}
+	}
+	digits := strings.TrimLeft(intPart+frac, "0")
+	exp -= int64(len(frac))
+	trimmed := strings.TrimRight(digits, "0")
+	exp += int64(len(digits) - len(trimmed))
+	d.digits = trimmed
+	if d.digits == "" {
+		d.neg, d.exp = false, 0 // -0, 0.0, 0e5: zero
+	} else {
+		d.exp = exp
+	}
+	return d, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// int64Literal is the plain integer literal of d when d is an integer that
+// fits int64.
+func (d decimal) int64Literal() (string, bool) {
+	if d.digits == "" {
+		return "0", true
+	}
+	if d.exp < 0 || int64(len(d.digits))+d.exp > 19 {
+		return "", false
+	}
+	s := d.digits + strings.Repeat("0", int(d.exp))
+	if d.neg {
+		s = "-" + s
+	}
+	if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// integral reports whether d has an integral value (of any size).
+func (d decimal) integral() bool { return d.exp >= 0 }
+
+// canonical is one spelling per value: "0", or [-]digits"e"exp.
+func (d decimal) canonical() string {
+	if d.digits == "" {
+		return "0"
+	}
+	s := d.digits + "e" + strconv.FormatInt(d.exp, 10)
+	if d.neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// IntegralNumbers rewrites the number literals of a valid JSON text whose
+// value is an integer that fits int64 but which are written with a fraction
+// or an exponent (100.0, 1e2, 1.5e1, -0.0) as plain integer literals (100,
+// 15, 0), so that Go's decoder accepts them in integer fields; float
+// fields decode the same value either way. Fractions (100.5) and integers
+// out of the int64 range (1e30) are left as written, for the decoder to
+// refuse with their original spelling. Invalid JSON and bodies with nothing
+// to rewrite are returned as they are (the same slice), so a syntax error
+// keeps its offset.
+func IntegralNumbers(body []byte) []byte {
+	if !bytes.ContainsAny(body, ".eE") {
+		return body
+	}
+	var out []byte
+	last := 0
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '"':
+			i = skipString(body, i)
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := i + 1
+			for j < len(body) && isNumberByte(body[j]) {
+				j++
+			}
+			lit := body[i:j]
+			if bytes.ContainsAny(lit, ".eE") {
+				if d, ok := parseDecimal(lit); ok {
+					if s, ok := d.int64Literal(); ok {
+						if out == nil {
+							if !json.Valid(body) {
+								return body
+							}
+							out = make([]byte, 0, len(body))
+						}
+						out = append(out, body[last:i]...)
+						out = append(out, s...)
+						last = j
+					}
+				}
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	if out == nil {
+		return body
+	}
+	return append(out, body[last:]...)
+}
+
+func isNumberByte(c byte) bool {
+	return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// skipString returns the index after the string starting at body[i] ('"').
+func skipString(body []byte, i int) int {
+	for i++; i < len(body); i++ {
+		switch body[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// IntegerTypeError words a refused number in an integer field, or returns
+// ok false when typ is not about a number in an integer field: an integral
+// value there is out of the field's range (1e30 in an int64), anything else
+// is a fraction.
+func IntegerTypeError(typ *json.UnmarshalTypeError) (msg string, ok bool) {
+	t := typ.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	lit, isNumber := strings.CutPrefix(typ.Value, "number ")
+	var lo, hi string
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		top := int64(math.MaxInt64 >> (64 - t.Bits()))
+		lo, hi = strconv.FormatInt(-top-1, 10), strconv.FormatInt(top, 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		lo, hi = "0", strconv.FormatUint(uint64(math.MaxUint64)>>(64-t.Bits()), 10)
+	default:
+		return "", false
+	}
+	if !isNumber {
+		return "", false
+	}
+	if d, ok := parseDecimal([]byte(lit)); !ok || d.integral() {
+		return fmt.Sprintf("%s must be an integer from %s to %s; got %s", typ.Field, lo, hi, lit), true
+	}
+	return fmt.Sprintf("%s must be an integer; got %s", typ.Field, typ.Value), true
+}
