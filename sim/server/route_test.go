@@ -446,3 +446,19 @@ func httptestServer(t testing.TB, h http.Handler) string {
 	t.Cleanup(hs.Close)
 	return hs.URL
 }
+
+// TestStudioPrefixReplayKeepsTheFirstLinks: an Idempotency-Key replay
+// repeats the first answer, links included, whichever base the retry used
+// (the prefix is not part of the request's identity).
+func TestStudioPrefixReplayKeepsTheFirstLinks(t *testing.T) {
+	t.Parallel()
+	in := start(t, nil)
+	idem := map[string]string{"Idempotency-Key": "prefix-replay"}
+	first := tagged(t, in.url+server.StudioPrefix, "first", "POST", "/api/v1/projects", routeKey, docsMinimal, idem)
+	require.Equal(t, http.StatusOK, first.status, "%s", first.body)
+	again := tagged(t, in.url, "again", "POST", "/api/v1/projects", routeKey, docsMinimal, idem)
+	require.Equal(t, http.StatusOK, again.status, "%s", again.body)
+	assert.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+	assert.Equal(t, string(first.body), string(again.body))
+	assert.Contains(t, again.json(t)["projectUrl"], in.url+"/studio/projects/")
+}
