@@ -491,7 +491,8 @@ type Request struct {
 	Time                  time.Time         `json:"time"`     // real time of arrival
 	SimTime               time.Time         `json:"sim_time"` // simulated time then
 	DurationMS            float64           `json:"duration_ms"`
-	Interface             string            `json:"interface"` // platform, studio, files, control, other
+	Interface             string            `json:"interface"` // platform, studio or control: the answer's X-Dubsim-Interface
+	RoutedBy              string            `json:"routed_by"` // header, prefix, address, path, id, body or default
 	Method                string            `json:"method"`
 	Path                  string            `json:"path"`
 	Query                 string            `json:"query"`

@@ -109,9 +109,10 @@ type Sim struct {
 	*Client
 
 	// URL is the base URL of every interface (platform, studio, output
-	// files and /_sim), such as "http://127.0.0.1:41234". PlatformURL and
-	// StudioURL are the same address, for clients configured with one base
-	// URL per interface: dubsim routes each request by its path and body.
+	// files and /_sim), such as "http://127.0.0.1:41234", where dubsim
+	// routes each request by its path and body. PlatformURL is URL;
+	// StudioURL is URL plus "/studio", where every request is the studio
+	// interface's, for clients configured with one base URL per interface.
 	URL, PlatformURL, StudioURL string
 
 	// Server is the assembled instance, for what the HTTP API does not
@@ -240,7 +241,7 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 	undo = append(undo, func() error { hs.Close(); return nil })
 
 	return &Sim{
-		Client: NewClient(hs.URL), URL: hs.URL, PlatformURL: hs.URL, StudioURL: hs.URL,
+		Client: NewClient(hs.URL), URL: hs.URL, PlatformURL: hs.URL, StudioURL: hs.URL + server.StudioPrefix,
 		Server: srv, Dir: dir, stop: closeAll,
 	}, nil
 }

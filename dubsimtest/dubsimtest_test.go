@@ -674,3 +674,22 @@ func TestAdvanceWaitsForDownloads(t *testing.T) {
 	assert.Equal(t, float64(len(body)), m["size"])
 	assert.Empty(t, dubsimtest.Must(s.Work(ctx))(t))
 }
+
+// TestStudioURLIsTheStudioInterface: StudioURL serves the studio interface
+// alone, so a client with two base URLs sends the docs' minimal studio
+// create there and gets a studio project, whatever the shared address would
+// decide; the journal records it with routed_by "prefix".
+func TestStudioURLIsTheStudioInterface(t *testing.T) {
+	t.Parallel()
+	s := dubsimtest.Start(t, dubsimtest.WithStart(t0))
+	require.Equal(t, s.URL+"/studio", s.StudioURL)
+	require.Equal(t, s.URL, s.PlatformURL)
+	st, m := call(t, s, "POST", "/studio/api/v1/projects", dubsimtest.KeyFree, `{"name":"Marketing","source_lang":"en"}`)
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	assert.True(t, sim.IsStudioID(m["id"].(string)), "%v", m)
+	assert.Equal(t, s.StudioURL+"/projects/"+m["id"].(string), m["projectUrl"])
+	reqs := dubsimtest.Must(s.Requests(t.Context(), dubsimtest.RequestFilter{Path: "/studio/*"}))(t)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "studio", reqs[0].Interface)
+	assert.Equal(t, "prefix", reqs[0].RoutedBy)
+}

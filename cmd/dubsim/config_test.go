@@ -28,7 +28,15 @@ func TestParseConfig(t *testing.T) {
 			assert.Equal(t, "ignore", c.UnknownFields)
 			assert.Equal(t, 200*time.Millisecond, c.Tick)
 			assert.Empty(t, c.FetchHosts)
+			assert.Equal(t, "studio", c.SharedCreate)
 		}},
+		{name: "shared-create platform", args: []string{"--shared-create", "platform"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, "platform", c.SharedCreate)
+		}},
+		{name: "shared-create from the environment", env: map[string]string{"DUBSIM_SHARED_CREATE": "platform"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, "platform", c.SharedCreate)
+		}},
+		{name: "bad shared-create", args: []string{"--shared-create", "both"}, wantErr: `shared-create must be platform or studio; got "both"`},
 		{name: "flags", args: []string{"--addr", ":9", "--data", "/x.db", "--time-scale", "60", "--seed", "5", "--fetch-hosts", "cdn.test, *.example.com",
 			"--processing-base", "2m", "--processing-per-minute", "1s", "--retranslation-base", "0s", "--retranslation-per-minute", "3s", "--unknown-fields", "reject", "--create-status", "201"},
 			check: func(t *testing.T, c config) {

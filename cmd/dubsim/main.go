@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		NoControl: cfg.NoControl, JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
 		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,
 		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
-		StudioRateLimit: cfg.StudioRateLimit, AmbiguousCreate: cfg.SharedCreate, Version: version,
+		StudioRateLimit: cfg.StudioRateLimit, SharedCreate: cfg.SharedCreate, Version: version,
 	})
 	if err != nil {
 		return err
@@ -211,6 +211,7 @@ func displayAddr(addr string) string {
 
 func banner(w io.Writer, addr, studioAddr string, cfg config, fx *sim.Fixtures) {
 	fmt.Fprintf(w, "dubsim %s listening on http://%s (platform and studio interfaces)\n", version, displayAddr(addr))
+	fmt.Fprintf(w, "  studio only: http://%s%s\n", displayAddr(addr), server.StudioPrefix)
 	if studioAddr != "" {
 		fmt.Fprintf(w, "  studio only: http://%s\n", displayAddr(studioAddr))
 	}

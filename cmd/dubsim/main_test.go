@@ -169,3 +169,37 @@ func TestVersion(t *testing.T) {
 	require.NoError(t, run(context.Background(), []string{"-version"}, func(string) string { return "" }, &out, io.Discard))
 	assert.Equal(t, "dubsim dev\n", out.String())
 }
+
+// TestSharedCreateFlag: the docs' minimal studio create on the shared
+// address is a studio create by default; --shared-create platform (or
+// DUBSIM_SHARED_CREATE) gives the platform's answer instead; /studio is
+// the studio whatever the flag.
+func TestSharedCreateFlag(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		args   []string
+		status int
+		iface  string
+	}{
+		{"default", nil, http.StatusOK, "studio"},
+		{"platform", []string{"--shared-create", "platform"}, http.StatusBadRequest, "platform"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := start(t, append([]string{"--data", filepath.Join(t.TempDir(), "d.db"), "--time-scale", "0"}, tc.args...)...)
+			defer func() { require.NoError(t, in.stop()) }()
+			status, m, h := in.req(t, "POST", "/api/v1/projects", "dubsim-free", `{"name": "Marketing"}`)
+			assert.Equal(t, tc.status, status, "%v", m)
+			assert.Equal(t, tc.iface, h.Get("X-Dubsim-Interface"))
+			if tc.iface == "platform" {
+				assert.Equal(t, map[string]any{"error": "ValidationError", "message": "source_lang is required"}, m)
+			}
+			status, m, h = in.req(t, "POST", "/studio/api/v1/projects", "dubsim-free", `{"name": "Marketing"}`)
+			assert.Equal(t, http.StatusOK, status, "%v", m)
+			assert.Equal(t, "studio", h.Get("X-Dubsim-Interface"))
+			assert.Equal(t, in.base+"/studio/projects/"+m["id"].(string), m["projectUrl"])
+		})
+	}
+}

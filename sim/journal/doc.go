@@ -25,8 +25,10 @@
 // completion, never reused, also across Reset), the real and simulated time
 // of arrival, the duration, the method, path and raw query, the API key (the
 // token of "Authorization: Bearer <key>", "" when there is none; the header
-// itself is not kept), the interface (platform for /api/..., files for
-// /files/..., control for /_sim/..., other), the headers Content-Type,
+// itself is not kept), the interface and the reason it was chosen
+// (Config.Route: the server's routing decision, e.g. studio by "prefix";
+// without it the interface follows the path: platform for /api/..., files
+// for /files/..., control for /_sim/..., other), the headers Content-Type,
 // Idempotency-Key, User-Agent and Content-Length of the request and
 // Idempotent-Replayed and Retry-After of the response (as sent with the
 // status), the request body, the status, the response body when the status

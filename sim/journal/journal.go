@@ -42,6 +42,10 @@ type Config struct {
 	// MinPollInterval is the shortest acceptable interval between two reads
 	// of the same resource (rule polling-too-fast).
 	MinPollInterval time.Duration
+	// Route tells which interface serves a request and why (Entry.Interface
+	// and Entry.RoutedBy); the server that routes the request supplies it.
+	// Without it the interface is InterfaceOf the path and the reason "".
+	Route func(r *http.Request) (iface, routedBy string)
 }
 
 // Journal records the requests that pass through its Middleware in a ring
@@ -52,6 +56,7 @@ type Journal struct {
 	now      func() time.Time
 	simNow   func() time.Time
 	minPoll  time.Duration
+	route    func(r *http.Request) (string, string)
 
 	mu      sync.RWMutex
 	ring    []Entry // len grows to capacity, then entries are overwritten
@@ -63,7 +68,7 @@ type Journal struct {
 
 // New returns an empty journal.
 func New(cfg Config) *Journal {
-	j := &Journal{capacity: cfg.Capacity, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval}
+	j := &Journal{capacity: cfg.Capacity, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval, route: cfg.Route}
 	if j.capacity <= 0 {
 		j.capacity = DefaultCapacity
 	}
@@ -89,9 +94,9 @@ const (
 	InterfaceOther    = "other"
 )
 
-// interfaces maps path prefixes to interface names, first match wins. Paths
-// the platform and studio interfaces share are recorded as platform here;
-// the server corrects them with SetInterface once it has decided.
+// interfaces maps path prefixes to interface names, first match wins, for a
+// journal without Config.Route. Paths the platform and studio interfaces
+// share are recorded as platform here.
 var interfaces = []struct{ prefix, name string }{
 	{"/api/v1/artifacts", InterfaceStudio},
 	{"/api/projects/", InterfaceStudio},
@@ -156,7 +161,10 @@ type Entry struct {
 	Path      string
 	RawQuery  string
 	APIKey    string // the bearer token; "" when none
-	Interface string // platform, studio, files, control or other
+	Interface string // platform, studio or control (Config.Route); without it also files or other
+	// RoutedBy is why the request went to Interface (Config.Route): header,
+	// prefix, address, path, id, body or default; "" without Config.Route.
+	RoutedBy string
 
 	// Headers holds the headers of interest that were present (canonical
 	// names): Content-Type, Idempotency-Key, User-Agent, Content-Length of
@@ -211,6 +219,7 @@ type entryJSON struct {
 	SimTime               string            `json:"sim_time,omitempty"`
 	DurationMS            float64           `json:"duration_ms"`
 	Interface             string            `json:"interface"`
+	RoutedBy              string            `json:"routed_by,omitempty"`
 	Method                string            `json:"method"`
 	Path                  string            `json:"path"`
 	Query                 string            `json:"query,omitempty"`
@@ -239,7 +248,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 	return json.Marshal(entryJSON{
 		Seq: e.Seq, Time: formatTime(e.Time), SimTime: formatTime(e.SimTime),
 		DurationMS: float64(e.Duration.Microseconds()) / 1000, Interface: e.Interface,
-		Method: e.Method, Path: e.Path, Query: e.RawQuery, APIKey: e.APIKey, Headers: h,
+		RoutedBy: e.RoutedBy, Method: e.Method, Path: e.Path, Query: e.RawQuery, APIKey: e.APIKey, Headers: h,
 		RequestBody: e.RequestBody, RequestBodySize: e.RequestBodySize, RequestBodyTruncated: e.RequestBodyTruncated,
 		Status: e.Status, ResponseBody: e.ResponseBody, ResponseBodyTruncated: e.ResponseBodyTruncated,
 		ResponseBytes: e.ResponseBytes, Aborted: e.Aborted, Truncated: e.Truncated, Fault: e.Fault, Notes: e.Notes,

@@ -15,7 +15,6 @@ import (
 type annotations struct {
 	mu    sync.Mutex
 	fault string
-	iface string
 	notes map[string]string
 }
 
@@ -32,17 +31,6 @@ func SetFault(ctx context.Context, ruleID string) {
 	if a := annotationsFrom(ctx); a != nil {
 		a.mu.Lock()
 		a.fault = clip(ruleID, maxNoteValue)
-		a.mu.Unlock()
-	}
-}
-
-// SetInterface records which interface served the request, for paths the
-// two API interfaces share (the server decides by id or body). It does
-// nothing when ctx does not come from Middleware.
-func SetInterface(ctx context.Context, name string) {
-	if a := annotationsFrom(ctx); a != nil {
-		a.mu.Lock()
-		a.iface = name
 		a.mu.Unlock()
 	}
 }
@@ -93,12 +81,16 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		e := Entry{
-			Time:      j.now(),
-			Method:    r.Method,
-			Path:      clip(r.URL.Path, maxURLPart),
-			RawQuery:  clip(r.URL.RawQuery, maxURLPart),
-			APIKey:    clip(bearerKey(r.Header.Get("Authorization")), maxHeaderValue),
-			Interface: InterfaceOf(r.URL.Path),
+			Time:     j.now(),
+			Method:   r.Method,
+			Path:     clip(r.URL.Path, maxURLPart),
+			RawQuery: clip(r.URL.RawQuery, maxURLPart),
+			APIKey:   clip(bearerKey(r.Header.Get("Authorization")), maxHeaderValue),
+		}
+		if j.route != nil {
+			e.Interface, e.RoutedBy = j.route(r)
+		} else {
+			e.Interface = InterfaceOf(r.URL.Path)
 		}
 		if j.simNow != nil {
 			e.SimTime = j.simNow()
@@ -156,11 +148,6 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 // finish completes e from the recorders and stores it.
 func (j *Journal) finish(e *Entry, rec *recorder, body *teeBody, ann *annotations) {
 	e.Duration = j.now().Sub(e.Time)
-	ann.mu.Lock()
-	if ann.iface != "" {
-		e.Interface = ann.iface
-	}
-	ann.mu.Unlock()
 	if body != nil {
 		kept := int64(body.buf.len())
 		e.RequestBody = body.buf.String()

@@ -2,6 +2,7 @@ package journal_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -497,5 +498,42 @@ func TestConcurrentUse(t *testing.T) {
 	require.Len(t, got, 100)
 	for i, s := range got {
 		assert.Equal(t, uint64(writers*each-i), s, "sequence ids are unique and dense")
+	}
+}
+
+// TestRouteHook: with Config.Route the entry's interface and routed_by are
+// what the hook says (the server's routing decision), also in JSON; without
+// it the interface comes from the path and routed_by is absent.
+func TestRouteHook(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		route     func(*http.Request) (string, string)
+		iface, by string
+		jsonBy    bool
+	}{
+		{"hook", func(r *http.Request) (string, string) { return "studio", "default" }, "studio", "default", true},
+		{"no hook", nil, "platform", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			j := newJournal(newClock(), journal.Config{Route: tc.route})
+			h := j.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
+			serve(h, newRequest("POST", "/api/v1/projects", `{"name":"Marketing"}`, "Content-Type", "application/json"))
+			e := only(t, j)
+			assert.Equal(t, tc.iface, e.Interface)
+			assert.Equal(t, tc.by, e.RoutedBy)
+			b, err := json.Marshal(e)
+			require.NoError(t, err)
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(b, &m))
+			assert.Equal(t, tc.iface, m["interface"])
+			v, ok := m["routed_by"]
+			assert.Equal(t, tc.jsonBy, ok, "routed_by present")
+			if ok {
+				assert.Equal(t, tc.by, v)
+			}
+		})
 	}
 }

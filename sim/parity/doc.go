@@ -43,7 +43,9 @@
 // address: the real service has two hosts, so the header never reaches it
 // (and an unknown header would be ignored there anyway, RFC 9110 section
 // 5.1). The kit's studio create body is the bare {"name"} a studio client
-// sends, which dubsim would otherwise route to the platform.
+// sends, which dubsim routes to the studio by default but to the platform
+// with --shared-create platform; the header keeps the kit independent of
+// that setting.
 //
 // # Shapes, checks and comparison
 //

@@ -272,14 +272,8 @@ func isStudio(r bbReq) bool {
 	if err != nil {
 		return false
 	}
-	hr := &http.Request{Method: r.method, URL: u, Header: r.header}
-	switch server.InterfaceByPath(hr) {
-	case server.Studio:
-		return true
-	case "":
-		return server.InterfaceByBody(r.body, server.Platform) == server.Studio
-	}
-	return false
+	hr := &http.Request{Method: r.method, URL: u, Header: r.header, Body: io.NopCloser(bytes.NewReader(r.body))}
+	return server.Decide(hr, server.Rules{Pages: true}).Interface == server.Studio
 }
 
 // ---------------------------------------------------------------------------

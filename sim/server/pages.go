@@ -16,22 +16,29 @@ import (
 func pages(next http.Handler, u *ui.UI, dashboard bool) http.Handler {
 	page := u.PageRoutes(dashboard)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			if isProjectPage(r.URL.Path) {
-				page.ServeHTTP(w, r)
-				return
-			}
-			if dashboard && r.URL.Path == "/" && strings.Contains(r.Header.Get("Accept"), "text/html") {
-				http.Redirect(w, r, ui.DashboardPath, http.StatusFound)
-				return
-			}
+		switch {
+		case isPage(r):
+			page.ServeHTTP(w, r)
+		case dashboard && isDashboardRequest(r):
+			http.Redirect(w, r, ui.DashboardPath, http.StatusFound)
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 
-// isProjectPage reports whether path is /projects/{id} with a non-empty id.
-func isProjectPage(path string) bool {
-	id, ok := strings.CutPrefix(path, "/projects/")
+// isPage reports whether r is a GET or HEAD of /projects/{id} with a
+// non-empty id.
+func isPage(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	id, ok := strings.CutPrefix(r.URL.Path, "/projects/")
 	return ok && id != "" && !strings.Contains(id, "/")
+}
+
+// isDashboardRequest reports whether r is a browser's GET (or HEAD) of /.
+func isDashboardRequest(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		r.URL.Path == "/" && strings.Contains(r.Header.Get("Accept"), "text/html")
 }

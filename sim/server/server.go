@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -61,13 +60,14 @@ type Config struct {
 	// a temporary directory removed by Close), the processing-time model
 	// (zero: the default), lax enumerations on video update, the rate
 	// limit of keys without their own (zero: none), and the interface of
-	// an ambiguous POST /api/v1/projects on the shared address ("platform"
-	// by default, or "studio").
+	// a POST /api/v1/projects on the shared address whose body has no
+	// platform or studio field (Rules.SharedCreate: "studio", also when
+	// empty, or "platform").
 	BlobDir         string
 	StudioTiming    sim.StudioTiming
 	StudioLaxEnums  bool
 	StudioRateLimit sim.RateLimit
-	AmbiguousCreate string
+	SharedCreate    string
 
 	// Version is reported by GET /_sim/health ("": "dev").
 	Version string
@@ -79,8 +79,9 @@ type Server struct {
 	Journal *journal.Journal
 	Faults  *faults.Faults
 	// Handler serves every interface: the platform and studio APIs (see
-	// InterfaceByPath), output files, presigned uploads and, unless
-	// NoControl, the control API under /_sim/.
+	// Decide), output files, presigned uploads, the studio interface alone
+	// under StudioPrefix and, unless NoControl, the control API under
+	// /_sim/. Every answer carries HeaderInterface.
 	Handler http.Handler
 	// StudioHandler serves only the studio interface (and presigned
 	// uploads), for a separate studio address.
@@ -142,7 +143,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval})
+	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval, Route: journalRoute})
 	// Fault rules expire on real time plus clock advances, as rate-limit
 	// windows pass (fidelity K9).
 	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, Now: s.Engine.Wall, OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) }})
@@ -161,10 +162,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
 		writeRaw(w, http.StatusMethodNotAllowed, ct, body)
 	})
-	root.NotFound(func(w http.ResponseWriter, r *http.Request) {
+	notFound := func(w http.ResponseWriter, r *http.Request) {
 		ct, body := Envelope(r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
 		writeRaw(w, http.StatusNotFound, ct, body)
-	})
+	}
+	root.NotFound(notFound)
 	web := ui.New(ui.Config{Source: s.Engine, Track: platform.Track, Log: log})
 	if !cfg.NoControl {
 		root.Mount("/_sim", control.New(s.Engine, log,
@@ -179,11 +181,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		CreateStatus: cfg.CreateStatus, LaxEnums: cfg.StudioLaxEnums, DefaultRateLimit: cfg.StudioRateLimit, IdemSlots: slots,
 	})
 	studioRoutes := st.Routes()
-	fallback := Platform
-	if cfg.AmbiguousCreate == Studio {
-		fallback = Studio
-	}
-	root.Mount("/", split{platform: api.Routes(), studio: studioRoutes, fallback: fallback})
+	root.Mount("/", dispatch{platform: api.Routes(), studio: studioRoutes, control: http.HandlerFunc(notFound)})
 	started := time.Now()
 	main, studioOnly := s.Faults.Middleware(root), s.Faults.Middleware(studioRoutes)
 	if !cfg.NoControl {
@@ -191,8 +189,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// so it goes with the control API (fidelity UI1).
 		main, studioOnly = pages(main, web, true), pages(studioOnly, web, false)
 	}
-	s.Handler = s.health(s.Journal.Middleware(main), cfg.Version, started, cfg.Clock.Now)
-	s.StudioHandler = s.health(s.Journal.Middleware(studioOnly), cfg.Version, started, cfg.Clock.Now)
+	// Routing comes first: it decides once (Decide) and names the interface
+	// on every answer, the health endpoint's included; the journal records
+	// the path as sent, so the prefix is removed inside it.
+	rules := Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}
+	s.Handler = routing(rules, s.health(s.Journal.Middleware(byPrefix(studioOnly, main)), cfg.Version, started, cfg.Clock.Now))
+	s.StudioHandler = routing(Rules{StudioOnly: true}, s.health(s.Journal.Middleware(studioOnly), cfg.Version, started, cfg.Clock.Now))
 	if cfg.DateHeader != DateReal {
 		s.Handler, s.StudioHandler = simulatedDate(s.Handler, cfg.Clock.Now), simulatedDate(s.StudioHandler, cfg.Clock.Now)
 	}
@@ -205,14 +207,14 @@ func writeRaw(w http.ResponseWriter, status int, ct string, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// Envelope renders an error body in the envelope of the interface a request
-// belongs to, for injected faults.
+// Envelope renders an error body in the envelope of the interface that
+// serves a request (RouteOf), for injected faults and the root router.
 func Envelope(r *http.Request, status int, name, message string) (string, []byte) {
 	var v any
-	switch {
-	case strings.HasPrefix(r.URL.Path, "/_sim/"):
+	switch RouteOf(r).Interface {
+	case Control:
 		v = control.Envelope{Error: name, Message: message}
-	case InterfaceByPath(r) == Studio:
+	case Studio:
 		v = studio.Envelope{Error: message}
 	default:
 		v = platform.Envelope{Error: name, Message: message}

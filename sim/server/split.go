@@ -2,24 +2,66 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/journal"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// HeaderInterface lets a client say which interface a request is for, on
-// the listener that serves both: "platform" or "studio".
+// HeaderInterface is the header of the interface a request is for. A client
+// sends it on the address that serves both interfaces to choose one
+// ("platform" or "studio"); every answer of a dubsim address carries it,
+// naming the interface that served the request ("platform", "studio" or
+// "control").
 const HeaderInterface = "X-Dubsim-Interface"
 
 // Interface names.
 const (
 	Platform = "platform"
 	Studio   = "studio"
+	Control  = "control"
 )
+
+// StudioPrefix is the path prefix under which the shared address serves the
+// studio interface alone: {studio_url} = http://<addr>/studio, so that
+// POST /studio/api/v1/projects is always the studio's create.
+const StudioPrefix = "/studio"
+
+// Why a request went to its interface (Route.By, the journal's routed_by).
+const (
+	ByHeader  = "header"  // X-Dubsim-Interface named the interface
+	ByPrefix  = "prefix"  // the path is under StudioPrefix
+	ByAddress = "address" // the studio-only listener (--studio-addr)
+	ByPath    = "path"    // the method and path belong to one interface only
+	ByID      = "id"      // GET /api/v1/projects/{id}: the shape of the id
+	ByBody    = "body"    // POST /api/v1/projects: a field only one create body has
+	ByDefault = "default" // POST /api/v1/projects without such a field: Rules.SharedCreate
+)
+
+// Route is the interface that serves a request and why.
+type Route struct {
+	Interface string // Platform, Studio or Control
+	By        string // ByHeader, ByPrefix, ...
+}
+
+// Rules configure Decide.
+type Rules struct {
+	// SharedCreate is the interface of a POST /api/v1/projects on the
+	// shared address whose body has no field of either create (only
+	// "name", an empty object, no JSON object at all): Studio ("" too) or
+	// Platform.
+	SharedCreate string
+	// Pages: the web application's pages are served (the control API is
+	// on): /projects/{id} is studio and a browser's GET / is control.
+	Pages bool
+	// StudioOnly: the studio-only listener; everything but the health
+	// endpoint is studio.
+	StudioOnly bool
+}
 
 // sniffLimit is how much of a POST /api/v1/projects body is read to tell the
 // two create requests apart.
@@ -32,65 +74,110 @@ var (
 	studioCreateFields = []string{"managerEmail", "translationsGlossaryId", "voicesGlossaryId", "pronunciationGlossaryId"}
 )
 
-// InterfaceByPath decides which interface serves a request from its method,
-// path and the X-Dubsim-Interface header; "" means the body decides
-// (POST /api/v1/projects). The rule (README, "One address, two
-// interfaces"):
+// Decide is the one rule of which interface serves a request; the routing,
+// the error envelopes of the server and of injected faults, the response
+// header and the journal all ask it (through RouteOf). In order (README,
+// "One address, two interfaces"; fidelity SA1):
 //
-//   - the header, when it names an interface, wins;
+//   - on the studio-only listener: the health endpoint is control,
+//     everything else studio (address);
+//   - /_sim and /_sim/... are control (path);
+//   - /studio and /studio/... are studio (prefix);
+//   - with the pages on, GET or HEAD /projects/{id} (the page behind a
+//     studio projectUrl) is studio and a browser's GET / (the dashboard
+//     redirect) control (path);
+//   - X-Dubsim-Interface, when it names platform or studio, wins (header);
 //   - /api/v1/artifacts..., /api/projects/... and presigned uploads are
-//     studio paths;
-//   - GET /api/v1/projects (the list) is studio;
-//   - /api/v1/projects/{id}/videos... and PATCH /api/v1/projects/{id} are
-//     studio; DELETE /api/v1/projects/{id} and the re-translation paths are
-//     platform (only one interface has them);
+//     studio; GET /api/v1/projects (the list), /api/v1/projects/{id}/videos...
+//     and PATCH /api/v1/projects/{id} are studio; DELETE
+//     /api/v1/projects/{id} and the re-translation paths platform (path);
 //   - GET /api/v1/projects/{id}: an id of 24 lowercase hex characters (a
-//     studio id) is studio, anything else (platform ids are 9 digits) is
-//     platform;
-//   - everything else is platform.
-func InterfaceByPath(r *http.Request) string {
+//     studio id) is studio, anything else platform (id);
+//   - POST /api/v1/projects: a body with a platform create field is
+//     platform, else one with a studio create field studio (body), else
+//     (only "name", an empty or unparsable body) Rules.SharedCreate,
+//     studio by default (default);
+//   - everything else is platform (path).
+//
+// Deciding a POST /api/v1/projects reads up to 64 KiB of its body; r.Body
+// is replaced by one that gives the whole body again.
+func Decide(r *http.Request, rules Rules) Route {
+	rt, sniff := decidePath(r, rules)
+	if !sniff {
+		return rt
+	}
+	head, err := io.ReadAll(io.LimitReader(r.Body, sniffLimit))
+	if err != nil {
+		head = nil
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	return decideBody(head, rules)
+}
+
+// decidePath is Decide without the body; sniff says the body decides.
+func decidePath(r *http.Request, rules Rules) (rt Route, sniff bool) {
+	p := r.URL.Path
+	switch {
+	case rules.StudioOnly && p == HealthPath:
+		return Route{Control, ByPath}, false
+	case rules.StudioOnly:
+		return Route{Studio, ByAddress}, false
+	case p == "/_sim" || strings.HasPrefix(p, "/_sim/"):
+		return Route{Control, ByPath}, false
+	case underStudioPrefix(p):
+		return Route{Studio, ByPrefix}, false
+	case rules.Pages && isPage(r):
+		return Route{Studio, ByPath}, false
+	case rules.Pages && isDashboardRequest(r):
+		return Route{Control, ByPath}, false
+	}
 	switch h := strings.ToLower(strings.TrimSpace(r.Header.Get(HeaderInterface))); h {
 	case Platform, Studio:
-		return h
+		return Route{h, ByHeader}, false
 	}
-	p := r.URL.Path
 	switch {
 	case strings.HasPrefix(p, "/api/v1/artifacts/") || p == "/api/v1/artifacts" ||
 		strings.HasPrefix(p, "/api/projects/") || strings.HasPrefix(p, "/_uploads/"):
-		return Studio
+		return Route{Studio, ByPath}, false
 	case p == "/api/v1/projects" || p == "/api/v1/projects/":
 		switch r.Method {
 		case http.MethodGet:
-			return Studio
+			return Route{Studio, ByPath}, false
 		case http.MethodPost:
-			return ""
+			return Route{}, true
 		}
-		return Platform
+		return Route{Platform, ByPath}, false
 	case strings.HasPrefix(p, "/api/v1/projects/"):
 		id, rest, _ := strings.Cut(strings.TrimPrefix(p, "/api/v1/projects/"), "/")
 		switch {
 		case rest == "videos" || strings.HasPrefix(rest, "videos/"):
-			return Studio // only the studio interface has videos
+			return Route{Studio, ByPath}, false // only the studio interface has videos
 		case rest != "":
-			return Platform // translations, validate-translation-request
+			return Route{Platform, ByPath}, false // translations, validate-translation-request
 		case r.Method == http.MethodDelete:
-			return Platform // only the platform interface deletes projects
+			return Route{Platform, ByPath}, false // only the platform interface deletes projects
 		case r.Method == http.MethodPatch:
-			return Studio // only the studio interface updates projects
+			return Route{Studio, ByPath}, false // only the studio interface updates projects
 		case sim.IsStudioID(id):
-			return Studio
+			return Route{Studio, ByID}, false
 		}
-		return Platform
+		return Route{Platform, ByID}, false
 	}
-	return Platform
+	return Route{Platform, ByPath}, false
 }
 
-// InterfaceByBody decides a POST /api/v1/projects from the top-level field
-// names of its JSON body: a platform-only field makes it platform, else a
-// studio-only field makes it studio, else (a body with only "name", or no
-// JSON object) it goes to fallback.
-func InterfaceByBody(body []byte, fallback string) string {
+// decideBody decides a POST /api/v1/projects from the top-level field names
+// of its JSON body (the first sniffLimit bytes): a platform-only field makes
+// it platform, else a studio-only field studio, else rules.SharedCreate.
+func decideBody(body []byte, rules Rules) Route {
 	dec := json.NewDecoder(bytes.NewReader(body))
+	fallback := Route{Studio, ByDefault}
+	if rules.SharedCreate == Platform {
+		fallback.Interface = Platform
+	}
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return fallback
 	}
@@ -103,7 +190,7 @@ func InterfaceByBody(body []byte, fallback string) string {
 		key, _ := t.(string)
 		for _, f := range platformCreateFields {
 			if key == f {
-				return Platform
+				return Route{Platform, ByBody}
 			}
 		}
 		for _, f := range studioCreateFields {
@@ -117,36 +204,87 @@ func InterfaceByBody(body []byte, fallback string) string {
 		}
 	}
 	if studio {
-		return Studio
+		return Route{Studio, ByBody}
 	}
 	return fallback
 }
 
-// split serves the platform and studio interfaces on one address.
-type split struct {
-	platform, studio http.Handler
-	fallback         string
+func underStudioPrefix(p string) bool {
+	return p == StudioPrefix || strings.HasPrefix(p, StudioPrefix+"/")
 }
 
-func (s split) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	iface := InterfaceByPath(r)
-	if iface == "" {
-		head, err := io.ReadAll(io.LimitReader(r.Body, sniffLimit))
-		if err != nil {
-			head = nil
+type routeKey struct{}
+
+// RouteOf returns the route Decide gave r (the routing middleware keeps it
+// in r's context). For a request that did not pass it, it decides from the
+// method, path and header alone (a POST /api/v1/projects is then the
+// default studio create).
+func RouteOf(r *http.Request) Route {
+	if rt, ok := r.Context().Value(routeKey{}).(Route); ok {
+		return rt
+	}
+	rt, sniff := decidePath(r, Rules{})
+	if sniff {
+		return decideBody(nil, Rules{})
+	}
+	return rt
+}
+
+// routing decides every request once, keeps the route in its context for
+// RouteOf and sets HeaderInterface on the answer before anything else can
+// write it.
+func routing(rules Rules, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt := Decide(r, rules)
+		w.Header().Set(HeaderInterface, rt.Interface)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
+	})
+}
+
+// journalRoute is the journal's Config.Route: what RouteOf says.
+func journalRoute(r *http.Request) (string, string) {
+	rt := RouteOf(r)
+	return rt.Interface, rt.By
+}
+
+// byPrefix serves a request under StudioPrefix with studio, the prefix
+// removed from its path and kept for the links of the answer
+// (httpx.BaseURL); every other request goes to next.
+func byPrefix(studio, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if RouteOf(r).By != ByPrefix {
+			next.ServeHTTP(w, r)
+			return
 		}
-		iface = InterfaceByBody(head, s.fallback)
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+		r2 := r.WithContext(httpx.WithBasePath(r.Context(), StudioPrefix))
+		u := *r.URL
+		u.Path = strings.TrimPrefix(u.Path, StudioPrefix)
+		if u.Path == "" {
+			u.Path = "/"
+		}
+		if rest, ok := strings.CutPrefix(u.RawPath, StudioPrefix); ok && rest != "" {
+			u.RawPath = rest
+		} else {
+			u.RawPath = ""
+		}
+		r2.URL = &u
+		studio.ServeHTTP(w, r2)
+	})
+}
+
+// dispatch serves what the root router leaves to it (everything outside
+// /_sim when the control API is on) with the interface RouteOf names.
+type dispatch struct {
+	platform, studio, control http.Handler
+}
+
+func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch RouteOf(r).Interface {
+	case Studio:
+		d.studio.ServeHTTP(w, r)
+	case Control:
+		d.control.ServeHTTP(w, r)
+	default:
+		d.platform.ServeHTTP(w, r)
 	}
-	if iface == Studio || strings.HasPrefix(r.URL.Path, "/api/") {
-		journal.SetInterface(r.Context(), iface)
-	}
-	if iface == Studio {
-		s.studio.ServeHTTP(w, r)
-		return
-	}
-	s.platform.ServeHTTP(w, r)
 }

@@ -751,7 +751,8 @@ func callWith(t testing.TB, in *inst, method, path, key, body string, header map
 
 // TestSharedAddressRouting: one address serves both interfaces. The create
 // body decides POST /api/v1/projects (platform fields, studio fields, else
-// the configured default or the X-Dubsim-Interface header); the id shape
+// the configured default, studio unless --shared-create platform, or the
+// X-Dubsim-Interface header); the id shape
 // decides GET /api/v1/projects/{id}; the journal names the interface.
 func TestSharedAddressRouting(t *testing.T) {
 	t.Parallel()
@@ -771,22 +772,23 @@ func TestSharedAddressRouting(t *testing.T) {
 		assert.Equal(t, "new", m["status"])
 	}
 	tests := []struct {
-		name      string
-		ambiguous string
-		body      string
-		header    map[string]string
-		status    int
-		check     func(t *testing.T, m map[string]any)
+		name         string
+		sharedCreate string
+		body         string
+		header       map[string]string
+		status       int
+		check        func(t *testing.T, m map[string]any)
 	}{
 		{"platform fields", "", platformBody, nil, http.StatusOK, isPlatformProject},
-		{"platform fields, studio default", server.Studio, platformBody, nil, http.StatusOK, isPlatformProject},
+		{"platform fields, platform default", server.Platform, platformBody, nil, http.StatusOK, isPlatformProject},
 		{"managerEmail", "", studioBody, nil, http.StatusOK, isStudioProject},
-		{"name only: platform by default", "", nameOnly, nil, http.StatusBadRequest, func(t *testing.T, m map[string]any) {
+		{"managerEmail, platform default", server.Platform, studioBody, nil, http.StatusOK, isStudioProject},
+		{"name only: studio by default", "", nameOnly, nil, http.StatusOK, isStudioProject},
+		{"name only, platform default", server.Platform, nameOnly, nil, http.StatusBadRequest, func(t *testing.T, m map[string]any) {
 			assert.Equal(t, map[string]any{"error": "ValidationError", "message": "source_lang is required"}, m)
 		}},
-		{"name only with the studio header", "", nameOnly, studioHeader, http.StatusOK, isStudioProject},
-		{"name only, studio default", server.Studio, nameOnly, nil, http.StatusOK, isStudioProject},
-		{"name only, studio default, platform header", server.Studio, nameOnly, platformHeader, http.StatusBadRequest, func(t *testing.T, m map[string]any) {
+		{"name only, platform default, studio header", server.Platform, nameOnly, studioHeader, http.StatusOK, isStudioProject},
+		{"name only with the platform header", "", nameOnly, platformHeader, http.StatusBadRequest, func(t *testing.T, m map[string]any) {
 			assert.Equal(t, "ValidationError", m["error"])
 		}},
 		{"studio fields with the platform header", "", studioBody, platformHeader, http.StatusBadRequest, func(t *testing.T, m map[string]any) {
@@ -796,7 +798,7 @@ func TestSharedAddressRouting(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			in := start(t, func(c *server.Config) { c.AmbiguousCreate = tc.ambiguous })
+			in := start(t, func(c *server.Config) { c.SharedCreate = tc.sharedCreate })
 			st, m := callWith(t, in, "POST", "/api/v1/projects", key, tc.body, tc.header)
 			assert.Equal(t, tc.status, st, "%v", m)
 			tc.check(t, m)

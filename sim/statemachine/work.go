@@ -41,10 +41,10 @@ const (
 type work struct {
 	seq      uint64
 	kind     string
-	resource string // "artifact" for downloads; "" for probes
-	id       string // the resource id
+	resource string                 // "artifact" for downloads; "" for probes
+	id       string                 // the resource id
 	url      atomic.Pointer[string] // the URL being fetched
-	started  time.Time // simulated time it started
+	started  time.Time              // simulated time it started
 	// needed is the simulated time from which answers depend on the result
 	// (zero: nothing waits for it; a probe belongs to a request in flight).
 	needed time.Time

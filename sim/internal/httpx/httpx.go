@@ -161,10 +161,13 @@ func KeyScope(r *http.Request) string {
 // BaseURL is the base of the absolute URLs an answer holds (downloads,
 // presigned uploads, project and video links): public when set (the
 // --public-url flag), else the scheme (X-Forwarded-Proto when it names one,
-// for a client behind a TLS proxy) and the Host the request came in on.
+// for a client behind a TLS proxy) and the Host the request came in on;
+// followed by the path prefix the request was served under (WithBasePath),
+// so that links lead back to the same mount.
 func BaseURL(r *http.Request, public string) string {
+	prefix, _ := r.Context().Value(basePathKey{}).(string)
 	if public != "" {
-		return public
+		return public + prefix
 	}
 	scheme := "http"
 	if r.TLS != nil {
@@ -173,5 +176,14 @@ func BaseURL(r *http.Request, public string) string {
 	if fp := r.Header.Get("X-Forwarded-Proto"); fp == "http" || fp == "https" {
 		scheme = fp
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host + prefix
+}
+
+type basePathKey struct{}
+
+// WithBasePath records that a request is served under a path prefix (such
+// as "/studio", without a trailing slash) that was removed from its path;
+// BaseURL puts it back in the links the answer holds.
+func WithBasePath(ctx context.Context, prefix string) context.Context {
+	return context.WithValue(ctx, basePathKey{}, prefix)
 }

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"slices"
+	"testing"
+)
+
+// FuzzDecide: deciding a POST /api/v1/projects from its body never panics,
+// always names an interface and a reason, gives the handler the whole body
+// back, and for a valid JSON object within the sniff limit says platform
+// exactly when a top-level key is a platform create field.
+func FuzzDecide(f *testing.F) {
+	for _, s := range []string{
+		`{"name": "Marketing"}`, `{}`, ``, `{"name":`, `[{"source_lang":"en"}]`, `"x"`,
+		`{"source_lang":"en","target_lang":"de-DE","source_video_url":"https://cdn.test/a.mp4"}`,
+		`{"name":"x","managerEmail":"a@b.c"}`, `{"a":{"source_lang":1},"b":[1,2,{"c":null}]}`,
+		`{"source\u005flang":"en"}`, `{"name":"x","name":"y","tts_volume":"normal"}`, ` {"glossary_content" : ""} `,
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, platformDefault bool) {
+		rules := Rules{Pages: true}
+		if platformDefault {
+			rules.SharedCreate = Platform
+		}
+		r := httptest.NewRequest("POST", "/api/v1/projects", bytes.NewReader(body))
+		rt := Decide(r, rules)
+		if rt.Interface != Platform && rt.Interface != Studio {
+			t.Fatalf("interface %q", rt.Interface)
+		}
+		if !slices.Contains([]string{ByBody, ByDefault}, rt.By) {
+			t.Fatalf("reason %q", rt.By)
+		}
+		got, err := io.ReadAll(r.Body)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("the handler reads %q (%v), not the body %q", got, err, body)
+		}
+		var obj map[string]json.RawMessage
+		if len(body) > sniffLimit || json.Unmarshal(body, &obj) != nil || obj == nil {
+			return
+		}
+		platform := false
+		for k := range obj {
+			platform = platform || slices.Contains(platformCreateFields, k)
+		}
+		if platform != (rt.Interface == Platform && rt.By == ByBody) {
+			t.Fatalf("%q: decided %+v; a platform field: %v", body, rt, platform)
+		}
+	})
+}
