@@ -3,7 +3,9 @@ package server_test
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/dubsim/dubsim/sim/openapi"
+	"github.com/dubsim/dubsim/sim/openapi/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -197,6 +201,58 @@ func TestArtifactFragmentsShareTheFormat(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestArtifactFragmentsKeepDownloadedFormats: while a presigned fragment
+// waits to be resolved, the format of a downloaded fragment is kept in the
+// artifact's result; the state dump shows it as the control API documents,
+// and the upload is compared with it when processing ends.
+func TestArtifactFragmentsKeepDownloadedFormats(t *testing.T) {
+	t.Parallel()
+	const key = "dubsim-free"
+	wav44, wav22 := pcmWAV(44100, 2, time.Second), pcmWAV(22050, 2, time.Second)
+	media := filesServer(t, map[string][]byte{"/a.wav": wav44})
+	doc, err := openapi.Document("control")
+	require.NoError(t, err)
+	v, err := validate.New("control", doc)
+	require.NoError(t, err)
+
+	in := start(t, nil)
+	s3, put := presign(t, in, key, "b.wav")
+	id := createArtifact(t, in, key, map[string]any{"name": "Frags", "type": "audio", "fragments": []any{
+		map[string]any{"url": media.URL + "/a.wav", "startTime": 0}, map[string]any{"s3Path": s3, "startTime": 1}}})["id"].(string)
+	in.srv.Engine.WaitDownloads()
+
+	resp, err := http.Get(in.url + "/_sim/studio")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	_, err = v.Check(http.MethodGet, "/_sim/studio", resp.StatusCode, resp.Header, body)
+	require.NoError(t, err, "%s", body)
+	var dump struct {
+		Artifacts []struct {
+			ID     string `json:"id"`
+			Result struct {
+				Media []map[string]any `json:"media"`
+			} `json:"result"`
+		} `json:"artifacts"`
+	}
+	require.NoError(t, json.Unmarshal(body, &dump))
+	var kept []map[string]any
+	for _, a := range dump.Artifacts {
+		if a.ID == id {
+			kept = a.Result.Media
+		}
+	}
+	assert.Equal(t, []map[string]any{{"audio_codec": "pcm_s16le", "sample_rate": 44100.0, "channels": 2.0}, {}}, kept)
+
+	st, _, msg := putBytes(t, put, wav22) // after the download: compared at the end
+	require.Equal(t, http.StatusOK, st, msg)
+	studioAdvance(t, in, time.Hour)
+	a := getArtifact(t, in, key, id)
+	assert.Equal(t, sim.ArtifactFailed, a["status"])
+	assert.Equal(t, fmt.Sprintf(sim.MsgFragmentMismatch, 2, s3, "sample rate", "22050 Hz", 1, "44100 Hz"), a["errorMessage"])
 }
 
 // The message names a fragment by its source, as in the docs' example.
