@@ -191,6 +191,9 @@ type ArtifactResult struct {
 	// Origin says where size and duration came from: upload, media,
 	// rule or derived.
 	Origin string `json:"origin,omitempty"`
+	// Media keeps, per fragment, the format of the fragments downloaded
+	// while presigned fragments wait to be resolved (they are compared then).
+	Media []MediaFormat `json:"media,omitempty"`
 }
 
 // Artifact is a studio artifact as stored.
@@ -251,6 +254,9 @@ type Upload struct {
 	Duration   *float64  `json:"duration,omitempty"`
 	Format     string    `json:"format,omitempty"`
 	Blob       string    `json:"blob,omitempty"`
+	// Media is the encoding the file's header gives (codec, resolution,
+	// frame rate, sample rate, channels).
+	Media MediaFormat `json:"media,omitzero"`
 }
 
 // StorageCredentials let the service read a client's own bucket.

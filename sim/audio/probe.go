@@ -20,9 +20,25 @@ const (
 )
 
 // MediaInfo is what Probe learns from a container header.
+//
+// Besides the duration, Probe reports the encoding of the first video and
+// the first audio stream where the header gives it without decoding media:
+// the WAV fmt chunk, FLAC STREAMINFO, the first MPEG audio frame header,
+// MP4 moov/trak (hdlr, stsd, mdhd, stts) and Matroska Tracks. These facts
+// are best effort: a zero value means unknown, and a header too broken to
+// give them never makes a Probe fail that found the duration. Codec names
+// are those ffprobe reports (codec_name), for the codecs Probe knows.
 type MediaInfo struct {
 	Format   string        // one of the Format* constants
 	Duration time.Duration // > 0 on success
+
+	VideoCodec string  // e.g. "h264", "mpeg4", "mjpeg", "vp8"; "" when there is no video stream
+	Width      int     // coded width of the video, in pixels
+	Height     int     // coded height of the video, in pixels
+	FrameRate  float64 // frames per second of the video (constant or dominant rate)
+	AudioCodec string  // e.g. "pcm_s16le", "aac", "mp3", "flac", "opus"
+	SampleRate int     // Hz
+	Channels   int
 }
 
 // ErrUnknownFormat: the bytes are not a recognised media container.
@@ -109,18 +125,21 @@ func Probe(r io.ReaderAt, size int64) (MediaInfo, error) {
 		return MediaInfo{}, err
 	}
 	format := DetectFormat(head)
-	var d time.Duration
+	var (
+		d  time.Duration
+		mi MediaInfo
+	)
 	switch format {
 	case FormatWAV:
-		d, err = wavProbeDuration(p)
+		d, err = wavProbeDuration(p, &mi)
 	case FormatMP4:
-		d, err = mp4ProbeDuration(p)
+		d, err = mp4ProbeDuration(p, &mi)
 	case FormatMKV:
-		d, err = mkvProbeDuration(p)
+		d, err = mkvProbeDuration(p, &mi)
 	case FormatMP3:
-		format, d, err = mp3ProbeDuration(p)
+		format, d, err = mp3ProbeDuration(p, &mi)
 	case FormatFLAC:
-		d, err = flacProbeDuration(p, 0)
+		d, err = flacProbeDuration(p, 0, &mi)
 	default:
 		return MediaInfo{}, ErrUnknownFormat
 	}
@@ -133,7 +152,8 @@ func Probe(r io.ReaderAt, size int64) (MediaInfo, error) {
 	if err != nil {
 		return MediaInfo{Format: format}, err
 	}
-	return MediaInfo{Format: format, Duration: d}, nil
+	mi.Format, mi.Duration = format, d
+	return mi, nil
 }
 
 // probeReader serves small reads from a cached window over an io.ReaderAt,

@@ -2,9 +2,13 @@ package audio
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,8 +132,162 @@ func TestProbeFFmpeg(t *testing.T) {
 			if st.Size() > 1<<20 {
 				assert.Less(t, r.bytes.Load()*4, st.Size(), "read a small part of a large file")
 			}
+			probeTestAssertStreams(t, probeTestFFprobeStreams(t, ctx, ffprobe, path), info,
+				!strings.Contains(tc.name, "fragmented") && tc.file != "dash.mp4")
 			t.Logf("%s: probe %v ffprobe %v (%d bytes, %d ReadAt, %d bytes read)",
 				tc.file, info.Duration, want, st.Size(), r.calls.Load(), r.bytes.Load())
+		})
+	}
+}
+
+// probeTestTools returns the paths of ffmpeg and ffprobe and ffmpeg's
+// encoders, or skips the test when they are missing (fails it when
+// DUBSIM_REQUIRE_TOOLS=1).
+func probeTestTools(t *testing.T) (ffmpeg, ffprobe string, encoders map[string]bool) {
+	t.Helper()
+	ffmpeg, err1 := exec.LookPath("ffmpeg")
+	ffprobe, err2 := exec.LookPath("ffprobe")
+	if err1 != nil || err2 != nil {
+		if probeTestRequireTools() {
+			t.Fatalf("ffmpeg/ffprobe required (DUBSIM_REQUIRE_TOOLS=1): %v %v", err1, err2)
+		}
+		t.Skip("ffmpeg/ffprobe not installed")
+	}
+	out, err := exec.CommandContext(t.Context(), ffmpeg, "-hide_banner", "-encoders").Output()
+	require.NoError(t, err)
+	encoders = map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && len(f[0]) == 6 {
+			encoders[f[1]] = true
+		}
+	}
+	return ffmpeg, ffprobe, encoders
+}
+
+// probeTestFFprobeStreams returns what ffprobe reports of the first video
+// and the first audio stream of path, as a MediaInfo (frame rate: the
+// stream's r_frame_rate).
+func probeTestFFprobeStreams(t *testing.T, ctx context.Context, ffprobe, path string) MediaInfo {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, ffprobe, "-v", "error", "-show_entries",
+		"stream=codec_type,codec_name,width,height,r_frame_rate,sample_rate,channels", "-of", "json", path).Output()
+	require.NoError(t, err)
+	var doc struct {
+		Streams []struct {
+			CodecType  string `json:"codec_type"`
+			CodecName  string `json:"codec_name"`
+			Width      int    `json:"width"`
+			Height     int    `json:"height"`
+			FrameRate  string `json:"r_frame_rate"`
+			SampleRate string `json:"sample_rate"`
+			Channels   int    `json:"channels"`
+		} `json:"streams"`
+	}
+	require.NoError(t, json.Unmarshal(out, &doc), "ffprobe output %s", out)
+	var mi MediaInfo
+	video, sound := false, false
+	for _, s := range doc.Streams {
+		switch {
+		case s.CodecType == "video" && !video:
+			video = true
+			mi.VideoCodec, mi.Width, mi.Height = s.CodecName, s.Width, s.Height
+			if r, ok := new(big.Rat).SetString(s.FrameRate); ok {
+				mi.FrameRate, _ = r.Float64()
+			}
+		case s.CodecType == "audio" && !sound:
+			sound = true
+			mi.AudioCodec, mi.Channels = s.CodecName, s.Channels
+			mi.SampleRate, err = strconv.Atoi(s.SampleRate)
+			require.NoError(t, err, "ffprobe sample_rate %q", s.SampleRate)
+		}
+	}
+	return mi
+}
+
+// probeTestAssertStreams compares Probe's stream facts with ffprobe's; the
+// frame rate only when withRate.
+func probeTestAssertStreams(t *testing.T, want, got MediaInfo, withRate bool) {
+	t.Helper()
+	assert.Equal(t, want.VideoCodec, got.VideoCodec, "video codec")
+	assert.Equal(t, want.Width, got.Width, "width")
+	assert.Equal(t, want.Height, got.Height, "height")
+	if withRate {
+		assert.InEpsilon(t, want.FrameRate+1, got.FrameRate+1, 1e-4, "frame rate: ffprobe %g, probe %g", want.FrameRate, got.FrameRate)
+	}
+	assert.Equal(t, want.AudioCodec, got.AudioCodec, "audio codec")
+	assert.Equal(t, want.SampleRate, got.SampleRate, "sample rate")
+	assert.Equal(t, want.Channels, got.Channels, "channels")
+}
+
+// TestProbeFFmpegStreams generates files of various codecs, sizes, frame
+// rates, sample rates and channel counts with ffmpeg and checks Probe's
+// stream facts against ffprobe's.
+func TestProbeFFmpegStreams(t *testing.T) {
+	t.Parallel()
+	ffmpeg, ffprobe, encoders := probeTestTools(t)
+	sine := func(rate, channels int) []string {
+		return []string{"-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=440:duration=1:sample_rate=%d", rate), "-ac", strconv.Itoa(channels)}
+	}
+	color := func(size, rate string) []string {
+		return []string{"-f", "lavfi", "-i", "color=c=blue:s=" + size + ":d=1:r=" + rate}
+	}
+	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
+
+	tests := []struct {
+		name     string
+		file     string
+		args     []string
+		encoders []string
+	}{
+		{"wav u8 mono 8k", "u8.wav", cat(sine(8000, 1), []string{"-c:a", "pcm_u8"}), []string{"pcm_u8"}},
+		{"wav s16 stereo 22.05k", "s16.wav", cat(sine(22050, 2), []string{"-c:a", "pcm_s16le"}), []string{"pcm_s16le"}},
+		{"wav s24 6ch 96k", "s24.wav", cat(sine(96000, 6), []string{"-c:a", "pcm_s24le"}), []string{"pcm_s24le"}},
+		{"wav f64 mono 44.1k", "f64.wav", cat(sine(44100, 1), []string{"-c:a", "pcm_f64le"}), []string{"pcm_f64le"}},
+		{"wav alaw", "alaw.wav", cat(sine(8000, 1), []string{"-c:a", "pcm_alaw"}), []string{"pcm_alaw"}},
+		{"flac 48k stereo", "a.flac", cat(sine(48000, 2), []string{"-c:a", "flac"}), []string{"flac"}},
+		{"flac 16k mono", "b.flac", cat(sine(16000, 1), []string{"-c:a", "flac"}), []string{"flac"}},
+		{"mp3 48k stereo", "a.mp3", cat(sine(48000, 2), []string{"-c:a", "libmp3lame"}), []string{"libmp3lame"}},
+		{"mp3 11.025k mono", "b.mp3", cat(sine(11025, 1), []string{"-c:a", "libmp3lame", "-b:a", "16k"}), []string{"libmp3lame"}},
+		{"mp2 32k stereo", "a.mp2", cat(sine(32000, 2), []string{"-c:a", "mp2"}), []string{"mp2"}},
+		{"m4a aac 22.05k mono", "a.m4a", cat(sine(22050, 1), []string{"-c:a", "aac"}), []string{"aac"}},
+		{"mp4 h264 640x360 25 aac 48k", "a.mp4", cat(color("640x360", "25"), sine(48000, 2), []string{"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"}), []string{"libx264", "aac"}},
+		{"mp4 h264 320x240 30000/1001", "b.mp4", cat(color("320x240", "30000/1001"), sine(44100, 1), []string{"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"}), []string{"libx264", "aac"}},
+		{"mp4 mpeg4 176x144 15", "c.mp4", cat(color("176x144", "15"), []string{"-c:v", "mpeg4"}), []string{"mpeg4"}},
+		{"mov mjpeg 64x48 50 pcm 96k", "a.mov", cat(color("64x48", "50"), sine(96000, 2), []string{"-c:v", "mjpeg", "-c:a", "pcm_s16le"}), []string{"mjpeg", "pcm_s16le"}},
+		{"mov mjpeg 24 pcm 8k mono", "b.mov", cat(color("96x64", "24"), sine(8000, 1), []string{"-c:v", "mjpeg", "-c:a", "pcm_s16le"}), []string{"mjpeg", "pcm_s16le"}},
+		{"mkv h264 1280x720 60 flac", "a.mkv", cat(color("1280x720", "60"), sine(44100, 2), []string{"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "flac"}), []string{"libx264", "flac"}},
+		{"mkv mpeg4 24000/1001 pcm s24", "b.mkv", cat(color("320x180", "24000/1001"), sine(48000, 1), []string{"-c:v", "mpeg4", "-c:a", "pcm_s24le"}), []string{"mpeg4", "pcm_s24le"}},
+		{"mka mp3", "a.mka", cat(sine(22050, 1), []string{"-c:a", "libmp3lame"}), []string{"libmp3lame"}},
+		{"webm vp8 opus", "a.webm", cat(color("160x90", "30"), sine(48000, 2), []string{"-c:v", "libvpx", "-deadline", "realtime", "-c:a", "libopus"}), []string{"libvpx", "libopus"}},
+		{"webm vp9 vorbis", "b.webm", cat(color("128x72", "12"), sine(24000, 1), []string{"-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-c:a", "libvorbis"}), []string{"libvpx-vp9", "libvorbis"}},
+	}
+	dir := t.TempDir()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, enc := range tc.encoders {
+				if !encoders[enc] {
+					t.Skipf("ffmpeg encoder %s not available", enc)
+				}
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			path := filepath.Join(dir, tc.file)
+			args := append([]string{"-hide_banner", "-v", "error", "-y"}, tc.args...)
+			args = append(args, "-shortest", path)
+			msg, err := exec.CommandContext(ctx, ffmpeg, args...).CombinedOutput()
+			require.NoError(t, err, "ffmpeg %s: %s", strings.Join(args, " "), msg)
+
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			st, err := f.Stat()
+			require.NoError(t, err)
+			info, err := Probe(f, st.Size())
+			require.NoError(t, err)
+			want := probeTestFFprobeStreams(t, ctx, ffprobe, path)
+			probeTestAssertStreams(t, want, info, true)
+			t.Logf("%s: probe %+v", tc.file, info)
 		})
 	}
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // flacProbeDuration reads the STREAMINFO block of the FLAC stream at base:
-// total samples (36 bits) / sample rate (20 bits).
-func flacProbeDuration(p *probeReader, base int64) (time.Duration, error) {
+// total samples (36 bits) / sample rate (20 bits). It also gives the sample
+// rate and channels.
+func flacProbeDuration(p *probeReader, base int64, mi *MediaInfo) (time.Duration, error) {
 	b, err := p.read(base, 4+4+34)
 	if err != nil {
 		return 0, err
@@ -30,6 +31,7 @@ func flacProbeDuration(p *probeReader, base int64) (time.Duration, error) {
 	if rate == 0 {
 		return 0, probeMalformed("flac", "zero sample rate")
 	}
+	mi.AudioCodec, mi.SampleRate, mi.Channels = "flac", int(rate), int(si[12]>>1&7)+1
 	if total == 0 {
 		return 0, fmt.Errorf("%w: flac: total samples not set", ErrNoDuration)
 	}

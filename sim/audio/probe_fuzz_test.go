@@ -14,6 +14,10 @@ func probeTestFuzzSeeds() [][]byte {
 	for _, tc := range probeTestValidCases() {
 		seeds = append(seeds, tc.data[:min(len(tc.data), 8<<10)])
 	}
+	// Headers with stream facts (codec, size, frame rate, sample rate).
+	for _, tc := range probeTestStreamCases() {
+		seeds = append(seeds, tc.data[:min(len(tc.data), 8<<10)])
+	}
 	return append(seeds,
 		nil,
 		[]byte("RIFF\xff\xff\xff\xffWAVEdata\xff\xff\xff\xff"),

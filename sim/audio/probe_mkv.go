@@ -135,8 +135,9 @@ func mkvReadUint(p *probeReader, e mkvElem) (uint64, error) {
 }
 
 // mkvProbeDuration parses the EBML header, finds the Segment and its Info
-// element, and returns Duration * TimecodeScale.
-func mkvProbeDuration(p *probeReader) (time.Duration, error) {
+// element, and returns Duration * TimecodeScale; then it reads the streams'
+// encoding from Tracks (mkvSegmentTracks).
+func mkvProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 	hdr, err := mkvReadElem(p, 0)
 	if err != nil {
 		return 0, err
@@ -197,14 +198,20 @@ func mkvProbeDuration(p *probeReader) (time.Duration, error) {
 	case p.size >= 0:
 		segEnd = p.size
 	}
-	return mkvSegmentDuration(p, seg.dataOff, segEnd)
+	l1 := mkvLevel1{seekPos: -1, resumeAt: -1}
+	d, err := mkvSegmentDuration(p, seg.dataOff, segEnd, &l1)
+	if err == nil {
+		mkvSegmentTracks(p, seg.dataOff, segEnd, &l1, mi)
+	}
+	return d, err
 }
 
 // mkvSegmentDuration scans the top-level (level 1) elements of a Segment for
 // Info. A SeekHead entry for Info is followed at once (Info often comes
 // after Tracks or even after the Clusters); otherwise elements are skipped
-// by size, and an unknown-size Cluster ends the scan.
-func mkvSegmentDuration(p *probeReader, segData, segEnd int64) (time.Duration, error) {
+// by size, and an unknown-size Cluster ends the scan. On the way it notes in
+// l1 where Tracks is.
+func mkvSegmentDuration(p *probeReader, segData, segEnd int64, l1 *mkvLevel1) (time.Duration, error) {
 	seekTried := false
 	off := segData
 	for i := 0; off < segEnd; i++ {
@@ -217,12 +224,24 @@ func mkvSegmentDuration(p *probeReader, segData, segEnd int64) (time.Duration, e
 		}
 		switch e.id {
 		case mkvIDInfo:
+			if !e.unknown {
+				l1.resumeAt = e.end()
+			}
 			return mkvInfoDuration(p, e)
+		case mkvIDTracks:
+			if !l1.found && !e.unknown {
+				l1.tracks, l1.found = e, true
+			}
 		case mkvIDSeekHead:
 			if seekTried || e.unknown {
 				break
 			}
-			pos, err := mkvSeekInfoPosition(p, e)
+			if l1.seekPos < 0 {
+				if pos, err := mkvSeekPosition(p, e, mkvIDTracks); err == nil {
+					l1.seekPos = pos
+				}
+			}
+			pos, err := mkvSeekPosition(p, e, mkvIDInfo)
 			if err != nil {
 				return 0, err
 			}
@@ -246,9 +265,9 @@ func mkvSegmentDuration(p *probeReader, segData, segEnd int64) (time.Duration, e
 	return 0, fmt.Errorf("%w: matroska: no Info element", ErrNoDuration)
 }
 
-// mkvSeekInfoPosition returns the Segment-relative position of Info listed
-// in a SeekHead, or -1.
-func mkvSeekInfoPosition(p *probeReader, seekHead mkvElem) (int64, error) {
+// mkvSeekPosition returns the Segment-relative position of the level-1
+// element want listed in a SeekHead, or -1.
+func mkvSeekPosition(p *probeReader, seekHead mkvElem, want uint32) (int64, error) {
 	pos := int64(-1)
 	err := mkvWalk(p, seekHead.dataOff, seekHead.end(), func(seek mkvElem) (bool, error) {
 		if seek.id != mkvIDSeek {
@@ -258,9 +277,9 @@ func mkvSeekInfoPosition(p *probeReader, seekHead mkvElem) (int64, error) {
 			return true, nil
 		}
 		var (
-			isInfo bool
-			at     uint64
-			haveAt bool
+			isWanted bool
+			at       uint64
+			haveAt   bool
 		)
 		err := mkvWalk(p, seek.dataOff, seek.end(), func(c mkvElem) (bool, error) {
 			switch c.id {
@@ -272,7 +291,7 @@ func mkvSeekInfoPosition(p *probeReader, seekHead mkvElem) (int64, error) {
 				if err != nil {
 					return true, err
 				}
-				isInfo = id == mkvIDInfo
+				isWanted = id == uint64(want)
 			case mkvIDSeekPosition:
 				v, err := mkvReadUint(p, c)
 				if err != nil {
@@ -285,7 +304,7 @@ func mkvSeekInfoPosition(p *probeReader, seekHead mkvElem) (int64, error) {
 		if err != nil {
 			return true, err
 		}
-		if isInfo && haveAt && at <= math.MaxInt64 {
+		if isWanted && haveAt && at <= math.MaxInt64 {
 			pos = int64(at)
 			return true, nil
 		}

@@ -100,7 +100,10 @@ func mp3SideInfoLen(f mp3Frame) int {
 // computes the duration from a Xing/Info or VBRI header, or else from the
 // bitrate and the file size (CBR). A FLAC stream behind an ID3v2 tag is
 // recognised too, hence the returned format.
-func mp3ProbeDuration(p *probeReader) (string, time.Duration, error) {
+//
+// The first frame header gives the codec (its layer), sample rate and
+// channels.
+func mp3ProbeDuration(p *probeReader, mi *MediaInfo) (string, time.Duration, error) {
 	start := int64(0)
 	for i := 0; i < 16; i++ {
 		h, err := p.readUpTo(start, 10)
@@ -123,7 +126,7 @@ func mp3ProbeDuration(p *probeReader) (string, time.Duration, error) {
 		return FormatMP3, 0, err
 	}
 	if len(b) >= 4 && string(b[0:4]) == "fLaC" {
-		d, err := flacProbeDuration(p, start)
+		d, err := flacProbeDuration(p, start, mi)
 		return FormatFLAC, d, err
 	}
 
@@ -158,6 +161,11 @@ func mp3ProbeDuration(p *probeReader) (string, time.Duration, error) {
 		return FormatMP3, 0, fmt.Errorf("%w: mp3: no MPEG audio frame found", ErrNoDuration)
 	}
 	frameOff := start + int64(pos)
+	mi.AudioCodec = [4]string{"", "mp1", "mp2", "mp3"}[fr.layer]
+	mi.SampleRate, mi.Channels = fr.sampleRate, 2
+	if fr.mono {
+		mi.Channels = 1
+	}
 
 	if fr.layer == 3 {
 		x, err := p.readUpTo(frameOff, 64)

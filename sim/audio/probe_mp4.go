@@ -98,8 +98,9 @@ type mp4Track struct {
 }
 
 // mp4ProbeDuration walks the top-level boxes to moov (skipping mdat and
-// anything else by size, wherever moov is) and reads the duration from it.
-func mp4ProbeDuration(p *probeReader) (time.Duration, error) {
+// anything else by size, wherever moov is) and reads the duration from it,
+// then the streams' encoding (mp4MoovStreams).
+func mp4ProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 	fileEnd := probeInf
 	if p.size >= 0 {
 		fileEnd = p.size
@@ -118,7 +119,11 @@ func mp4ProbeDuration(p *probeReader) (time.Duration, error) {
 	if !found {
 		return 0, fmt.Errorf("%w: mp4: no moov box", ErrNoDuration)
 	}
-	return mp4MoovDuration(p, moov, fileEnd)
+	d, err := mp4MoovDuration(p, moov, fileEnd)
+	if err == nil {
+		mp4MoovStreams(p, moov, mi)
+	}
+	return d, err
 }
 
 // mp4MoovDuration returns the mvhd duration. When it is 0 (or "unknown")

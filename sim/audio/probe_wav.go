@@ -9,8 +9,8 @@ import (
 // wavProbeDuration walks the RIFF chunks of a WAVE file to its "fmt " and
 // "data" chunks and returns data size / byte rate. Chunks are skipped by
 // their declared size (plus the pad byte of odd sizes); the sample data is
-// never read.
-func wavProbeDuration(p *probeReader) (time.Duration, error) {
+// never read. The fmt chunk also gives the codec, sample rate and channels.
+func wavProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 	const streamingSize = 0xFFFFFFFF
 	var (
 		byteRate uint64
@@ -53,6 +53,16 @@ func wavProbeDuration(p *probeReader) (time.Duration, error) {
 				return 0, probeMalformed("wav", "zero byte rate")
 			}
 			haveFmt = true
+			tag := binary.LittleEndian.Uint16(f[0:2])
+			if tag == wavFormatExtensible && sz >= 26 {
+				// The sub-format GUID starts with the format tag.
+				if x, err := p.read(body+24, 2); err == nil {
+					tag = binary.LittleEndian.Uint16(x)
+				}
+			}
+			mi.AudioCodec = wavCodec(tag, binary.LittleEndian.Uint16(f[14:16]))
+			mi.SampleRate = int(sampleRate)
+			mi.Channels = int(binary.LittleEndian.Uint16(f[2:4]))
 		case "data":
 			if haveData {
 				break
@@ -83,4 +93,37 @@ func wavProbeDuration(p *probeReader) (time.Duration, error) {
 		return 0, fmt.Errorf("%w: wav: no fmt chunk", ErrNoDuration)
 	}
 	return 0, fmt.Errorf("%w: wav: no data chunk", ErrNoDuration)
+}
+
+// WAVE format tags.
+const (
+	wavFormatPCM        = 0x0001
+	wavFormatFloat      = 0x0003
+	wavFormatALaw       = 0x0006
+	wavFormatMuLaw      = 0x0007
+	wavFormatExtensible = 0xFFFE
+)
+
+// wavCodec names the codec of a WAVE format tag and sample size as ffprobe
+// does; other tags are named by their hexadecimal value.
+func wavCodec(tag, bits uint16) string {
+	switch {
+	case tag == wavFormatPCM && bits == 8:
+		return "pcm_u8"
+	case tag == wavFormatPCM && bits == 16:
+		return "pcm_s16le"
+	case tag == wavFormatPCM && bits == 24:
+		return "pcm_s24le"
+	case tag == wavFormatPCM && bits == 32:
+		return "pcm_s32le"
+	case tag == wavFormatFloat && bits == 32:
+		return "pcm_f32le"
+	case tag == wavFormatFloat && bits == 64:
+		return "pcm_f64le"
+	case tag == wavFormatALaw:
+		return "pcm_alaw"
+	case tag == wavFormatMuLaw:
+		return "pcm_mulaw"
+	}
+	return fmt.Sprintf("wav_0x%04x_%dbit", tag, bits)
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/audio"
 )
 
@@ -208,20 +210,31 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 // Inspect reads the container header of the media in ra (size bytes, or
-// < 0 when unknown) and returns its format (an audio.Format* constant) and
-// duration. Unknown formats and headers without a duration give errors
-// with the messages MsgUnknownFormat and MsgNoDuration (they wrap
+// < 0 when unknown) and returns its format (an audio.Format* constant),
+// duration and encoding (what the header gives of it; see
+// audio.MediaInfo). Unknown formats and headers without a duration give
+// errors with the messages MsgUnknownFormat and MsgNoDuration (they wrap
 // audio.ErrUnknownFormat and audio.ErrNoDuration); a recognised format is
 // returned even then.
-func Inspect(ra io.ReaderAt, size int64) (format string, duration time.Duration, err error) {
+func Inspect(ra io.ReaderAt, size int64) (format string, duration time.Duration, mf sim.MediaFormat, err error) {
 	mi, err := audio.Probe(ra, size)
 	switch {
 	case errors.Is(err, audio.ErrUnknownFormat):
-		return "", 0, &userError{msg: MsgUnknownFormat, cause: err}
+		return "", 0, mf, &userError{msg: MsgUnknownFormat, cause: err}
 	case errors.Is(err, audio.ErrNoDuration):
-		return mi.Format, 0, &userError{msg: MsgNoDuration, cause: err}
+		return mi.Format, 0, mf, &userError{msg: MsgNoDuration, cause: err}
 	case err != nil:
-		return mi.Format, 0, err
+		return mi.Format, 0, mf, err
 	}
-	return mi.Format, mi.Duration, nil
+	return mi.Format, mi.Duration, mediaFormat(mi), nil
+}
+
+// mediaFormat converts what Probe read of the streams.
+func mediaFormat(mi audio.MediaInfo) sim.MediaFormat {
+	f := sim.MediaFormat{VideoCodec: mi.VideoCodec, Width: mi.Width, Height: mi.Height,
+		AudioCodec: mi.AudioCodec, SampleRate: mi.SampleRate, Channels: mi.Channels}
+	if mi.FrameRate > 0 && mi.FrameRate < 1e6 {
+		f.FrameRate = int(math.Round(mi.FrameRate * 1000))
+	}
+	return f
 }

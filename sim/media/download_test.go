@@ -415,18 +415,22 @@ func TestDownloadWriterFails(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	t.Parallel()
+	wavMedia := sim.MediaFormat{AudioCodec: "pcm_s16le", SampleRate: 22050, Channels: 1}
 	tests := []struct {
 		name       string
 		data       []byte
 		size       int64 // 0: len(data)
 		wantFormat string
 		wantDur    time.Duration
+		wantMedia  sim.MediaFormat
 		wantMsg    string // non-empty: the error's message
 		wantIs     error
 	}{
-		{name: "WAV", data: wavBytes(t, smallWAVDuration), wantFormat: audio.FormatWAV, wantDur: smallWAVDuration},
-		{name: "WAV, size unknown", data: wavBytes(t, smallWAVDuration), size: -1, wantFormat: audio.FormatWAV, wantDur: smallWAVDuration},
-		{name: "MOV", data: movBytes(t, smallMOVDuration), wantFormat: audio.FormatMP4, wantDur: smallMOVDuration},
+		{name: "WAV", data: wavBytes(t, smallWAVDuration), wantFormat: audio.FormatWAV, wantDur: smallWAVDuration, wantMedia: wavMedia},
+		{name: "WAV, size unknown", data: wavBytes(t, smallWAVDuration), size: -1, wantFormat: audio.FormatWAV, wantDur: smallWAVDuration, wantMedia: wavMedia},
+		// One video sample spans the movie: 1000/7500 fps.
+		{name: "MOV", data: movBytes(t, smallMOVDuration), wantFormat: audio.FormatMP4, wantDur: smallMOVDuration,
+			wantMedia: sim.MediaFormat{VideoCodec: "mjpeg", Width: 320, Height: 180, FrameRate: 133, AudioCodec: "pcm_s16le", SampleRate: 22050, Channels: 1}},
 		{name: "HTML page", data: []byte("<!DOCTYPE html><html><body>player</body></html>"), wantMsg: MsgUnknownFormat, wantIs: audio.ErrUnknownFormat},
 		{name: "empty", data: nil, wantMsg: MsgUnknownFormat, wantIs: audio.ErrUnknownFormat},
 		{name: "WAV header without samples", data: audio.WAVHeader(22050, 1, 16, 0), wantFormat: audio.FormatWAV, wantMsg: MsgNoDuration, wantIs: audio.ErrNoDuration},
@@ -438,8 +442,9 @@ func TestInspect(t *testing.T) {
 			if size == 0 {
 				size = int64(len(tc.data))
 			}
-			format, d, err := Inspect(bytes.NewReader(tc.data), size)
+			format, d, mf, err := Inspect(bytes.NewReader(tc.data), size)
 			assert.Equal(t, tc.wantFormat, format)
+			assert.Equal(t, tc.wantMedia, mf)
 			if tc.wantMsg != "" {
 				assert.EqualError(t, err, tc.wantMsg)
 				assert.ErrorIs(t, err, tc.wantIs)

@@ -150,6 +150,6 @@ func (r *Resolver) fetch(ctx context.Context, rawURL string) (time.Duration, err
 	if err := rr.open(); err != nil {
 		return 0, err
 	}
-	_, d, err := Inspect(rr, rr.size)
+	_, d, _, err := Inspect(rr, rr.size)
 	return d, err
 }

@@ -25,8 +25,8 @@ type StudioMedia interface {
 	Derived(rawURL string) time.Duration
 }
 
-// Inspector reads the format and duration of a media file.
-type Inspector func(ra io.ReaderAt, size int64) (format string, d time.Duration, err error)
+// Inspector reads the format, duration and encoding of a media file.
+type Inspector func(ra io.ReaderAt, size int64) (format string, d time.Duration, mf sim.MediaFormat, err error)
 
 // Blobs keeps file bytes (presigned uploads, downloaded artifacts).
 type Blobs interface {
@@ -295,34 +295,34 @@ func (e *Engine) ReceiveUpload(ctx context.Context, id string, body io.Reader) (
 	if err != nil {
 		return sim.Upload{}, err
 	}
-	format, dur := e.inspectBlob(name)
+	format, dur, mf := e.inspectBlob(name)
 	var u sim.Upload
 	err = e.update(ctx, func(tx sim.Tx) error {
 		var err error
 		if u, err = tx.Upload(id); err != nil {
 			return err
 		}
-		u.Uploaded, u.UploadedAt, u.Size, u.Blob, u.Format, u.Duration = true, e.clock.Now(), n, name, format, dur
+		u.Uploaded, u.UploadedAt, u.Size, u.Blob, u.Format, u.Duration, u.Media = true, e.clock.Now(), n, name, format, dur, mf
 		return tx.PutUpload(u)
 	})
 	return u, err
 }
 
-func (e *Engine) inspectBlob(name string) (string, *float64) {
+func (e *Engine) inspectBlob(name string) (string, *float64, sim.MediaFormat) {
 	if e.inspect == nil {
-		return "", nil
+		return "", nil, sim.MediaFormat{}
 	}
 	f, size, err := e.blobs.Open(name)
 	if err != nil {
-		return "", nil
+		return "", nil, sim.MediaFormat{}
 	}
 	defer f.Close()
-	format, d, err := e.inspect(f, size)
+	format, d, mf, err := e.inspect(f, size)
 	if err != nil {
-		return format, nil
+		return format, nil, sim.MediaFormat{}
 	}
 	s := d.Seconds()
-	return format, &s
+	return format, &s, mf
 }
 
 // ----- artifacts -----
@@ -601,6 +601,13 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 	if a.Result.Fail != "" && res.Fail == "" {
 		res.Fail = a.Result.Fail
 	}
+	if res.Fail == "" && a.Type != sim.ArtifactScript {
+		msg, err := uploadsFragmentMismatch(tx, *a)
+		if err != nil {
+			return err
+		}
+		res.Fail = msg
+	}
 	a.Result = res
 	return nil
 }
@@ -712,6 +719,7 @@ func (e *Engine) startDownload(a sim.Artifact, parts []part) {
 		defer func() { <-e.dlSem }()
 		res := sim.ArtifactResult{Known: true, Origin: "media"}
 		var total float64
+		media := make([]sim.MediaFormat, len(parts))
 		for i, p := range parts {
 			if p.upload != "" {
 				res.Known = false // presigned fragments are resolved when processing ends
@@ -727,7 +735,8 @@ func (e *Engine) startDownload(a sim.Artifact, parts []part) {
 				continue
 			}
 			w.setURL(p.download)
-			size, dur, blob, fail := e.download(w, typ, i, p.download)
+			size, dur, blob, mf, fail := e.download(w, typ, i, p.download)
+			media[i] = mf
 			if fail != "" {
 				res.Fail = fail
 				break
@@ -757,6 +766,7 @@ func (e *Engine) startDownload(a sim.Artifact, parts []part) {
 				if a.Type == sim.ArtifactScript {
 					res.Duration = nil
 				}
+				recordPartMedia(a.Fragments, &res, media)
 				a.Result = res
 			}
 			a.Pending = false
@@ -776,9 +786,10 @@ func (e *Engine) startDownload(a sim.Artifact, parts []part) {
 	}()
 }
 
-func (e *Engine) download(w *work, typ string, i int, rawURL string) (int64, *float64, string, string) {
+func (e *Engine) download(w *work, typ string, i int, rawURL string) (int64, *float64, string, sim.MediaFormat, string) {
+	var none sim.MediaFormat
 	if e.blobs == nil || e.media == nil {
-		return 0, nil, "", "downloads are not available in this dubsim (no blob directory)"
+		return 0, nil, "", none, "downloads are not available in this dubsim (no blob directory)"
 	}
 	name := fmt.Sprintf("artifact-%s-%d", w.id, i)
 	w.set(waitHost)
@@ -792,17 +803,17 @@ func (e *Engine) download(w *work, typ string, i int, rawURL string) (int64, *fl
 	_, werr := e.blobs.Write(name, pr, sim.MaxArtifactBytes+1)
 	pr.CloseWithError(werr)
 	if dlErr != nil {
-		return 0, nil, "", dlErr.Error()
+		return 0, nil, "", none, dlErr.Error()
 	}
 	if werr != nil {
-		return 0, nil, "", "storing the download failed: " + werr.Error()
+		return 0, nil, "", none, "storing the download failed: " + werr.Error()
 	}
-	_, dur := e.inspectBlob(name)
+	_, dur, mf := e.inspectBlob(name)
 	if dur == nil && typ != sim.ArtifactScript && e.inspect != nil {
 		_ = e.blobs.Remove(name)
-		return 0, nil, "", fmt.Sprintf(sim.MsgUnsupportedMedia, "at "+rawURL)
+		return 0, nil, "", none, fmt.Sprintf(sim.MsgUnsupportedMedia, "at "+rawURL)
 	}
-	return n, dur, name, ""
+	return n, dur, name, mf, ""
 }
 
 // WaitDownloads blocks until every running artifact download has recorded

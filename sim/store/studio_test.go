@@ -51,7 +51,8 @@ func artifact(id string, due time.Time) sim.Artifact {
 		Status: sim.ArtifactStarted, UploadMethod: sim.UploadFragments, SourceKind: sim.SourceFragments,
 		Fragments: []sim.Fragment{{URL: "https://example.com/a.mp4", StartTime: 0}, {S3Path: "s3://b/p.mp4", StartTime: 12.5}},
 		S3Path:    "uploads/" + id + "/clip.mp4", S3Bucket: sim.ArtifactBucket, Size: ptr(int64(1 << 20)),
-		Result:  sim.ArtifactResult{Known: true, Size: 1 << 20, Duration: ptr(30.0), Origin: "rule"},
+		Result: sim.ArtifactResult{Known: true, Size: 1 << 20, Duration: ptr(30.0), Origin: "rule",
+			Media: []sim.MediaFormat{{VideoCodec: "h264", Width: 640, Height: 360, FrameRate: 29970}, {}}},
 		StartAt: t0.Add(2 * time.Second), DoneAt: t0.Add(time.Minute), DueAt: due, CreatedAt: t0, UpdatedAt: t0,
 	}
 }
@@ -61,7 +62,38 @@ func upload(id string) sim.Upload {
 		ID: id, APIKey: "k", CompanyID: "c1", FileName: "clip.wav", S3Path: "s3://" + sim.UploadBucket + "/temp/" + id + "/clip.wav",
 		ExpiresAt: t0.Add(sim.UploadValidity), CreatedAt: t0,
 		Uploaded: true, UploadedAt: t0.Add(time.Minute), Size: 4096, Duration: ptr(1.5), Format: "wav", Blob: "b1",
+		Media: sim.MediaFormat{AudioCodec: "pcm_s16le", SampleRate: 44100, Channels: 2},
 	}
+}
+
+// Upload and artifact records written before dubsim kept media formats
+// read with none; the formats are omitted from the JSON when unknown.
+func TestStudioRecordsWithoutMediaFormat(t *testing.T) {
+	t.Parallel()
+	s, _ := openTemp(t)
+	old := upload("old")
+	old.Media = sim.MediaFormat{}
+	oldArt := artifact("a-old", time.Time{})
+	oldArt.Result.Media = nil
+	for _, rec := range []struct {
+		bucket []byte
+		id     string
+		v      any
+	}{{bUploads, old.ID, old}, {bArtifacts, oldArt.ID, oldArt}} {
+		raw, err := encode(rec.v)
+		require.NoError(t, err)
+		assert.NotContains(t, string(raw), `"media"`)
+		require.NoError(t, s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(rec.bucket).Put([]byte(rec.id), raw) }))
+	}
+	require.NoError(t, s.View(context.Background(), func(tx sim.Tx) error {
+		u, err := tx.Upload("old")
+		require.NoError(t, err)
+		assert.Equal(t, old, u)
+		a, err := tx.Artifact("a-old")
+		require.NoError(t, err)
+		assert.Nil(t, a.Result.Media)
+		return nil
+	}))
 }
 
 // putStudio stores one record of every studio type, built by the helpers
