@@ -65,6 +65,18 @@ type Config struct {
 
 	// Version is reported by GET /_sim/health ("": "dev").
 	Version string
+
+	// Early answers (fidelity X1-X3): after an answer sent before the
+	// request body was read (a refusal), the rest of the body is read and
+	// discarded, so that a client that writes its whole body before it
+	// reads gets the answer instead of a connection reset. At most
+	// DrainMaxBytes (zero: DefaultDrainMaxBytes, 5 GB, the largest body a
+	// route accepts; negative: never drain), giving up when no byte arrives
+	// for DrainIdleTimeout (zero: 30 s) or after DrainTimeout in all (zero:
+	// 60 s); then the connection is closed.
+	DrainMaxBytes    int64
+	DrainIdleTimeout time.Duration
+	DrainTimeout     time.Duration
 }
 
 // Server is an assembled instance.
@@ -183,8 +195,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// so it goes with the control API (fidelity UI1).
 		main, studioOnly = pages(main, web, true), pages(studioOnly, web, false)
 	}
-	s.Handler = s.health(s.Journal.Middleware(main), cfg.Version, started, cfg.Clock.Now)
-	s.StudioHandler = s.health(s.Journal.Middleware(studioOnly), cfg.Version, started, cfg.Clock.Now)
+	// Outermost, around every interface: a refused request's body is
+	// read after the answer (early answers, fidelity X1-X3).
+	early := newEarlyAnswers(cfg)
+	outer := func(h http.Handler) http.Handler {
+		return early.drain(s.health(s.Journal.Middleware(early.answer(h)), early.answer, cfg.Version, started, cfg.Clock.Now))
+	}
+	s.Handler, s.StudioHandler = outer(main), outer(studioOnly)
 	return s, nil
 }
 
