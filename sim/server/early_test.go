@@ -258,6 +258,15 @@ var earlyCases = []earlyCase{
 		reply{http.StatusForbidden, `{"error":"` + sim.MsgCloningPlan + `"}` + "\n"})},
 	{name: "cloning 401 bad key", path: "cloning", head: cloneHead, tail: cloneTail, prepare: cloning("not-a-key",
 		reply{http.StatusUnauthorized, `{"error":"UnauthorizedError","message":"` + sim.MsgInvalidAPIKey + `"}` + "\n"})},
+	{name: "cloning 429 injected fault", path: "cloning", head: cloneHead, tail: cloneTail,
+		prepare: func(t testing.TB, in *inst) (string, string, map[string]string, reply) {
+			// dubsim-pro may clone: without the rule, its body would be read.
+			st, m := in.call("POST", "/_sim/faults", "", `{"api_key":"dubsim-pro","path":"/api/v1/cloning/synthesize","count":1,"action":{"type":"rate_limit","retry_after_seconds":5}}`)
+			require.Equal(t, http.StatusCreated, st, "%v", m)
+			method, u, h, _ := cloning("dubsim-pro", reply{})(t, in)
+			return method, u, h, reply{http.StatusTooManyRequests,
+				`{"error":"RateLimitError","message":"Rate limit exceeded; retry after 5 seconds (injected by dubsim fault rule ` + m["id"].(string) + `)"}` + "\n"}
+		}},
 	{name: "upload 403 bad signature", path: "uploads", head: []byte("RIFF"), tail: []byte("data"),
 		prepare: func(t testing.TB, in *inst) (string, string, map[string]string, reply) {
 			_, uploadURL := presign(t, in, "dubsim-free", "take.wav")
@@ -504,6 +513,23 @@ func TestEarlyAnswerDrainBounds(t *testing.T) {
 			assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the server closed the connection: %v", err)
 		})
 	}
+}
+
+// TestEarlyAnswerWithoutDrain: with the reading of refused bodies turned
+// off (--drain-max-bytes 0), the answer still comes at once, and says the
+// connection closes.
+func TestEarlyAnswerWithoutDrain(t *testing.T) {
+	t.Parallel()
+	in := start(t, func(c *server.Config) { c.DrainMaxBytes = -1 })
+	method, u, h, want := earlyCases[0].prepare(t, in)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	rawRequest(t, conn, method, u, h, mb60)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Second)))
+	got, resp := readAnswer(t, bufio.NewReader(conn), method)
+	assert.Equal(t, want, got)
+	assert.True(t, resp.Close, "Connection: close")
 }
 
 // zeros is an endless reader of zero bytes.
