@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/server"
 )
 
 // config is dubsim's configuration. Every flag has a DUBSIM_* environment
@@ -42,6 +43,12 @@ type config struct {
 	SharedCreate    string
 	StudioEnums     string
 	StudioTiming    sim.StudioTiming
+
+	// Early answers: bounds of the reading of a refused request's body
+	// (DrainMaxBytes 0: never read it).
+	DrainMaxBytes    int64
+	DrainIdleTimeout time.Duration
+	DrainTimeout     time.Duration
 }
 
 // envName maps a flag name to its environment variable.
@@ -78,6 +85,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var timeScale, seed, fetchHosts, createStatus string
 	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll, advanceWait string
 	var rateLimit, aStart, aBase, aPerGB, vStart, vBase, vPerMin string
+	var drainMax, drainIdle, drainTimeout string
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
@@ -108,6 +116,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&vStart, "video-start", sim.DefaultStudioTiming.VideoStart.String(), "time from video new to in_progress")
 	fs.StringVar(&vBase, "video-processing-base", sim.DefaultStudioTiming.VideoBase.String(), "time from video in_progress to completed, fixed part")
 	fs.StringVar(&vPerMin, "video-processing-per-minute", sim.DefaultStudioTiming.VideoPerMinute.String(), "video processing time added per minute of video")
+	fs.StringVar(&drainMax, "drain-max-bytes", strconv.FormatInt(server.DefaultDrainMaxBytes, 10), "after a refusal sent before the request body was read, read and discard at most this many bytes of the body so the client sees the answer, not a reset (0 = never)")
+	fs.StringVar(&drainIdle, "drain-idle-timeout", server.DefaultDrainIdleTimeout.String(), "stop reading a refused request's body when no byte arrives for this long, and close the connection")
+	fs.StringVar(&drainTimeout, "drain-timeout", server.DefaultDrainTimeout.String(), "stop reading a refused request's body after this long in all, and close the connection")
 	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -177,6 +188,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.AdvanceWait <= 0 {
 		return c, errors.New("advance-wait must be positive")
+	}
+	if c.DrainMaxBytes, err = strconv.ParseInt(drainMax, 10, 64); err != nil || c.DrainMaxBytes < 0 {
+		return c, fmt.Errorf("drain-max-bytes must be a non-negative integer (0 = never); got %q", drainMax)
+	}
+	for _, d := range []struct {
+		name, raw string
+		dst       *time.Duration
+	}{{"drain-idle-timeout", drainIdle, &c.DrainIdleTimeout}, {"drain-timeout", drainTimeout, &c.DrainTimeout}} {
+		if *d.dst, err = time.ParseDuration(d.raw); err != nil || *d.dst <= 0 {
+			return c, fmt.Errorf("%s must be a positive duration such as 30s; got %q", d.name, d.raw)
+		}
 	}
 	if c.UnknownFields != "ignore" && c.UnknownFields != "reject" {
 		return c, fmt.Errorf("unknown-fields must be ignore or reject; got %q", c.UnknownFields)

@@ -29,6 +29,9 @@ func TestParseConfig(t *testing.T) {
 			assert.Equal(t, 200*time.Millisecond, c.Tick)
 			assert.Empty(t, c.FetchHosts)
 			assert.Equal(t, "studio", c.SharedCreate)
+			assert.Equal(t, int64(5<<30), c.DrainMaxBytes)
+			assert.Equal(t, 30*time.Second, c.DrainIdleTimeout)
+			assert.Equal(t, time.Minute, c.DrainTimeout)
 		}},
 		{name: "shared-create platform", args: []string{"--shared-create", "platform"}, check: func(t *testing.T, c config) {
 			assert.Equal(t, "platform", c.SharedCreate)
@@ -61,6 +64,17 @@ func TestParseConfig(t *testing.T) {
 				assert.Equal(t, ":1", c.Addr)
 				assert.Equal(t, 2.0, c.TimeScale)
 			}},
+		{name: "drain bounds", args: []string{"--drain-max-bytes", "1048576", "--drain-idle-timeout", "5s"}, env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "2m", "DUBSIM_DRAIN_IDLE_TIMEOUT": "9s"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, int64(1<<20), c.DrainMaxBytes)
+				assert.Equal(t, 5*time.Second, c.DrainIdleTimeout)
+				assert.Equal(t, 2*time.Minute, c.DrainTimeout)
+			}},
+		{name: "drain never", env: map[string]string{"DUBSIM_DRAIN_MAX_BYTES": "0"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, int64(0), c.DrainMaxBytes)
+		}},
+		{name: "bad drain-max-bytes", args: []string{"--drain-max-bytes", "5GB"}, wantErr: `drain-max-bytes must be a non-negative integer (0 = never); got "5GB"`},
+		{name: "zero drain-timeout", env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "0s"}, wantErr: `drain-timeout must be a positive duration such as 30s; got "0s"`},
 		{name: "negative time scale", args: []string{"--time-scale", "-1"}, wantErr: `time-scale must be a number between 0 and 1000000; got "-1"`},
 		{name: "bad env time scale", env: map[string]string{"DUBSIM_TIME_SCALE": "fast"}, wantErr: `time-scale must be a number between 0 and 1000000; got "fast"`},
 		{name: "bad seed", args: []string{"--seed", "x"}, wantErr: `seed must be a non-negative integer; got "x"`},

@@ -132,6 +132,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,
 		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
 		StudioRateLimit: cfg.StudioRateLimit, SharedCreate: cfg.SharedCreate, Version: version,
+		DrainMaxBytes: drainMaxBytes(cfg.DrainMaxBytes), DrainIdleTimeout: cfg.DrainIdleTimeout, DrainTimeout: cfg.DrainTimeout,
 	})
 	if err != nil {
 		return err
@@ -199,6 +200,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 		}
 	}
+}
+
+// drainMaxBytes maps the flag (0: never) to server.Config (negative: never;
+// 0: the default).
+func drainMaxBytes(flag int64) int64 {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }
 
 func displayAddr(addr string) string {

@@ -25,15 +25,13 @@ type Health struct {
 	UptimeSeconds float64 `json:"uptime_seconds"`
 }
 
-func (s *Server) health(next http.Handler, version string, started time.Time, now func() time.Time) http.Handler {
+// health answers HealthPath and passes every other request to next; answer
+// wraps its own answers (early answers, fidelity X1).
+func (s *Server) health(next http.Handler, answer func(http.Handler) http.Handler, version string, started time.Time, now func() time.Time) http.Handler {
 	if version == "" {
 		version = "dev"
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != HealthPath {
-			next.ServeHTTP(w, r)
-			return
-		}
+	own := answer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+HealthPath+"; use GET or HEAD")
@@ -50,5 +48,12 @@ func (s *Server) health(next http.Handler, version string, started time.Time, no
 		}
 		b, _ := json.Marshal(h)
 		writeRaw(w, http.StatusOK, "application/json; charset=utf-8", append(b, '\n'))
+	}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != HealthPath {
+			next.ServeHTTP(w, r)
+			return
+		}
+		own.ServeHTTP(w, r)
 	})
 }

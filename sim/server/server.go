@@ -71,6 +71,18 @@ type Config struct {
 
 	// Version is reported by GET /_sim/health ("": "dev").
 	Version string
+
+	// Early answers (fidelity X1-X3): after an answer sent before the
+	// request body was read (a refusal), the rest of the body is read and
+	// discarded, so that a client that writes its whole body before it
+	// reads gets the answer instead of a connection reset. At most
+	// DrainMaxBytes (zero: DefaultDrainMaxBytes, 5 GB, the largest body a
+	// route accepts; negative: never drain), giving up when no byte arrives
+	// for DrainIdleTimeout (zero: 30 s) or after DrainTimeout in all (zero:
+	// 60 s); then the connection is closed.
+	DrainMaxBytes    int64
+	DrainIdleTimeout time.Duration
+	DrainTimeout     time.Duration
 }
 
 // Server is an assembled instance.
@@ -189,12 +201,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// so it goes with the control API (fidelity UI1).
 		main, studioOnly = pages(main, web, true), pages(studioOnly, web, false)
 	}
-	// Routing comes first: it decides once (Decide) and names the interface
-	// on every answer, the health endpoint's included; the journal records
-	// the path as sent, so the prefix is removed inside it.
-	rules := Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}
-	s.Handler = routing(rules, s.health(s.Journal.Middleware(byPrefix(studioOnly, main)), cfg.Version, started, cfg.Clock.Now))
-	s.StudioHandler = routing(Rules{StudioOnly: true}, s.health(s.Journal.Middleware(studioOnly), cfg.Version, started, cfg.Clock.Now))
+	// Outermost, around every interface: a refused request's body is read
+	// after the answer (early answers, fidelity X1-X3). Routing comes next:
+	// it decides once (Decide) and names the interface on every answer, the
+	// health endpoint's included; the journal records the path as sent, so
+	// the prefix is removed inside it.
+	early := newEarlyAnswers(cfg)
+	outer := func(rules Rules, h http.Handler) http.Handler {
+		return early.drain(routing(rules, s.health(s.Journal.Middleware(early.answer(h)), early.answer, cfg.Version, started, cfg.Clock.Now)))
+	}
+	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main))
+	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly)
 	if cfg.DateHeader != DateReal {
 		s.Handler, s.StudioHandler = simulatedDate(s.Handler, cfg.Clock.Now), simulatedDate(s.StudioHandler, cfg.Clock.Now)
 	}
