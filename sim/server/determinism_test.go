@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -161,15 +160,8 @@ func TestRateLimitWindowsEnd(t *testing.T) {
 // the body.
 func getWithHeaders(t testing.TB, in *inst, path, key string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, in.url+path, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, resp.Header, string(raw)
+	a := tagged(t, in.url, "", http.MethodGet, path, key, "", nil)
+	return a.status, a.header, string(a.body)
 }
 
 // TestOneTruthPerFact: each fact the control API, the state dump and the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,8 +176,13 @@ func (e *earlyAnswers) discard(rc *http.ResponseController, b *countedBody) bool
 			// The handler closed the body: net/http has read what is
 			// left, or will close the connection.
 			return true
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return false // a time bound: the client is still sending
 		case err != nil:
-			return false
+			// The client went away (it closed the connection once the
+			// answer arrived, as Go's client may): nothing is left to
+			// read, and net/http drops the broken connection itself.
+			return true
 		}
 	}
 }

@@ -39,8 +39,8 @@ func (a routedAnswer) json(t testing.TB) map[string]any {
 }
 
 // tagged sends a request to base+path with User-Agent: tag, so that its
-// journal entry can be found (journalEntry); body "" sends none, a
-// non-empty body is sent as JSON.
+// journal entry can be found (journalEntry; "" sends Go's own); body ""
+// sends none, a non-empty body is sent as JSON.
 func tagged(t testing.TB, base, tag, method, path, key, body string, header map[string]string) routedAnswer {
 	t.Helper()
 	var rd io.Reader = http.NoBody
@@ -49,7 +49,9 @@ func tagged(t testing.TB, base, tag, method, path, key, body string, header map[
 	}
 	req, err := http.NewRequest(method, base+path, rd)
 	require.NoError(t, err)
-	req.Header.Set("User-Agent", tag)
+	if tag != "" {
+		req.Header.Set("User-Agent", tag)
+	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}

@@ -730,23 +730,10 @@ func TestArtifactDownloadResumesAfterRestart(t *testing.T) {
 // callWith is in.call with extra request headers.
 func callWith(t testing.TB, in *inst, method, path, key, body string, header map[string]string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, in.url+path, strings.NewReader(body))
-	require.NoError(t, err)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	a := tagged(t, in.url, "", method, path, key, body, header)
 	var m map[string]any
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
-	return resp.StatusCode, m
+	require.NoError(t, json.Unmarshal(a.body, &m), "%s", a.body)
+	return a.status, m
 }
 
 // TestSharedAddressRouting: one address serves both interfaces. The create
