@@ -149,7 +149,10 @@ func TestClockControls(t *testing.T) {
 	assert.False(t, ck.Frozen)
 	assert.Equal(t, 1.0, ck.TimeScale, "a clock at scale 0 before the freeze runs in real time after resume")
 	ck = dubsimtest.Must(s.SetScale(ctx, 0))(t)
-	assert.Equal(t, t0, ck.Now)
+	assert.True(t, ck.Frozen, "scale 0 stops time")
+	assert.False(t, ck.Now.Before(t0), "time ran forward between resume and scale 0, never back")
+	again := dubsimtest.Must(s.Clock(ctx))(t)
+	assert.Equal(t, ck.Now, again.Now, "and stands still at scale 0")
 	_, err := s.SetScale(ctx, -1)
 	apiError(t, err, http.StatusBadRequest, "ValidationError")
 }
