@@ -73,7 +73,14 @@ func balance(t testing.TB, s *dubsimtest.Sim, key string) float64 {
 }
 
 // apiError asserts that err is an *APIError with the status and name.
-func apiError(t testing.TB, err error, status int, name string) *dubsimtest.APIError {
+// apiError asserts that err is an *APIError with status and name.
+func apiError(t testing.TB, err error, status int, name string) {
+	t.Helper()
+	_ = asAPIError(t, err, status, name)
+}
+
+// asAPIError is apiError that returns the error for further assertions.
+func asAPIError(t testing.TB, err error, status int, name string) *dubsimtest.APIError {
 	t.Helper()
 	var ae *dubsimtest.APIError
 	require.ErrorAs(t, err, &ae)
@@ -191,7 +198,7 @@ func TestCreateAccount(t *testing.T) {
 		})
 	}
 	_, err := s.CreateAccount(ctx, dubsimtest.AccountSpec{APIKey: "team-a"})
-	ae := apiError(t, err, http.StatusConflict, "ConflictError")
+	ae := asAPIError(t, err, http.StatusConflict, "ConflictError")
 	assert.Equal(t, `An account with api_key "team-a" already exists`, ae.Message)
 	assert.Equal(t, `dubsim: POST /_sim/accounts: 409 ConflictError: An account with api_key "team-a" already exists`, err.Error())
 }
@@ -322,7 +329,7 @@ func TestFaults(t *testing.T) {
 	assert.Equal(t, 1, dubsimtest.Must(s.ClearFaults(ctx))(t))
 
 	_, err := s.AddFault(ctx, dubsimtest.FaultRule{Action: dubsimtest.FaultAction{Type: "explode"}})
-	ae := apiError(t, err, http.StatusBadRequest, "ValidationError")
+	ae := asAPIError(t, err, http.StatusBadRequest, "ValidationError")
 	assert.Contains(t, ae.Message, "action.type must be one of")
 }
 
@@ -615,7 +622,7 @@ func TestClientErrors(t *testing.T) {
 			}))
 			t.Cleanup(hs.Close)
 			_, err := dubsimtest.NewClient(hs.URL + "/").Clock(t.Context())
-			ae := apiError(t, err, tc.status, tc.errName)
+			ae := asAPIError(t, err, tc.status, tc.errName)
 			assert.Equal(t, tc.message, ae.Message)
 			assert.Equal(t, "GET", ae.Method)
 			assert.Equal(t, "/_sim/clock", ae.Path)

@@ -13,6 +13,7 @@ import (
 // status and envelope (the platform and studio interfaces use different bodies).
 type Code string
 
+// The codes, from the client's fault to the simulator's.
 const (
 	CodeValidation      Code = "validation"       // the request breaks a documented rule
 	CodeUnauthorized    Code = "unauthorized"     // missing or unknown API key

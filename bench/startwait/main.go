@@ -108,7 +108,7 @@ func run() error {
 	if len(args) == 0 {
 		return errors.New("no command given (after --)")
 	}
-	var out io.Writer = io.Discard
+	out := io.Writer(io.Discard)
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {

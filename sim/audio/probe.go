@@ -41,10 +41,10 @@ type MediaInfo struct {
 	Channels   int
 }
 
-// ErrUnknownFormat: the bytes are not a recognised media container.
+// ErrUnknownFormat means the bytes are not a recognised media container.
 var ErrUnknownFormat = errors.New("audio: unrecognised media format")
 
-// ErrNoDuration: the container is recognised but its duration cannot be determined.
+// ErrNoDuration means the container is recognised but its duration cannot be determined.
 var ErrNoDuration = errors.New("audio: media duration not found")
 
 const (

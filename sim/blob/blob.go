@@ -18,10 +18,10 @@ import (
 // MaxNameLen is the longest blob name accepted.
 const MaxNameLen = 200
 
-// ErrTooLarge: the reader given to Write yielded more bytes than the limit.
+// ErrTooLarge means the reader given to Write yielded more bytes than the limit.
 var ErrTooLarge = errors.New("blob: too large")
 
-// ErrInvalidName: a blob name is empty, too long, "." or "..", or has a
+// ErrInvalidName means a blob name is empty, too long, "." or "..", or has a
 // character other than ASCII letters, digits, '.', '_' and '-'.
 var ErrInvalidName = errors.New("blob: invalid name")
 

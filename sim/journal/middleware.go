@@ -295,7 +295,7 @@ func (w *recorder) WriteHeader(code int) {
 // snapshot takes the status and the headers as they are sent.
 func (w *recorder) snapshot(code int) {
 	w.wroteHeader, w.status, w.capture = true, code, code >= http.StatusBadRequest
-	h := w.ResponseWriter.Header()
+	h := w.Header()
 	w.headers = map[string]string{}
 	for _, name := range responseHeaders {
 		if v := h.Get(name); v != "" {

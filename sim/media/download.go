@@ -43,7 +43,7 @@ const (
 // (response headers or body bytes) before it fails.
 const downloadStall = 30 * time.Second
 
-// ErrTooLarge: the media to download has more bytes than the limit.
+// ErrTooLarge means the media to download has more bytes than the limit.
 var ErrTooLarge = errors.New("media: larger than the limit")
 
 // errStalled is the cause of a download cancelled for want of data.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -141,13 +140,6 @@ func golden(t *testing.T, name string, got []byte) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test ./sim/platform -update to create %s", path)
 	assert.Equal(t, string(want), buf.String(), "golden %s (go test ./sim/platform -update to accept)", path)
-}
-
-func readAll(t *testing.T, r io.Reader) []byte {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	require.NoError(t, err)
-	return b
 }
 
 const docsExample = `{"name":"My Project","source_lang":"en","target_lang":"fr-FR","source_video_url":"https://example.com/video.mp4","use_soundalike_voices":true,"mixing_mode":"voiceover_with_original_track"}`

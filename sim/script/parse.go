@@ -19,7 +19,7 @@ const (
 	FormatPlain = "plain"
 )
 
-// ErrNoText: the content holds no text once timings and tags are removed.
+// ErrNoText means the content holds no text once timings and tags are removed.
 var ErrNoText = errors.New("contains no text")
 
 var (

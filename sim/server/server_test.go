@@ -125,7 +125,7 @@ func TestForcedOutcomeOfOneProject(t *testing.T) {
 	st, m = in.call("POST", "/_sim/projects/"+readyNow+"/outcome", "", `{"outcome":"error"}`)
 	assert.Equal(t, http.StatusConflict, st)
 	assert.Equal(t, "ConflictError", m["error"])
-	st, m = in.call("POST", "/_sim/projects/123456789/outcome", "", `{"outcome":"error"}`)
+	st, _ = in.call("POST", "/_sim/projects/123456789/outcome", "", `{"outcome":"error"}`)
 	assert.Equal(t, http.StatusNotFound, st)
 	st, m = in.call("POST", "/_sim/projects/"+failLater+"/outcome", "", `{"outcome":"maybe"}`)
 	assert.Equal(t, http.StatusBadRequest, st)
@@ -187,7 +187,7 @@ func TestResetOneAccount(t *testing.T) {
 	assert.Equal(t, float64(6000), in.balance("dubsim-enterprise"), "fixture balance restored")
 	assert.Equal(t, "in_progress", in.project("dubsim-pro", keep)["status"], "other accounts untouched")
 
-	st, m = in.call("POST", "/_sim/reset", "", `{"api_key":"nobody"}`)
+	st, _ = in.call("POST", "/_sim/reset", "", `{"api_key":"nobody"}`)
 	assert.Equal(t, http.StatusNotFound, st)
 
 	st, _ = in.call("POST", "/_sim/reset", "", "")

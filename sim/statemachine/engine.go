@@ -251,13 +251,13 @@ func (e *Engine) Fixtures() *sim.Fixtures { return e.fixtures.Load() }
 // Catalog returns the options and voices in use.
 func (e *Engine) Catalog() *sim.Catalog { return e.Fixtures().Catalog }
 
-// Now is the current simulated time.
 // Generation changes after every committed write transaction: a value read
 // before a read of the store still equals it afterwards only if no write
 // committed in between (the rule of the engine's caches and of the platform
 // API's rendered answers).
 func (e *Engine) Generation() uint64 { return e.writes.Load() }
 
+// Now is the current simulated time.
 func (e *Engine) Now() time.Time { return e.clock.Now() }
 
 // Wall is real time plus every manual advance of the clock: rate-limit

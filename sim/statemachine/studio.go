@@ -448,7 +448,7 @@ func (e *Engine) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArt
 			Name: na.Name, Type: na.Type, Status: sim.ArtifactCreated, UploadMethod: sim.UploadDirectURL,
 			SourceURL: na.URL, SourcePath: na.S3Path, Fragments: frags, S3Bucket: sim.ArtifactBucket,
 			CreatedAt: now, UpdatedAt: now}
-		file := "source"
+		var file string
 		switch {
 		case frags != nil:
 			a.SourceKind, a.UploadMethod = sim.SourceFragments, sim.UploadFragments
@@ -654,7 +654,7 @@ func (e *Engine) Artifact(ctx context.Context, c sim.Caller, id string) (sim.Art
 	// A download whose result is needed by now is waited for (bounded):
 	// the answer depends on simulated time only. After the bound the
 	// artifact answers as it is (still upload_started).
-	e.waitWork(ctx, now, id)
+	_ = e.waitWork(ctx, now, id)
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		var err error
 		a, err = tx.Artifact(id)
@@ -1035,7 +1035,7 @@ func (e *Engine) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 	// are waited for, as by a read of the artifact.
 	for _, id := range []string{nv.SourceArtifactID, nv.BackgroundArtifactID, nv.InternationalMixArtifactID, nv.VocalsHitlArtifactID} {
 		if id != "" {
-			e.waitWork(ctx, e.clock.Now(), id)
+			_ = e.waitWork(ctx, e.clock.Now(), id)
 		}
 	}
 	var v sim.Video

@@ -11,7 +11,7 @@ import (
 	"github.com/dubsim/dubsim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Concurrent Batch calls all commit, each exactly once in effect, and
@@ -141,7 +141,7 @@ func TestBatchRacingClose(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			err := s.Batch(ctx, func(tx sim.Tx) error { return tx.PutAccount(account(fmt.Sprint(i), 1)) })
-			if err != nil && !errors.Is(err, errClosed) && !errors.Is(err, bolt.ErrDatabaseNotOpen) {
+			if err != nil && !errors.Is(err, errClosed) && !errors.Is(err, berrors.ErrDatabaseNotOpen) {
 				t.Errorf("call %d: %v", i, err)
 			}
 		}()

@@ -54,7 +54,7 @@ type UI struct {
 	page  *pageRenderer
 }
 
-// Paths under the control API's mount point that ControlRoutes answers.
+// ControlPaths are the paths under the control API's mount point that ControlRoutes answers.
 var ControlPaths = []string{"/ui", "/ui/*", "/projects/{id}", "/projects/{id}/audio.wav", "/studio"}
 
 // DashboardPath is where the dashboard is served.

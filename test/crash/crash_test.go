@@ -173,7 +173,7 @@ func TestCrashConsistency(t *testing.T) {
 	h.check(p, "initial state", false)
 
 	for i := 1; i <= iterations; i++ {
-		p = h.load(p, fmt.Sprintf("kill %d", i), stopKill)
+		h.load(p, fmt.Sprintf("kill %d", i), stopKill)
 		p = startProc(t, h.bin, h.data, seed)
 		h.check(p, fmt.Sprintf("restart after kill %d", i), true)
 		if t.Failed() {
@@ -183,7 +183,7 @@ func TestCrashConsistency(t *testing.T) {
 	}
 
 	// A graceful stop under load, then the same checks.
-	p = h.load(p, "SIGTERM", stopTerm)
+	h.load(p, "SIGTERM", stopTerm)
 	p = startProc(t, h.bin, h.data, seed)
 	h.check(p, "restart after SIGTERM", true)
 	if t.Failed() {

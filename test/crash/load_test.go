@@ -70,7 +70,7 @@ func sourceURL(rng *rand.Rand, n int64) (url string, fail bool, cost int64) {
 func (ph *phase) worker(w int, rng *rand.Rand) {
 	for ph.ctx.Err() == nil {
 		owned := ph.h.l.owned[w]
-		ok := true
+		var ok bool
 		switch r := rng.IntN(100); {
 		case len(owned) == 0:
 			ok = ph.create(w, rng)
