@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/faults"
-	"github.com/dubsim/dubsim/sim/journal"
+	"github.com/dubsim/dubsim/sim/control/faults"
+	"github.com/dubsim/dubsim/sim/control/journal"
 )
 
 // Types of the control API that the simulator defines with their wire
@@ -25,7 +25,7 @@ type (
 	// OutcomeRule is a stored forced-outcome rule.
 	OutcomeRule = sim.OutcomeRule
 	// FaultRule is an HTTP fault to add; see the schema in package
-	// github.com/dubsim/dubsim/sim/faults.
+	// github.com/dubsim/dubsim/sim/control/faults.
 	FaultRule = faults.Rule
 	// FaultAction is what a firing FaultRule does.
 	FaultAction = faults.Action

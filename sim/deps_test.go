@@ -31,11 +31,11 @@ func TestImportDirection(t *testing.T) {
 		"sim/platform":          {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "sim/internal/gencache", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
 		"sim/studio":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/control":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/faults":            {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/journal":           {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/server":            {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/statemachine", "sim/studio", "sim/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/control/faults":    {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/control/journal":   {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/server":            {"sim", "sim/control", "sim/control/faults", "sim/control/journal", "sim/media", "sim/openapi", "sim/platform", "sim/statemachine", "sim/studio", "sim/control/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/openapi":           {},
-		"sim/ui":                {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/control/ui":        {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/openapi/validate":  {"github.com/santhosh-tekuri/jsonschema/v6"},
 		"sim/parity":            {"sim/openapi", "sim/openapi/validate"},
 		"test/crash":            nil, // tests only
@@ -47,7 +47,7 @@ func TestImportDirection(t *testing.T) {
 		"examples":              nil, // tests only: runs the client examples against a real dubsim
 		"examples/goclient":     {},  // client example: standard library only
 		// in-process dubsim for Go tests, and the control API client
-		"dubsimtest": {"sim", "sim/faults", "sim/journal", "sim/server", "sim/store", "fixtures"},
+		"dubsimtest": {"sim", "sim/control/faults", "sim/control/journal", "sim/server", "sim/store", "fixtures"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -20,10 +20,10 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/server"
-	"github.com/dubsim/dubsim/sim/ui"
 	"github.com/go-chi/chi/v5"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
@@ -906,7 +906,7 @@ func TestControlDocumentIsCanonical(t *testing.T) {
 func TestControlDashboardFiles(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	entries, err := os.ReadDir(filepath.Join("..", "ui", "static"))
+	entries, err := os.ReadDir(filepath.Join("..", "control", "ui", "static"))
 	require.NoError(t, err)
 	require.NotEmpty(t, entries)
 	for _, f := range entries {
@@ -921,7 +921,7 @@ func TestControlDashboardFiles(t *testing.T) {
 		if f.Name() != "index.html" {
 			continue
 		}
-		want, err := os.ReadFile(filepath.Join("..", "ui", "static", "index.html"))
+		want, err := os.ReadFile(filepath.Join("..", "control", "ui", "static", "index.html"))
 		require.NoError(t, err)
 		hr, err := http.Get(e.url + "/_sim/ui/")
 		require.NoError(t, err)

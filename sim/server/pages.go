@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/dubsim/dubsim/sim/ui"
+	"github.com/dubsim/dubsim/sim/control/ui"
 )
 
 // pages answers the web application's pages in front of the fault rules

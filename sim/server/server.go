@@ -17,15 +17,15 @@ import (
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/blob"
 	"github.com/dubsim/dubsim/sim/control"
-	"github.com/dubsim/dubsim/sim/faults"
+	"github.com/dubsim/dubsim/sim/control/faults"
+	"github.com/dubsim/dubsim/sim/control/journal"
+	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
-	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/dubsim/dubsim/sim/media"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/studio"
-	"github.com/dubsim/dubsim/sim/ui"
 	"github.com/go-chi/chi/v5"
 )
 

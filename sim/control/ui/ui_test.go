@@ -16,7 +16,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/audio"
-	"github.com/dubsim/dubsim/sim/ui"
+	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

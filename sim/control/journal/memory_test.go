@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/dubsim/dubsim/sim/journal"
+	"github.com/dubsim/dubsim/sim/control/journal"
 	"github.com/stretchr/testify/assert"
 )
 
