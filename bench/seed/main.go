@@ -42,6 +42,7 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/engine"
 	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/store"
 )
@@ -263,7 +264,7 @@ func (b *builder) build(seq uint64) sim.Project {
 	switch {
 	case kind < 88:
 		p, _ = statemachine.Next(p, p.DueAt)
-		statemachine.Materialize(b.cat, b.ids, &p) // as the engine does when a run completes
+		engine.Materialize(b.cat, b.ids, &p) // as the engine does when a run completes
 	case kind >= 98:
 		p.Outcome = sim.Outcome{Error: true, Message: "Processing failed: the audio track could not be decoded"}
 		p, _ = statemachine.Next(p, p.DueAt) // refunds: the charge is not counted

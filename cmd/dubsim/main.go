@@ -23,8 +23,8 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/engine"
 	"github.com/dubsim/dubsim/sim/server"
-	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/store"
 )
 
@@ -33,8 +33,8 @@ var version = "dev"
 
 // Compile-time checks of the wiring (the rest are in sim/server).
 var (
-	_ sim.Store          = (*store.Store)(nil)
-	_ statemachine.Clock = (*sim.SimClock)(nil)
+	_ sim.Store    = (*store.Store)(nil)
+	_ engine.Clock = (*sim.SimClock)(nil)
 )
 
 // defaultGCPercent is the collector's target once serving, when $GOGC is

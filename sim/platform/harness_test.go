@@ -16,9 +16,9 @@ import (
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/engine"
 	"github.com/dubsim/dubsim/sim/media"
 	"github.com/dubsim/dubsim/sim/platform"
-	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/store"
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
@@ -31,7 +31,7 @@ var t0 = time.Date(2026, 2, 4, 12, 0, 0, 0, time.UTC)
 
 type env struct {
 	t      testing.TB
-	engine *statemachine.Engine
+	engine *engine.Engine
 	clock  *sim.SimClock
 	h      http.Handler
 }
@@ -49,7 +49,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	require.NoError(t, err)
 	clock := sim.NewSimClock(func() time.Time { return t0 }, 0)
 	ids := sim.NewIDs(42)
-	eng := statemachine.New(statemachine.Config{
+	eng := engine.New(engine.Config{
 		Store: st, Clock: clock, IDs: ids, Timing: sim.DefaultTiming, Fixtures: fx,
 		Prober: &media.Resolver{Rules: func() []sim.MediaRule { return fx.MediaRules }, IDs: ids},
 	})

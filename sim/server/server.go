@@ -20,11 +20,11 @@ import (
 	"github.com/dubsim/dubsim/sim/control/faults"
 	"github.com/dubsim/dubsim/sim/control/journal"
 	"github.com/dubsim/dubsim/sim/control/ui"
+	"github.com/dubsim/dubsim/sim/engine"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/dubsim/dubsim/sim/media"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
-	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/studio"
 	"github.com/go-chi/chi/v5"
 )
@@ -32,7 +32,7 @@ import (
 // Config is everything an instance is made of.
 type Config struct {
 	Store     sim.Store
-	Clock     statemachine.Clock
+	Clock     engine.Clock
 	Fixtures  *sim.Fixtures
 	FixtureFS fs.FS
 	Seed      uint64
@@ -87,7 +87,7 @@ type Config struct {
 
 // Server is an assembled instance.
 type Server struct {
-	Engine  *statemachine.Engine
+	Engine  *engine.Engine
 	Journal *journal.Journal
 	Faults  *faults.Faults
 	// Handler serves every interface: the platform and studio APIs (see
@@ -114,13 +114,13 @@ func (s *Server) Close() error {
 
 // Compile-time checks of the wiring.
 var (
-	_ statemachine.Prober      = (*media.Resolver)(nil)
-	_ platform.Service         = (*statemachine.Engine)(nil)
-	_ control.Controller       = (*statemachine.Engine)(nil)
-	_ studio.Service           = (*statemachine.Engine)(nil)
-	_ ui.Source                = (*statemachine.Engine)(nil)
-	_ statemachine.StudioMedia = (*media.Resolver)(nil)
-	_ statemachine.Blobs       = (*blob.Dir)(nil)
+	_ engine.Prober      = (*media.Resolver)(nil)
+	_ platform.Service   = (*engine.Engine)(nil)
+	_ control.Controller = (*engine.Engine)(nil)
+	_ studio.Service     = (*engine.Engine)(nil)
+	_ ui.Source          = (*engine.Engine)(nil)
+	_ engine.StudioMedia = (*media.Resolver)(nil)
+	_ engine.Blobs       = (*blob.Dir)(nil)
 )
 
 // New assembles an instance and starts its engine (clock restored, fixture
@@ -146,7 +146,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Engine = statemachine.New(statemachine.Config{
+	s.Engine = engine.New(engine.Config{
 		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
 		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,

@@ -1,7 +1,6 @@
-// Package statemachine holds the lifecycle rules of simulated resources, as
-// pure functions of (resource, now), and the Engine that applies them to the
-// store: the domain operations of the platform interface and the sweep of
-// due transitions.
+// Package statemachine holds the lifecycle rules of simulated resources as
+// pure functions of (resource, now) and the request rules that need no
+// store (re-translation validation, access tiers); sim/engine applies them.
 package statemachine
 
 import (

@@ -1,4 +1,4 @@
-package statemachine
+package engine
 
 import (
 	"context"
@@ -552,4 +552,18 @@ func TestIdleTickWritesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	assert.Greater(t, h.e.writes.Load(), before)
+}
+
+// Helpers of the re-translation cases (as in statemachine's validate tests).
+
+const frVoice = "f4fb50:fr-FR-AlainNeural"
+
+func ptr[T any](v T) *T { return &v }
+
+func seg(start, end int64, text string, speaker int) sim.SegmentInput {
+	return sim.SegmentInput{StartMS: ptr(start), EndMS: ptr(end), Text: ptr(text), SpeakerID: ptr(speaker)}
+}
+
+func spk(id int, style, voice string) sim.SpeakerInput {
+	return sim.SpeakerInput{SpeakerID: ptr(id), Style: ptr(style), VoiceKey: ptr(voice)}
 }

@@ -1,4 +1,4 @@
-package statemachine
+package engine
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/statemachine"
 )
 
 // StudioMedia is what artifact processing needs to learn of a URL: fixture
@@ -638,7 +639,7 @@ func (e *Engine) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (sim.A
 			}
 		}
 	}
-	na := NextArtifact(a, now)
+	na := statemachine.NextArtifact(a, now)
 	if na.Status == orig.Status && na.DueAt.Equal(orig.DueAt) && na.Result.Known == orig.Result.Known {
 		return orig, nil
 	}
@@ -1097,7 +1098,7 @@ func (e *Engine) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 }
 
 func (e *Engine) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, error) {
-	nv := NextVideo(v, now, e.studio)
+	nv := statemachine.NextVideo(v, now, e.studio)
 	if nv.Status == v.Status && nv.DueAt.Equal(v.DueAt) {
 		return v, nil
 	}

@@ -1,4 +1,8 @@
-package statemachine
+// Package engine holds the use cases of the simulator over a sim.Store: the
+// platform and studio operations, the control operations, the sweep of due
+// transitions and the background work (downloads), applying the rules of
+// sim/statemachine.
+package engine
 
 import (
 	"context"
@@ -15,6 +19,7 @@ import (
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/gencache"
 	"github.com/dubsim/dubsim/sim/script"
+	"github.com/dubsim/dubsim/sim/statemachine"
 )
 
 // Clock is the simulated clock the engine drives.
@@ -321,7 +326,7 @@ func (e *Engine) Account(ctx context.Context, apiKey string) (sim.Account, error
 
 // settle applies the due transition of p, if any, inside tx.
 func (e *Engine) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, error) {
-	np, effects := Next(p, now)
+	np, effects := statemachine.Next(p, now)
 	if np.Status == p.Status && np.DueAt.Equal(p.DueAt) {
 		return p, nil
 	}
@@ -429,7 +434,7 @@ func (e *Engine) CreateProject(ctx context.Context, apiKey string, np sim.NewPro
 	if err != nil {
 		return rc, err
 	}
-	if err := CheckCreateAccess(acct, np); err != nil {
+	if err := statemachine.CheckCreateAccess(acct, np); err != nil {
 		return rc, err
 	}
 	var utterances []string
@@ -621,7 +626,7 @@ func (e *Engine) Retranslate(ctx context.Context, apiKey, id string, in sim.Retr
 		if p.Status != sim.StatusReady {
 			return sim.Errorf(sim.CodeValidation, sim.MsgRetranslationNotReady, p.ID, p.Status)
 		}
-		rt, err := ValidateRetranslation(e.Catalog(), acct, p, in)
+		rt, err := statemachine.ValidateRetranslation(e.Catalog(), acct, p, in)
 		if err != nil || dryRun {
 			return err
 		}

@@ -1,4 +1,4 @@
-package statemachine
+package engine
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package statemachine_test
+package engine_test
 
 // Benchmarks of the engine's hot paths: the transition sweep over 100,000
 // due projects, and Get Project whatever the number of projects stored.
@@ -15,8 +15,8 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/engine"
 	"github.com/dubsim/dubsim/sim/script"
-	"github.com/dubsim/dubsim/sim/statemachine"
 	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/require"
 )
@@ -55,13 +55,13 @@ func benchProject(i int, due time.Time) sim.Project {
 
 // benchEngine opens a store at path and starts an engine over it, with a
 // clock frozen at bt0.
-func benchEngine(b *testing.B, path string) (*statemachine.Engine, *store.Store) {
+func benchEngine(b *testing.B, path string) (*engine.Engine, *store.Store) {
 	b.Helper()
 	st, err := store.Open(path, store.NoSync())
 	require.NoError(b, err)
 	fx, err := sim.LoadFixtures(fixtures.FS)
 	require.NoError(b, err)
-	e := statemachine.New(statemachine.Config{Store: st, Clock: sim.NewSimClock(func() time.Time { return bt0 }, 0),
+	e := engine.New(engine.Config{Store: st, Clock: sim.NewSimClock(func() time.Time { return bt0 }, 0),
 		IDs: benchIDs, Timing: sim.DefaultTiming, Fixtures: fx})
 	require.NoError(b, e.Start(context.Background()))
 	return e, st
