@@ -152,7 +152,9 @@ try {
 
   await step('the journal shows the refused request with its body and the rule behind it', async () => {
     const journal = page.locator('#journal');
-    const entry = journal.locator('[data-seq]').filter({ hasText: '400' }).first();
+    // The refused request itself: '400' alone also matches a duration
+    // such as "400.3 ms" of a newer row (an advance that waited).
+    const entry = journal.locator('tbody.refused[data-seq]').filter({ hasText: 'xx-XX' }).first();
     await entry.waitFor();
     const summary = entry.locator('summary').first();
     if (await summary.count()) await summary.click();
