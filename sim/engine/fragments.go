@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -126,31 +125,4 @@ func recordPartMedia(frags []sim.Fragment, res *sim.ArtifactResult, media []sim.
 		return
 	}
 	res.Fail = fragmentMismatch(frags, media)
-}
-
-// uploadsFragmentMismatch compares the fragments of a fragments artifact
-// once its presigned uploads are resolved: the uploads' formats, and those
-// its downloads kept (recordPartMedia).
-func uploadsFragmentMismatch(tx sim.Tx, a sim.Artifact) (string, error) {
-	if a.Fragments == nil {
-		return "", nil
-	}
-	media := make([]sim.MediaFormat, len(a.Fragments))
-	copy(media, a.Result.Media)
-	for i, f := range a.Fragments {
-		bucket, key, _ := parseS3(f.S3Path)
-		id, ok := uploadIDOf(bucket, key)
-		if !ok {
-			continue
-		}
-		u, err := tx.Upload(id)
-		if errors.Is(err, sim.ErrNotFound) {
-			continue // resolveUploads has failed the artifact already
-		}
-		if err != nil {
-			return "", err
-		}
-		media[i] = u.Media
-	}
-	return fragmentMismatch(a.Fragments, media), nil
 }

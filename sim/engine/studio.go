@@ -560,7 +560,11 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 	}
 	res := sim.ArtifactResult{Known: true, Origin: "upload"}
 	var total float64
-	for _, ref := range refs {
+	// The fragments' formats: the uploads' as read below, the downloads'
+	// as kept by recordPartMedia.
+	media := make([]sim.MediaFormat, len(refs))
+	copy(media, a.Result.Media)
+	for i, ref := range refs {
 		bucket, key, _ := parseS3(ref)
 		id, ok := uploadIDOf(bucket, key)
 		if !ok {
@@ -585,6 +589,7 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 			res.Fail = msg
 			break
 		}
+		media[i] = u.Media
 		res.Size += u.Size
 		if u.Duration != nil {
 			total += *u.Duration
@@ -602,12 +607,8 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 	if a.Result.Fail != "" && res.Fail == "" {
 		res.Fail = a.Result.Fail
 	}
-	if res.Fail == "" && a.Type != sim.ArtifactScript {
-		msg, err := uploadsFragmentMismatch(tx, *a)
-		if err != nil {
-			return err
-		}
-		res.Fail = msg
+	if res.Fail == "" && a.Fragments != nil && a.Type != sim.ArtifactScript {
+		res.Fail = fragmentMismatch(a.Fragments, media)
 	}
 	a.Result = res
 	return nil
