@@ -256,10 +256,10 @@ func sweep(ctx context.Context, srv *server.Server, cfg server.Config, done chan
 		case <-ctx.Done():
 			return
 		case <-tk.C:
-			if srv.Engine.TimeScale() == 0 {
+			if srv.Engine.Clock.TimeScale() == 0 {
 				continue // frozen: only the control API moves time, and it sweeps itself
 			}
-			if _, err := srv.Engine.Tick(ctx); err != nil && ctx.Err() == nil && cfg.Log != nil {
+			if _, err := srv.Engine.Clock.Tick(ctx); err != nil && ctx.Err() == nil && cfg.Log != nil {
 				cfg.Log.Error("transition sweep", "err", err)
 			}
 		}

@@ -3,7 +3,7 @@
 //
 //	go run ./bench/seed -data FILE -n 100000 -key dubsim-enterprise [-ids IDS_FILE]
 //
-// Creating projects through the API or Engine.CreateProject costs one
+// Creating projects through the API or Engine.Projects.CreateProject costs one
 // committed (fsynced) transaction per project. Instead seed writes through
 // the store directly, with fsync off, in a few large transactions; each
 // project is built the way the engine builds one (synthetic source script,

@@ -33,8 +33,8 @@ var version = "dev"
 
 // Compile-time checks of the wiring (the rest are in sim/server).
 var (
-	_ sim.Store    = (*store.Store)(nil)
-	_ engine.Clock = (*sim.SimClock)(nil)
+	_ sim.Store         = (*store.Store)(nil)
+	_ engine.TimeSource = (*sim.SimClock)(nil)
 )
 
 // defaultGCPercent is the collector's target once serving, when $GOGC is
@@ -182,19 +182,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			if studioSrv != nil {
 				err = errors.Join(err, studioSrv.Shutdown(shutdownCtx))
 			}
-			if serr := engine.SaveClock(context.Background()); serr != nil {
+			if serr := engine.Clock.SaveClock(context.Background()); serr != nil {
 				err = errors.Join(err, serr)
 			}
 			return err
 		case err := <-serveErr:
 			return err
 		case <-ticker.C:
-			if _, err := engine.Tick(ctx); err != nil && ctx.Err() == nil {
+			if _, err := engine.Clock.Tick(ctx); err != nil && ctx.Err() == nil {
 				log.Error("transition sweep", "err", err)
 			}
 			if time.Since(lastSave) >= time.Second {
 				lastSave = time.Now()
-				if err := engine.SaveClock(ctx); err != nil && ctx.Err() == nil {
+				if err := engine.Clock.SaveClock(ctx); err != nil && ctx.Err() == nil {
 					log.Error("save clock", "err", err)
 				}
 			}

@@ -60,7 +60,7 @@ func openHarness(t *testing.T, path string, prober Prober, clock *sim.SimClock) 
 
 func (h *harness) account(t *testing.T, plan sim.Plan, balance int64, retrans bool) string {
 	t.Helper()
-	a, err := h.e.CreateAccount(context.Background(), sim.AccountSpec{Plan: plan, BalanceMinutes: balance, RetranslationEnabled: retrans})
+	a, err := h.e.Accounts.CreateAccount(context.Background(), sim.AccountSpec{Plan: plan, BalanceMinutes: balance, RetranslationEnabled: retrans})
 	require.NoError(t, err)
 	return a.APIKey
 }
@@ -75,7 +75,7 @@ func TestLifecycleReady(t *testing.T) {
 	h := newHarness(t, fakeProber{"https://v/10min": {Duration: 10 * time.Minute, Origin: sim.OriginRule}})
 	key := h.account(t, sim.PlanPro, 100, true)
 
-	rc, err := h.e.CreateProject(ctx, key, newProject("https://v/10min"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/10min"))
 	require.NoError(t, err)
 	assert.Regexp(t, `^[1-9][0-9]{8}$`, rc.ProjectID)
 	assert.Equal(t, int64(10), rc.CostMinutes)
@@ -84,26 +84,26 @@ func TestLifecycleReady(t *testing.T) {
 	wantDue := t0.Add(sim.DefaultTiming.Processing(10 * time.Minute))
 	assert.Equal(t, wantDue, rc.EstimatedCompletion)
 
-	p, err := h.e.Project(ctx, key, rc.ProjectID)
+	p, err := h.e.Projects.Project(ctx, key, rc.ProjectID)
 	require.NoError(t, err)
 	assert.Equal(t, sim.StatusInProgress, p.Status)
 
-	_, err = h.e.Advance(ctx, wantDue.Sub(t0)-time.Second)
+	_, err = h.e.Clock.Advance(ctx, wantDue.Sub(t0)-time.Second)
 	require.NoError(t, err)
-	p, err = h.e.Project(ctx, key, rc.ProjectID)
+	p, err = h.e.Projects.Project(ctx, key, rc.ProjectID)
 	require.NoError(t, err)
 	assert.Equal(t, sim.StatusInProgress, p.Status, "one second before the estimate")
 
-	_, err = h.e.Advance(ctx, time.Second)
+	_, err = h.e.Clock.Advance(ctx, time.Second)
 	require.NoError(t, err)
-	p, err = h.e.Project(ctx, key, rc.ProjectID)
+	p, err = h.e.Projects.Project(ctx, key, rc.ProjectID)
 	require.NoError(t, err)
 	assert.Equal(t, sim.StatusReady, p.Status)
 	assert.Equal(t, wantDue, p.CompletedAt)
 	assert.NotEmpty(t, p.SourceScript)
 	assert.Len(t, p.TargetScript, len(p.SourceScript))
 	assert.NotEmpty(t, p.Speakers)
-	bal, err := h.e.Balance(ctx, key)
+	bal, err := h.e.Accounts.Balance(ctx, key)
 	require.NoError(t, err)
 	assert.Equal(t, int64(90), bal, "a ready project keeps its charge")
 }
@@ -113,15 +113,15 @@ func TestLifecycleErrorRefunds(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, fakeProber{"https://v/fail": {Duration: 150 * time.Second, Origin: sim.OriginRule, Fail: "No speech"}})
 	key := h.account(t, sim.PlanNone, 5, false)
-	rc, err := h.e.CreateProject(ctx, key, newProject("https://v/fail"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/fail"))
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), rc.CostMinutes)
 	assert.Equal(t, int64(2), rc.BalanceMinutes)
 
-	n, err := h.e.Tick(ctx)
+	n, err := h.e.Clock.Tick(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing due yet")
-	_, err = h.e.Advance(ctx, time.Hour)
+	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
 
 	var p sim.Project
@@ -132,14 +132,14 @@ func TestLifecycleErrorRefunds(t *testing.T) {
 	}))
 	assert.Equal(t, sim.StatusError, p.Status)
 	assert.Equal(t, "No speech", p.ErrorMessage)
-	bal, err := h.e.Balance(ctx, key)
+	bal, err := h.e.Accounts.Balance(ctx, key)
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), bal, "failed projects consume no balance")
 
 	// Sweeping again never refunds twice.
-	_, err = h.e.Advance(ctx, time.Hour)
+	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
-	bal, _ = h.e.Balance(ctx, key)
+	bal, _ = h.e.Accounts.Balance(ctx, key)
 	assert.Equal(t, int64(5), bal)
 }
 
@@ -149,17 +149,17 @@ func TestCreateRefusals(t *testing.T) {
 	h := newHarness(t, fakeProber{"https://v/bad": {Origin: "refuse"}, "https://v/2min": {Duration: 2 * time.Minute, Origin: sim.OriginRule}})
 	key := h.account(t, sim.PlanNone, 1, false)
 
-	_, err := h.e.CreateProject(ctx, key, newProject("https://v/2min"))
+	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/2min"))
 	assert.Equal(t, sim.CodePaymentRequired, sim.ErrorCode(err))
 	assert.EqualError(t, err, sim.MsgInsufficientBalance)
 
-	_, err = h.e.CreateProject(ctx, key, newProject("https://v/bad"))
+	_, err = h.e.Projects.CreateProject(ctx, key, newProject("https://v/bad"))
 	assert.Equal(t, sim.CodeVideoInfo, sim.ErrorCode(err))
 
-	_, err = h.e.CreateProject(ctx, "nobody", newProject("https://v/2min"))
+	_, err = h.e.Projects.CreateProject(ctx, "nobody", newProject("https://v/2min"))
 	assert.Equal(t, sim.CodeUnauthorized, sim.ErrorCode(err))
 
-	bal, _ := h.e.Balance(ctx, key)
+	bal, _ := h.e.Accounts.Balance(ctx, key)
 	assert.Equal(t, int64(1), bal, "refusals change nothing")
 	count := 0
 	require.NoError(t, h.st.View(ctx, func(tx sim.Tx) error {
@@ -175,12 +175,12 @@ func TestSourceScriptExtendsDerivedDuration(t *testing.T) {
 	key := h.account(t, sim.PlanPro, 100, false)
 	np := newProject("https://v/derived") // derived: 90 s
 	np.SourceScript = []sim.Segment{{StartMS: 0, EndMS: 1000, Text: "a"}, {StartMS: 170_000, EndMS: 185_500, Text: "b"}}
-	rc, err := h.e.CreateProject(ctx, key, np)
+	rc, err := h.e.Projects.CreateProject(ctx, key, np)
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), rc.CostMinutes, "186 s after extension")
 
 	np.SourceVideoURL = "https://v/rule"
-	_, err = h.e.CreateProject(ctx, key, np)
+	_, err = h.e.Projects.CreateProject(ctx, key, np)
 	assert.EqualError(t, err, "source_script[1] ends at 185500 ms, after the end of the source video (30000 ms)")
 }
 
@@ -189,37 +189,37 @@ func TestRetranslation(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, nil)
 	key := h.account(t, sim.PlanPro, 100, true)
-	rc, err := h.e.CreateProject(ctx, key, newProject("https://v/x"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/x"))
 	require.NoError(t, err)
 
 	in := sim.RetranslationInput{
 		TargetScript:   []sim.SegmentInput{seg(100, 400, "Au revoir le monde, mes amis, et merci!", 1)},
 		TargetSpeakers: []sim.SpeakerInput{spk(1, "feminine", frVoice)},
 	}
-	_, err = h.e.Retranslate(ctx, key, rc.ProjectID, in, false)
+	_, err = h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, false)
 	assert.EqualError(t, err, "Project "+rc.ProjectID+" cannot be re-translated while its status is in_progress; re-translation needs status ready")
 	assert.Equal(t, sim.CodeValidation, sim.ErrorCode(err))
 
-	_, err = h.e.Advance(ctx, time.Hour)
+	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
-	_, err = h.e.Retranslate(ctx, key, rc.ProjectID, in, true)
+	_, err = h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, true)
 	require.NoError(t, err, "dry run")
-	p, _ := h.e.Project(ctx, key, rc.ProjectID)
+	p, _ := h.e.Projects.Project(ctx, key, rc.ProjectID)
 	assert.Equal(t, sim.StatusReady, p.Status, "a dry run changes nothing")
 	assert.Zero(t, p.TranslationsCount)
 
-	rr, err := h.e.Retranslate(ctx, key, rc.ProjectID, in, false)
+	rr, err := h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, false)
 	require.NoError(t, err)
 	assert.Equal(t, 1, rr.TranslationsCount)
 	assert.Zero(t, rr.CostMinutes)
 	assert.Equal(t, rc.BalanceMinutes, rr.BalanceMinutes, "re-translations cost nothing")
-	p, _ = h.e.Project(ctx, key, rc.ProjectID)
+	p, _ = h.e.Projects.Project(ctx, key, rc.ProjectID)
 	assert.Equal(t, sim.StatusInProgress, p.Status)
 	assert.Equal(t, 1, p.OutputGen, "old outputs stay until the new ones are ready")
 
-	_, err = h.e.Advance(ctx, time.Hour)
+	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
-	p, _ = h.e.Project(ctx, key, rc.ProjectID)
+	p, _ = h.e.Projects.Project(ctx, key, rc.ProjectID)
 	assert.Equal(t, sim.StatusReady, p.Status)
 	assert.Equal(t, 2, p.OutputGen)
 	require.Len(t, p.TargetScript, 1)
@@ -229,11 +229,11 @@ func TestRetranslation(t *testing.T) {
 	assert.Equal(t, []sim.Speaker{{SpeakerID: 1, Style: "feminine", VoiceKey: frVoice}}, p.Speakers)
 
 	in.UseFixedTimings = ptr(true)
-	_, err = h.e.Retranslate(ctx, key, rc.ProjectID, in, false)
+	_, err = h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, false)
 	require.NoError(t, err)
-	_, err = h.e.Advance(ctx, time.Hour)
+	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
-	p, _ = h.e.Project(ctx, key, rc.ProjectID)
+	p, _ = h.e.Projects.Project(ctx, key, rc.ProjectID)
 	assert.Equal(t, int64(400), p.TargetScript[0].EndMS, "use_fixed_timings keeps timings")
 	assert.Equal(t, 2, p.TranslationsCount)
 }
@@ -245,17 +245,17 @@ func TestRetranslationAccess(t *testing.T) {
 	owner := h.account(t, sim.PlanPro, 100, true)
 	other := h.account(t, sim.PlanPro, 100, true)
 	disabled := h.account(t, sim.PlanPro, 100, false)
-	rc, err := h.e.CreateProject(ctx, owner, newProject("https://v/x"))
+	rc, err := h.e.Projects.CreateProject(ctx, owner, newProject("https://v/x"))
 	require.NoError(t, err)
 	in := sim.RetranslationInput{}
 
-	_, err = h.e.Retranslate(ctx, disabled, rc.ProjectID, in, false)
+	_, err = h.e.Projects.Retranslate(ctx, disabled, rc.ProjectID, in, false)
 	assert.Equal(t, sim.CodeForbidden, sim.ErrorCode(err))
-	_, err = h.e.Retranslate(ctx, other, rc.ProjectID, in, true)
+	_, err = h.e.Projects.Retranslate(ctx, other, rc.ProjectID, in, true)
 	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err), "another account's project does not exist for the caller")
-	_, err = h.e.Project(ctx, other, rc.ProjectID)
+	_, err = h.e.Projects.Project(ctx, other, rc.ProjectID)
 	assert.EqualError(t, err, sim.MsgProjectNotFound)
-	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(h.e.DeleteProject(ctx, other, rc.ProjectID)))
+	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(h.e.Projects.DeleteProject(ctx, other, rc.ProjectID)))
 }
 
 func TestDelete(t *testing.T) {
@@ -263,22 +263,22 @@ func TestDelete(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, nil)
 	key := h.account(t, sim.PlanNone, 10, false)
-	rc, err := h.e.CreateProject(ctx, key, newProject("https://v/x"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/x"))
 	require.NoError(t, err)
 
-	err = h.e.DeleteProject(ctx, key, rc.ProjectID)
+	err = h.e.Projects.DeleteProject(ctx, key, rc.ProjectID)
 	assert.EqualError(t, err, sim.MsgDeleteInProgress)
 	assert.Equal(t, sim.CodeValidation, sim.ErrorCode(err))
 
 	h.clock.Advance(time.Hour) // no sweep: the delete itself must settle the project
-	require.NoError(t, h.e.DeleteProject(ctx, key, rc.ProjectID))
-	_, err = h.e.Project(ctx, key, rc.ProjectID)
+	require.NoError(t, h.e.Projects.DeleteProject(ctx, key, rc.ProjectID))
+	_, err = h.e.Projects.Project(ctx, key, rc.ProjectID)
 	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err))
-	_, err = h.e.ProjectOutput(ctx, rc.ProjectID)
+	_, err = h.e.Projects.ProjectOutput(ctx, rc.ProjectID)
 	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err))
-	bal, _ := h.e.Balance(ctx, key)
+	bal, _ := h.e.Accounts.Balance(ctx, key)
 	assert.Equal(t, int64(8), bal, "delete refunds nothing")
-	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(h.e.DeleteProject(ctx, key, rc.ProjectID)))
+	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(h.e.Projects.DeleteProject(ctx, key, rc.ProjectID)))
 }
 
 func TestConcurrentCreationsNeverOverdraw(t *testing.T) {
@@ -292,7 +292,7 @@ func TestConcurrentCreationsNeverOverdraw(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := h.e.CreateProject(ctx, key, newProject("https://v/1min"))
+			_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/1min"))
 			switch sim.ErrorCode(err) {
 			case "":
 				ok.Add(1)
@@ -306,7 +306,7 @@ func TestConcurrentCreationsNeverOverdraw(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int64(10), ok.Load())
 	assert.Equal(t, int64(30), refused.Load())
-	bal, _ := h.e.Balance(ctx, key)
+	bal, _ := h.e.Accounts.Balance(ctx, key)
 	assert.Zero(t, bal)
 }
 
@@ -318,30 +318,30 @@ func TestRestartKeepsStateAndPendingTransitions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dubsim.db")
 	h := openHarness(t, path, nil, sim.NewSimClock(realNow, 1))
 	key := h.account(t, sim.PlanNone, 10, false)
-	rc, err := h.e.CreateProject(ctx, key, newProject("https://v/x"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/x"))
 	require.NoError(t, err)
-	advancedTo, err := h.e.Advance(ctx, 10*time.Second)
+	advancedTo, err := h.e.Clock.Advance(ctx, 10*time.Second)
 	require.NoError(t, err)
-	require.NoError(t, h.e.SaveClock(ctx))
+	require.NoError(t, h.e.Clock.SaveClock(ctx))
 	require.NoError(t, h.st.Close())
 
 	// The process is down for 5 real seconds, then restarts with a new clock.
 	real = real.Add(5 * time.Second)
 	h2 := openHarness(t, path, nil, sim.NewSimClock(realNow, 1))
-	now := h2.e.Now()
+	now := h2.e.Clock.Now()
 	assert.False(t, now.Before(advancedTo), "simulated time never goes backwards across a restart")
 	assert.Equal(t, advancedTo.Add(5*time.Second), now, "downtime passes at real speed")
 
-	p, err := h2.e.Project(ctx, key, rc.ProjectID)
+	p, err := h2.e.Projects.Project(ctx, key, rc.ProjectID)
 	require.NoError(t, err)
 	assert.Equal(t, sim.StatusInProgress, p.Status)
 	assert.Equal(t, rc.EstimatedCompletion, p.DueAt)
-	bal, _ := h2.e.Balance(ctx, key)
+	bal, _ := h2.e.Accounts.Balance(ctx, key)
 	assert.Equal(t, int64(10)-rc.CostMinutes, bal)
 
-	_, err = h2.e.Advance(ctx, time.Hour)
+	_, err = h2.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
-	p, err = h2.e.Project(ctx, key, rc.ProjectID)
+	p, err = h2.e.Projects.Project(ctx, key, rc.ProjectID)
 	require.NoError(t, err)
 	assert.Equal(t, sim.StatusReady, p.Status, "the pending transition survived the restart")
 }
@@ -353,16 +353,16 @@ func TestSweepOrderAndBatches(t *testing.T) {
 	key := h.account(t, sim.PlanNone, 100000, false)
 	const n = sweepBatch*2 + 3
 	for i := 0; i < n; i++ {
-		_, err := h.e.CreateProject(ctx, key, newProject("https://v/"+string(rune('a'+i%26))+time.Duration(i).String()))
+		_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/"+string(rune('a'+i%26))+time.Duration(i).String()))
 		require.NoError(t, err)
 		h.clock.Advance(time.Second)
 	}
 	h.clock.Advance(24 * time.Hour)
-	applied, err := h.e.Tick(ctx)
+	applied, err := h.e.Clock.Tick(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, n, applied, "every due transition is applied, across batches")
 	require.NoError(t, h.st.View(ctx, func(tx sim.Tx) error {
-		ids, err := tx.DueProjects(h.e.Now(), 10)
+		ids, err := tx.DueProjects(h.e.Clock.Now(), 10)
 		assert.Empty(t, ids)
 		return err
 	}))
@@ -372,14 +372,14 @@ func TestResetRestoresFixtures(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t, nil)
-	_, err := h.e.CreateProject(ctx, "dubsim-subscription", newProject("https://v/x"))
+	_, err := h.e.Projects.CreateProject(ctx, "dubsim-subscription", newProject("https://v/x"))
 	require.NoError(t, err)
 	extra := h.account(t, sim.PlanPro, 5, false)
-	require.NoError(t, h.e.Reset(ctx))
-	bal, err := h.e.Balance(ctx, "dubsim-subscription")
+	require.NoError(t, h.e.Data.Reset(ctx))
+	bal, err := h.e.Accounts.Balance(ctx, "dubsim-subscription")
 	require.NoError(t, err)
 	assert.Equal(t, int64(100), bal)
-	_, err = h.e.Account(ctx, extra)
+	_, err = h.e.Accounts.Account(ctx, extra)
 	assert.Equal(t, sim.CodeUnauthorized, sim.ErrorCode(err))
 }
 
@@ -387,17 +387,17 @@ func TestIdempotencyRecordsExpire(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t, nil)
-	require.NoError(t, h.e.IdempotencySave(ctx, "k", "key1", sim.IdemRecord{Fingerprint: "f", Status: 200}))
-	_, found, err := h.e.IdempotencyLookup(ctx, "k", "key1")
+	require.NoError(t, h.e.Idempotency.IdempotencySave(ctx, "k", "key1", sim.IdemRecord{Fingerprint: "f", Status: 200}))
+	_, found, err := h.e.Idempotency.IdempotencyLookup(ctx, "k", "key1")
 	require.NoError(t, err)
 	assert.True(t, found)
-	_, err = h.e.Advance(ctx, 24*time.Hour-time.Second)
+	_, err = h.e.Clock.Advance(ctx, 24*time.Hour-time.Second)
 	require.NoError(t, err)
-	_, found, _ = h.e.IdempotencyLookup(ctx, "k", "key1")
+	_, found, _ = h.e.Idempotency.IdempotencyLookup(ctx, "k", "key1")
 	assert.True(t, found, "alive just under 24 h")
-	_, err = h.e.Advance(ctx, time.Second)
+	_, err = h.e.Clock.Advance(ctx, time.Second)
 	require.NoError(t, err)
-	_, found, _ = h.e.IdempotencyLookup(ctx, "k", "key1")
+	_, found, _ = h.e.Idempotency.IdempotencyLookup(ctx, "k", "key1")
 	assert.False(t, found, "expired after 24 h of simulated time")
 }
 
@@ -406,10 +406,10 @@ func TestSourceLongerThanTheLimitIsRefused(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, fakeProber{"https://v/huge": {Duration: sim.MaxSourceDuration + time.Second, Origin: sim.OriginMedia}})
 	key := h.account(t, sim.PlanPro, 1_000_000, false)
-	_, err := h.e.CreateProject(ctx, key, newProject("https://v/huge"))
+	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/huge"))
 	assert.Equal(t, sim.CodeVideoInfo, sim.ErrorCode(err))
 	assert.EqualError(t, err, "The source video lasts 6h0m1s; videos up to 6h0m0s are accepted")
-	bal, _ := h.e.Balance(ctx, key)
+	bal, _ := h.e.Accounts.Balance(ctx, key)
 	assert.Equal(t, int64(1_000_000), bal)
 }
 
@@ -466,7 +466,7 @@ func TestScriptsAreProducedWhenTheRunCompletes(t *testing.T) {
 			for i := range got {
 				h := newHarness(t, nil)
 				key := h.account(t, sim.PlanEnterprise, 100, true)
-				rc, err := h.e.CreateProject(ctx, key, tc.np(newProject("https://v/clip")))
+				rc, err := h.e.Projects.CreateProject(ctx, key, tc.np(newProject("https://v/clip")))
 				require.NoError(t, err)
 
 				created := h.storedProject(t, rc.ProjectID)
@@ -475,7 +475,7 @@ func TestScriptsAreProducedWhenTheRunCompletes(t *testing.T) {
 				assert.Nil(t, created.TargetScript)
 				assert.Nil(t, created.Speakers)
 
-				_, err = h.e.Advance(ctx, time.Hour)
+				_, err = h.e.Clock.Advance(ctx, time.Hour)
 				require.NoError(t, err)
 				p := h.storedProject(t, rc.ProjectID) // applied by the sweep
 				require.Equal(t, sim.StatusReady, p.Status)
@@ -503,9 +503,9 @@ func TestFailedProjectHasNoScripts(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, fakeProber{"https://v/fail": {Duration: 30 * time.Second, Origin: sim.OriginRule, Fail: "No speech"}})
 	key := h.account(t, sim.PlanPro, 100, true)
-	rc, err := h.e.CreateProject(ctx, key, newProject("https://v/fail"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/fail"))
 	require.NoError(t, err)
-	_, err = h.e.Advance(ctx, time.Hour)
+	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
 	p := h.storedProject(t, rc.ProjectID)
 	require.Equal(t, sim.StatusError, p.Status)
@@ -529,29 +529,29 @@ func TestIdleTickWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, nil)
 	key := h.account(t, sim.PlanPro, 100, false)
-	_, err := h.e.CreateProject(ctx, key, newProject("https://v/clip"))
+	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/clip"))
 	require.NoError(t, err)
 
-	_, err = h.e.Tick(ctx) // the first purge
+	_, err = h.e.Clock.Tick(ctx) // the first purge
 	require.NoError(t, err)
-	before := h.e.writes.Load()
+	before := h.e.core.writes.Load()
 	for range 5 {
-		n, err := h.e.Tick(ctx)
+		n, err := h.e.Clock.Tick(ctx)
 		require.NoError(t, err)
 		assert.Zero(t, n)
 	}
-	assert.Equal(t, before, h.e.writes.Load(), "idle ticks wrote")
+	assert.Equal(t, before, h.e.core.writes.Load(), "idle ticks wrote")
 
 	h.clock.Advance(30 * time.Second) // nothing due yet, purge not due
-	_, err = h.e.Tick(ctx)
+	_, err = h.e.Clock.Tick(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, before, h.e.writes.Load())
+	assert.Equal(t, before, h.e.core.writes.Load())
 
 	h.clock.Advance(time.Hour) // the project is due
-	n, err := h.e.Tick(ctx)
+	n, err := h.e.Clock.Tick(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	assert.Greater(t, h.e.writes.Load(), before)
+	assert.Greater(t, h.e.core.writes.Load(), before)
 }
 
 // Helpers of the re-translation cases (as in statemachine's validate tests).

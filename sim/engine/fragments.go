@@ -7,15 +7,6 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// The fragments of one artifact must share codec, resolution and frame
-// rate (the docs). dubsim compares what the media headers it read give:
-// for fragments with a video stream the video codec, the resolution and
-// the frame rate; for audio-only fragments the audio codec, the sample rate
-// and the channel count; and a fragment with video never matches one
-// without. Fragments whose header dubsim did not read (URLs it may not
-// contact, client bucket paths, fixture rules: their size and duration are
-// derived) are not compared, nor are facts a header does not give.
-
 // mediaFact is one compared property of a MediaFormat: its name in the
 // message and its value as shown ("" when unknown).
 type mediaFact struct {

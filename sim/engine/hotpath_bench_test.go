@@ -97,7 +97,7 @@ func BenchmarkSweep100k(b *testing.B) {
 		fill(b, st, n, func(i int) sim.Project { return benchProject(i, bt0.Add(-time.Duration(i%86400)*time.Second)) })
 		began := time.Now()
 		b.StartTimer()
-		applied, err := e.Tick(context.Background())
+		applied, err := e.Clock.Tick(context.Background())
 		b.StopTimer()
 		elapsed += time.Since(began)
 		require.NoError(b, err)
@@ -109,7 +109,7 @@ func BenchmarkSweep100k(b *testing.B) {
 	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(n*b.N), "ns/transition")
 }
 
-// BenchmarkGetProjectFlat measures Engine.Project with 1,000 and with
+// BenchmarkGetProjectFlat measures Engine.Projects.Project with 1,000 and with
 // 100,000 projects stored: the latency must not depend on the number of
 // projects. in_progress reads the head only; ready also reads the scripts
 // of a ten-minute project.
@@ -141,7 +141,7 @@ func BenchmarkGetProjectFlat(b *testing.B) {
 					ctx := context.Background()
 					b.ReportAllocs()
 					for b.Loop() {
-						p, err := e.Project(ctx, benchKey, c.p.ID)
+						p, err := e.Projects.Project(ctx, benchKey, c.p.ID)
 						if err != nil || p.Status != c.p.Status {
 							b.Fatal(err, p.Status)
 						}

@@ -154,7 +154,7 @@ func (w *work) info() sim.Work {
 }
 
 // Work lists the background work in flight, oldest first.
-func (e *Engine) Work() []sim.Work {
+func (e *Clock) Work() []sim.Work {
 	ws := e.work.all()
 	out := make([]sim.Work, len(ws))
 	for i, w := range ws {
@@ -166,7 +166,7 @@ func (e *Engine) Work() []sim.Work {
 // waitWork waits for the background work time t depends on (of artifact
 // id, or all with id ""); see workSet.wait. Work still running after the
 // bound is returned as a *sim.PendingError for t.
-func (e *Engine) waitWork(ctx context.Context, t time.Time, id string) *sim.PendingError {
+func (e *core) waitWork(ctx context.Context, t time.Time, id string) *sim.PendingError {
 	ws := e.work.wait(ctx, t, id, e.workWait)
 	if len(ws) == 0 {
 		return nil

@@ -836,8 +836,8 @@ func TestControlDocumentCoversTheRoutes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	want := []string{"GET /_sim/health", "HEAD /_sim/health", "GET /_sim/openapi.json", "GET /_sim/openapi/{name}"}
-	web := ui.New(ui.Config{Source: e.srv.Engine, Track: platform.Track}).ControlRoutes()
-	for _, routes := range []chi.Routes{control.New(e.srv.Engine, nil).Routes(), e.srv.Journal.Routes(), e.srv.Faults.Routes(), web} {
+	web := ui.New(ui.Config{Source: server.UISource(e.srv.Engine), Track: platform.Track}).ControlRoutes()
+	for _, routes := range []chi.Routes{control.New(server.Controller(e.srv.Engine), nil).Routes(), e.srv.Journal.Routes(), e.srv.Faults.Routes(), web} {
 		require.NoError(t, chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 			if route == "/ui/*" {
 				route = "/ui/{file}"

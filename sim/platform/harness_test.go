@@ -19,6 +19,7 @@ import (
 	"github.com/dubsim/dubsim/sim/engine"
 	"github.com/dubsim/dubsim/sim/media"
 	"github.com/dubsim/dubsim/sim/platform"
+	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/store"
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
@@ -54,12 +55,12 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Prober: &media.Resolver{Rules: func() []sim.MediaRule { return fx.MediaRules }, IDs: ids},
 	})
 	require.NoError(t, eng.Start(context.Background()))
-	cfg := platform.Config{Service: eng}
+	cfg := platform.Config{Service: server.PlatformService(eng)}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	root := chi.NewRouter()
-	root.Mount("/_sim", control.New(eng, nil).Routes())
+	root.Mount("/_sim", control.New(server.Controller(eng), nil).Routes())
 	root.Mount("/", platform.New(cfg).Routes())
 	return &env{t: t, engine: eng, clock: clock, h: root}
 }

@@ -88,7 +88,7 @@ func BenchmarkDecodeRetranslation(b *testing.B) {
 	const key = "dubsim-enterprise"
 	id := e.create(key, docsExample) // fr-FR, ten minutes
 	e.advance(3600)
-	cat := e.engine.Catalog()
+	cat := e.engine.Data.Catalog()
 	speakers := []map[string]any{
 		{"speaker_id": 1, "voice_key": cat.VoicesFor("fr-FR", "masculine")[0].VoiceKey, "style": "masculine"},
 		{"speaker_id": 2, "voice_key": cat.VoicesFor("fr-FR", "feminine")[0].VoiceKey, "style": "feminine"},

@@ -1136,7 +1136,7 @@ func TestConcurrentStudioClients(t *testing.T) {
 
 	// Every lifecycle ends: the downloads record their result, then a day
 	// passes.
-	in.srv.Engine.WaitDownloads()
+	in.srv.Engine.Artifacts.WaitDownloads()
 	st, m = in.call("POST", "/_sim/clock/advance", "", `{"seconds":86400}`)
 	require.Equal(t, http.StatusOK, st, "%v", m)
 

@@ -280,7 +280,7 @@ var earlyCases = []earlyCase{
 		}},
 	{name: "upload 403 expired", path: "uploads", head: []byte("RIFF"), tail: []byte("data"),
 		prepare: func(t testing.TB, in *inst) (string, string, map[string]string, reply) {
-			expires := in.srv.Engine.Now().Add(sim.UploadValidity)
+			expires := in.srv.Engine.Clock.Now().Add(sim.UploadValidity)
 			_, uploadURL := presign(t, in, "dubsim-free", "take.wav")
 			studioAdvance(t, in, sim.UploadValidity+time.Hour)
 			u, err := url.Parse(uploadURL)

@@ -32,7 +32,7 @@ import (
 // Config is everything an instance is made of.
 type Config struct {
 	Store     sim.Store
-	Clock     engine.Clock
+	Clock     engine.TimeSource
 	Fixtures  *sim.Fixtures
 	FixtureFS fs.FS
 	Seed      uint64
@@ -112,15 +112,68 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// Each HTTP adapter declares the methods it needs; these give it the engine
+// services that provide them.
+type (
+	platformService struct {
+		*engine.Accounts
+		*engine.Projects
+		*engine.Data
+		*engine.Idempotency
+	}
+	studioService struct {
+		*engine.Clock
+		*engine.Data
+		*engine.Accounts
+		*engine.Uploads
+		*engine.Artifacts
+		*engine.StudioProjects
+		*engine.Videos
+		*engine.Idempotency
+	}
+	controller struct {
+		*engine.Clock
+		*engine.Accounts
+		*engine.Data
+		*engine.Outcomes
+		*engine.Videos
+	}
+	uiSource struct {
+		*engine.Clock
+		*engine.Projects
+		*engine.Data
+	}
+)
+
+// PlatformService gives the platform interface the engine services it uses.
+func PlatformService(e *engine.Engine) platform.Service {
+	return platformService{e.Accounts, e.Projects, e.Data, e.Idempotency}
+}
+
+// StudioService gives the studio interface the engine services it uses.
+func StudioService(e *engine.Engine) studio.Service {
+	return studioService{e.Clock, e.Data, e.Accounts, e.Uploads, e.Artifacts, e.StudioProjects, e.Videos, e.Idempotency}
+}
+
+// Controller gives the control API the engine services it drives.
+func Controller(e *engine.Engine) control.Controller {
+	return controller{e.Clock, e.Accounts, e.Data, e.Outcomes, e.Videos}
+}
+
+// UISource gives the dashboard the engine services it reads.
+func UISource(e *engine.Engine) ui.Source { return uiSource{e.Clock, e.Projects, e.Data} }
+
 // Compile-time checks of the wiring.
 var (
-	_ engine.Prober      = (*media.Resolver)(nil)
-	_ platform.Service   = (*engine.Engine)(nil)
-	_ control.Controller = (*engine.Engine)(nil)
-	_ studio.Service     = (*engine.Engine)(nil)
-	_ ui.Source          = (*engine.Engine)(nil)
-	_ engine.StudioMedia = (*media.Resolver)(nil)
-	_ engine.Blobs       = (*blob.Dir)(nil)
+	_ engine.Prober        = (*media.Resolver)(nil)
+	_ platform.Service     = platformService{}
+	_ platform.Generations = platformService{}
+	_ control.Controller   = controller{}
+	_ studio.Service       = studioService{}
+	_ ui.Source            = uiSource{}
+	_ engine.StudioMedia   = (*media.Resolver)(nil)
+	_ engine.Blobs         = (*blob.Dir)(nil)
+	_ engine.TimeSource    = (*sim.SimClock)(nil)
 )
 
 // New assembles an instance and starts its engine (clock restored, fixture
@@ -132,7 +185,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	ids := sim.NewIDs(cfg.Seed)
 	s := &Server{}
-	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return s.Engine.Fixtures().MediaRules },
+	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return s.Engine.Data.Fixtures().MediaRules },
 		AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP}
 	blobDir := cfg.BlobDir
 	if blobDir == "" {
@@ -151,20 +204,21 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
 		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
 	})
-	if err := s.Engine.Start(ctx); err != nil {
+	e := s.Engine
+	if err := e.Start(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval, Route: journalRoute})
 	// Fault rules expire on real time plus clock advances, as rate-limit
 	// windows pass (fidelity K9).
-	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, Now: s.Engine.Wall, OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) }})
+	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, Now: s.Engine.Clock.Wall, OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) }})
 
 	// One set of Idempotency-Key slots in flight for both interfaces: their
 	// records share the store and the scope (the API key).
 	slots := &httpx.IdemSlots{}
 	api := platform.New(platform.Config{
-		Service: s.Engine, Log: log, PublicURL: cfg.PublicURL,
+		Service: PlatformService(e), Log: log, PublicURL: cfg.PublicURL,
 		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus, IdemSlots: slots,
 	})
 	root := chi.NewRouter()
@@ -179,9 +233,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		writeRaw(w, http.StatusNotFound, ct, body)
 	}
 	root.NotFound(notFound)
-	web := ui.New(ui.Config{Source: s.Engine, Track: platform.Track, Log: log})
+	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log})
 	if !cfg.NoControl {
-		root.Mount("/_sim", control.New(s.Engine, log,
+		root.Mount("/_sim", control.New(Controller(e), log,
 			control.Extension{Paths: ui.ControlPaths, Handler: web.ControlRoutes()},
 			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
 			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
@@ -189,7 +243,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		).Routes())
 	}
 	st := studio.New(studio.Config{
-		Service: s.Engine, Log: log, PublicURL: cfg.PublicURL, RejectUnknownFields: cfg.RejectUnknownFields,
+		Service: StudioService(e),
+		Log:     log, PublicURL: cfg.PublicURL, RejectUnknownFields: cfg.RejectUnknownFields,
 		CreateStatus: cfg.CreateStatus, LaxEnums: cfg.StudioLaxEnums, DefaultRateLimit: cfg.StudioRateLimit, IdemSlots: slots,
 	})
 	studioRoutes := st.Routes()

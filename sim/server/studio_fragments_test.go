@@ -184,7 +184,7 @@ func TestArtifactFragmentsShareTheFormat(t *testing.T) {
 			in := start(t, nil)
 			frags, srcs := tc.frags(t, in)
 			id := createArtifact(t, in, key, map[string]any{"name": "Frags", "type": tc.typ, "fragments": frags})["id"].(string)
-			in.srv.Engine.WaitDownloads()
+			in.srv.Engine.Artifacts.WaitDownloads()
 			studioAdvance(t, in, time.Hour)
 			a := getArtifact(t, in, key, id)
 			require.Equal(t, tc.want.status, a["status"], "%v", a)
@@ -221,7 +221,7 @@ func TestArtifactFragmentsKeepDownloadedFormats(t *testing.T) {
 	s3, put := presign(t, in, key, "b.wav")
 	id := createArtifact(t, in, key, map[string]any{"name": "Frags", "type": "audio", "fragments": []any{
 		map[string]any{"url": media.URL + "/a.wav", "startTime": 0}, map[string]any{"s3Path": s3, "startTime": 1}}})["id"].(string)
-	in.srv.Engine.WaitDownloads()
+	in.srv.Engine.Artifacts.WaitDownloads()
 
 	resp, err := http.Get(in.url + "/_sim/studio")
 	require.NoError(t, err)

@@ -28,7 +28,7 @@ import (
 // every transition that became due.
 func studioAdvance(t testing.TB, in *inst, d time.Duration) time.Time {
 	t.Helper()
-	now, err := in.srv.Engine.Advance(context.Background(), d)
+	now, err := in.srv.Engine.Clock.Advance(context.Background(), d)
 	require.NoError(t, err)
 	return now
 }
@@ -119,7 +119,7 @@ func mediaServer(t testing.TB, body []byte) *httptest.Server {
 // (none: any bucket) and returns its key.
 func storageAccount(t testing.TB, in *inst, key string, buckets ...string) string {
 	t.Helper()
-	_, err := in.srv.Engine.CreateAccount(context.Background(), sim.AccountSpec{APIKey: key, Plan: sim.PlanPro, BalanceMinutes: 100,
+	_, err := in.srv.Engine.Accounts.CreateAccount(context.Background(), sim.AccountSpec{APIKey: key, Plan: sim.PlanPro, BalanceMinutes: 100,
 		Storage: &sim.StorageCredentials{AccessKeyID: "AK", SecretAccessKey: "SK", Buckets: buckets}})
 	require.NoError(t, err)
 	return key
@@ -308,8 +308,8 @@ func TestArtifactLifecycleByUploadMethod(t *testing.T) {
 			t.Parallel()
 			in := start(t, nil)
 			id, want := tc.create(t, in)
-			created := in.srv.Engine.Now()
-			in.srv.Engine.WaitDownloads()
+			created := in.srv.Engine.Clock.Now()
+			in.srv.Engine.Artifacts.WaitDownloads()
 
 			a := getArtifact(t, in, tc.key, id)
 			assert.Equal(t, sim.ArtifactCreated, a["status"])
@@ -402,7 +402,7 @@ func TestArtifactProcessingTimeFollowsTheSize(t *testing.T) {
 	in := start(t, nil)
 	const key = "dubsim-free"
 	id := createArtifact(t, in, key, map[string]any{"name": "Hour", "type": "video", "url": "https://media.dubsim.test/hour.mp4"})["id"].(string)
-	created := in.srv.Engine.Now()
+	created := in.srv.Engine.Clock.Now()
 	size := int64(3600 * 2_500_000 / 8)
 	processing := sim.DefaultStudioTiming.ArtifactProcessing(size)
 	require.Equal(t, 5*time.Second+time.Duration(float64(size)/float64(1<<30)*float64(time.Minute)), processing)
@@ -425,16 +425,16 @@ func TestArtifactOutcomeRules(t *testing.T) {
 	in := start(t, nil)
 	ctx := context.Background()
 	const key = "dubsim-free"
-	_, err := in.srv.Engine.AddOutcomeRule(ctx, sim.OutcomeRule{Resource: sim.RuleArtifact, Outcome: sim.ForceError,
+	_, err := in.srv.Engine.Outcomes.AddOutcomeRule(ctx, sim.OutcomeRule{Resource: sim.RuleArtifact, Outcome: sim.ForceError,
 		ErrorMessage: "Transcoding cluster unavailable", Remaining: 1, SourceURLPattern: "*/flaky/*"})
 	require.NoError(t, err)
-	_, err = in.srv.Engine.AddOutcomeRule(ctx, sim.OutcomeRule{Resource: sim.RuleArtifact, Outcome: sim.ForceReady, Remaining: 1,
+	_, err = in.srv.Engine.Outcomes.AddOutcomeRule(ctx, sim.OutcomeRule{Resource: sim.RuleArtifact, Outcome: sim.ForceReady, Remaining: 1,
 		SourceURLPattern: "*://media.dubsim.test/fail*"})
 	require.NoError(t, err)
-	_, err = in.srv.Engine.AddOutcomeRule(ctx, sim.OutcomeRule{Resource: sim.RuleArtifact, Outcome: sim.ForceError, Remaining: 1,
+	_, err = in.srv.Engine.Outcomes.AddOutcomeRule(ctx, sim.OutcomeRule{Resource: sim.RuleArtifact, Outcome: sim.ForceError, Remaining: 1,
 		APIKey: "dubsim-pro"})
 	require.NoError(t, err)
-	_, err = in.srv.Engine.AddOutcomeRule(ctx, sim.OutcomeRule{Resource: sim.RuleProject, Outcome: sim.ForceError, Remaining: 5,
+	_, err = in.srv.Engine.Outcomes.AddOutcomeRule(ctx, sim.OutcomeRule{Resource: sim.RuleProject, Outcome: sim.ForceError, Remaining: 5,
 		SourceURLPattern: "*/project-only/*"})
 	require.NoError(t, err)
 
@@ -445,7 +445,7 @@ func TestArtifactOutcomeRules(t *testing.T) {
 	proErr := createArtifact(t, in, "dubsim-pro", map[string]any{"name": "e", "type": "audio", "url": "https://cdn.test/any.wav"})["id"].(string)
 	platform := in.create("dubsim-enterprise", "https://cdn.test/flaky/p.mp4")
 
-	rules, err := in.srv.Engine.OutcomeRules(ctx)
+	rules, err := in.srv.Engine.Outcomes.OutcomeRules(ctx)
 	require.NoError(t, err)
 	require.Len(t, rules, 1, "the three artifact rules are used up: %v", rules)
 	assert.Equal(t, sim.RuleProject, rules[0].Resource)
@@ -480,9 +480,9 @@ func TestForceArtifact(t *testing.T) {
 		return createArtifact(t, in, key, map[string]any{"name": name, "type": "video", "url": "https://cdn.test/" + name + ".mp4"})["id"].(string)
 	}
 	readyNow, failNow, failLater, readySized := newArtifact("ready-now"), newArtifact("fail-now"), newArtifact("fail-later"), newArtifact("sized")
-	now := eng.Now()
+	now := eng.Clock.Now()
 
-	_, err := eng.ForceArtifact(ctx, readyNow, sim.ForceReady, "", nil, nil, true)
+	_, err := eng.Outcomes.ForceArtifact(ctx, readyNow, sim.ForceReady, "", nil, nil, true)
 	require.NoError(t, err)
 	a := getArtifact(t, in, key, readyNow)
 	assert.Equal(t, sim.ArtifactCompleted, a["status"], "finished at once")
@@ -490,16 +490,16 @@ func TestForceArtifact(t *testing.T) {
 	assert.NotNil(t, a["size"])
 	assert.NotNil(t, a["duration"])
 
-	_, err = eng.ForceArtifact(ctx, failNow, sim.ForceError, "Corrupt upload", nil, nil, true)
+	_, err = eng.Outcomes.ForceArtifact(ctx, failNow, sim.ForceError, "Corrupt upload", nil, nil, true)
 	require.NoError(t, err)
 	a = getArtifact(t, in, key, failNow)
 	assert.Equal(t, sim.ArtifactFailed, a["status"])
 	assert.Equal(t, "Corrupt upload", a["errorMessage"])
 
-	_, err = eng.ForceArtifact(ctx, failLater, sim.ForceError, "", nil, nil, false)
+	_, err = eng.Outcomes.ForceArtifact(ctx, failLater, sim.ForceError, "", nil, nil, false)
 	require.NoError(t, err)
 	size, dur := int64(123456), 42.5
-	_, err = eng.ForceArtifact(ctx, readySized, sim.ForceReady, "", &size, &dur, false)
+	_, err = eng.Outcomes.ForceArtifact(ctx, readySized, sim.ForceReady, "", &size, &dur, false)
 	require.NoError(t, err)
 	assert.Equal(t, sim.ArtifactCreated, getArtifact(t, in, key, failLater)["status"], "without now, processing keeps its schedule")
 	studioAdvance(t, in, sim.DefaultStudioTiming.ArtifactStart)
@@ -522,11 +522,11 @@ func TestForceArtifact(t *testing.T) {
 		{"an unknown artifact", "0123456789abcdef01234567", sim.ForceReady, sim.CodeNotFound},
 		{"an unknown outcome", failLater, "maybe", sim.CodeValidation},
 	} {
-		_, err := eng.ForceArtifact(ctx, tc.id, tc.outcome, "", nil, nil, true)
+		_, err := eng.Outcomes.ForceArtifact(ctx, tc.id, tc.outcome, "", nil, nil, true)
 		require.Error(t, err, tc.name)
 		assert.Equal(t, tc.code, sim.ErrorCode(err), "%s: %v", tc.name, err)
 	}
-	_, err = eng.ForceArtifact(ctx, readyNow, sim.ForceError, "", nil, nil, false)
+	_, err = eng.Outcomes.ForceArtifact(ctx, readyNow, sim.ForceError, "", nil, nil, false)
 	assert.EqualError(t, err, "Artifact "+readyNow+" has already finished processing (status upload_completed)")
 }
 
@@ -582,7 +582,7 @@ func TestVideoLifecycle(t *testing.T) {
 	processing := timing.VideoProcessing(time.Duration(seconds * float64(time.Second)))
 	require.Equal(t, timing.VideoBase+time.Duration(seconds/60*float64(timing.VideoPerMinute)), processing)
 
-	created := eng.Now()
+	created := eng.Clock.Now()
 	auto := createVideo(t, in, key, pid, pending)
 	stopped := createVideo(t, in, key, pid, pending)
 	resumed := createVideo(t, in, key, pid, pending)
@@ -616,11 +616,11 @@ func TestVideoLifecycle(t *testing.T) {
 
 	// The control side moves a video and lets the lifecycle continue (auto)
 	// or not.
-	_, err := eng.SetVideoStatus(ctx, id(resumed), sim.VideoNew, true)
+	_, err := eng.Videos.SetVideoStatus(ctx, id(resumed), sim.VideoNew, true)
 	require.NoError(t, err)
-	_, err = eng.SetVideoStatus(ctx, id(stopped), sim.VideoNew, false)
+	_, err = eng.Videos.SetVideoStatus(ctx, id(stopped), sim.VideoNew, false)
 	require.NoError(t, err)
-	restarted := eng.Now()
+	restarted := eng.Clock.Now()
 	studioAdvance(t, in, timing.VideoStart)
 	v = getVideo(t, in, key, pid, id(resumed))
 	assert.Equal(t, sim.VideoInProgress, v["status"])
@@ -629,14 +629,14 @@ func TestVideoLifecycle(t *testing.T) {
 	assert.Equal(t, sim.VideoCompleted, getVideo(t, in, key, pid, id(resumed))["status"])
 	assert.Equal(t, sim.VideoNew, getVideo(t, in, key, pid, id(stopped))["status"], "without auto the video stays")
 
-	_, err = eng.SetVideoStatus(ctx, id(stopped), sim.VideoInProgress, true)
+	_, err = eng.Videos.SetVideoStatus(ctx, id(stopped), sim.VideoInProgress, true)
 	require.NoError(t, err)
 	studioAdvance(t, in, processing)
 	assert.Equal(t, sim.VideoCompleted, getVideo(t, in, key, pid, id(stopped))["status"], "in_progress with auto completes after the processing time")
 
-	_, err = eng.SetVideoStatus(ctx, id(stopped), "archived", true)
+	_, err = eng.Videos.SetVideoStatus(ctx, id(stopped), "archived", true)
 	assert.Equal(t, sim.CodeValidation, sim.ErrorCode(err), "%v", err)
-	_, err = eng.SetVideoStatus(ctx, "0123456789abcdef01234567", sim.VideoNew, true)
+	_, err = eng.Videos.SetVideoStatus(ctx, "0123456789abcdef01234567", sim.VideoNew, true)
 	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err), "%v", err)
 }
 
@@ -705,7 +705,7 @@ func TestArtifactDownloadResumesAfterRestart(t *testing.T) {
 	first, firstStore := open()
 	id := createArtifact(t, first, key, map[string]any{"name": "Slow", "type": "audio", "url": media.URL + "/slow.wav"})["id"].(string)
 	assert.Equal(t, "/slow.wav", nextRequest(t, requests), "the download is under way")
-	_, err := first.srv.Engine.Advance(context.Background(), time.Hour)
+	_, err := first.srv.Engine.Clock.Advance(context.Background(), time.Hour)
 	var pending *sim.PendingError
 	require.ErrorAs(t, err, &pending, "the advance waited for the download in vain")
 	require.Len(t, pending.Pending, 1)
@@ -718,7 +718,7 @@ func TestArtifactDownloadResumesAfterRestart(t *testing.T) {
 	assert.Equal(t, "/slow.wav", nextRequest(t, requests), "Start resumed the download")
 	assert.Equal(t, sim.ArtifactStarted, getArtifact(t, second, key, id)["status"])
 	release()
-	second.srv.Engine.WaitDownloads()
+	second.srv.Engine.Artifacts.WaitDownloads()
 	studioAdvance(t, second, time.Minute)
 
 	a := getArtifact(t, second, key, id)
@@ -881,7 +881,7 @@ func TestArtifactFragmentsWithADownloadedURL(t *testing.T) {
 			in := start(t, nil)
 			id := createArtifact(t, in, key, map[string]any{"name": "Frags", "type": "audio", "fragments": []any{
 				map[string]any{"url": media.URL + "/first.wav", "startTime": 0}, tc.other(t, in)}})["id"].(string)
-			in.srv.Engine.WaitDownloads()
+			in.srv.Engine.Artifacts.WaitDownloads()
 			studioAdvance(t, in, time.Hour)
 			a := getArtifact(t, in, key, id)
 			require.Equal(t, tc.want.status, a["status"], "%v", a)
@@ -934,7 +934,7 @@ func TestArtifactDownloadResumesWithItsBucketFragment(t *testing.T) {
 	second, _ := open()
 	nextRequest(t, requests)
 	release()
-	second.srv.Engine.WaitDownloads()
+	second.srv.Engine.Artifacts.WaitDownloads()
 	bucketSize, bucketDur := derivedArtifact(t, second, key, "video", "s3Path", "s3://client-bucket/outro.mp4")
 	a := getArtifact(t, second, key, id)
 	require.Equal(t, sim.ArtifactCompleted, a["status"], "%v", a)

@@ -39,7 +39,7 @@ func TestPresignedUploadEndToEnd(t *testing.T) {
 	t.Parallel()
 	in := start(t, nil)
 	const key = "dubsim-free"
-	now := in.srv.Engine.Now()
+	now := in.srv.Engine.Clock.Now()
 	wav := refWAVBytes(t, 190, 2500*time.Millisecond)
 
 	st, p := in.call("GET", "/api/v1/artifacts/create?fileName=interview.wav", key, "")
@@ -160,7 +160,7 @@ func TestPresignedUploadErrors(t *testing.T) {
 			t.Parallel()
 			in := start(t, nil)
 			const key = "dubsim-free"
-			expires := in.srv.Engine.Now().Add(sim.UploadValidity)
+			expires := in.srv.Engine.Clock.Now().Add(sim.UploadValidity)
 			s3, uploadURL := presign(t, in, key, "take.wav")
 			if tc.advance > 0 {
 				studioAdvance(t, in, tc.advance)
@@ -213,7 +213,7 @@ func TestPresignedUploadExpiresBeforeAFileArrives(t *testing.T) {
 	t.Parallel()
 	in := start(t, nil)
 	const key = "dubsim-free"
-	expires := in.srv.Engine.Now().Add(sim.UploadValidity)
+	expires := in.srv.Engine.Clock.Now().Add(sim.UploadValidity)
 	s3, _ := presign(t, in, key, "late.mp4")
 	studioAdvance(t, in, sim.UploadValidity-3*time.Second)
 	id := createArtifact(t, in, key, map[string]any{"name": "Late", "type": "video", "s3Path": s3})["id"].(string)

@@ -151,7 +151,7 @@ func FuzzCreateVideoBody(f *testing.F) {
 	script := e.readyArtifact(keyAcme, "script")
 	pending := e.artifact(keyAcme, `{"name":"P","type":"video","url":"https://cdn.test/p.mp4"}`)
 	failed := e.artifact(keyAcme, `{"name":"F","type":"video","url":"https://cdn.test/f.mp4"}`)
-	if _, err := e.srv.Engine.ForceArtifact(context.Background(), failed, sim.ForceError, "Codec not supported", nil, nil, true); err != nil {
+	if _, err := e.srv.Engine.Outcomes.ForceArtifact(context.Background(), failed, sim.ForceError, "Codec not supported", nil, nil, true); err != nil {
 		f.Fatal(err)
 	}
 	valid := func(rest string) string {

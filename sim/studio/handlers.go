@@ -208,7 +208,7 @@ func projectInputEmpty(in sim.StudioProjectInput) bool {
 }
 
 func (a *API) handleListProjects(w http.ResponseWriter, r *http.Request) error {
-	ps, err := a.svc.StudioProjects(r.Context(), caller(r))
+	ps, err := a.svc.ListStudioProjects(r.Context(), caller(r))
 	if err != nil {
 		return err
 	}
@@ -383,7 +383,7 @@ func (a *API) handleCreateVideo(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) handleListVideos(w http.ResponseWriter, r *http.Request) error {
-	vs, err := a.svc.Videos(r.Context(), caller(r), chi.URLParam(r, "projectId"))
+	vs, err := a.svc.ListVideos(r.Context(), caller(r), chi.URLParam(r, "projectId"))
 	if err != nil {
 		return err
 	}

@@ -193,7 +193,7 @@ func (e *env) ok(c call) map[string]any {
 // advance moves simulated time (and applies due transitions).
 func (e *env) advance(d time.Duration) {
 	e.t.Helper()
-	_, err := e.srv.Engine.Advance(context.Background(), d)
+	_, err := e.srv.Engine.Clock.Advance(context.Background(), d)
 	require.NoError(e.t, err)
 }
 
@@ -212,7 +212,7 @@ func (e *env) artifact(key, body string) string {
 func (e *env) readyArtifact(key, typ string) string {
 	e.t.Helper()
 	id := e.artifact(key, `{"name":"src","type":"`+typ+`","url":"https://media.dubsim.test/short.mp4"}`)
-	_, err := e.srv.Engine.ForceArtifact(context.Background(), id, sim.ForceReady, "", nil, nil, true)
+	_, err := e.srv.Engine.Outcomes.ForceArtifact(context.Background(), id, sim.ForceReady, "", nil, nil, true)
 	require.NoError(e.t, err)
 	return id
 }
@@ -237,7 +237,7 @@ func (e *env) account(spec sim.AccountSpec) string {
 	if spec.Plan == "" {
 		spec.Plan = sim.PlanNone
 	}
-	a, err := e.srv.Engine.CreateAccount(context.Background(), spec)
+	a, err := e.srv.Engine.Accounts.CreateAccount(context.Background(), spec)
 	require.NoError(e.t, err)
 	return a.APIKey
 }

@@ -35,13 +35,13 @@ type Service interface {
 	CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact) (sim.Artifact, error)
 	Artifact(ctx context.Context, c sim.Caller, id string) (sim.Artifact, error)
 
-	StudioProjects(ctx context.Context, c sim.Caller) ([]sim.StudioProject, error)
+	ListStudioProjects(ctx context.Context, c sim.Caller) ([]sim.StudioProject, error)
 	StudioProject(ctx context.Context, c sim.Caller, id string) (sim.StudioProject, error)
 	CreateStudioProject(ctx context.Context, c sim.Caller, in sim.StudioProjectInput) (sim.StudioProject, error)
 	UpdateStudioProject(ctx context.Context, c sim.Caller, id string, in sim.StudioProjectInput) (sim.StudioProject, error)
 
 	CreateVideo(ctx context.Context, c sim.Caller, projectID string, nv sim.NewVideo) (sim.Video, error)
-	Videos(ctx context.Context, c sim.Caller, projectID string) ([]sim.Video, error)
+	ListVideos(ctx context.Context, c sim.Caller, projectID string) ([]sim.Video, error)
 	Video(ctx context.Context, c sim.Caller, projectID, videoID string) (sim.Video, error)
 	UpdateVideo(ctx context.Context, c sim.Caller, projectID, videoID string, u sim.VideoUpdate) (sim.Video, error)
 

@@ -618,7 +618,7 @@ func TestCreateVideoRefusals(t *testing.T) {
 	script := e.readyArtifact(keyAcme, "script")
 	pending := e.artifact(keyAcme, `{"name":"P","type":"video","url":"https://cdn.test/p.mp4"}`)
 	failed := e.artifact(keyAcme, `{"name":"F","type":"video","url":"https://cdn.test/f.mp4"}`)
-	_, err := e.srv.Engine.ForceArtifact(context.Background(), failed, sim.ForceError, "Codec not supported", nil, nil, true)
+	_, err := e.srv.Engine.Outcomes.ForceArtifact(context.Background(), failed, sim.ForceError, "Codec not supported", nil, nil, true)
 	require.NoError(t, err)
 	initech := e.readyArtifact(keyInitech, "video")
 
@@ -980,7 +980,7 @@ func TestCreateStatus201(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
 	src := r.json(t)["id"].(string)
 	assert.Equal(t, http.StatusCreated, e.do(call{method: "POST", path: pathProjects, key: keyAcme, body: `{"name":"P"}`}).status)
-	_, err := e.srv.Engine.ForceArtifact(context.Background(), src, sim.ForceReady, "", nil, nil, true)
+	_, err := e.srv.Engine.Outcomes.ForceArtifact(context.Background(), src, sim.ForceReady, "", nil, nil, true)
 	require.NoError(t, err)
 	body := `{"name":"V","workflowType":"dubbing","sourceArtifactId":"` + src + `","sourceLanguage":"en","targetLanguages":["es-ES"]}`
 	h := map[string]string{"Idempotency-Key": "k"}
@@ -1380,7 +1380,7 @@ func TestDownloadedArtifacts(t *testing.T) {
 
 	t.Run("a download that is not media", func(t *testing.T) {
 		id := e.artifact(keyAcme, `{"name":"D","type":"video","url":"`+src+`/clip.mp4"}`)
-		e.srv.Engine.WaitDownloads()
+		e.srv.Engine.Artifacts.WaitDownloads()
 		e.advance(time.Minute)
 		a := e.ok(call{method: "GET", path: "/api/v1/artifacts/" + id, key: keyAcme})
 		if a["status"] == "upload_completed" {
@@ -1394,7 +1394,7 @@ func TestDownloadedArtifacts(t *testing.T) {
 		never := m["s3Path"].(string)
 		wav := mediaServer(t, string(audio.WAVHeader(16000, 1, 16, 32000))+strings.Repeat("\x00", 32000)) // 1 s of silence
 		id := e.artifact(keyAcme, `{"name":"F","type":"video","fragments":[{"url":"`+wav+`/part1.wav","startTime":0},{"s3Path":"`+never+`","startTime":10}]}`)
-		e.srv.Engine.WaitDownloads()
+		e.srv.Engine.Artifacts.WaitDownloads()
 		e.advance(time.Minute)
 		a := e.ok(call{method: "GET", path: "/api/v1/artifacts/" + id, key: keyAcme})
 		if a["status"] == "upload_completed" {

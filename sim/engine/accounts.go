@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// Accounts are the API keys: their plans, balances and studio identities
+// (user and company).
+type Accounts struct{ *core }
+
+func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account {
+	return sim.Account{
+		APIKey: spec.APIKey, Name: spec.Name, Plan: spec.Plan, BalanceMinutes: spec.BalanceMinutes, InitialBalance: spec.BalanceMinutes,
+		RetranslationEnabled: spec.RetranslationEnabled, CloningEnabled: spec.CloningEnabled,
+		Fixture: fixture, CreatedAt: now, UserID: spec.UserID, Storage: spec.Storage, RateLimit: spec.RateLimit,
+	}
+}
+
+func accountIn(tx sim.Tx, key string) (sim.Account, error) {
+	a, err := tx.Account(key)
+	if errors.Is(err, sim.ErrNotFound) {
+		return a, unauthorized()
+	}
+	return a, err
+}
+
+// Account returns the account of an API key, or an unauthorized error.
+func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, error) {
+	return e.account(ctx, apiKey)
+}
+
+// account returns the account of an API key, or an unauthorized error,
+// from the cache while no write has committed since it was read.
+func (e *core) account(ctx context.Context, apiKey string) (sim.Account, error) {
+	var a sim.Account
+	if apiKey == "" {
+		return a, unauthorized()
+	}
+	gen := e.writes.Load()
+	if a, ok := e.accounts.Get(apiKey, gen); ok {
+		return a, nil
+	}
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		var err error
+		a, err = accountIn(tx, apiKey)
+		return err
+	})
+	if err == nil {
+		e.accounts.Put(apiKey, a, gen)
+	}
+	return a, err
+}
+
+// Balance returns the account's balance in minutes.
+func (e *Accounts) Balance(ctx context.Context, apiKey string) (int64, error) {
+	a, err := e.Account(ctx, apiKey)
+	return a.BalanceMinutes, err
+}
+
+// CreateAccount adds an account; an empty APIKey gets a generated one.
+func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.Account, error) {
+	var a sim.Account
+	if !spec.Plan.Valid() {
+		return a, sim.Errorf(sim.CodeValidation, "plan must be one of none, subscription, pro, enterprise; got %q", spec.Plan)
+	}
+	if spec.BalanceMinutes < 0 {
+		return a, sim.Errorf(sim.CodeValidation, "balance_minutes must not be negative")
+	}
+	if err := sim.CheckAPIKey(spec.APIKey); err != nil {
+		return a, sim.Errorf(sim.CodeValidation, "%v", err)
+	}
+	if len(spec.CompanyID) > 64 {
+		return a, sim.Errorf(sim.CodeValidation, "company_id must be at most 64 characters; got %d", len(spec.CompanyID))
+	}
+	if e := spec.UserEmail; e != "" && (len(e) > 254 || strings.Count(e, "@") != 1 || strings.ContainsAny(e, " \t\r\n") || strings.HasPrefix(e, "@") || strings.HasSuffix(e, "@")) {
+		return a, sim.Errorf(sim.CodeValidation, "user_email must be an email address of at most 254 characters; got %q", clip(e, 80))
+	}
+	if spec.UserID != "" {
+		return a, sim.Errorf(sim.CodeValidation, "user_id cannot be chosen; use company_id to join a company, and user_email to name the new user")
+	}
+	err := e.update(ctx, func(tx sim.Tx) error {
+		now := e.clock.Now()
+		if spec.APIKey == "" {
+			seq, err := tx.NextSequence(seqAccounts)
+			if err != nil {
+				return err
+			}
+			spec.APIKey = "dsk_" + e.ids.Token(16, "account", fmt.Sprint(seq))
+		}
+		if _, err := tx.Account(spec.APIKey); err == nil {
+			return sim.Errorf(sim.CodeConflict, "An account with api_key %q already exists", spec.APIKey)
+		} else if !errors.Is(err, sim.ErrNotFound) {
+			return err
+		}
+		if spec.Name == "" {
+			spec.Name = fmt.Sprintf("%s account", spec.Plan)
+		}
+		a = accountFrom(spec, now, false)
+		if err := e.placeAccount(tx, &a, spec.CompanyID, spec.UserEmail, now); err != nil {
+			return err
+		}
+		return tx.PutAccount(a)
+	})
+	return a, err
+}
+
+// Caller resolves an API key to its studio identity.
+func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error) {
+	var c sim.Caller
+	gen := e.writes.Load()
+	if c, ok := e.callers.Get(apiKey, gen); ok {
+		return c, nil
+	}
+	acct, err := e.account(ctx, apiKey)
+	if err != nil {
+		return c, err
+	}
+	c.Account = acct
+	err = e.store.View(ctx, func(tx sim.Tx) error {
+		u, err := tx.User(acct.UserID)
+		if err != nil {
+			return fmt.Errorf("caller %s: user %q: %w", acct.Name, acct.UserID, err)
+		}
+		co, err := tx.Company(u.CompanyID)
+		if err != nil {
+			return fmt.Errorf("caller %s: company %q: %w", acct.Name, u.CompanyID, err)
+		}
+		c.User, c.Company = u, co
+		return nil
+	})
+	if err == nil {
+		e.callers.Put(apiKey, c, gen)
+	}
+	return c, err
+}
+
+// placeAccount gives a to a user: the fixture user it names, or a new user
+// in companyID (a new company when empty). It runs inside the account's
+// creation transaction.
+func (e *core) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, now time.Time) error {
+	if a.UserID != "" {
+		if _, err := tx.User(a.UserID); err == nil {
+			return nil
+		} else if !errors.Is(err, sim.ErrNotFound) {
+			return err
+		}
+		return sim.Errorf(sim.CodeValidation, "user_id %q does not name a user", a.UserID)
+	}
+	var co sim.Company
+	if companyID != "" {
+		var err error
+		if co, err = tx.Company(companyID); errors.Is(err, sim.ErrNotFound) {
+			return sim.Errorf(sim.CodeValidation, "company_id %q does not name a company", companyID)
+		} else if err != nil {
+			return err
+		}
+	} else {
+		id, err := e.studioID(tx, now)
+		if err != nil {
+			return err
+		}
+		co = sim.Company{ID: id, Name: a.Name + " company", CreatedAt: now}
+		if err := tx.PutCompany(co); err != nil {
+			return err
+		}
+	}
+	id, err := e.studioID(tx, now)
+	if err != nil {
+		return err
+	}
+	if email == "" {
+		email = "user-" + id[16:] + "@company-" + co.ID[16:] + ".dubsim.test"
+	}
+	if _, err := tx.UserByEmail(email); err == nil {
+		return sim.Errorf(sim.CodeValidation, "user_email %q is already taken", email)
+	} else if !errors.Is(err, sim.ErrNotFound) {
+		return err
+	}
+	u := sim.User{ID: id, CompanyID: co.ID, Name: a.Name, Email: email, CreatedAt: now}
+	if err := tx.PutUser(u); err != nil {
+		return err
+	}
+	a.UserID = u.ID
+	return nil
+}
+
+// ensureUsers places every account that has no user (stores written before
+// the studio interface existed) in a company of its own.
+func (e *core) ensureUsers(tx sim.Tx, now time.Time) error {
+	var orphans []sim.Account
+	if err := tx.ForEachAccount(func(a sim.Account) error {
+		if a.UserID == "" {
+			orphans = append(orphans, a)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, a := range orphans {
+		if err := e.placeAccount(tx, &a, "", "", now); err != nil {
+			return err
+		}
+		if err := tx.PutAccount(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetAccountStudio changes an account's storage credentials and rate limit.
+func (e *Accounts) SetAccountStudio(ctx context.Context, apiKey string, ch sim.AccountStudioChange) (sim.Account, error) {
+	var a sim.Account
+	err := e.update(ctx, func(tx sim.Tx) error {
+		var err error
+		a, err = tx.Account(apiKey)
+		if errors.Is(err, sim.ErrNotFound) {
+			return sim.Errorf(sim.CodeNotFound, "No account with api_key %q", apiKey)
+		}
+		if err != nil {
+			return err
+		}
+		if ch.SetStorage {
+			a.Storage = ch.Storage
+		}
+		if ch.SetRateLimit {
+			a.RateLimit = ch.RateLimit
+		}
+		return tx.PutAccount(a)
+	})
+	return a, err
+}
+
+// ResetAccount deletes an account's projects and idempotency keys and gives
+// it back its initial balance (its fixture balance for a fixture account).
+func (e *Accounts) ResetAccount(ctx context.Context, apiKey string) error {
+	return e.update(ctx, func(tx sim.Tx) error {
+		a, err := tx.Account(apiKey)
+		if errors.Is(err, sim.ErrNotFound) {
+			return sim.Errorf(sim.CodeNotFound, "No account with api_key %q", apiKey)
+		}
+		if err != nil {
+			return err
+		}
+		var ids []string
+		if err := tx.ForEachProjectHead(func(p sim.Project) error {
+			if p.APIKey == apiKey {
+				ids = append(ids, p.ID)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := tx.DeleteProject(id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.DeleteIdempotencyScope(apiKey); err != nil {
+			return err
+		}
+		a.BalanceMinutes = a.InitialBalance
+		for _, spec := range e.fixtureSet().Accounts {
+			if spec.APIKey == apiKey {
+				a = accountFrom(spec, e.clock.Now(), true)
+			}
+		}
+		return tx.PutAccount(a)
+	})
+}

@@ -1,0 +1,376 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/statemachine"
+)
+
+// Artifacts are the studio's media files: created from a URL, a bucket path,
+// an upload or fragments, then processed.
+type Artifacts struct{ *core }
+
+// parseS3 splits s3://bucket/key.
+func parseS3(p string) (bucket, key string, ok bool) {
+	rest, found := strings.CutPrefix(p, "s3://")
+	if !found {
+		return "", "", false
+	}
+	bucket, key, _ = strings.Cut(rest, "/")
+	return bucket, key, bucket != "" && key != ""
+}
+
+// uploadIDOf returns the upload id of a dubsim temp path
+// (s3://<upload bucket>/temp/<id>/<file>).
+func uploadIDOf(bucket, key string) (string, bool) {
+	if bucket != sim.UploadBucket {
+		return "", false
+	}
+	parts := strings.SplitN(key, "/", 3)
+	if len(parts) != 3 || parts[0] != "temp" {
+		return "", false
+	}
+	return parts[1], true
+}
+
+// part is one resolved source of an artifact (the whole source, or one
+// fragment).
+type part struct {
+	size     int64
+	duration *float64
+	fail     string
+	download string // a URL to fetch for real
+	upload   string // an upload id, resolved when processing ends
+}
+
+// resolvePart learns what it can of one source at creation time.
+func (e *core) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
+	ref := rawURL
+	if ref == "" {
+		ref = s3Path
+	}
+	if e.media != nil {
+		if rule, ok := e.media.Rule(ref); ok {
+			switch {
+			case rule.Refuse != "":
+				return part{fail: rule.Refuse}
+			case rule.Fail != "":
+				return part{fail: rule.Fail}
+			case rule.DurationSeconds > 0:
+				d := time.Duration(rule.DurationSeconds * float64(time.Second))
+				return part{size: derivedSize(typ, d), duration: secs(d)}
+			}
+		}
+	}
+	if s3Path != "" {
+		bucket, key, _ := parseS3(s3Path)
+		if id, ok := uploadIDOf(bucket, key); ok {
+			return part{upload: id}
+		}
+		if c.Account.Storage == nil || c.Account.Storage.AccessKeyID == "" {
+			return part{fail: fmt.Sprintf(sim.MsgNoCredentials, bucket)}
+		}
+		if !c.Account.Storage.Covers(bucket) {
+			return part{fail: fmt.Sprintf(sim.MsgBucketNotCovered, bucket)}
+		}
+		d := e.derived(s3Path)
+		return part{size: derivedSize(typ, d), duration: secs(d)}
+	}
+	if e.media != nil && e.media.MayFetchURL(rawURL) {
+		return part{download: rawURL}
+	}
+	d := e.derived(rawURL)
+	return part{size: derivedSize(typ, d), duration: secs(d)}
+}
+
+// resolveParts resolves an artifact's source: its fragments, or its url or
+// s3Path.
+func (e *core) resolveParts(c sim.Caller, typ, rawURL, s3Path string, frags []sim.Fragment) []part {
+	if frags == nil {
+		return []part{e.resolvePart(c, typ, rawURL, s3Path)}
+	}
+	parts := make([]part, 0, len(frags))
+	for _, f := range frags {
+		parts = append(parts, e.resolvePart(c, typ, f.URL, f.S3Path))
+	}
+	return parts
+}
+
+func (e *core) derived(ref string) time.Duration {
+	if e.media != nil {
+		return e.media.Derived(ref)
+	}
+	return time.Duration(30+e.ids.Hash("duration", ref)%870) * time.Second
+}
+
+func derivedSize(typ string, d time.Duration) int64 {
+	switch typ {
+	case sim.ArtifactScript:
+		return scriptBytes
+	case sim.ArtifactAudio:
+		return int64(d.Seconds() * derivedAudioBPS)
+	}
+	return int64(d.Seconds() * derivedBitrate)
+}
+
+// CreateArtifact creates an artifact in status created and schedules its
+// processing. The request's shape has been validated by the handler.
+func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact) (sim.Artifact, error) {
+	frags := na.Fragments
+	parts := e.resolveParts(c, na.Type, na.URL, na.S3Path, frags)
+	var a sim.Artifact
+	err := e.batch(ctx, func(tx sim.Tx) error {
+		now := e.clock.Now()
+		id, err := e.studioID(tx, now)
+		if err != nil {
+			return err
+		}
+		a = sim.Artifact{ID: id, CompanyID: c.Company.ID, CreatedBy: c.User.ID, APIKey: c.Account.APIKey,
+			Name: na.Name, Type: na.Type, Status: sim.ArtifactCreated, UploadMethod: sim.UploadDirectURL,
+			SourceURL: na.URL, SourcePath: na.S3Path, Fragments: frags, S3Bucket: sim.ArtifactBucket,
+			CreatedAt: now, UpdatedAt: now}
+		var file string
+		switch {
+		case frags != nil:
+			a.SourceKind, a.UploadMethod = sim.SourceFragments, sim.UploadFragments
+			file = "fragments"
+		case na.URL != "":
+			a.SourceKind = sim.SourceURL
+			file = fileNameOf(na.URL)
+		default:
+			a.SourceKind = sim.SourceBucket
+			bucket, key, _ := parseS3(na.S3Path)
+			if up, ok := uploadIDOf(bucket, key); ok {
+				a.SourceKind, a.UploadID = sim.SourceUpload, up
+			}
+			file = path.Base(key)
+		}
+		a.S3Path = "uploads/" + id + "/" + file
+		if err := e.planArtifact(tx, &a, parts, now); err != nil {
+			return err
+		}
+		if err := tx.PutArtifact(a); err != nil {
+			return err
+		}
+		return saveIntent(ctx, tx, a, now)
+	})
+	if err != nil {
+		return a, err
+	}
+	markIntent(ctx)
+	if a.Pending {
+		e.startDownload(a, parts)
+	}
+	return a, nil
+}
+
+func fileNameOf(rawURL string) string {
+	p := rawURL
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
+	if i := strings.Index(p, "://"); i >= 0 {
+		p = p[i+3:]
+	}
+	_, p, _ = strings.Cut(p, "/")
+	b := path.Base("/" + p)
+	if b == "/" || b == "." || b == "" {
+		return "source"
+	}
+	return b
+}
+
+// planArtifact schedules the transitions and records what is known of the
+// result; uploads are resolved when processing ends, downloads when they do.
+func (e *core) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now time.Time) error {
+	if err := applyArtifactRules(tx, a); err != nil {
+		return err
+	}
+	a.StartAt = now.Add(e.studio.ArtifactStart)
+	res := sim.ArtifactResult{Known: true, Origin: "derived"}
+	var total float64
+	for _, p := range parts {
+		switch {
+		case p.download != "":
+			a.Pending = true
+		case p.upload != "":
+			res.Known = false // resolved from the upload when processing ends
+		case p.fail != "" && res.Fail == "":
+			res.Fail = p.fail
+		}
+		res.Size += p.size
+		if p.duration != nil {
+			total += *p.duration
+		}
+	}
+	res.Duration = &total
+	if forced := a.Result; forced.Known { // an outcome rule decided
+		res.Known, res.Fail, res.Origin = true, forced.Fail, forced.Origin
+		a.Pending = false
+	}
+	a.Result = res
+	timed := res.Size // plus the uploads already PUT, for the processing time
+	for _, p := range parts {
+		if p.upload == "" {
+			continue
+		}
+		if u, err := tx.Upload(p.upload); err == nil && u.Uploaded && u.CompanyID == a.CompanyID {
+			timed += u.Size
+		} else if err != nil && !errors.Is(err, sim.ErrNotFound) {
+			return err
+		}
+	}
+	a.DoneAt = a.StartAt.Add(e.studio.ArtifactProcessing(timed))
+	a.DueAt = a.StartAt
+	return nil
+}
+
+// resolveUploads settles what an artifact made from presigned uploads
+// becomes, from the uploads as they are now.
+func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) string) error {
+	if a.Result.Known {
+		return nil
+	}
+	refs := []string{a.SourcePath}
+	if a.Fragments != nil {
+		refs = refs[:0]
+		for _, f := range a.Fragments {
+			refs = append(refs, f.S3Path)
+		}
+	}
+	res := sim.ArtifactResult{Known: true, Origin: "upload"}
+	var total float64
+	// The fragments' formats: the uploads' as read below, the downloads'
+	// as kept by recordPartMedia.
+	media := make([]sim.MediaFormat, len(refs))
+	copy(media, a.Result.Media)
+	for i, ref := range refs {
+		bucket, key, _ := parseS3(ref)
+		id, ok := uploadIDOf(bucket, key)
+		if !ok {
+			continue // a URL or bucket fragment: counted at creation
+		}
+		u, err := tx.Upload(id)
+		if err == nil && u.S3Path != ref {
+			err = sim.ErrNotFound // the same upload id with another file name or bucket
+		}
+		if errors.Is(err, sim.ErrNotFound) || (err == nil && (u.CompanyID != a.CompanyID || !u.Uploaded)) {
+			if err == nil && !u.Uploaded && a.DoneAt.After(u.ExpiresAt) {
+				res.Fail = fmt.Sprintf(sim.MsgUploadExpired, ref, sim.StudioTime(u.ExpiresAt))
+			} else {
+				res.Fail = fmt.Sprintf(sim.MsgUploadNotFound, ref)
+			}
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if msg := inspectFail(u); msg != "" && a.Type != sim.ArtifactScript {
+			res.Fail = msg
+			break
+		}
+		media[i] = u.Media
+		res.Size += u.Size
+		if u.Duration != nil {
+			total += *u.Duration
+		}
+		if res.Blob == "" {
+			res.Blob = u.Blob
+		}
+	}
+	// Fragments that were URLs or bucket paths keep their creation-time share.
+	res.Size += a.Result.Size
+	if a.Result.Duration != nil {
+		total += *a.Result.Duration
+	}
+	res.Duration = &total
+	if a.Result.Fail != "" && res.Fail == "" {
+		res.Fail = a.Result.Fail
+	}
+	if res.Fail == "" && a.Fragments != nil && a.Type != sim.ArtifactScript {
+		res.Fail = fragmentMismatch(a.Fragments, media)
+	}
+	a.Result = res
+	return nil
+}
+
+func uploadMediaFail(u sim.Upload) string {
+	if u.Duration == nil {
+		return fmt.Sprintf(sim.MsgUnsupportedMedia, u.FileName)
+	}
+	return ""
+}
+
+// settleArtifact applies the artifact's due transitions inside tx.
+func (e *core) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (sim.Artifact, error) {
+	if a.Status != sim.ArtifactCreated && a.Status != sim.ArtifactStarted {
+		return a, nil
+	}
+	orig := a
+	if !now.Before(a.DoneAt) && !a.Result.Known && !a.Pending {
+		if err := resolveUploads(tx, &a, uploadMediaFail); err != nil {
+			return a, err
+		}
+		// The upload may have arrived after the creation: its size sets
+		// the processing time now.
+		if d := a.StartAt.Add(e.studio.ArtifactProcessing(a.Result.Size)); d.After(a.DoneAt) {
+			a.DoneAt = d
+			if a.Status == sim.ArtifactStarted {
+				a.DueAt = d
+			}
+		}
+	}
+	na := statemachine.NextArtifact(a, now)
+	if na.Status == orig.Status && na.DueAt.Equal(orig.DueAt) && na.Result.Known == orig.Result.Known {
+		return orig, nil
+	}
+	return na, tx.PutArtifact(na) // update persists the clock with it
+
+}
+
+// Artifact returns an artifact of the caller's company with its due
+// transitions applied.
+func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.Artifact, error) {
+	var a sim.Artifact
+	now := e.clock.Now()
+	// A download whose result is needed by now is waited for (bounded):
+	// the answer depends on simulated time only. After the bound the
+	// artifact answers as it is (still upload_started).
+	_ = e.waitWork(ctx, now, id)
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		var err error
+		a, err = tx.Artifact(id)
+		if errors.Is(err, sim.ErrNotFound) {
+			return studioMissing()
+		}
+		if err != nil {
+			return err
+		}
+		if a.CompanyID != c.Company.ID {
+			return sim.Errorf(sim.CodeAccessDenied, sim.MsgArtifactDenied)
+		}
+		return nil
+	})
+	if err != nil || !artifactDue(a, now) {
+		return a, err
+	}
+	err = e.update(ctx, func(tx sim.Tx) error {
+		cur, err := tx.Artifact(id)
+		if err != nil {
+			return err
+		}
+		a, err = e.settleArtifact(tx, cur, now)
+		return err
+	})
+	return a, err
+}
+
+func artifactDue(a sim.Artifact, now time.Time) bool {
+	return !a.DueAt.IsZero() && !now.Before(a.DueAt)
+}

@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// Clock is the simulated clock as the control API and the studio rate limits
+// see it: its reading, its speed, freezing, advancing, and the sweep of due
+// transitions.
+type Clock struct{ *core }
+
+// Now is the current simulated time.
+func (e *Clock) Now() time.Time { return e.clock.Now() }
+
+// Wall is real time plus every manual advance of the clock: rate-limit
+// windows pass on it, so a client that waits and a test that advances the
+// clock both get through (fidelity ST5).
+func (e *Clock) Wall() time.Time { return e.clock.Wall() }
+
+// SaveClock persists the clock state (called periodically and at shutdown):
+// a write transaction with nothing else in it (update saves the clock).
+func (e *Clock) SaveClock(ctx context.Context) error { return e.saveClockNow(ctx) }
+
+func (e *core) saveClockNow(ctx context.Context) error {
+	return e.update(ctx, func(sim.Tx) error { return nil })
+}
+
+// Tick applies every transition due at the current simulated time, earliest
+// first, and purges expired idempotency keys. It returns how many
+// transitions it applied.
+func (e *Clock) Tick(ctx context.Context) (int, error) { return e.tick(ctx) }
+
+func (e *core) tick(ctx context.Context) (int, error) {
+	return e.sweep(ctx, e.clock.Now())
+}
+
+// Advance moves simulated time forward by d, waits for the background work
+// whose results are needed by the new time (artifact downloads), applies
+// every transition that became due (earliest first) and persists the clock
+// before it returns. Work still running after the bound is returned as a
+// *PendingError; the clock has moved and what was due without it applied.
+func (e *Clock) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
+	now := e.clock.Advance(d)
+	pending := e.waitWork(ctx, now, "")
+	if _, err := e.sweep(ctx, now); err != nil {
+		return now, err
+	}
+	if err := e.saveClockNow(ctx); err != nil {
+		return now, err
+	}
+	if pending != nil {
+		return now, pending
+	}
+	return now, nil
+}
+
+// TimeScale returns the clock's scale.
+func (e *Clock) TimeScale() float64 { return e.clock.Scale() }
+
+// Freeze stops simulated time; Resume restarts it at the scale it had.
+func (e *Clock) Freeze(ctx context.Context) error {
+	e.clockMu.Lock()
+	if !e.frozen {
+		e.frozen, e.frozenScale = true, e.clock.Scale()
+		e.clock.SetScale(0)
+	}
+	e.clockMu.Unlock()
+	return e.saveClockNow(ctx)
+}
+
+// Resume restarts a frozen clock at the scale it had before Freeze; a
+// clock that would still stand still (--time-scale 0, a scale of 0 set
+// through the control API) runs in real time (scale 1) after it.
+func (e *Clock) Resume(ctx context.Context) error {
+	e.clockMu.Lock()
+	if e.frozen {
+		e.frozen = false
+		e.clock.SetScale(e.frozenScale)
+	}
+	if e.clock.Scale() == 0 {
+		e.clock.SetScale(1)
+	}
+	e.clockMu.Unlock()
+	return e.saveClockNow(ctx)
+}
+
+// Frozen reports whether simulated time stands still: frozen by Freeze or
+// running at scale 0. The control API and the dashboard show this one fact
+// (fidelity K8).
+func (e *Clock) Frozen() bool { return e.frozenNow() }
+
+func (e *core) frozenNow() bool {
+	e.clockMu.Lock()
+	defer e.clockMu.Unlock()
+	return e.frozen || e.clock.Scale() == 0
+}
+
+// SetTimeScale changes the speed of simulated time (0 freezes it) and
+// persists the clock. It ends a Freeze.
+func (e *Clock) SetTimeScale(ctx context.Context, scale float64) error {
+	e.clockMu.Lock()
+	e.frozen = false
+	e.clock.SetScale(scale)
+	e.clockMu.Unlock()
+	return e.saveClockNow(ctx)
+}
+
+// farFuture is later than any due time the clock can reach.
+var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
+// NextDue returns the earliest pending transition of any resource (project,
+// video or artifact); false when nothing is due, ever.
+//
+// Downloads in flight decide when their artifacts complete, so NextDue first
+// waits for all of them (bounded; a *PendingError names what still runs).
+func (e *Clock) NextDue(ctx context.Context) (sim.Transition, bool, error) {
+	if pe := e.waitWork(ctx, farFuture, ""); pe != nil {
+		pe.At = time.Time{}
+		return sim.Transition{}, false, pe
+	}
+	var next sim.Transition
+	found := false
+	consider := func(t sim.Transition) {
+		if !found || t.DueAt.Before(next.DueAt) {
+			next, found = t, true
+		}
+	}
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		if ids, err := tx.DueProjects(farFuture, 1); err != nil {
+			return err
+		} else if len(ids) > 0 {
+			p, err := tx.ProjectHead(ids[0])
+			if err != nil {
+				return err
+			}
+			consider(projectTransition(p))
+		}
+		if ids, err := tx.DueVideos(farFuture, 1); err != nil {
+			return err
+		} else if len(ids) > 0 {
+			v, err := tx.Video(ids[0])
+			if err != nil {
+				return err
+			}
+			consider(videoTransition(v))
+		}
+		if ids, err := tx.DueArtifacts(farFuture, 1); err != nil {
+			return err
+		} else if len(ids) > 0 {
+			a, err := tx.Artifact(ids[0])
+			if err != nil {
+				return err
+			}
+			consider(artifactTransition(a))
+		}
+		return nil
+	})
+	return next, found, err
+}
+
+// projectTransition, videoTransition and artifactTransition describe the
+// pending transition of a resource whose DueAt is set, for the state dump
+// and NextDue.
+func projectTransition(p sim.Project) sim.Transition {
+	to := sim.StatusReady
+	if p.Outcome.Error {
+		to = sim.StatusError
+	}
+	return sim.Transition{Resource: "project", ID: p.ID, From: string(p.Status), To: string(to), DueAt: p.DueAt}
+}
+
+func videoTransition(v sim.Video) sim.Transition {
+	to := sim.VideoInProgress
+	if v.Status == sim.VideoInProgress {
+		to = sim.VideoCompleted
+	}
+	return sim.Transition{Resource: "video", ID: v.ID, From: v.Status, To: to, DueAt: v.DueAt}
+}
+
+func artifactTransition(a sim.Artifact) sim.Transition {
+	to := sim.ArtifactStarted
+	if a.Status == sim.ArtifactStarted {
+		to = sim.ArtifactCompleted
+		if a.Result.Fail != "" {
+			to = sim.ArtifactFailed
+		}
+	}
+	return sim.Transition{Resource: "artifact", ID: a.ID, From: a.Status, To: to, DueAt: a.DueAt}
+}

@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
+)
+
+// core is the state every service shares: the store, the clock, the id
+// generator, the fixtures, the caches and the background work. Its
+// unexported methods are the transaction helpers the use cases compose.
+type core struct {
+	clockMu     sync.Mutex
+	frozenScale float64 // the scale to resume with; meaningful while frozen
+	frozen      bool
+
+	store     sim.Store
+	clock     TimeSource
+	ids       *sim.IDs
+	prober    Prober
+	timing    sim.Timing
+	log       *slog.Logger
+	idemTTL   time.Duration
+	fixtures  atomic.Pointer[sim.Fixtures]
+	fixtureFS fs.FS
+
+	// Accounts are read on every request (authentication); a small cache
+	// spares the store read. Every write transaction bumps writes, and an
+	// entry is served only while writes equals the value read before the
+	// entry was loaded, so a cached account is never older than the last
+	// committed write.
+	studio  sim.StudioTiming
+	media   StudioMedia
+	inspect Inspector
+	blobs   Blobs
+	// Artifact downloads run in the background until Close.
+	bg    context.Context
+	stop  context.CancelFunc
+	dlWG  sync.WaitGroup
+	dlSem chan struct{}
+	// work is the background work in flight; workWait bounds how long an
+	// advance or a read waits for the work its answer depends on.
+	work     workSet
+	workWait time.Duration
+
+	writes atomic.Uint64
+	// lastPurge is the simulated time (Unix ns) of the last purge of
+	// expired idempotency records.
+	lastPurge atomic.Int64
+	// Caches of store reads (gencache): accounts by key, decoded ready
+	// projects (their scripts are the costly part of a read) by id, studio
+	// callers by key, studio projects by id, video lists by project id.
+	accounts       gencache.Cache[sim.Account]
+	ready          gencache.Cache[sim.Project]
+	callers        gencache.Cache[sim.Caller]
+	studioProjects gencache.Cache[sim.StudioProject]
+	videoLists     gencache.Cache[videoList]
+}
+
+// videoList is a project's videos, sorted, its company, and the earliest
+// time one of them is due (zero: none is): the list is served from the cache
+// only before then.
+type videoList struct {
+	videos  []sim.Video
+	company string
+	until   time.Time
+}
+
+// saveIntent stores the idempotency record of the request that caused this
+// write, in the write's own transaction (see sim.IdemIntent).
+func saveIntent(ctx context.Context, tx sim.Tx, result any, now time.Time) error {
+	in := sim.IdemIntentFrom(ctx)
+	if in == nil || in.Render == nil {
+		return nil
+	}
+	status, ct, body, err := in.Render(result)
+	if err != nil {
+		return err
+	}
+	return tx.PutIdempotency(in.Scope, in.Key, sim.IdemRecord{Fingerprint: in.Fingerprint, Status: status, ContentType: ct, Body: body, CreatedAt: now})
+}
+
+// markIntent records that a committed write stored its idempotency record.
+func markIntent(ctx context.Context) {
+	if in := sim.IdemIntentFrom(ctx); in != nil && in.Render != nil {
+		in.MarkSaved()
+	}
+}
+
+// update runs fn in a write transaction and invalidates the caches. The
+// transaction also persists the simulated clock: whatever a write stamped
+// and answered (created_at, updatedAt, ...) is never after the time a
+// restart resumes from (test/crash, the studio writes did not).
+func (e *core) update(ctx context.Context, fn func(sim.Tx) error) error {
+	defer e.writes.Add(1)
+	return e.store.Update(ctx, e.savingClock(fn))
+}
+
+// batch is update for creations: concurrent ones share a transaction. fn may
+// run more than once.
+func (e *core) batch(ctx context.Context, fn func(sim.Tx) error) error {
+	defer e.writes.Add(1)
+	return e.store.Batch(ctx, e.savingClock(fn))
+}
+
+func (e *core) savingClock(fn func(sim.Tx) error) func(sim.Tx) error {
+	return func(tx sim.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return e.saveClock(tx)
+	}
+}
+
+const (
+	metaClock   = "clock"
+	seqProjects = "platform_projects"
+	seqAccounts = "accounts"
+	sweepBatch  = 512
+)
+
+func (e *core) saveClock(tx sim.Tx) error {
+	b, err := json.Marshal(e.clock.State())
+	if err != nil {
+		return err
+	}
+	return tx.PutMeta(metaClock, b)
+}
+
+func unauthorized() error { return sim.Errorf(sim.CodeUnauthorized, sim.MsgInvalidAPIKey) }
+
+func notFound() error { return sim.Errorf(sim.CodeNotFound, sim.MsgProjectNotFound) }
+
+func ceilSecond(t time.Time) time.Time {
+	if u := t.Truncate(time.Second); !u.Equal(t) {
+		return u.Add(time.Second)
+	}
+	return t
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+const (
+	seqStudio       = "studio"
+	studioSweep     = 512
+	maxDownloads    = 4
+	derivedBitrate  = 2_500_000 / 8 // bytes per second of a derived video's size
+	derivedAudioBPS = 128_000 / 8
+	scriptBytes     = 48 * 1024
+)
+
+func studioDenied() error { return sim.Errorf(sim.CodeAccessDenied, sim.MsgStudioDenied) }
+
+func studioMissing() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioNotFound) }
+
+// studioID returns a new 24-hex identifier built like a MongoDB ObjectId:
+// the creation second, a seeded "process" token, then a counter (the store
+// sequence from a seeded start). Ids made in the same second follow each
+// other, so the B+tree takes a creation at its end rather than at a random
+// place (the reason platform project keys follow their sequence too).
+func (e *core) studioID(tx sim.Tx, now time.Time) (string, error) {
+	seq, err := tx.NextSequence(seqStudio)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%08x%s%08x", uint32(now.Unix()), e.ids.Token(4, "studio process"), uint32(seq+e.ids.Hash("studio counter"))), nil
+}
+
+// uuid formats a seeded token as a version-4 UUID.
+func (e *core) uuid(parts ...string) string {
+	h := []byte(e.ids.Token(16, parts...))
+	h[12] = '4'
+	h[16] = "89ab"[h[16]%4]
+	return string(h[0:8]) + "-" + string(h[8:12]) + "-" + string(h[12:16]) + "-" + string(h[16:20]) + "-" + string(h[20:32])
+}
+
+func secs(d time.Duration) *float64 { s := d.Seconds(); return &s }
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func newCore(cfg Config) *core {
+	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, idemTTL: cfg.IdempotencyWindow}
+	e.accounts.Size, e.callers.Size = 10_000, 10_000
+	e.ready.Size, e.studioProjects.Size, e.videoLists.Size = 4096, 4096, 4096
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.ids == nil {
+		e.ids = sim.NewIDs(0)
+	}
+	if e.idemTTL <= 0 {
+		e.idemTTL = sim.DefaultIdempotencyWindow
+	}
+	e.workWait = cfg.WorkWait
+	if e.workWait <= 0 {
+		e.workWait = DefaultWorkWait
+	}
+	e.fixtures.Store(cfg.Fixtures)
+	e.fixtureFS = cfg.FixtureFS
+	e.studio, e.media, e.inspect, e.blobs = cfg.StudioTiming, cfg.Media, cfg.Inspect, cfg.Blobs
+	if e.studio == (sim.StudioTiming{}) {
+		e.studio = sim.DefaultStudioTiming
+	}
+	e.bg, e.stop = context.WithCancel(context.Background())
+	e.dlSem = make(chan struct{}, maxDownloads)
+	return e
+}
+
+// fixtureSet is the fixture set in use.
+func (e *core) fixtureSet() *sim.Fixtures { return e.fixtures.Load() }
+
+// catalog is the options and voices in use.
+func (e *core) catalog() *sim.Catalog { return e.fixtureSet().Catalog }

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// Data is the simulator's data set as a whole: the fixtures in use, reset,
+// the state dumps and the write generation.
+type Data struct{ *core }
+
+// Fixtures returns the fixture set in use.
+func (e *Data) Fixtures() *sim.Fixtures { return e.fixtures.Load() }
+
+// Catalog returns the options and voices in use.
+func (e *Data) Catalog() *sim.Catalog { return e.fixtureSet().Catalog }
+
+// Generation changes after every committed write transaction: a value read
+// before a read of the store still equals it afterwards only if no write
+// committed in between (the rule of the engine's caches and of the platform
+// API's rendered answers).
+func (e *Data) Generation() uint64 { return e.writes.Load() }
+
+// Reset deletes every project, account and idempotency record and restores
+// the fixture accounts. The clock and id sequences carry on.
+func (e *Data) Reset(ctx context.Context) error {
+	return e.update(ctx, func(tx sim.Tx) error {
+		if err := tx.ResetData(); err != nil {
+			return err
+		}
+		// Forced-outcome rules are test set-up, like the data they name.
+		if err := saveOutcomeRules(tx, nil); err != nil {
+			return err
+		}
+		if e.blobs != nil {
+			if err := e.blobs.Clear(); err != nil {
+				return err
+			}
+		}
+		now := e.clock.Now()
+		if err := e.seedStudio(tx, now); err != nil {
+			return err
+		}
+		for _, spec := range e.fixtureSet().Accounts {
+			if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// seedStudio stores the fixture studio data (companies, users, glossaries,
+// folders, projects, videos); records already stored keep their state.
+func (e *core) seedStudio(tx sim.Tx, now time.Time) error {
+	st := e.fixtureSet().Studio
+	if st == nil {
+		return nil
+	}
+	seed := st.Materialize(now)
+	for _, c := range seed.Companies {
+		if err := putIfMissing(tx.Company, tx.PutCompany, c.ID, c); err != nil {
+			return err
+		}
+	}
+	for _, u := range seed.Users {
+		if err := putIfMissing(tx.User, tx.PutUser, u.ID, u); err != nil {
+			return err
+		}
+	}
+	for _, g := range seed.Glossaries {
+		if err := putIfMissing(tx.Glossary, tx.PutGlossary, g.ID, g); err != nil {
+			return err
+		}
+	}
+	for _, f := range seed.Folders {
+		if err := putIfMissing(tx.Folder, tx.PutFolder, f.ID, f); err != nil {
+			return err
+		}
+	}
+	for _, p := range seed.Projects {
+		if err := putIfMissing(tx.StudioProject, tx.PutStudioProject, p.ID, p); err != nil {
+			return err
+		}
+	}
+	for _, v := range seed.Videos {
+		if err := putIfMissing(tx.Video, tx.PutVideo, v.ID, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func putIfMissing[T any](get func(string) (T, error), put func(T) error, id string, v T) error {
+	if _, err := get(id); err == nil {
+		return nil
+	} else if !errors.Is(err, sim.ErrNotFound) {
+		return err
+	}
+	return put(v)
+}
+
+// SetFixtures replaces the fixture set in use: catalogue and media rules
+// take effect at once; the set's accounts are created, or reset to their
+// fixture state when they exist.
+func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
+	return e.update(ctx, func(tx sim.Tx) error {
+		now := e.clock.Now()
+		prev := e.fixtures.Load()
+		e.fixtures.Store(fx)
+		// Studio records of the new set are added (existing ones keep their
+		// state), before the accounts that name its users.
+		if err := e.seedStudio(tx, now); err != nil {
+			e.fixtures.Store(prev)
+			return err
+		}
+		for _, spec := range fx.Accounts {
+			if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
+				e.fixtures.Store(prev)
+				return err
+			}
+		}
+		if err := e.ensureUsers(tx, now); err != nil {
+			e.fixtures.Store(prev)
+			return err
+		}
+		return nil
+	})
+}
+
+// LoadFixtureFiles loads fixture files (accounts.json, options.json,
+// voices.json, media.json, studio.json; any subset) over the startup fixture set and
+// applies the result with SetFixtures.
+func (e *Data) LoadFixtureFiles(ctx context.Context, files map[string][]byte) (*sim.Fixtures, error) {
+	if e.fixtureFS == nil {
+		return nil, errors.New("engine: no fixture file set configured")
+	}
+	fx, err := sim.LoadFixtures(sim.Overlay{Top: sim.MemFS(files), Base: e.fixtureFS})
+	if err != nil {
+		return nil, sim.Errorf(sim.CodeValidation, "%v", err)
+	}
+	return fx, e.SetFixtures(ctx, fx)
+}

@@ -1,0 +1,269 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// Outcomes decides how processing ends: forced outcomes of one project or
+// artifact, and rules for the next matching ones.
+type Outcomes struct{ *core }
+
+// ForceArtifact decides how an artifact's processing ends: "ready"
+// (upload_completed, with optional size and duration) or "error"
+// (upload_failed, with a message). With now, the
+// processing ends at once.
+func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message string, size *int64, duration *float64, now bool) (sim.Artifact, error) {
+	var a sim.Artifact
+	if err := checkOutcome(outcome); err != nil {
+		return a, err
+	}
+	err := e.update(ctx, func(tx sim.Tx) error {
+		var err error
+		a, err = tx.Artifact(id)
+		if errors.Is(err, sim.ErrNotFound) {
+			return sim.Errorf(sim.CodeNotFound, "Artifact %s not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		if a.Status == sim.ArtifactCompleted || a.Status == sim.ArtifactFailed {
+			return sim.Errorf(sim.CodeConflict, "Artifact %s has already finished processing (status %s)", id, a.Status)
+		}
+		at := e.clock.Now()
+		res := sim.ArtifactResult{Known: true, Origin: "forced", Size: a.Result.Size, Duration: a.Result.Duration}
+		if outcome == sim.ForceError {
+			if message == "" {
+				message = sim.DefaultForcedError
+			}
+			res.Fail = message
+		}
+		if size != nil {
+			res.Size = *size
+		}
+		if duration != nil {
+			d := *duration
+			res.Duration = &d
+		}
+		a.Result, a.Pending = res, false
+		if now {
+			a.StartAt, a.DoneAt = minTime(a.StartAt, at), at
+		}
+		if a.Status == sim.ArtifactCreated {
+			a.DueAt = a.StartAt
+		} else {
+			a.DueAt = a.DoneAt
+		}
+		if a, err = e.settleArtifact(tx, a, at); err != nil {
+			return err
+		}
+		return tx.PutArtifact(a)
+	})
+	return a, err
+}
+
+// applyArtifactRules consumes one use of the first outcome rule matching a
+// new artifact (rules with resource "artifact").
+func applyArtifactRules(tx sim.Tx, a *sim.Artifact) error {
+	rules, err := loadOutcomeRules(tx)
+	if err != nil || len(rules) == 0 {
+		return err
+	}
+	for i, r := range rules {
+		if !r.MatchesArtifact(*a) {
+			continue
+		}
+		a.Result = sim.ArtifactResult{Known: true, Origin: "forced"}
+		if r.Outcome == sim.ForceError {
+			a.Result.Fail = r.ErrorMessage
+		}
+		rules[i].Remaining--
+		if rules[i].Remaining == 0 {
+			rules = slices.Delete(rules, i, i+1)
+		}
+		return saveOutcomeRules(tx, rules)
+	}
+	return nil
+}
+
+const (
+	metaOutcomeRules = "outcome_rules"
+	seqOutcomeRules  = "outcome_rules"
+)
+
+func loadOutcomeRules(tx sim.Tx) ([]sim.OutcomeRule, error) {
+	raw, err := tx.Meta(metaOutcomeRules)
+	if errors.Is(err, sim.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rules []sim.OutcomeRule
+	return rules, json.Unmarshal(raw, &rules)
+}
+
+func saveOutcomeRules(tx sim.Tx, rules []sim.OutcomeRule) error {
+	b, err := json.Marshal(rules)
+	if err != nil {
+		return err
+	}
+	return tx.PutMeta(metaOutcomeRules, b)
+}
+
+// applyOutcomeRules lets the first matching forced-outcome rule decide how a
+// new project ends, consuming one of its uses in the creating transaction.
+func applyOutcomeRules(tx sim.Tx, p *sim.Project, now time.Time) error {
+	rules, err := loadOutcomeRules(tx)
+	if err != nil || len(rules) == 0 {
+		return err
+	}
+	for i, r := range rules {
+		if !r.Matches(p.APIKey, p.SourceVideoURL) {
+			continue
+		}
+		force(p, r.Outcome, r.ErrorMessage, false, now)
+		p.History = append(p.History, sim.Event{At: now, Kind: "forced_outcome", Message: r.ID + ": " + r.Outcome})
+		rules[i].Remaining--
+		if rules[i].Remaining == 0 {
+			rules = slices.Delete(rules, i, i+1)
+		}
+		return saveOutcomeRules(tx, rules)
+	}
+	return nil
+}
+
+// force sets the planned end of p's current run: error (at its due time, or
+// now) or ready now.
+func force(p *sim.Project, outcome, message string, now bool, at time.Time) {
+	switch outcome {
+	case sim.ForceError:
+		if message == "" {
+			message = sim.DefaultForcedError
+		}
+		p.Outcome = sim.Outcome{Error: true, Message: message}
+		if now {
+			p.DueAt = at
+		}
+	case sim.ForceReady:
+		p.Outcome = sim.Outcome{}
+		p.DueAt = at
+	}
+}
+
+func checkOutcome(outcome string) error {
+	if outcome != sim.ForceError && outcome != sim.ForceReady {
+		return sim.Errorf(sim.CodeValidation, "outcome must be %q or %q; got %q", sim.ForceError, sim.ForceReady, outcome)
+	}
+	return nil
+}
+
+// ForceProject decides how the current run of an in-progress project ends:
+// outcome "error" (with message, at its due time or now) or "ready" (now).
+func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string, now bool) (sim.Project, error) {
+	var p sim.Project
+	if err := checkOutcome(outcome); err != nil {
+		return p, err
+	}
+	err := e.update(ctx, func(tx sim.Tx) error {
+		at := e.clock.Now()
+		var err error
+		p, err = tx.Project(id)
+		if errors.Is(err, sim.ErrNotFound) {
+			return notFound()
+		}
+		if err != nil {
+			return err
+		}
+		if p, err = e.settle(tx, p, at); err != nil {
+			return err
+		}
+		if p.Status != sim.StatusInProgress {
+			return sim.Errorf(sim.CodeConflict, "Project %s is %s, not in_progress: a forced outcome applies to a run that is still processing (re-translate it first)", id, p.Status)
+		}
+		force(&p, outcome, message, now, at)
+		p.History = append(p.History, sim.Event{At: at, Kind: "forced_outcome", Message: outcome})
+		if p, err = e.settle(tx, p, at); err != nil {
+			return err
+		}
+		return tx.PutProject(p)
+	})
+	return p, err
+}
+
+// AddOutcomeRule forces the outcome of the next Remaining matching projects.
+func (e *Outcomes) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.OutcomeRule, error) {
+	if err := checkOutcome(r.Outcome); err != nil {
+		return r, err
+	}
+	if r.Remaining <= 0 {
+		return r, sim.Errorf(sim.CodeValidation, "count must be at least 1; got %d", r.Remaining)
+	}
+	switch r.Resource {
+	case "", sim.RuleProject, sim.RuleArtifact:
+	default:
+		return r, sim.Errorf(sim.CodeValidation, "resource must be %q or %q; got %q", sim.RuleProject, sim.RuleArtifact, r.Resource)
+	}
+	if r.Outcome == sim.ForceReady && r.ErrorMessage != "" {
+		return r, sim.Errorf(sim.CodeValidation, "error_message applies only to outcome %q", sim.ForceError)
+	}
+	err := e.update(ctx, func(tx sim.Tx) error {
+		if r.APIKey != "" {
+			if _, err := tx.Account(r.APIKey); errors.Is(err, sim.ErrNotFound) {
+				return sim.Errorf(sim.CodeValidation, "api_key %q is not an account", r.APIKey)
+			} else if err != nil {
+				return err
+			}
+		}
+		rules, err := loadOutcomeRules(tx)
+		if err != nil {
+			return err
+		}
+		seq, err := tx.NextSequence(seqOutcomeRules)
+		if err != nil {
+			return err
+		}
+		r.ID = fmt.Sprintf("out_%d", seq)
+		r.CreatedAt = e.clock.Now()
+		if r.Outcome == sim.ForceError && r.ErrorMessage == "" {
+			r.ErrorMessage = sim.DefaultForcedError
+		}
+		return saveOutcomeRules(tx, append(rules, r))
+	})
+	return r, err
+}
+
+// OutcomeRules lists the forced-outcome rules with uses left.
+func (e *Outcomes) OutcomeRules(ctx context.Context) ([]sim.OutcomeRule, error) {
+	var rules []sim.OutcomeRule
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		var err error
+		rules, err = loadOutcomeRules(tx)
+		return err
+	})
+	if rules == nil {
+		rules = []sim.OutcomeRule{}
+	}
+	return rules, err
+}
+
+// RemoveOutcomeRule deletes a forced-outcome rule.
+func (e *Outcomes) RemoveOutcomeRule(ctx context.Context, id string) error {
+	return e.update(ctx, func(tx sim.Tx) error {
+		rules, err := loadOutcomeRules(tx)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(rules, func(r sim.OutcomeRule) bool { return r.ID == id })
+		if i < 0 {
+			return sim.Errorf(sim.CodeNotFound, "No outcome rule %q", id)
+		}
+		return saveOutcomeRules(tx, slices.Delete(rules, i, i+1))
+	})
+}

@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/script"
+	"github.com/dubsim/dubsim/sim/statemachine"
+)
+
+// Projects are the platform's dubbing projects and their re-translations.
+type Projects struct{ *core }
+
+// settle applies the due transition of p, if any, inside tx.
+func (e *core) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, error) {
+	np, effects := statemachine.Next(p, now)
+	if np.Status == p.Status && np.DueAt.Equal(p.DueAt) {
+		return p, nil
+	}
+	if np.Status == sim.StatusReady {
+		Materialize(e.catalog(), e.ids, &np)
+	}
+	// The transition is stamped with simulated time; the transaction
+	// (update, batch) persists the clock with it.
+	for _, ef := range effects {
+		if ef.RefundAPIKey == "" {
+			continue
+		}
+		a, err := tx.Account(ef.RefundAPIKey)
+		if errors.Is(err, sim.ErrNotFound) {
+			continue // the account was removed; nothing to credit
+		}
+		if err != nil {
+			return p, err
+		}
+		a.BalanceMinutes += ef.RefundMinutes
+		if err := tx.PutAccount(a); err != nil {
+			return p, err
+		}
+	}
+	return np, tx.PutProject(np)
+}
+
+func ownedProject(tx sim.Tx, apiKey, id string) (sim.Project, error) {
+	p, err := tx.Project(id)
+	if errors.Is(err, sim.ErrNotFound) || (err == nil && p.APIKey != apiKey) {
+		return p, notFound()
+	}
+	return p, err
+}
+
+// Project returns a project of the account, with any due transition
+// applied. Scripts are read only when the status shows them (ready).
+func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project, error) {
+	now := e.clock.Now()
+	writes := e.writes.Load()
+	if p, ok := e.ready.Get(id, writes); ok && p.APIKey == apiKey {
+		return p, nil
+	}
+	var p sim.Project
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		head, err := tx.ProjectHead(id)
+		if errors.Is(err, sim.ErrNotFound) || (err == nil && head.APIKey != apiKey) {
+			return notFound()
+		}
+		if err != nil {
+			return err
+		}
+		p = head
+		if head.Status == sim.StatusReady {
+			if p, err = tx.Project(id); err == nil {
+				e.ready.Put(id, p, writes)
+			}
+		}
+		return err
+	})
+	if err != nil || p.Status != sim.StatusInProgress || p.DueAt.After(now) {
+		return p, err
+	}
+	err = e.update(ctx, func(tx sim.Tx) error {
+		q, err := ownedProject(tx, apiKey, id)
+		if err != nil {
+			return err
+		}
+		p, err = e.settle(tx, q, now)
+		return err
+	})
+	return p, err
+}
+
+// ProjectOutput returns a project for serving its output files, whoever
+// asks (download URLs carry no key, like presigned links).
+func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, error) {
+	var p sim.Project
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		var err error
+		p, err = tx.Project(id)
+		if errors.Is(err, sim.ErrNotFound) {
+			return notFound()
+		}
+		return err
+	})
+	if err == nil && p.Status == sim.StatusInProgress && !p.DueAt.After(e.clock.Now()) {
+		return e.Project(ctx, p.APIKey, id)
+	}
+	return p, err
+}
+
+// CreateProject charges the account and creates a project in progress. The
+// whole check-charge-create runs in one transaction, so the balance never
+// goes negative under concurrent requests; a refusal changes nothing.
+func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewProject) (sim.Receipt, error) {
+	var rc sim.Receipt
+	acct, err := e.account(ctx, apiKey)
+	if err != nil {
+		return rc, err
+	}
+	if err := statemachine.CheckCreateAccess(acct, np); err != nil {
+		return rc, err
+	}
+	var utterances []string
+	if np.SourceScriptContent != nil {
+		if _, utterances, err = script.ParseContent(*np.SourceScriptContent); err != nil {
+			return rc, sim.Errorf(sim.CodeValidation, "source_script_content %v", err)
+		}
+	}
+	info, err := e.probe(ctx, np.SourceVideoURL)
+	if err != nil {
+		return rc, err
+	}
+	duration := info.Duration
+	if n := len(np.SourceScript); n > 0 {
+		end := time.Duration(np.SourceScript[n-1].EndMS) * time.Millisecond
+		for i, s := range np.SourceScript {
+			if time.Duration(s.EndMS)*time.Millisecond <= duration {
+				continue
+			}
+			if info.Origin != sim.OriginDerived {
+				return rc, sim.Errorf(sim.CodeValidation, "source_script[%d] ends at %d ms, after the end of the source video (%d ms)", i, s.EndMS, duration.Milliseconds())
+			}
+			end = max(end, time.Duration(s.EndMS)*time.Millisecond)
+		}
+		if info.Origin == sim.OriginDerived && end > duration {
+			// A duration invented from the URL yields to the client's script.
+			duration = (end + time.Second).Truncate(time.Second)
+		}
+	}
+	if duration > sim.MaxSourceDuration {
+		return rc, sim.Errorf(sim.CodeVideoInfo, "The source video lasts %s; videos up to %s are accepted", duration.Round(time.Second), sim.MaxSourceDuration)
+	}
+	cost := sim.CostMinutes(duration)
+	err = e.batch(ctx, func(tx sim.Tx) error {
+		now := e.clock.Now()
+		acct, err := accountIn(tx, apiKey)
+		if err != nil {
+			return err
+		}
+		if acct.BalanceMinutes < cost {
+			return sim.Errorf(sim.CodePaymentRequired, sim.MsgInsufficientBalance)
+		}
+		seq, err := tx.NextSequence(seqProjects)
+		if err != nil {
+			return err
+		}
+		p := e.buildProject(e.ids.PlatformProjectID(seq-1), apiKey, np, info, duration, utterances, now)
+		p.CostMinutes = cost
+		if err := applyOutcomeRules(tx, &p, now); err != nil {
+			return err
+		}
+		acct.BalanceMinutes -= cost
+		if err := tx.PutAccount(acct); err != nil {
+			return err
+		}
+		if err := tx.PutProject(p); err != nil {
+			return err
+		}
+		rc = sim.Receipt{ProjectID: p.ID, CostMinutes: cost, EstimatedCompletion: p.DueAt, BalanceMinutes: acct.BalanceMinutes}
+		return saveIntent(ctx, tx, rc, now)
+	})
+	if err == nil {
+		markIntent(ctx)
+	}
+	return rc, err
+}
+
+// probe reads the source video's duration; while it runs it is listed as
+// background work (a request in flight waits for it; no advance does).
+func (e *core) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
+	w := &work{kind: WorkProbe, started: e.clock.Now()}
+	w.setURL(url)
+	w.set(waitHost)
+	e.work.add(w)
+	defer e.work.remove(w)
+	return e.prober.Probe(ctx, url)
+}
+
+func (e *core) buildProject(id, apiKey string, np sim.NewProject, info sim.SourceInfo, duration time.Duration, utterances []string, now time.Time) sim.Project {
+	p := sim.Project{
+		ID: id, APIKey: apiKey, Name: np.Name,
+		SourceLang: np.SourceLang, TargetLang: np.TargetLang, SourceVideoURL: np.SourceVideoURL,
+		MixingMode: np.MixingMode, TTSVolume: np.TTSVolume,
+		UseSoundalike: np.UseSoundalike, UseEmotionalTransfer: np.UseEmotionalTransfer, UseFixedTimings: np.UseFixedTimings,
+		HasGlossary: np.GlossaryContent != nil,
+		DurationMS:  duration.Milliseconds(), DurationSource: info.Origin,
+		Status: sim.StatusInProgress, CreatedAt: now,
+		DueAt:          ceilSecond(now.Add(e.timing.Processing(duration))),
+		ScriptsPending: true,
+	}
+	if np.SourceScript != nil || utterances != nil {
+		p.ScriptInput = &sim.ScriptInput{SourceScript: np.SourceScript, Utterances: utterances}
+	}
+	p.History = []sim.Event{{At: now, Kind: sim.EventCreated, EstimatedCompletion: p.DueAt}}
+	if info.Fail != "" {
+		p.Outcome = sim.Outcome{Error: true, Message: info.Fail}
+	}
+	return p
+}
+
+// Materialize produces the source and target scripts and the speakers of a
+// project whose scripts are pending (the first run completing), from the
+// client's script input or a synthetic transcript, with voices from cat.
+// The result depends only on the project's fields and ids' seed, so it is
+// the same whenever it runs.
+func Materialize(cat *sim.Catalog, ids *sim.IDs, p *sim.Project) {
+	if !p.ScriptsPending {
+		return
+	}
+	r := sim.NewRand(ids.Hash("project", p.ID, p.SourceVideoURL))
+	duration := time.Duration(p.DurationMS) * time.Millisecond
+	var in sim.ScriptInput
+	if p.ScriptInput != nil {
+		in = *p.ScriptInput
+	}
+	var source []sim.Segment
+	switch {
+	case in.SourceScript != nil && p.UseFixedTimings:
+		source = append(source, in.SourceScript...)
+	case in.SourceScript != nil:
+		source = script.Realign(in.SourceScript, duration)
+	case in.Utterances != nil:
+		source = script.Align(in.Utterances, duration)
+	default:
+		source = script.Synthesize(r, duration)
+	}
+	nSpeakers := 1 + r.Intn(3)
+	source = script.AssignSpeakers(r, source, nSpeakers)
+	target := script.TranslateScript(ids, source, p.TargetLang)
+	if lang, _, _ := strings.Cut(p.TargetLang, "-"); lang == p.SourceLang {
+		target = append([]sim.Segment(nil), source...) // pre-translated: same language
+	}
+	var speakers []sim.Speaker
+	used := map[string]bool{}
+	for _, sid := range script.Speakers(source) {
+		style := sim.Styles[r.Intn(2)]
+		key := ""
+		switch {
+		case p.UseEmotionalTransfer:
+			key = sim.VoiceEmotionalTransfer
+		case p.UseSoundalike:
+			key = sim.VoiceSoundalike
+		default:
+			voices := cat.VoicesFor(p.TargetLang, style)
+			for try := 0; try < len(voices) && len(voices) > 0; try++ {
+				v := voices[(r.Intn(len(voices))+try)%len(voices)]
+				key = v.VoiceKey
+				style = v.Style
+				if !used[key] {
+					break
+				}
+			}
+			used[key] = true
+		}
+		speakers = append(speakers, sim.Speaker{SpeakerID: sid, Style: style, VoiceKey: key})
+	}
+	p.SourceScript, p.TargetScript, p.Speakers = source, target, speakers
+	p.ScriptsPending, p.ScriptInput = false, nil
+}
+
+// DeleteProject removes a project that is not in progress. No refund.
+func (e *Projects) DeleteProject(ctx context.Context, apiKey, id string) error {
+	return e.update(ctx, func(tx sim.Tx) error {
+		now := e.clock.Now()
+		if _, err := accountIn(tx, apiKey); err != nil {
+			return err
+		}
+		p, err := ownedProject(tx, apiKey, id)
+		if err != nil {
+			return err
+		}
+		if p, err = e.settle(tx, p, now); err != nil {
+			return err
+		}
+		if p.Status == sim.StatusInProgress {
+			return sim.Errorf(sim.CodeValidation, sim.MsgDeleteInProgress)
+		}
+		return tx.DeleteProject(id)
+	})
+}

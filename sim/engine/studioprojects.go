@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// StudioProjects are the studio's projects, which hold videos.
+type StudioProjects struct{ *core }
+
+func (e *core) ownedStudioProject(tx sim.Tx, c sim.Caller, id string) (sim.StudioProject, error) {
+	p, err := tx.StudioProject(id)
+	if errors.Is(err, sim.ErrNotFound) {
+		return p, studioMissing()
+	}
+	if err == nil && p.CompanyID != c.Company.ID {
+		return p, studioDenied()
+	}
+	return p, err
+}
+
+// ListStudioProjects lists the caller's company's projects, newest first.
+func (e *StudioProjects) ListStudioProjects(ctx context.Context, c sim.Caller) ([]sim.StudioProject, error) {
+	out := []sim.StudioProject{}
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		return tx.ForEachStudioProject(c.Company.ID, func(p sim.StudioProject) error {
+			out = append(out, p)
+			return nil
+		})
+	})
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, err
+}
+
+// StudioProject returns a project of the caller's company.
+func (e *StudioProjects) StudioProject(ctx context.Context, c sim.Caller, id string) (sim.StudioProject, error) {
+	gen := e.writes.Load()
+	if p, ok := e.studioProjects.Get(id, gen); ok && p.CompanyID == c.Company.ID {
+		return p, nil
+	}
+	var p sim.StudioProject
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		var err error
+		p, err = e.ownedStudioProject(tx, c, id)
+		return err
+	})
+	if err == nil {
+		e.studioProjects.Put(id, p, gen)
+	}
+	return p, err
+}
+
+// applyProjectInput checks and applies the fields of in to p.
+func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.StudioProjectInput) error {
+	if in.Name != nil {
+		p.Name = *in.Name
+	}
+	if in.ManagerEmail != nil {
+		u, err := tx.UserByEmail(*in.ManagerEmail)
+		if errors.Is(err, sim.ErrNotFound) {
+			return sim.Errorf(sim.CodeValidation, "managerEmail: no user with email %s", *in.ManagerEmail)
+		}
+		if err != nil {
+			return err
+		}
+		if u.CompanyID != c.Company.ID {
+			return sim.Errorf(sim.CodeValidation, "managerEmail: %s does not belong to your company; the manager must be a user of the same company as the API key's user", *in.ManagerEmail)
+		}
+		p.ManagerID = u.ID
+	}
+	for _, g := range []struct {
+		field string
+		in    *string
+		dst   *string
+		kind  sim.GlossaryKind
+	}{
+		{"translationsGlossaryId", in.TranslationsGlossaryID, &p.TranslationGlossary, sim.GlossaryTranslation},
+		{"voicesGlossaryId", in.VoicesGlossaryID, &p.VoicesGlossary, sim.GlossaryVoices},
+		{"pronunciationGlossaryId", in.PronunciationGlossaryID, &p.PronunciationGlossary, sim.GlossaryPronunciation},
+	} {
+		if g.in == nil {
+			continue
+		}
+		if *g.in == "" {
+			*g.dst = ""
+			continue
+		}
+		gl, err := tx.Glossary(*g.in)
+		if errors.Is(err, sim.ErrNotFound) {
+			return sim.Errorf(sim.CodeValidation, "%s: glossary %s does not exist", g.field, *g.in)
+		}
+		if err != nil {
+			return err
+		}
+		if gl.CompanyID != c.Company.ID {
+			return sim.Errorf(sim.CodeValidation, "%s: glossary %s does not belong to your organization", g.field, *g.in)
+		}
+		if gl.Kind != g.kind {
+			return sim.Errorf(sim.CodeValidation, "%s: glossary %s is a %s glossary; this field takes a %s glossary", g.field, *g.in, gl.Kind, g.kind)
+		}
+		*g.dst = gl.ID
+	}
+	return nil
+}
+
+// CreateStudioProject creates a project in the caller's company.
+func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, in sim.StudioProjectInput) (sim.StudioProject, error) {
+	var p sim.StudioProject
+	err := e.batch(ctx, func(tx sim.Tx) error {
+		now := e.clock.Now()
+		p = sim.StudioProject{CompanyID: c.Company.ID, Status: sim.StudioProjectStatusNew, ManagerID: c.User.ID,
+			CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
+		if err := applyProjectInput(tx, c, &p, in); err != nil {
+			return err
+		}
+		id, err := e.studioID(tx, now)
+		if err != nil {
+			return err
+		}
+		p.ID = id
+		if err := tx.PutStudioProject(p); err != nil {
+			return err
+		}
+		return saveIntent(ctx, tx, p, now)
+	})
+	if err == nil {
+		markIntent(ctx)
+	}
+	return p, err
+}
+
+// UpdateStudioProject changes a project of the caller's company.
+func (e *StudioProjects) UpdateStudioProject(ctx context.Context, c sim.Caller, id string, in sim.StudioProjectInput) (sim.StudioProject, error) {
+	var p sim.StudioProject
+	err := e.update(ctx, func(tx sim.Tx) error {
+		var err error
+		if p, err = e.ownedStudioProject(tx, c, id); err != nil {
+			return err
+		}
+		if err := applyProjectInput(tx, c, &p, in); err != nil {
+			return err
+		}
+		p.UpdatedAt = e.clock.Now()
+		return tx.PutStudioProject(p)
+	})
+	return p, err
+}

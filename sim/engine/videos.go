@@ -1,0 +1,324 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/statemachine"
+)
+
+// Videos are the studio's dubbing jobs, made from artifacts in a studio
+// project.
+type Videos struct{ *core }
+
+func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) (sim.Artifact, error) {
+	a, err := tx.Artifact(id)
+	if errors.Is(err, sim.ErrNotFound) {
+		return a, sim.Errorf(sim.CodeValidation, "%s: artifact %s does not exist", field, id)
+	}
+	if err != nil {
+		return a, err
+	}
+	if a.CompanyID != c.Company.ID {
+		return a, sim.Errorf(sim.CodeValidation, "%s: artifact %s does not belong to your company", field, id)
+	}
+	if !slices.Contains(types, a.Type) {
+		return a, sim.Errorf(sim.CodeValidation, "%s: artifact %s is of type %s; this field takes an artifact of type %s", field, id, a.Type, strings.Join(types, " or "))
+	}
+	if !a.Usable() {
+		msg := ""
+		if a.Status == sim.ArtifactFailed {
+			msg = ": " + a.ErrorMessage
+		}
+		return a, sim.Errorf(sim.CodeValidation, "%s: artifact %s has status %s%s; an artifact is usable only when its status is upload_completed", field, id, a.Status, msg)
+	}
+	return a, nil
+}
+
+// CreateVideo adds a video to a project of the caller's company; it starts
+// in status new and moves on by itself (see NextVideo).
+func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string, nv sim.NewVideo) (sim.Video, error) {
+	if nv.SourceLanguage == "multi" && !c.Company.MultiLanguage {
+		return sim.Video{}, sim.Errorf(sim.CodeValidation, "sourceLanguage: multi is not enabled for your organization; an administrator enables it through your account manager")
+	}
+	// Downloads of the artifacts named whose results are needed by now
+	// are waited for, as by a read of the artifact.
+	for _, id := range []string{nv.SourceArtifactID, nv.BackgroundArtifactID, nv.InternationalMixArtifactID, nv.VocalsHitlArtifactID} {
+		if id != "" {
+			_ = e.waitWork(ctx, e.clock.Now(), id)
+		}
+	}
+	var v sim.Video
+	err := e.batch(ctx, func(tx sim.Tx) error {
+		now := e.clock.Now()
+		p, err := e.ownedStudioProject(tx, c, projectID)
+		if err != nil {
+			return err
+		}
+		// Apply due artifact transitions first, so an artifact whose
+		// processing has ended by now counts as usable.
+		for _, ref := range []struct{ field, id string }{{"sourceArtifactId", nv.SourceArtifactID}, {"backgroundWavArtifactId", nv.BackgroundArtifactID},
+			{"internationalMixWavArtifactId", nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", nv.VocalsHitlArtifactID}} {
+			if ref.id == "" {
+				continue
+			}
+			if a, err := tx.Artifact(ref.id); err == nil && artifactDue(a, now) {
+				if _, err := e.settleArtifact(tx, a, now); err != nil {
+					return err
+				}
+			}
+		}
+		src, err := usableArtifact(tx, c, "sourceArtifactId", nv.SourceArtifactID, sim.ArtifactVideo, sim.ArtifactAudio)
+		if err != nil {
+			return err
+		}
+		for _, ref := range []struct{ field, id string }{{"backgroundWavArtifactId", nv.BackgroundArtifactID},
+			{"internationalMixWavArtifactId", nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", nv.VocalsHitlArtifactID}} {
+			if ref.id == "" {
+				continue
+			}
+			if _, err := usableArtifact(tx, c, ref.field, ref.id, sim.ArtifactAudio); err != nil {
+				return err
+			}
+		}
+		id, err := e.studioID(tx, now)
+		if err != nil {
+			return err
+		}
+		v = sim.Video{ID: id, ProjectID: p.ID, CompanyID: p.CompanyID, Name: nv.Name, Status: sim.VideoNew,
+			ProcessingType: nv.WorkflowType, SrcLang: nv.SourceLanguage, DstLangs: nv.TargetLanguages,
+			SourceArtifactID: nv.SourceArtifactID, BackgroundArtifactID: nv.BackgroundArtifactID,
+			InternationalMixArtifactID: nv.InternationalMixArtifactID, VocalsHitlArtifactID: nv.VocalsHitlArtifactID,
+			Remark: nv.Remark, StringVariables: nv.StringVariables, Pipeline: nv.Pipeline,
+			DueAt: now.Add(e.studio.VideoStart), CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
+		if src.Duration != nil {
+			d := *src.Duration
+			v.DurationSeconds = &d
+		}
+		if err := tx.PutVideo(v); err != nil {
+			return err
+		}
+		return saveIntent(ctx, tx, v, now)
+	})
+	if err == nil {
+		markIntent(ctx)
+	}
+	return v, err
+}
+
+func (e *core) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, error) {
+	nv := statemachine.NextVideo(v, now, e.studio)
+	if nv.Status == v.Status && nv.DueAt.Equal(v.DueAt) {
+		return v, nil
+	}
+	return nv, tx.PutVideo(nv) // update persists the clock with it
+}
+
+// ListVideos lists the videos of a project of the caller's company, oldest
+// first, with due transitions applied.
+func (e *Videos) ListVideos(ctx context.Context, c sim.Caller, projectID string) ([]sim.Video, error) {
+	now := e.clock.Now()
+	gen := e.writes.Load()
+	if l, ok := e.videoLists.Get(projectID, gen); ok && l.company == c.Company.ID && (l.until.IsZero() || now.Before(l.until)) {
+		return slices.Clone(l.videos), nil
+	}
+	out := []sim.Video{}
+	due := false
+	read := func(tx sim.Tx) error {
+		out, due = out[:0], false
+		if _, err := e.ownedStudioProject(tx, c, projectID); err != nil {
+			return err
+		}
+		return tx.ForEachVideo(projectID, func(v sim.Video) error {
+			if !v.DueAt.IsZero() && !now.Before(v.DueAt) {
+				due = true
+			}
+			out = append(out, v)
+			return nil
+		})
+	}
+	if err := e.store.View(ctx, read); err != nil || !due {
+		sortVideos(out)
+		if err == nil {
+			l := videoList{videos: slices.Clone(out), company: c.Company.ID}
+			for _, v := range out {
+				if !v.DueAt.IsZero() && (l.until.IsZero() || v.DueAt.Before(l.until)) {
+					l.until = v.DueAt
+				}
+			}
+			e.videoLists.Put(projectID, l, gen)
+		}
+		return out, err
+	}
+	err := e.update(ctx, func(tx sim.Tx) error {
+		if err := read(tx); err != nil {
+			return err
+		}
+		for i, v := range out {
+			nv, err := e.settleVideo(tx, v, now)
+			if err != nil {
+				return err
+			}
+			out[i] = nv
+		}
+		return nil
+	})
+	sortVideos(out)
+	return out, err
+}
+
+func sortVideos(vs []sim.Video) {
+	sort.SliceStable(vs, func(i, j int) bool {
+		if !vs[i].CreatedAt.Equal(vs[j].CreatedAt) {
+			return vs[i].CreatedAt.Before(vs[j].CreatedAt)
+		}
+		return vs[i].ID < vs[j].ID
+	})
+}
+
+func (e *core) ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, error) {
+	if _, err := e.ownedStudioProject(tx, c, projectID); err != nil {
+		return sim.Video{}, err
+	}
+	v, err := tx.Video(videoID)
+	if errors.Is(err, sim.ErrNotFound) || (err == nil && v.ProjectID != projectID) {
+		return v, studioMissing()
+	}
+	return v, err
+}
+
+// Video returns one video of a project of the caller's company.
+func (e *Videos) Video(ctx context.Context, c sim.Caller, projectID, videoID string) (sim.Video, error) {
+	var v sim.Video
+	now := e.clock.Now()
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		var err error
+		v, err = e.ownedVideo(tx, c, projectID, videoID)
+		return err
+	})
+	if err != nil || v.DueAt.IsZero() || now.Before(v.DueAt) {
+		return v, err
+	}
+	err = e.update(ctx, func(tx sim.Tx) error {
+		cur, err := e.ownedVideo(tx, c, projectID, videoID)
+		if err != nil {
+			return err
+		}
+		v, err = e.settleVideo(tx, cur, now)
+		return err
+	})
+	return v, err
+}
+
+// UpdateVideo applies a video update. A status written by the client stops
+// the automatic lifecycle of the video.
+func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, videoID string, u sim.VideoUpdate) (sim.Video, error) {
+	var v sim.Video
+	err := e.update(ctx, func(tx sim.Tx) error {
+		now := e.clock.Now()
+		cur, err := e.ownedVideo(tx, c, projectID, videoID)
+		if err != nil {
+			return err
+		}
+		if v, err = e.settleVideo(tx, cur, now); err != nil {
+			return err
+		}
+		langs := v.DstLangs
+		if u.HasDstLangs {
+			langs = u.DstLangs
+		}
+		if u.HasGuidance && u.Guidance != nil {
+			keys := make([]string, 0, len(u.Guidance.ByLang))
+			for k := range u.Guidance.ByLang {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if !slices.Contains(langs, k) {
+					return sim.Errorf(sim.CodeValidation, "translationGuidance.byLang: %s is not a target language of the video (%s)", k, strings.Join(langs, ", "))
+				}
+			}
+		}
+		if u.HasDstLangs && !u.HasGuidance && v.Guidance != nil {
+			var stale []string
+			for k := range v.Guidance.ByLang {
+				if !slices.Contains(langs, k) {
+					stale = append(stale, k)
+				}
+			}
+			if len(stale) > 0 {
+				sort.Strings(stale)
+				return sim.Errorf(sim.CodeValidation, "dstLangs: the video's translationGuidance.byLang has entries for %s, which would no longer be target languages; send translationGuidance in the same request (or null to remove it)", strings.Join(stale, ", "))
+			}
+		}
+		if u.Name != nil {
+			v.Name = *u.Name
+		}
+		if u.HasDstLangs {
+			v.DstLangs = u.DstLangs
+		}
+		if u.ProcessingType != nil {
+			v.ProcessingType = *u.ProcessingType
+		}
+		if u.Status != nil {
+			v.Status = *u.Status
+			v.DueAt = time.Time{}
+		}
+		if u.Remark != nil {
+			r := *u.Remark
+			v.Remark = &r
+		}
+		if u.ClearRemark {
+			v.Remark = nil
+		}
+		if u.HasStringVariables {
+			v.StringVariables = u.StringVariables
+		}
+		if u.HasGuidance {
+			v.Guidance = u.Guidance
+		}
+		v.UpdatedAt = now
+		return tx.PutVideo(v)
+	})
+	return v, err
+}
+
+// SetVideoStatus moves a video to a status at once, from the control API;
+// with auto, the automatic lifecycle continues from there.
+func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto bool) (sim.Video, error) {
+	var v sim.Video
+	if !slices.Contains(sim.VideoStatuses, status) {
+		return v, sim.Errorf(sim.CodeValidation, "status must be one of %s; got %q", strings.Join(sim.VideoStatuses, ", "), status)
+	}
+	err := e.update(ctx, func(tx sim.Tx) error {
+		var err error
+		v, err = tx.Video(id)
+		if errors.Is(err, sim.ErrNotFound) {
+			return sim.Errorf(sim.CodeNotFound, "Video %s not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		now := e.clock.Now()
+		v.Status, v.UpdatedAt, v.DueAt = status, now, time.Time{}
+		if auto && status != sim.VideoCompleted {
+			v.DueAt = now
+			if status == sim.VideoInProgress {
+				var d time.Duration
+				if v.DurationSeconds != nil {
+					d = time.Duration(*v.DurationSeconds * float64(time.Second))
+				}
+				v.DueAt = now.Add(e.studio.VideoProcessing(d))
+			} else {
+				v.DueAt = now.Add(e.studio.VideoStart)
+			}
+		}
+		return tx.PutVideo(v)
+	})
+	return v, err
+}
