@@ -121,7 +121,7 @@ func derivedSize(typ string, d time.Duration) int64 {
 
 // CreateArtifact creates an artifact in status created and schedules its
 // processing. The request's shape has been validated by the handler.
-func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact) (sim.Artifact, error) {
+func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact, idem *sim.IdemWrite[sim.Artifact]) (sim.Artifact, error) {
 	frags := na.Fragments
 	parts := e.resolveParts(c, na.Type, na.URL, na.S3Path, frags)
 	var a sim.Artifact
@@ -158,12 +158,11 @@ func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.New
 		if err := tx.PutArtifact(a); err != nil {
 			return err
 		}
-		return saveIntent(ctx, tx, a, now)
+		return saveIdem(tx, idem, a, now)
 	})
 	if err != nil {
 		return a, err
 	}
-	markIntent(ctx)
 	if a.Pending {
 		e.startDownload(a, parts)
 	}

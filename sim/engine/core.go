@@ -74,25 +74,17 @@ type videoList struct {
 	until   time.Time
 }
 
-// saveIntent stores the idempotency record of the request that caused this
-// write, in the write's own transaction (see sim.IdemIntent).
-func saveIntent(ctx context.Context, tx sim.Tx, result any, now time.Time) error {
-	in := sim.IdemIntentFrom(ctx)
-	if in == nil || in.Render == nil {
+// saveIdem stores the idempotency record of the write in its own
+// transaction (idem nil: the request had no Idempotency-Key).
+func saveIdem[T any](tx sim.Tx, idem *sim.IdemWrite[T], result T, now time.Time) error {
+	if idem == nil {
 		return nil
 	}
-	status, ct, body, err := in.Render(result)
+	rec, err := idem.Record(result, now)
 	if err != nil {
 		return err
 	}
-	return tx.PutIdempotency(in.Scope, in.Key, sim.IdemRecord{Fingerprint: in.Fingerprint, Status: status, ContentType: ct, Body: body, CreatedAt: now})
-}
-
-// markIntent records that a committed write stored its idempotency record.
-func markIntent(ctx context.Context) {
-	if in := sim.IdemIntentFrom(ctx); in != nil && in.Render != nil {
-		in.MarkSaved()
-	}
+	return tx.PutIdempotency(idem.Scope, idem.Key, rec)
 }
 
 // update runs fn in a write transaction and invalidates the caches. The

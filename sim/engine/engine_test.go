@@ -75,7 +75,7 @@ func TestLifecycleReady(t *testing.T) {
 	h := newHarness(t, fakeProber{"https://v/10min": {Duration: 10 * time.Minute, Origin: sim.OriginRule}})
 	key := h.account(t, sim.PlanPro, 100, true)
 
-	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/10min"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/10min"), nil)
 	require.NoError(t, err)
 	assert.Regexp(t, `^[1-9][0-9]{8}$`, rc.ProjectID)
 	assert.Equal(t, int64(10), rc.CostMinutes)
@@ -113,7 +113,7 @@ func TestLifecycleErrorRefunds(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, fakeProber{"https://v/fail": {Duration: 150 * time.Second, Origin: sim.OriginRule, Fail: "No speech"}})
 	key := h.account(t, sim.PlanNone, 5, false)
-	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/fail"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/fail"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), rc.CostMinutes)
 	assert.Equal(t, int64(2), rc.BalanceMinutes)
@@ -149,14 +149,14 @@ func TestCreateRefusals(t *testing.T) {
 	h := newHarness(t, fakeProber{"https://v/bad": {Origin: "refuse"}, "https://v/2min": {Duration: 2 * time.Minute, Origin: sim.OriginRule}})
 	key := h.account(t, sim.PlanNone, 1, false)
 
-	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/2min"))
+	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/2min"), nil)
 	assert.Equal(t, sim.CodePaymentRequired, sim.ErrorCode(err))
 	assert.EqualError(t, err, sim.MsgInsufficientBalance)
 
-	_, err = h.e.Projects.CreateProject(ctx, key, newProject("https://v/bad"))
+	_, err = h.e.Projects.CreateProject(ctx, key, newProject("https://v/bad"), nil)
 	assert.Equal(t, sim.CodeVideoInfo, sim.ErrorCode(err))
 
-	_, err = h.e.Projects.CreateProject(ctx, "nobody", newProject("https://v/2min"))
+	_, err = h.e.Projects.CreateProject(ctx, "nobody", newProject("https://v/2min"), nil)
 	assert.Equal(t, sim.CodeUnauthorized, sim.ErrorCode(err))
 
 	bal, _ := h.e.Accounts.Balance(ctx, key)
@@ -175,12 +175,12 @@ func TestSourceScriptExtendsDerivedDuration(t *testing.T) {
 	key := h.account(t, sim.PlanPro, 100, false)
 	np := newProject("https://v/derived") // derived: 90 s
 	np.SourceScript = []sim.Segment{{StartMS: 0, EndMS: 1000, Text: "a"}, {StartMS: 170_000, EndMS: 185_500, Text: "b"}}
-	rc, err := h.e.Projects.CreateProject(ctx, key, np)
+	rc, err := h.e.Projects.CreateProject(ctx, key, np, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), rc.CostMinutes, "186 s after extension")
 
 	np.SourceVideoURL = "https://v/rule"
-	_, err = h.e.Projects.CreateProject(ctx, key, np)
+	_, err = h.e.Projects.CreateProject(ctx, key, np, nil)
 	assert.EqualError(t, err, "source_script[1] ends at 185500 ms, after the end of the source video (30000 ms)")
 }
 
@@ -189,26 +189,26 @@ func TestRetranslation(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, nil)
 	key := h.account(t, sim.PlanPro, 100, true)
-	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/x"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/x"), nil)
 	require.NoError(t, err)
 
 	in := sim.RetranslationInput{
 		TargetScript:   []sim.SegmentInput{seg(100, 400, "Au revoir le monde, mes amis, et merci!", 1)},
 		TargetSpeakers: []sim.SpeakerInput{spk(1, "feminine", frVoice)},
 	}
-	_, err = h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, false)
+	_, err = h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, false, nil)
 	assert.EqualError(t, err, "Project "+rc.ProjectID+" cannot be re-translated while its status is in_progress; re-translation needs status ready")
 	assert.Equal(t, sim.CodeValidation, sim.ErrorCode(err))
 
 	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
-	_, err = h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, true)
+	_, err = h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, true, nil)
 	require.NoError(t, err, "dry run")
 	p, _ := h.e.Projects.Project(ctx, key, rc.ProjectID)
 	assert.Equal(t, sim.StatusReady, p.Status, "a dry run changes nothing")
 	assert.Zero(t, p.TranslationsCount)
 
-	rr, err := h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, false)
+	rr, err := h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, false, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1, rr.TranslationsCount)
 	assert.Zero(t, rr.CostMinutes)
@@ -229,7 +229,7 @@ func TestRetranslation(t *testing.T) {
 	assert.Equal(t, []sim.Speaker{{SpeakerID: 1, Style: "feminine", VoiceKey: frVoice}}, p.Speakers)
 
 	in.UseFixedTimings = ptr(true)
-	_, err = h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, false)
+	_, err = h.e.Projects.Retranslate(ctx, key, rc.ProjectID, in, false, nil)
 	require.NoError(t, err)
 	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
@@ -245,13 +245,13 @@ func TestRetranslationAccess(t *testing.T) {
 	owner := h.account(t, sim.PlanPro, 100, true)
 	other := h.account(t, sim.PlanPro, 100, true)
 	disabled := h.account(t, sim.PlanPro, 100, false)
-	rc, err := h.e.Projects.CreateProject(ctx, owner, newProject("https://v/x"))
+	rc, err := h.e.Projects.CreateProject(ctx, owner, newProject("https://v/x"), nil)
 	require.NoError(t, err)
 	in := sim.RetranslationInput{}
 
-	_, err = h.e.Projects.Retranslate(ctx, disabled, rc.ProjectID, in, false)
+	_, err = h.e.Projects.Retranslate(ctx, disabled, rc.ProjectID, in, false, nil)
 	assert.Equal(t, sim.CodeForbidden, sim.ErrorCode(err))
-	_, err = h.e.Projects.Retranslate(ctx, other, rc.ProjectID, in, true)
+	_, err = h.e.Projects.Retranslate(ctx, other, rc.ProjectID, in, true, nil)
 	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err), "another account's project does not exist for the caller")
 	_, err = h.e.Projects.Project(ctx, other, rc.ProjectID)
 	assert.EqualError(t, err, sim.MsgProjectNotFound)
@@ -263,7 +263,7 @@ func TestDelete(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, nil)
 	key := h.account(t, sim.PlanNone, 10, false)
-	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/x"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/x"), nil)
 	require.NoError(t, err)
 
 	err = h.e.Projects.DeleteProject(ctx, key, rc.ProjectID)
@@ -292,7 +292,7 @@ func TestConcurrentCreationsNeverOverdraw(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/1min"))
+			_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/1min"), nil)
 			switch sim.ErrorCode(err) {
 			case "":
 				ok.Add(1)
@@ -318,7 +318,7 @@ func TestRestartKeepsStateAndPendingTransitions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dubsim.db")
 	h := openHarness(t, path, nil, sim.NewSimClock(realNow, 1))
 	key := h.account(t, sim.PlanNone, 10, false)
-	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/x"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/x"), nil)
 	require.NoError(t, err)
 	advancedTo, err := h.e.Clock.Advance(ctx, 10*time.Second)
 	require.NoError(t, err)
@@ -353,7 +353,7 @@ func TestSweepOrderAndBatches(t *testing.T) {
 	key := h.account(t, sim.PlanNone, 100000, false)
 	const n = sweepBatch*2 + 3
 	for i := 0; i < n; i++ {
-		_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/"+string(rune('a'+i%26))+time.Duration(i).String()))
+		_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/"+string(rune('a'+i%26))+time.Duration(i).String()), nil)
 		require.NoError(t, err)
 		h.clock.Advance(time.Second)
 	}
@@ -372,7 +372,7 @@ func TestResetRestoresFixtures(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t, nil)
-	_, err := h.e.Projects.CreateProject(ctx, "dubsim-subscription", newProject("https://v/x"))
+	_, err := h.e.Projects.CreateProject(ctx, "dubsim-subscription", newProject("https://v/x"), nil)
 	require.NoError(t, err)
 	extra := h.account(t, sim.PlanPro, 5, false)
 	require.NoError(t, h.e.Data.Reset(ctx))
@@ -406,7 +406,7 @@ func TestSourceLongerThanTheLimitIsRefused(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, fakeProber{"https://v/huge": {Duration: sim.MaxSourceDuration + time.Second, Origin: sim.OriginMedia}})
 	key := h.account(t, sim.PlanPro, 1_000_000, false)
-	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/huge"))
+	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/huge"), nil)
 	assert.Equal(t, sim.CodeVideoInfo, sim.ErrorCode(err))
 	assert.EqualError(t, err, "The source video lasts 6h0m1s; videos up to 6h0m0s are accepted")
 	bal, _ := h.e.Accounts.Balance(ctx, key)
@@ -466,7 +466,7 @@ func TestScriptsAreProducedWhenTheRunCompletes(t *testing.T) {
 			for i := range got {
 				h := newHarness(t, nil)
 				key := h.account(t, sim.PlanEnterprise, 100, true)
-				rc, err := h.e.Projects.CreateProject(ctx, key, tc.np(newProject("https://v/clip")))
+				rc, err := h.e.Projects.CreateProject(ctx, key, tc.np(newProject("https://v/clip")), nil)
 				require.NoError(t, err)
 
 				created := h.storedProject(t, rc.ProjectID)
@@ -503,7 +503,7 @@ func TestFailedProjectHasNoScripts(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, fakeProber{"https://v/fail": {Duration: 30 * time.Second, Origin: sim.OriginRule, Fail: "No speech"}})
 	key := h.account(t, sim.PlanPro, 100, true)
-	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/fail"))
+	rc, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/fail"), nil)
 	require.NoError(t, err)
 	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
@@ -529,7 +529,7 @@ func TestIdleTickWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, nil)
 	key := h.account(t, sim.PlanPro, 100, false)
-	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/clip"))
+	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/clip"), nil)
 	require.NoError(t, err)
 
 	_, err = h.e.Clock.Tick(ctx) // the first purge

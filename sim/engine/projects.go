@@ -112,7 +112,7 @@ func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, e
 // CreateProject charges the account and creates a project in progress. The
 // whole check-charge-create runs in one transaction, so the balance never
 // goes negative under concurrent requests; a refusal changes nothing.
-func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewProject) (sim.Receipt, error) {
+func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewProject, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 	var rc sim.Receipt
 	acct, err := e.account(ctx, apiKey)
 	if err != nil {
@@ -178,11 +178,8 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 			return err
 		}
 		rc = sim.Receipt{ProjectID: p.ID, CostMinutes: cost, EstimatedCompletion: p.DueAt, BalanceMinutes: acct.BalanceMinutes}
-		return saveIntent(ctx, tx, rc, now)
+		return saveIdem(tx, idem, rc, now)
 	})
-	if err == nil {
-		markIntent(ctx)
-	}
 	return rc, err
 }
 

@@ -12,7 +12,7 @@ import (
 // Retranslate checks a re-translation request and, unless dryRun, puts the
 // project back through processing. dryRun answers exactly what the real
 // request would (an error or nil) without changing the project.
-func (e *Projects) Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool) (sim.Receipt, error) {
+func (e *Projects) Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 	var rc sim.Receipt
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
@@ -50,10 +50,7 @@ func (e *Projects) Retranslate(ctx context.Context, apiKey, id string, in sim.Re
 			return err
 		}
 		rc = sim.Receipt{ProjectID: p.ID, EstimatedCompletion: p.DueAt, BalanceMinutes: acct.BalanceMinutes, TranslationsCount: p.TranslationsCount}
-		return saveIntent(ctx, tx, rc, now)
+		return saveIdem(tx, idem, rc, now)
 	})
-	if err == nil && !dryRun {
-		markIntent(ctx)
-	}
 	return rc, err
 }

@@ -112,7 +112,7 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 }
 
 // CreateStudioProject creates a project in the caller's company.
-func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, in sim.StudioProjectInput) (sim.StudioProject, error) {
+func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, in sim.StudioProjectInput, idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
 	var p sim.StudioProject
 	err := e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
@@ -129,11 +129,8 @@ func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, 
 		if err := tx.PutStudioProject(p); err != nil {
 			return err
 		}
-		return saveIntent(ctx, tx, p, now)
+		return saveIdem(tx, idem, p, now)
 	})
-	if err == nil {
-		markIntent(ctx)
-	}
 	return p, err
 }
 

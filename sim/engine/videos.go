@@ -42,7 +42,7 @@ func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) 
 
 // CreateVideo adds a video to a project of the caller's company; it starts
 // in status new and moves on by itself (see NextVideo).
-func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string, nv sim.NewVideo) (sim.Video, error) {
+func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string, nv sim.NewVideo, idem *sim.IdemWrite[sim.Video]) (sim.Video, error) {
 	if nv.SourceLanguage == "multi" && !c.Company.MultiLanguage {
 		return sim.Video{}, sim.Errorf(sim.CodeValidation, "sourceLanguage: multi is not enabled for your organization; an administrator enables it through your account manager")
 	}
@@ -103,11 +103,8 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 		if err := tx.PutVideo(v); err != nil {
 			return err
 		}
-		return saveIntent(ctx, tx, v, now)
+		return saveIdem(tx, idem, v, now)
 	})
-	if err == nil {
-		markIntent(ctx)
-	}
 	return v, err
 }
 

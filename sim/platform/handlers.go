@@ -2,7 +2,6 @@ package platform
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
@@ -92,36 +91,25 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	a.renderIntent(r)
-	rc, err := a.svc.CreateProject(r.Context(), account(r).APIKey, np)
+	rc, err := httpx.Idempotent(r, a.renderReceipt, func(idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
+		return a.svc.CreateProject(r.Context(), account(r).APIKey, np, idem)
+	})
 	if err != nil {
 		return err
 	}
-	writeReceipt(w, a.created, rc)
+	a.writeReceipt(w, rc)
 	return nil
 }
 
-// renderIntent lets the engine store the idempotency record of this request
-// in the transaction of its write, with the body writeReceipt will send.
-func (a *API) renderIntent(r *http.Request) {
-	in := sim.IdemIntentFrom(r.Context())
-	if in == nil {
-		return
-	}
-	in.Render = func(v any) (int, string, []byte, error) {
-		rc, ok := v.(sim.Receipt)
-		if !ok {
-			return 0, "", nil, fmt.Errorf("platform: cannot render %T", v)
-		}
-		b, err := httpx.Marshal(receipt(rc))
-		return a.created, httpx.ContentTypeJSON, append(b, '\n'), err
-	}
-}
+// renderReceipt is the answer of a create or re-translation: what
+// writeReceipt sends, and what the use case stores as the idempotency record.
+func (a *API) renderReceipt(rc sim.Receipt) (int, any) { return a.created, receipt(rc) }
 
 // writeReceipt sends a create or re-translation answer, byte for byte what
-// renderIntent stores.
-func writeReceipt(w http.ResponseWriter, status int, rc sim.Receipt) {
-	httpx.WriteJSON(w, status, receipt(rc))
+// the idempotency record stores.
+func (a *API) writeReceipt(w http.ResponseWriter, rc sim.Receipt) {
+	status, view := a.renderReceipt(rc)
+	httpx.WriteJSON(w, status, view)
 }
 
 // projectView is Get Project: the fields present depend on the status, and
@@ -197,10 +185,13 @@ func (a *API) retranslation(w http.ResponseWriter, r *http.Request, dryRun bool)
 	if err := a.dec.Decode(w, r, &in); err != nil {
 		return sim.Receipt{}, err
 	}
-	if !dryRun {
-		a.renderIntent(r)
+	key, id := account(r).APIKey, chi.URLParam(r, "project_id")
+	if dryRun {
+		return a.svc.Retranslate(r.Context(), key, id, in, true, nil)
 	}
-	return a.svc.Retranslate(r.Context(), account(r).APIKey, chi.URLParam(r, "project_id"), in, dryRun)
+	return httpx.Idempotent(r, a.renderReceipt, func(idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
+		return a.svc.Retranslate(r.Context(), key, id, in, false, idem)
+	})
 }
 
 // handleRetranslate serves POST /api/v1/projects/{project_id}/translations.
@@ -209,7 +200,7 @@ func (a *API) handleRetranslate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeReceipt(w, a.created, rc)
+	a.writeReceipt(w, rc)
 	return nil
 }
 

@@ -114,10 +114,10 @@ type blockingService struct {
 	release chan struct{}
 }
 
-func (b *blockingService) CreateProject(ctx context.Context, key string, np sim.NewProject) (sim.Receipt, error) {
+func (b *blockingService) CreateProject(ctx context.Context, key string, np sim.NewProject, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 	b.entered <- struct{}{}
 	<-b.release
-	return b.Service.CreateProject(ctx, key, np)
+	return b.Service.CreateProject(ctx, key, np, idem)
 }
 
 func TestIdempotencyInFlightConflict(t *testing.T) {

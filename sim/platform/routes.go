@@ -22,11 +22,11 @@ import (
 type Service interface {
 	Account(ctx context.Context, apiKey string) (sim.Account, error)
 	Catalog() *sim.Catalog
-	CreateProject(ctx context.Context, apiKey string, np sim.NewProject) (sim.Receipt, error)
+	CreateProject(ctx context.Context, apiKey string, np sim.NewProject, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error)
 	Project(ctx context.Context, apiKey, id string) (sim.Project, error)
 	ProjectOutput(ctx context.Context, id string) (sim.Project, error)
 	DeleteProject(ctx context.Context, apiKey, id string) error
-	Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool) (sim.Receipt, error)
+	Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error)
 	httpx.IdemStore
 }
 

@@ -1,9 +1,7 @@
 package studio
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -29,9 +27,10 @@ func (a *API) handleCreateArtifact(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	c := caller(r)
-	render := func(res any) (int, any) { return a.created, viewArtifactCreated(res.(sim.Artifact), c) }
-	ctx := a.idemIntent(r, render)
-	art, err := a.svc.CreateArtifact(ctx, c, na)
+	render := func(art sim.Artifact) (int, any) { return a.created, viewArtifactCreated(art, c) }
+	art, err := httpx.Idempotent(r, render, func(idem *sim.IdemWrite[sim.Artifact]) (sim.Artifact, error) {
+		return a.svc.CreateArtifact(r.Context(), c, na, idem)
+	})
 	if err != nil {
 		return err
 	}
@@ -229,8 +228,10 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	render := func(res any) (int, any) { return a.created, a.viewProject(r, res.(sim.StudioProject)) }
-	p, err := a.svc.CreateStudioProject(a.idemIntent(r, render), caller(r), in)
+	render := func(p sim.StudioProject) (int, any) { return a.created, a.viewProject(r, p) }
+	p, err := httpx.Idempotent(r, render, func(idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
+		return a.svc.CreateStudioProject(r.Context(), caller(r), in, idem)
+	})
 	if err != nil {
 		return err
 	}
@@ -372,8 +373,10 @@ func (a *API) handleCreateVideo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	render := func(res any) (int, any) { return a.created, a.viewVideoCreated(r, res.(sim.Video)) }
-	v, err := a.svc.CreateVideo(a.idemIntent(r, render), c, pid, nv)
+	render := func(v sim.Video) (int, any) { return a.created, a.viewVideoCreated(r, v) }
+	v, err := httpx.Idempotent(r, render, func(idem *sim.IdemWrite[sim.Video]) (sim.Video, error) {
+		return a.svc.CreateVideo(r.Context(), c, pid, nv, idem)
+	})
 	if err != nil {
 		return err
 	}
@@ -520,24 +523,4 @@ func (a *API) handleUpdateVideo(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.WriteJSON(w, http.StatusOK, videoUpdated{videoView: a.viewVideo(r, v), TranslationGuidance: v.Guidance})
 	return nil
-}
-
-// idemIntent lets the engine store the idempotency record of this request
-// in the transaction of its write, with the body the handler will send.
-func (a *API) idemIntent(r *http.Request, render func(any) (int, any)) context.Context {
-	in := sim.IdemIntentFrom(r.Context())
-	if in == nil {
-		return r.Context()
-	}
-	in.Render = func(v any) (status int, ct string, body []byte, err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("studio: cannot render %T", v)
-			}
-		}()
-		status, view := render(v)
-		b, err := httpx.Marshal(view)
-		return status, httpx.ContentTypeJSON, append(b, '\n'), err
-	}
-	return r.Context()
 }

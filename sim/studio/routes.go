@@ -32,15 +32,15 @@ type Service interface {
 	Upload(ctx context.Context, id string) (sim.Upload, error)
 	ReceiveUpload(ctx context.Context, id string, body io.Reader) (sim.Upload, error)
 
-	CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact) (sim.Artifact, error)
+	CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact, idem *sim.IdemWrite[sim.Artifact]) (sim.Artifact, error)
 	Artifact(ctx context.Context, c sim.Caller, id string) (sim.Artifact, error)
 
 	ListStudioProjects(ctx context.Context, c sim.Caller) ([]sim.StudioProject, error)
 	StudioProject(ctx context.Context, c sim.Caller, id string) (sim.StudioProject, error)
-	CreateStudioProject(ctx context.Context, c sim.Caller, in sim.StudioProjectInput) (sim.StudioProject, error)
+	CreateStudioProject(ctx context.Context, c sim.Caller, in sim.StudioProjectInput, idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error)
 	UpdateStudioProject(ctx context.Context, c sim.Caller, id string, in sim.StudioProjectInput) (sim.StudioProject, error)
 
-	CreateVideo(ctx context.Context, c sim.Caller, projectID string, nv sim.NewVideo) (sim.Video, error)
+	CreateVideo(ctx context.Context, c sim.Caller, projectID string, nv sim.NewVideo, idem *sim.IdemWrite[sim.Video]) (sim.Video, error)
 	ListVideos(ctx context.Context, c sim.Caller, projectID string) ([]sim.Video, error)
 	Video(ctx context.Context, c sim.Caller, projectID, videoID string) (sim.Video, error)
 	UpdateVideo(ctx context.Context, c sim.Caller, projectID, videoID string, u sim.VideoUpdate) (sim.Video, error)

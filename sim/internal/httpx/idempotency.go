@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dubsim/dubsim/sim"
 )
@@ -36,6 +37,38 @@ const (
 type IdemStore interface {
 	IdempotencyLookup(ctx context.Context, scope, key string) (sim.IdemRecord, bool, error)
 	IdempotencySave(ctx context.Context, scope, key string, rec sim.IdemRecord) error
+}
+
+// idemRequest is what the middleware tells the handler of a request with
+// an Idempotency-Key (see Idempotent), and what the handler tells back.
+type idemRequest struct {
+	scope, key, fp string
+	saved          atomic.Bool // the write stored the record in its own transaction
+}
+
+type idemRequestKey struct{}
+
+// Idempotent runs write, a creation, with the idempotency record of the
+// request as its explicit argument (nil when the request has no
+// Idempotency-Key, or the middleware is not in front). render gives the
+// status and view the handler will send for the result; the use case
+// stores them in the transaction of its write, and the middleware then
+// stores nothing more.
+func Idempotent[T any](r *http.Request, render func(T) (int, any), write func(*sim.IdemWrite[T]) (T, error)) (T, error) {
+	st, _ := r.Context().Value(idemRequestKey{}).(*idemRequest)
+	if st == nil {
+		return write(nil)
+	}
+	v, err := write(&sim.IdemWrite[T]{Scope: st.scope, Key: st.key, Fingerprint: st.fp,
+		Render: func(v T) (int, string, []byte, error) {
+			status, view := render(v)
+			b, err := Marshal(view)
+			return status, ContentTypeJSON, append(b, '\n'), err
+		}})
+	if err == nil {
+		st.saved.Store(true)
+	}
+	return v, err
 }
 
 // Replayer regenerates a response from the recipe a handler registered with
@@ -153,12 +186,12 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 			}
 			defer release()
 
-			intent := &sim.IdemIntent{Scope: sc, Key: key, Fingerprint: fp}
-			r = r.WithContext(sim.WithIdemIntent(r.Context(), intent))
+			intent := &idemRequest{scope: sc, key: key, fp: fp}
+			r = r.WithContext(context.WithValue(r.Context(), idemRequestKey{}, intent))
 			cw := &captureWriter{ResponseWriter: w, status: http.StatusOK, limit: orDefault(m.MaxStored, DefaultIdemMaxStored)}
 			cw.commit = func() {
 				defer release()
-				if cw.status >= 500 || intent.Saved() {
+				if cw.status >= 500 || intent.saved.Load() {
 					return // a write that stored its record in its own transaction is done
 				}
 				rec := sim.IdemRecord{Fingerprint: fp, Status: cw.status, ContentType: cw.Header().Get("Content-Type")}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/stretchr/testify/assert"
@@ -83,11 +84,16 @@ func TestIdempotencyRetryTheMomentTheAnswerArrives(t *testing.T) {
 		}, 0, 200, true, 1},
 		{"record saved by the handler's own transaction", func(st *memIdem) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
-				in := sim.IdemIntentFrom(r.Context())
-				_ = st.IdempotencySave(r.Context(), in.Scope, in.Key, sim.IdemRecord{Fingerprint: in.Fingerprint, Status: 201, ContentType: "application/json", Body: []byte(`{"id":"2"}`)})
-				in.MarkSaved()
-				w.WriteHeader(http.StatusCreated)
-				_, _ = w.Write([]byte(`{"id":"2"}`))
+				render := func(id string) (int, any) { return http.StatusCreated, map[string]string{"id": id} }
+				id, _ := Idempotent(r, render, func(idem *sim.IdemWrite[string]) (string, error) {
+					rec, err := idem.Record("2", time.Time{})
+					if err == nil {
+						err = st.IdempotencySave(r.Context(), idem.Scope, idem.Key, rec)
+					}
+					return "2", err
+				})
+				status, view := render(id)
+				WriteJSON(w, status, view)
 			}
 		}, 0, 201, true, 1},
 		{"server error runs again", func(*memIdem) http.HandlerFunc {
