@@ -119,6 +119,9 @@ func (p Project) PlannedOutcome() (outcome, message string) {
 	return string(StatusReady), ""
 }
 
+// Duration is the length of the project's source video.
+func (p Project) Duration() time.Duration { return time.Duration(p.DurationMS) * time.Millisecond }
+
 // Retranslation is a re-translation accepted but not yet applied.
 type Retranslation struct {
 	TargetScript    []Segment `json:"target_script"`

@@ -234,6 +234,14 @@ type Artifact struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// Duration is the length of the video's source (zero when unknown).
+func (v Video) Duration() time.Duration {
+	if v.DurationSeconds == nil {
+		return 0
+	}
+	return time.Duration(*v.DurationSeconds * float64(time.Second))
+}
+
 // Usable reports whether the artifact can be used (upload completed).
 func (a Artifact) Usable() bool { return a.Status == ArtifactCompleted }
 

@@ -356,7 +356,7 @@ func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.
 		}
 		return nil
 	})
-	if err != nil || !artifactDue(a, now) {
+	if err != nil || !statemachine.ArtifactDue(a, now) {
 		return a, err
 	}
 	err = e.update(ctx, func(tx sim.Tx) error {
@@ -368,8 +368,4 @@ func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.
 		return err
 	})
 	return a, err
-}
-
-func artifactDue(a sim.Artifact, now time.Time) bool {
-	return !a.DueAt.IsZero() && !now.Before(a.DueAt)
 }

@@ -77,7 +77,7 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 		}
 		return err
 	})
-	if err != nil || p.Status != sim.StatusInProgress || p.DueAt.After(now) {
+	if err != nil || !statemachine.ProjectDue(p, now) {
 		return p, err
 	}
 	err = e.update(ctx, func(tx sim.Tx) error {
@@ -103,7 +103,7 @@ func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, e
 		}
 		return err
 	})
-	if err == nil && p.Status == sim.StatusInProgress && !p.DueAt.After(e.clock.Now()) {
+	if err == nil && statemachine.ProjectDue(p, e.clock.Now()) {
 		return e.Project(ctx, p.APIKey, id)
 	}
 	return p, err
@@ -226,7 +226,7 @@ func Materialize(cat *sim.Catalog, ids *sim.IDs, p *sim.Project) {
 		return
 	}
 	r := sim.NewRand(ids.Hash("project", p.ID, p.SourceVideoURL))
-	duration := time.Duration(p.DurationMS) * time.Millisecond
+	duration := p.Duration()
 	var in sim.ScriptInput
 	if p.ScriptInput != nil {
 		in = *p.ScriptInput

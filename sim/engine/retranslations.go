@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/script"
@@ -38,11 +37,11 @@ func (e *Projects) Retranslate(ctx context.Context, apiKey, id string, in sim.Re
 			return err
 		}
 		if !rt.UseFixedTimings {
-			rt.TargetScript = script.Realign(rt.TargetScript, time.Duration(p.DurationMS)*time.Millisecond)
+			rt.TargetScript = script.Realign(rt.TargetScript, p.Duration())
 		}
 		p.Pending = &rt
 		p.Status = sim.StatusInProgress
-		p.DueAt = ceilSecond(now.Add(e.timing.Retranslation(time.Duration(p.DurationMS) * time.Millisecond)))
+		p.DueAt = ceilSecond(now.Add(e.timing.Retranslation(p.Duration())))
 		p.Outcome = sim.Outcome{}
 		p.TranslationsCount++
 		p.History = append(p.History, sim.Event{At: now, Kind: sim.EventRetranslation, EstimatedCompletion: p.DueAt})

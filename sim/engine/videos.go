@@ -67,7 +67,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			if ref.id == "" {
 				continue
 			}
-			if a, err := tx.Artifact(ref.id); err == nil && artifactDue(a, now) {
+			if a, err := tx.Artifact(ref.id); err == nil && statemachine.ArtifactDue(a, now) {
 				if _, err := e.settleArtifact(tx, a, now); err != nil {
 					return err
 				}
@@ -95,7 +95,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			SourceArtifactID: nv.SourceArtifactID, BackgroundArtifactID: nv.BackgroundArtifactID,
 			InternationalMixArtifactID: nv.InternationalMixArtifactID, VocalsHitlArtifactID: nv.VocalsHitlArtifactID,
 			Remark: nv.Remark, StringVariables: nv.StringVariables, Pipeline: nv.Pipeline,
-			DueAt: now.Add(e.studio.VideoStart), CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
+			DueAt: statemachine.VideoDueAfter(sim.Video{}, sim.VideoNew, now, e.studio), CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
 		if src.Duration != nil {
 			d := *src.Duration
 			v.DurationSeconds = &d
@@ -132,7 +132,7 @@ func (e *Videos) ListVideos(ctx context.Context, c sim.Caller, projectID string)
 			return err
 		}
 		return tx.ForEachVideo(projectID, func(v sim.Video) error {
-			if !v.DueAt.IsZero() && !now.Before(v.DueAt) {
+			if statemachine.VideoDue(v, now) {
 				due = true
 			}
 			out = append(out, v)
@@ -198,7 +198,7 @@ func (e *Videos) Video(ctx context.Context, c sim.Caller, projectID, videoID str
 		v, err = e.ownedVideo(tx, c, projectID, videoID)
 		return err
 	})
-	if err != nil || v.DueAt.IsZero() || now.Before(v.DueAt) {
+	if err != nil || !statemachine.VideoDue(v, now) {
 		return v, err
 	}
 	err = e.update(ctx, func(tx sim.Tx) error {
@@ -303,17 +303,8 @@ func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto boo
 		}
 		now := e.clock.Now()
 		v.Status, v.UpdatedAt, v.DueAt = status, now, time.Time{}
-		if auto && status != sim.VideoCompleted {
-			v.DueAt = now
-			if status == sim.VideoInProgress {
-				var d time.Duration
-				if v.DurationSeconds != nil {
-					d = time.Duration(*v.DurationSeconds * float64(time.Second))
-				}
-				v.DueAt = now.Add(e.studio.VideoProcessing(d))
-			} else {
-				v.DueAt = now.Add(e.studio.VideoStart)
-			}
+		if auto {
+			v.DueAt = statemachine.VideoDueAfter(v, status, now, e.studio)
 		}
 		return tx.PutVideo(v)
 	})

@@ -36,7 +36,7 @@ func Track(p sim.Project) audio.Track {
 	for _, s := range p.Speakers {
 		voices[s.SpeakerID] = VoiceOf(s)
 	}
-	t := audio.Track{SampleRate: outputSampleRate, Duration: time.Duration(p.DurationMS) * time.Millisecond}
+	t := audio.Track{SampleRate: outputSampleRate, Duration: p.Duration()}
 	for _, s := range p.TargetScript {
 		start, end := time.Duration(s.StartMS)*time.Millisecond, time.Duration(s.EndMS)*time.Millisecond
 		if start >= t.Duration {

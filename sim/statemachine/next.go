@@ -23,7 +23,7 @@ type Effect struct {
 // project that fails refunds its charge. Next is pure: it returns the new
 // project and the effects to apply, and p unchanged when nothing is due.
 func Next(p sim.Project, now time.Time) (sim.Project, []Effect) {
-	if p.Status != sim.StatusInProgress || p.DueAt.IsZero() || p.DueAt.After(now) {
+	if !ProjectDue(p, now) {
 		return p, nil
 	}
 	at := p.DueAt
@@ -57,4 +57,10 @@ func Next(p sim.Project, now time.Time) (sim.Project, []Effect) {
 	}
 	p.Outcome = sim.Outcome{}
 	return p, effects
+}
+
+// ProjectDue reports whether Next has a transition of p to apply at now:
+// the one rule of when a project's run is over.
+func ProjectDue(p sim.Project, now time.Time) bool {
+	return p.Status == sim.StatusInProgress && !p.DueAt.IsZero() && !p.DueAt.After(now)
 }

@@ -52,16 +52,12 @@ func NextArtifact(a sim.Artifact, now time.Time) sim.Artifact {
 // in_progress moves to completed. A video whose status a client wrote has a
 // zero DueAt and stays where it is.
 func NextVideo(v sim.Video, now time.Time, t sim.StudioTiming) sim.Video {
-	for !v.DueAt.IsZero() && !now.Before(v.DueAt) {
+	for VideoDue(v, now) {
 		at := v.DueAt
 		switch v.Status {
 		case sim.VideoNew:
 			v.Status = sim.VideoInProgress
-			var d time.Duration
-			if v.DurationSeconds != nil {
-				d = time.Duration(*v.DurationSeconds * float64(time.Second))
-			}
-			v.DueAt = at.Add(t.VideoProcessing(d))
+			v.DueAt = VideoDueAfter(v, sim.VideoInProgress, at, t)
 		case sim.VideoInProgress:
 			v.Status = sim.VideoCompleted
 			v.DueAt = time.Time{}
@@ -71,4 +67,28 @@ func NextVideo(v sim.Video, now time.Time, t sim.StudioTiming) sim.Video {
 		v.UpdatedAt = at
 	}
 	return v
+}
+
+// ArtifactDue reports whether an artifact has a transition scheduled at or
+// before now (its DueAt, the time the sweep and reads settle it at).
+func ArtifactDue(a sim.Artifact, now time.Time) bool {
+	return !a.DueAt.IsZero() && !now.Before(a.DueAt)
+}
+
+// VideoDue reports whether NextVideo has a transition of v to apply at now.
+func VideoDue(v sim.Video, now time.Time) bool {
+	return !v.DueAt.IsZero() && !now.Before(v.DueAt)
+}
+
+// VideoDueAfter is when a video that enters status at at moves on by
+// itself: new waits VideoStart, in_progress the processing time of its
+// duration; completed (and any other status) does not move (zero).
+func VideoDueAfter(v sim.Video, status string, at time.Time, t sim.StudioTiming) time.Time {
+	switch status {
+	case sim.VideoNew:
+		return at.Add(t.VideoStart)
+	case sim.VideoInProgress:
+		return at.Add(t.VideoProcessing(v.Duration()))
+	}
+	return time.Time{}
 }
