@@ -130,7 +130,7 @@ func wavLen() int64 { return int64(len(artWAV)) }
 func TestArtifactLifecycle(t *testing.T) {
 	t.Parallel()
 	wavDur := secs(1500 * time.Millisecond)
-	s3 := func(h *artHarness, key, name string, content *string) string {
+	s3 := func(t *testing.T, h *artHarness, key, name string, content *string) string {
 		return h.upload(t, key, name, content).S3Path
 	}
 	url := func(typ, u string) func(*testing.T, *artHarness) sim.NewArtifact {
@@ -146,25 +146,27 @@ func TestArtifactLifecycle(t *testing.T) {
 	}
 	upload := func(typ, file string, content *string) func(*testing.T, *artHarness) sim.NewArtifact {
 		return func(t *testing.T, h *artHarness) sim.NewArtifact {
-			return sim.NewArtifact{Name: "A", Type: typ, S3Path: s3(h, artKey, file, content)}
+			return sim.NewArtifact{Name: "A", Type: typ, S3Path: s3(t, h, artKey, file, content)}
 		}
 	}
-	frags := func(typ string, fs ...func(h *artHarness) sim.Fragment) func(*testing.T, *artHarness) sim.NewArtifact {
+	frags := func(typ string, fs ...func(t *testing.T, h *artHarness) sim.Fragment) func(*testing.T, *artHarness) sim.NewArtifact {
 		return func(t *testing.T, h *artHarness) sim.NewArtifact {
 			na := sim.NewArtifact{Name: "F", Type: typ, Fragments: []sim.Fragment{}}
 			for i, f := range fs {
-				fr := f(h)
+				fr := f(t, h)
 				fr.StartTime = float64(i)
 				na.Fragments = append(na.Fragments, fr)
 			}
 			return na
 		}
 	}
-	fURL := func(u string) func(*artHarness) sim.Fragment {
-		return func(*artHarness) sim.Fragment { return sim.Fragment{URL: u} }
+	fURL := func(u string) func(*testing.T, *artHarness) sim.Fragment {
+		return func(*testing.T, *artHarness) sim.Fragment { return sim.Fragment{URL: u} }
 	}
-	fUpload := func(file string, content *string) func(*artHarness) sim.Fragment {
-		return func(h *artHarness) sim.Fragment { return sim.Fragment{S3Path: s3(h, artKey, file, content)} }
+	fUpload := func(file string, content *string) func(*testing.T, *artHarness) sim.Fragment {
+		return func(t *testing.T, h *artHarness) sim.Fragment {
+			return sim.Fragment{S3Path: s3(t, h, artKey, file, content)}
+		}
 	}
 	completed := func(size int64, d *float64) artEnd {
 		return artEnd{status: sim.ArtifactCompleted, size: size, duration: d}
@@ -212,7 +214,7 @@ func TestArtifactLifecycle(t *testing.T) {
 		{name: "presigned path never PUT", create: upload(sim.ArtifactVideo, "never.mp4", nil), upload: fromPath,
 			kind: sim.SourceUpload, file: "never.mp4", want: failed(sim.MsgUploadNotFound, 0)},
 		{name: "presigned path of the upload with another file name", create: func(t *testing.T, h *artHarness) sim.NewArtifact {
-			p := s3(h, artKey, "take.wav", ptr(artWAV))
+			p := s3(t, h, artKey, "take.wav", ptr(artWAV))
 			return sim.NewArtifact{Name: "A", Type: sim.ArtifactAudio, S3Path: strings.TrimSuffix(p, "take.wav") + "other.wav"}
 		}, upload: fromPath, kind: sim.SourceUpload, file: "other.wav", want: failed(sim.MsgUploadNotFound, 0),
 			bug: "planArtifact counts the size of the upload with this id in the processing time although the path names another file " +
@@ -224,7 +226,7 @@ func TestArtifactLifecycle(t *testing.T) {
 				require.NoError(t, err)
 			}, kind: sim.SourceUpload, file: "late.wav", want: completed(wavLen(), wavDur)},
 		{name: "presigned upload expired before a PUT", create: func(t *testing.T, h *artHarness) sim.NewArtifact {
-			p := s3(h, artKey, "slow.wav", nil)
+			p := s3(t, h, artKey, "slow.wav", nil)
 			h.advance(t, sim.UploadValidity)
 			return sim.NewArtifact{Name: "A", Type: sim.ArtifactAudio, S3Path: p}
 		}, upload: fromPath, kind: sim.SourceUpload, file: "slow.wav", want: failed(sim.MsgUploadExpired, 0)},
