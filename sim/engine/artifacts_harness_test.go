@@ -77,13 +77,15 @@ type artMedia struct {
 	errs    map[string]error  // download errors of fetchable URLs
 	derived map[string]time.Duration
 	gates   map[string]chan struct{}
+	// prefix is the part of a gated body sent before the gate.
+	prefix map[string]int
 	// started receives the URL of every download as it reaches the host.
 	started chan string
 }
 
 func newArtMedia() *artMedia {
 	return &artMedia{rules: map[string]sim.MediaRule{}, bodies: map[string]string{}, errs: map[string]error{},
-		derived: map[string]time.Duration{}, gates: map[string]chan struct{}{}, started: make(chan string, 64)}
+		derived: map[string]time.Duration{}, gates: map[string]chan struct{}{}, prefix: map[string]int{}, started: make(chan string, 64)}
 }
 
 // gate holds the downloads of rawURL until the returned function is called.
@@ -113,8 +115,16 @@ func (m *artMedia) MayFetchURL(rawURL string) bool {
 
 func (m *artMedia) Download(ctx context.Context, rawURL string, w io.Writer, limit int64) (int64, error) {
 	m.mu.Lock()
-	gate, body, err := m.gates[rawURL], m.bodies[rawURL], m.errs[rawURL]
+	gate, body, err, pre := m.gates[rawURL], m.bodies[rawURL], m.errs[rawURL], m.prefix[rawURL]
 	m.mu.Unlock()
+	if int64(len(body)) > limit {
+		return 0, fmt.Errorf("%s is larger than %d bytes", rawURL, limit)
+	}
+	// The prefix is sent (and counted) before the download is reported.
+	n, werr := io.WriteString(w, body[:pre])
+	if werr != nil {
+		return int64(n), werr
+	}
 	select {
 	case m.started <- rawURL:
 	default: // nobody is counting the downloads
@@ -123,17 +133,14 @@ func (m *artMedia) Download(ctx context.Context, rawURL string, w io.Writer, lim
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return int64(n), ctx.Err()
 		}
 	}
 	if err != nil {
-		return 0, err
+		return int64(n), err
 	}
-	if int64(len(body)) > limit {
-		return 0, fmt.Errorf("%s is larger than %d bytes", rawURL, limit)
-	}
-	n, err := io.WriteString(w, body)
-	return int64(n), err
+	rest, werr := io.WriteString(w, body[pre:])
+	return int64(n + rest), werr
 }
 
 func (m *artMedia) Derived(rawURL string) time.Duration {
