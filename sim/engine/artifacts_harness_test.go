@@ -174,8 +174,6 @@ type artHarness struct {
 	*harness
 	media    *artMedia
 	blobs    *blob.Dir
-	blobDir  string
-	opts     artOptions
 	closeEng func()
 }
 
@@ -215,8 +213,7 @@ func openArtHarness(t *testing.T, path, blobDir string, media *artMedia, opts ar
 	closeEng := func() { once.Do(e.Close) }
 	t.Cleanup(closeEng)
 	require.NoError(t, e.Start(context.Background()))
-	return &artHarness{harness: &harness{e: e, st: st, clock: clock, path: path}, media: media, blobs: b, blobDir: blobDir,
-		opts: opts, closeEng: closeEng}
+	return &artHarness{harness: &harness{e: e, st: st, clock: clock, path: path}, media: media, blobs: b, closeEng: closeEng}
 }
 
 // The fixture keys used: free and subscription share a company, pro is in

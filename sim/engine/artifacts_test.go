@@ -82,10 +82,10 @@ func TestResolvePart(t *testing.T) {
 	})
 
 	t.Run("without media: every URL is derived from the seed", func(t *testing.T) {
-		bare := newArtHarness(t, artOptions{noMedia: true})
+		h := newArtHarness(t, artOptions{noMedia: true})
 		const u = "https://fetch.test/a.wav"
-		d := bare.e.derived(u)
-		assert.Equal(t, part{size: derivedSize(sim.ArtifactAudio, d), duration: secs(d)}, bare.e.resolvePart(none, sim.ArtifactAudio, u, ""))
+		d := h.e.derived(u)
+		assert.Equal(t, part{size: derivedSize(sim.ArtifactAudio, d), duration: secs(d)}, h.e.resolvePart(none, sim.ArtifactAudio, u, ""))
 	})
 }
 

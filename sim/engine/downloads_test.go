@@ -184,37 +184,37 @@ func TestArtifactDownloadResumesAfterRestart(t *testing.T) {
 			defer release()
 			opts := artOptions{workWait: shortWait}
 
-			first := openArtHarness(t, path, blobDir, media, opts, sim.NewSimClock(func() time.Time { return t0 }, 0))
-			first.storage(t, artKey, "client-bucket")
-			a := first.create(t, artKey, tc.na)
+			h := openArtHarness(t, path, blobDir, media, opts, sim.NewSimClock(func() time.Time { return t0 }, 0))
+			h.storage(t, artKey, "client-bucket")
+			a := h.create(t, artKey, tc.na)
 			require.Equal(t, u, media.nextDownload(t), "the download is under way")
 			if tc.before != nil {
-				tc.before(t, first)
+				tc.before(t, h)
 			}
-			at, err := first.e.Advance(ctx, time.Hour)
+			at, err := h.e.Advance(ctx, time.Hour)
 			var pending *sim.PendingError
 			require.ErrorAs(t, err, &pending)
 			require.Len(t, pending.Pending, 1)
 			assert.Equal(t, a.ID, pending.Pending[0].ID)
-			first.closeEng() // stops the download
-			assert.Empty(t, first.e.Work())
-			stored := first.stored(t, a.ID)
+			h.closeEng() // stops the download
+			assert.Empty(t, h.e.Work())
+			stored := h.stored(t, a.ID)
 			assert.Equal(t, sim.ArtifactStarted, stored.Status)
 			assert.True(t, stored.Pending, "a stopped download is not recorded")
-			require.NoError(t, first.st.Close())
+			require.NoError(t, h.st.Close())
 
-			second := openArtHarness(t, path, blobDir, media, opts, sim.NewSimClock(func() time.Time { return t0 }, 0))
+			h = openArtHarness(t, path, blobDir, media, opts, sim.NewSimClock(func() time.Time { return t0 }, 0))
 			require.Equal(t, u, media.nextDownload(t), "Start resumed the download")
-			assert.Equal(t, at, second.e.Now(), "the clock resumes where it stopped")
-			work := second.e.Work()
+			assert.Equal(t, at, h.e.Now(), "the clock resumes where it stopped")
+			work := h.e.Work()
 			require.Len(t, work, 1)
 			assert.Equal(t, a.ID, work[0].ID)
 			assert.Equal(t, at, work[0].StartedAt)
 			assert.Equal(t, processingEnd(a.StartAt, 0), work[0].NeededAt)
 			release()
-			second.e.WaitDownloads()
+			h.e.WaitDownloads()
 
-			got := second.get(t, artKey, a.ID)
+			got := h.get(t, artKey, a.ID)
 			require.Equal(t, tc.status, got.Status, "%+v", got)
 			assert.Equal(t, processingEnd(a.StartAt, tc.size), got.UpdatedAt)
 			assert.Equal(t, tc.errMsg, got.ErrorMessage)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // newWork registers a piece of work needed from needed (zero: nothing
@@ -144,5 +143,4 @@ func TestWorkInfo(t *testing.T) {
 	h := newArtHarness(t, artOptions{})
 	assert.Empty(t, h.e.Work(), "nothing in flight")
 	assert.Nil(t, h.e.waitWork(context.Background(), t0.Add(time.Hour), ""))
-	require.Equal(t, DefaultWorkWait, h.e.workWait, "the default bound")
 }
