@@ -70,6 +70,7 @@ const artDerived = 120 * time.Second
 // artMedia is the fake StudioMedia: fixture rules, the URLs dubsim may
 // fetch (with their bodies or download errors), derived durations, and
 // gates that hold a download in flight until closed.
+// Tests fill its maps before the first download starts.
 type artMedia struct {
 	mu      sync.Mutex
 	rules   map[string]sim.MediaRule

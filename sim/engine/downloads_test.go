@@ -232,11 +232,14 @@ func TestArtifactDownloadResumesAfterRestart(t *testing.T) {
 func TestArtifactDownloadStoppedBeforeASlot(t *testing.T) {
 	t.Parallel()
 	h := newArtHarness(t, artOptions{workWait: shortWait})
+	urls := make([]string, maxDownloads+1)
+	for i := range urls { // the fake media is set up before any download runs
+		urls[i] = fmt.Sprintf("https://fetch.test/%d.wav", i)
+		h.media.bodies[urls[i]] = artWAV
+		defer h.media.gate(urls[i])()
+	}
 	var ids []string
-	for i := range maxDownloads + 1 {
-		u := fmt.Sprintf("https://fetch.test/%d.wav", i)
-		h.media.bodies[u] = artWAV
-		defer h.media.gate(u)()
+	for _, u := range urls {
 		ids = append(ids, h.create(t, artKey, sim.NewArtifact{Name: "A", Type: sim.ArtifactAudio, URL: u}).ID)
 	}
 	for range maxDownloads {
