@@ -47,6 +47,7 @@ type part struct {
 	fail     string
 	download string // a URL to fetch for real
 	upload   string // an upload id, resolved when processing ends
+	path     string // the s3Path that names the upload
 }
 
 // resolvePart learns what it can of one source at creation time.
@@ -71,7 +72,7 @@ func (e *core) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
 	if s3Path != "" {
 		bucket, key, _ := parseS3(s3Path)
 		if id, ok := uploadIDOf(bucket, key); ok {
-			return part{upload: id}
+			return part{upload: id, path: s3Path}
 		}
 		if c.Account.Storage == nil || c.Account.Storage.AccessKeyID == "" {
 			return part{fail: fmt.Sprintf(sim.MsgNoCredentials, bucket)}
@@ -149,7 +150,7 @@ func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.New
 			if up, ok := uploadIDOf(bucket, key); ok {
 				a.SourceKind, a.UploadID = sim.SourceUpload, up
 			}
-			file = path.Base(key)
+			file = baseName(key)
 		}
 		a.S3Path = "uploads/" + id + "/" + file
 		if err := e.planArtifact(tx, &a, parts, now); err != nil {
@@ -178,8 +179,14 @@ func fileNameOf(rawURL string) string {
 		p = p[i+3:]
 	}
 	_, p, _ = strings.Cut(p, "/")
+	return baseName(p)
+}
+
+// baseName is the last element of a slash-separated path, or "source" when
+// it names no file ("", ".", "..", a trailing slash).
+func baseName(p string) string {
 	b := path.Base("/" + p)
-	if b == "/" || b == "." || b == "" {
+	if b == "/" || b == "." || b == ".." {
 		return "source"
 	}
 	return b
@@ -219,7 +226,9 @@ func (e *core) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now time.T
 		if p.upload == "" {
 			continue
 		}
-		if u, err := tx.Upload(p.upload); err == nil && u.Uploaded && u.CompanyID == a.CompanyID {
+		// The same rule as resolveUploads: the upload counts only when
+		// the path names its file, in the artifact's company.
+		if u, err := tx.Upload(p.upload); err == nil && u.Uploaded && u.CompanyID == a.CompanyID && u.S3Path == p.path {
 			timed += u.Size
 		} else if err != nil && !errors.Is(err, sim.ErrNotFound) {
 			return err

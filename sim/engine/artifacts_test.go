@@ -58,7 +58,7 @@ func TestResolvePart(t *testing.T) {
 		{"a rule that decides nothing: derived", none, sim.ArtifactVideo, "https://media.test/noted.mp4", "", part{size: videoBytes(120), duration: secs(artDerived)}},
 		{"a rule of an s3Path, whatever the credentials", none, sim.ArtifactVideo, "", "s3://client-bucket/rule.mp4", part{size: videoBytes(3), duration: secs(3 * time.Second)}},
 		{"a URL dubsim may fetch", none, sim.ArtifactAudio, "https://fetch.test/a.wav", "", part{download: "https://fetch.test/a.wav"}},
-		{"a presigned upload", none, sim.ArtifactAudio, "", "s3://" + sim.UploadBucket + "/temp/abc/a.wav", part{upload: "abc"}},
+		{"a presigned upload", none, sim.ArtifactAudio, "", "s3://" + sim.UploadBucket + "/temp/abc/a.wav", part{upload: "abc", path: "s3://" + sim.UploadBucket + "/temp/abc/a.wav"}},
 		{"a bucket without credentials", none, sim.ArtifactVideo, "", "s3://client-bucket/a.mp4", part{fail: fmt.Sprintf(sim.MsgNoCredentials, "client-bucket")}},
 		{"credentials without an access key", sim.Caller{Account: sim.Account{Storage: &sim.StorageCredentials{}}}, sim.ArtifactVideo, "", "s3://client-bucket/a.mp4",
 			part{fail: fmt.Sprintf(sim.MsgNoCredentials, "client-bucket")}},
@@ -76,7 +76,7 @@ func TestResolvePart(t *testing.T) {
 	t.Run("fragments resolve one by one", func(t *testing.T) {
 		got := h.e.core.resolveParts(none, sim.ArtifactVideo, "ignored", "", []sim.Fragment{
 			{URL: "https://cdn.test/forty.mp4"}, {S3Path: "s3://" + sim.UploadBucket + "/temp/abc/a.wav"}, {URL: "https://media.test/fail.mp4"}})
-		assert.Equal(t, []part{{size: videoBytes(40), duration: secs(40 * time.Second)}, {upload: "abc"}, {fail: ruleFail}}, got)
+		assert.Equal(t, []part{{size: videoBytes(40), duration: secs(40 * time.Second)}, {upload: "abc", path: "s3://" + sim.UploadBucket + "/temp/abc/a.wav"}, {fail: ruleFail}}, got)
 		assert.Empty(t, h.e.core.resolveParts(none, sim.ArtifactVideo, "", "", []sim.Fragment{}), "an empty, non-nil list")
 		assert.Equal(t, []part{{download: "https://fetch.test/a.wav"}}, h.e.core.resolveParts(none, sim.ArtifactAudio, "https://fetch.test/a.wav", "", nil))
 	})
@@ -216,10 +216,7 @@ func TestArtifactLifecycle(t *testing.T) {
 		{name: "presigned path of the upload with another file name", create: func(t *testing.T, h *artHarness) sim.NewArtifact {
 			p := s3(t, h, artKey, "take.wav", ptr(artWAV))
 			return sim.NewArtifact{Name: "A", Type: sim.ArtifactAudio, S3Path: strings.TrimSuffix(p, "take.wav") + "other.wav"}
-		}, upload: fromPath, kind: sim.SourceUpload, file: "other.wav", want: failed(sim.MsgUploadNotFound, 0),
-			bug: "planArtifact counts the size of the upload with this id in the processing time although the path names another file " +
-				"(resolveUploads compares the path, planArtifact does not): the artifact fails at start + processing(size of take.wav), " +
-				"not at start + ArtifactBase as for the other uploads that name no file"},
+		}, upload: fromPath, kind: sim.SourceUpload, file: "other.wav", want: failed(sim.MsgUploadNotFound, 0)},
 		{name: "PUT after creation, before processing ends", create: upload(sim.ArtifactAudio, "late.wav", nil), upload: fromPath,
 			during: func(t *testing.T, h *artHarness, a sim.Artifact) {
 				_, err := h.e.Uploads.ReceiveUpload(context.Background(), a.UploadID, strings.NewReader(artWAV))

@@ -259,8 +259,9 @@ func TestFileNameOf(t *testing.T) {
 // in "." does not; the stored path would end in "/..".
 func TestFileNameOfDotDot(t *testing.T) {
 	t.Parallel()
-	t.Skip(`bug: fileNameOf("https://cdn.test/a/..") returns "..", so the artifact's s3Path is uploads/<id>/..; "." already gives "source"`)
 	assert.Equal(t, "source", fileNameOf("https://cdn.test/a/.."))
+	assert.Equal(t, "source", baseName("folder/.."), "a bucket key ending in ..")
+	assert.Equal(t, "clip.mp4", baseName("folder/clip.mp4"))
 }
 
 func TestDerivedSize(t *testing.T) {
