@@ -119,15 +119,26 @@ func spHarness(t *testing.T) *harness {
 // spHarnessWith is spHarness with the given fixture set.
 func spHarnessWith(t *testing.T, fx *sim.Fixtures) *harness {
 	t.Helper()
+	return spOpen(t, fx, nil)
+}
+
+// spOpen opens a harness whose engine reaches the store through wrap (when
+// not nil); h.st is the store itself.
+func spOpen(t *testing.T, fx *sim.Fixtures, wrap func(sim.Store) sim.Store) *harness {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "dubsim.db")
 	st, err := store.Open(path, store.NoSync())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
+	var es sim.Store = st
+	if wrap != nil {
+		es = wrap(st)
+	}
 	blobs, err := blob.Open(filepath.Join(dir, "blobs"))
 	require.NoError(t, err)
 	clock := sim.NewSimClock(func() time.Time { return t0 }, 0)
-	e := New(Config{Store: st, Clock: clock, IDs: sim.NewIDs(7), Prober: fakeProber{}, Timing: sim.DefaultTiming, Fixtures: fx,
+	e := New(Config{Store: es, Clock: clock, IDs: sim.NewIDs(7), Prober: fakeProber{}, Timing: sim.DefaultTiming, Fixtures: fx,
 		Media: spDefaultMedia(), Inspect: spInspect, Blobs: blobs})
 	require.NoError(t, e.Start(context.Background()))
 	t.Cleanup(e.Close)
