@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -693,4 +694,27 @@ func TestSweepStudioUnschedulesAStuckArtifact(t *testing.T) {
 	n, err = h.e.sweepStudio(ctx, t0.Add(time.Hour))
 	require.NoError(t, err)
 	assert.Zero(t, n)
+}
+
+// TestSweepStudioCountsEveryChange: sweepStudio is documented to return how
+// many records it changed; it returns, per batch, the larger of the numbers
+// of due artifacts and due videos, so an artifact and a video moved in one
+// sweep count 1. Only tests read the count today (Tick's callers drop it).
+func TestSweepStudioCountsEveryChange(t *testing.T) {
+	t.Skip("bug: sweepStudio returns max(due artifacts, due videos) per batch, not the records it changed (its doc); an artifact and a video due together count 1")
+	t.Parallel()
+	ctx := context.Background()
+	h := spHarness(t)
+	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
+		return errors.Join(
+			tx.PutArtifact(sim.Artifact{ID: spUnknownID, CompanyID: spAcme, Type: sim.ArtifactAudio, Status: sim.ArtifactCreated,
+				Result: sim.ArtifactResult{Known: true, Size: 1}, StartAt: t0, DoneAt: t0.Add(time.Minute), DueAt: t0, CreatedAt: t0, UpdatedAt: t0}),
+			tx.PutVideo(sim.Video{ID: "ffffffffffffffffffffffff", ProjectID: spSummer, CompanyID: spAcme, Name: "v", Status: sim.VideoNew,
+				DueAt: t0, CreatedAt: t0, UpdatedAt: t0}),
+		)
+	}))
+	n, err := h.e.sweepStudio(ctx, t0)
+	require.NoError(t, err)
+	assert.Equal(t, sim.VideoInProgress, spStoredVideo(t, h, "ffffffffffffffffffffffff").Status)
+	assert.Equal(t, 2, n, "one artifact and one video changed")
 }
