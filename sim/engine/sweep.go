@@ -87,7 +87,7 @@ func (e *core) sweepProjects(ctx context.Context, now time.Time) (int, error) {
 func (e *core) sweepStudio(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for {
-		n := 0
+		n, full := 0, false
 		err := e.update(ctx, func(tx sim.Tx) error {
 			ids, err := tx.DueArtifacts(now, studioSweep)
 			if err != nil {
@@ -124,11 +124,13 @@ func (e *core) sweepStudio(ctx context.Context, now time.Time) (int, error) {
 					return err
 				}
 			}
-			n = max(len(ids), len(vids))
+			// Every record due counts; another batch follows while either
+			// list filled its batch.
+			n, full = len(ids)+len(vids), len(ids) == studioSweep || len(vids) == studioSweep
 			return nil
 		})
 		total += n
-		if err != nil || n < studioSweep {
+		if err != nil || !full {
 			return total, err
 		}
 	}
