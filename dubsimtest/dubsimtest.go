@@ -194,9 +194,9 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 		if st, err := os.Stat(o.fixtures); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("fixtures: %s is not a directory", o.fixtures)
 		}
-		fsys = sim.Overlay{Top: os.DirFS(o.fixtures), Base: fixtures.FS}
+		fsys = fixtures.Overlay{Top: os.DirFS(o.fixtures), Base: fixtures.FS}
 	}
-	fx, err := sim.LoadFixtures(fsys)
+	fx, err := fixtures.Load(fsys)
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func asAPIError(t testing.TB, err error, status int, name string) *dubsimtest.AP
 
 func TestFixtureKeys(t *testing.T) {
 	t.Parallel()
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	keys := map[string]sim.AccountSpec{}
 	for _, a := range fx.Accounts {

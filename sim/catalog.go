@@ -1,14 +1,9 @@
 package sim
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Voice is a catalogue entry.
@@ -33,7 +28,11 @@ type Catalog struct {
 	voiceByKey       map[string]Voice
 }
 
-func (c *Catalog) index() error {
+// Index checks the voices against the target languages (every voice under
+// a target language of options, with a key unique in the catalogue and a
+// known style) and builds the lookup tables of IsSourceLang, IsTargetLang
+// and Voice. Call it once the lists are set, before any lookup.
+func (c *Catalog) Index() error {
 	c.sources, c.targets = map[string]bool{}, map[string]bool{}
 	for _, l := range c.SourceLangs {
 		c.sources[l] = true
@@ -144,155 +143,3 @@ func GlobMatch(p, s string) bool {
 	}
 	return px == len(p)
 }
-
-// AccountSpec is an account fixture.
-type AccountSpec struct {
-	APIKey               string `json:"api_key"`
-	Name                 string `json:"name"`
-	Plan                 Plan   `json:"plan"`
-	BalanceMinutes       int64  `json:"balance_minutes"`
-	RetranslationEnabled bool   `json:"retranslation_enabled"`
-	CloningEnabled       bool   `json:"cloning_enabled"`
-	Description          string `json:"description,omitempty"`
-	// Studio: the user the key belongs to (a fixture user), or, for keys
-	// created at run time, the company to join ("" = a new company).
-	UserID    string              `json:"user_id,omitempty"`
-	CompanyID string              `json:"company_id,omitempty"`
-	UserEmail string              `json:"user_email,omitempty"`
-	Storage   *StorageCredentials `json:"storage,omitempty"`
-	RateLimit *RateLimit          `json:"rate_limit,omitempty"`
-}
-
-// CheckAPIKey keeps API keys usable in an Authorization header and as store
-// keys: printable ASCII without spaces, at most 200 characters.
-func CheckAPIKey(k string) error {
-	if len(k) > 200 {
-		return fmt.Errorf("api_key must be at most 200 characters; got %d", len(k))
-	}
-	for _, r := range k {
-		if r <= ' ' || r > '~' {
-			return errors.New("api_key must be printable ASCII without spaces")
-		}
-	}
-	return nil
-}
-
-// Fixtures is the default data set.
-type Fixtures struct {
-	Accounts   []AccountSpec
-	Catalog    *Catalog
-	MediaRules []MediaRule
-	Studio     *StudioFixtures
-}
-
-// Fixture file names.
-const (
-	FixtureAccounts = "accounts.json"
-	FixtureOptions  = "options.json"
-	FixtureVoices   = "voices.json"
-	FixtureMedia    = "media.json"
-	FixtureStudio   = "studio.json"
-)
-
-// LoadFixtures reads and checks a fixture set.
-func LoadFixtures(fsys fs.FS) (*Fixtures, error) {
-	var accounts struct {
-		Accounts []AccountSpec `json:"accounts"`
-	}
-	var cat Catalog
-	var voices struct {
-		Voices map[string][]Voice `json:"voices"`
-	}
-	var media struct {
-		Rules []MediaRule `json:"rules"`
-	}
-	for name, dst := range map[string]any{FixtureAccounts: &accounts, FixtureOptions: &cat, FixtureVoices: &voices, FixtureMedia: &media} {
-		b, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, fmt.Errorf("fixtures: %w", err)
-		}
-		if err := json.Unmarshal(b, dst); err != nil {
-			return nil, fmt.Errorf("fixtures: %s: %w", name, err)
-		}
-	}
-	cat.Voices = voices.Voices
-	if err := cat.index(); err != nil {
-		return nil, fmt.Errorf("fixtures: %w", err)
-	}
-	seen := map[string]bool{}
-	for _, a := range accounts.Accounts {
-		if a.APIKey == "" || seen[a.APIKey] || !a.Plan.Valid() || a.BalanceMinutes < 0 {
-			return nil, fmt.Errorf("fixtures: accounts.json: bad or duplicate account %q", a.APIKey)
-		}
-		if err := CheckAPIKey(a.APIKey); err != nil {
-			return nil, fmt.Errorf("fixtures: accounts.json: %w", err)
-		}
-		seen[a.APIKey] = true
-	}
-	for _, r := range media.Rules {
-		if r.Pattern == "" || r.DurationSeconds < 0 {
-			return nil, fmt.Errorf("fixtures: media.json: bad rule %+v", r)
-		}
-	}
-	studio, err := loadStudioFixtures(fsys)
-	if err != nil {
-		return nil, err
-	}
-	if err := studio.checkAccounts(accounts.Accounts); err != nil {
-		return nil, err
-	}
-	return &Fixtures{Accounts: accounts.Accounts, Catalog: &cat, MediaRules: media.Rules, Studio: studio}, nil
-}
-
-// Overlay is a file system whose files come from Top when present there and
-// from Base otherwise, so a fixtures directory can override single files.
-type Overlay struct{ Top, Base fs.FS }
-
-// Open implements fs.FS.
-func (o Overlay) Open(name string) (fs.File, error) {
-	if o.Top != nil {
-		f, err := o.Top.Open(name)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
-	return o.Base.Open(name)
-}
-
-// MemFS is a flat in-memory file system of named files, for fixture files
-// received at run time.
-type MemFS map[string][]byte
-
-// Open implements fs.FS.
-func (m MemFS) Open(name string) (fs.File, error) {
-	b, ok := m[name]
-	if !ok {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
-	return &memFile{name: name, r: bytes.NewReader(b), size: int64(len(b))}, nil
-}
-
-type memFile struct {
-	name string
-	r    *bytes.Reader
-	size int64
-}
-
-func (f *memFile) Read(p []byte) (int, error) { return f.r.Read(p) }
-func (f *memFile) Close() error               { return nil }
-func (f *memFile) Stat() (fs.FileInfo, error) { return memInfo{f.name, f.size}, nil }
-
-type memInfo struct {
-	name string
-	size int64
-}
-
-func (i memInfo) Name() string       { return i.name }
-func (i memInfo) Size() int64        { return i.size }
-func (i memInfo) Mode() fs.FileMode  { return 0o444 }
-func (i memInfo) ModTime() time.Time { return time.Time{} }
-func (i memInfo) IsDir() bool        { return false }
-func (i memInfo) Sys() any           { return nil }

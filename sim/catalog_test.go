@@ -1,12 +1,7 @@
 package sim_test
 
 import (
-	"errors"
-	"io"
-	"io/fs"
-	"maps"
 	"testing"
-	"testing/fstest"
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
@@ -16,7 +11,7 @@ import (
 
 func loadEmbedded(t *testing.T) *sim.Fixtures {
 	t.Helper()
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	return fx
 }
@@ -110,16 +105,13 @@ func TestSpecialVoiceSupports(t *testing.T) {
 	t.Parallel()
 	embedded := loadEmbedded(t).Catalog
 	// A catalogue whose lists mix language prefixes and full target codes.
-	base := validFixtures()
-	base[sim.FixtureOptions] = &fstest.MapFile{Data: []byte(`{
-		"source_langs": ["en"],
-		"target_langs": ["en-US", "fr-FR", "pt-BR", "pt-PT"],
-		"emotional_transfer_langs": ["en", "pt-BR"],
-		"soundalike_langs": ["fr-FR"]
-	}`)}
-	mixedFx, err := sim.LoadFixtures(base)
-	require.NoError(t, err)
-	mixed := mixedFx.Catalog
+	mixed := &sim.Catalog{
+		SourceLangs:            []string{"en"},
+		TargetLangs:            []string{"en-US", "fr-FR", "pt-BR", "pt-PT"},
+		EmotionalTransferLangs: []string{"en", "pt-BR"},
+		SoundalikeLangs:        []string{"fr-FR"},
+	}
+	require.NoError(t, mixed.Index())
 
 	cases := []struct {
 		name   string
@@ -155,210 +147,43 @@ func TestSpecialVoiceSupports(t *testing.T) {
 	}
 }
 
-// validFixtures is a small, valid fixture set; tests break one file at a time.
-func validFixtures() fstest.MapFS {
-	return fstest.MapFS{
-		sim.FixtureAccounts: {Data: []byte(`{"accounts": [
-			{"api_key": "k1", "name": "One", "plan": "none", "balance_minutes": 0},
-			{"api_key": "k2", "name": "Two", "plan": "enterprise", "balance_minutes": 50, "retranslation_enabled": true}
-		]}`)},
-		sim.FixtureOptions: {Data: []byte(`{
-			"source_langs": ["en", "fr"],
-			"target_langs": ["en-US", "fr-FR"],
-			"emotional_transfer_langs": ["en"],
-			"soundalike_langs": ["en", "fr"]
-		}`)},
-		sim.FixtureVoices: {Data: []byte(`{"voices": {
-			"en-US": [{"name": "A", "voice_key": "a:en-US-A", "style": "feminine"}, {"name": "B", "voice_key": "b:en-US-B", "style": "masculine"}],
-			"fr-FR": [{"name": "C", "voice_key": "c:fr-FR-C", "style": "feminine"}]
-		}}`)},
-		sim.FixtureMedia:  {Data: []byte(`{"rules": [{"pattern": "*://x.test/*", "duration_seconds": 10}]}`)},
-		sim.FixtureStudio: {Data: []byte(`{}`)},
-	}
-}
-
-func TestLoadFixturesValidSmallSet(t *testing.T) {
+func TestCatalogIndex(t *testing.T) {
 	t.Parallel()
-	fx, err := sim.LoadFixtures(validFixtures())
-	require.NoError(t, err)
-	assert.Len(t, fx.Accounts, 2)
-	assert.Equal(t, []string{"en-US", "fr-FR"}, fx.Catalog.TargetLangs)
-	_, lang, ok := fx.Catalog.Voice("c:fr-FR-C")
-	assert.True(t, ok)
-	assert.Equal(t, "fr-FR", lang)
-	// fr-FR has no masculine voice: the fallback gives every fr-FR voice.
-	assert.Equal(t, fx.Catalog.Voices["fr-FR"], fx.Catalog.VoicesFor("fr-FR", sim.StyleMasculine))
-	require.Len(t, fx.MediaRules, 1)
-	assert.True(t, fx.MediaRules[0].Matches("https://x.test/a/b.mp4"))
-}
-
-func TestLoadFixturesRejectsBadSets(t *testing.T) {
-	t.Parallel()
+	voice := func(key, style string) sim.Voice { return sim.Voice{Name: "V", VoiceKey: key, Style: style} }
 	cases := []struct {
 		name    string
-		file    string
-		data    string // replaces file; "" with missing=true deletes it
-		missing bool
+		voices  map[string][]sim.Voice
 		wantErr string
 	}{
-		{
-			name: "voice under a language not in options", file: sim.FixtureVoices,
-			data:    `{"voices": {"de-DE": [{"name": "D", "voice_key": "d:de-DE-D", "style": "feminine"}]}}`,
-			wantErr: "de-DE is not a target language",
-		},
-		{
-			name: "duplicate voice key within a language", file: sim.FixtureVoices,
-			data:    `{"voices": {"en-US": [{"name": "A", "voice_key": "a", "style": "feminine"}, {"name": "A2", "voice_key": "a", "style": "masculine"}]}}`,
-			wantErr: "duplicate key a",
-		},
-		{
-			name: "duplicate voice key across languages", file: sim.FixtureVoices,
-			data:    `{"voices": {"en-US": [{"name": "A", "voice_key": "a", "style": "feminine"}], "fr-FR": [{"name": "A", "voice_key": "a", "style": "feminine"}]}}`,
-			wantErr: "duplicate key a",
-		},
-		{
-			name: "voice with an unknown style", file: sim.FixtureVoices,
-			data:    `{"voices": {"en-US": [{"name": "A", "voice_key": "a", "style": "robotic"}]}}`,
-			wantErr: "bad entry",
-		},
-		{
-			name: "voice without a key", file: sim.FixtureVoices,
-			data:    `{"voices": {"en-US": [{"name": "A", "voice_key": "", "style": "feminine"}]}}`,
-			wantErr: "bad entry",
-		},
-		{
-			name: "duplicate account key", file: sim.FixtureAccounts,
-			data:    `{"accounts": [{"api_key": "k", "plan": "none"}, {"api_key": "k", "plan": "pro"}]}`,
-			wantErr: `duplicate account "k"`,
-		},
-		{
-			name: "invalid plan", file: sim.FixtureAccounts,
-			data:    `{"accounts": [{"api_key": "k", "plan": "gold"}]}`,
-			wantErr: `account "k"`,
-		},
-		{
-			name: "missing plan", file: sim.FixtureAccounts,
-			data:    `{"accounts": [{"api_key": "k"}]}`,
-			wantErr: `account "k"`,
-		},
-		{
-			name: "negative balance", file: sim.FixtureAccounts,
-			data:    `{"accounts": [{"api_key": "k", "plan": "pro", "balance_minutes": -1}]}`,
-			wantErr: `account "k"`,
-		},
-		{
-			name: "account without a key", file: sim.FixtureAccounts,
-			data:    `{"accounts": [{"api_key": "", "plan": "pro"}]}`,
-			wantErr: `account ""`,
-		},
-		{
-			name: "balance of the wrong type", file: sim.FixtureAccounts,
-			data:    `{"accounts": [{"api_key": "k", "plan": "pro", "balance_minutes": "ten"}]}`,
-			wantErr: sim.FixtureAccounts,
-		},
-		{name: "malformed accounts", file: sim.FixtureAccounts, data: `{"accounts": [`, wantErr: sim.FixtureAccounts},
-		{name: "malformed options", file: sim.FixtureOptions, data: `{"source_langs": ["en",]}`, wantErr: sim.FixtureOptions},
-		{name: "malformed voices", file: sim.FixtureVoices, data: `not json`, wantErr: sim.FixtureVoices},
-		{name: "malformed media", file: sim.FixtureMedia, data: `{"rules": {}}`, wantErr: sim.FixtureMedia},
-		{name: "empty file", file: sim.FixtureOptions, data: ``, wantErr: sim.FixtureOptions},
-		{name: "media rule without a pattern", file: sim.FixtureMedia, data: `{"rules": [{"duration_seconds": 1}]}`, wantErr: "bad rule"},
-		{name: "media rule with a negative duration", file: sim.FixtureMedia, data: `{"rules": [{"pattern": "*", "duration_seconds": -1}]}`, wantErr: "bad rule"},
-		{name: "missing accounts", file: sim.FixtureAccounts, missing: true, wantErr: sim.FixtureAccounts},
-		{name: "missing options", file: sim.FixtureOptions, missing: true, wantErr: sim.FixtureOptions},
-		{name: "missing voices", file: sim.FixtureVoices, missing: true, wantErr: sim.FixtureVoices},
-		{name: "missing media", file: sim.FixtureMedia, missing: true, wantErr: sim.FixtureMedia},
+		{name: "valid", voices: map[string][]sim.Voice{"en-US": {voice("a", sim.StyleFeminine)}, "fr-FR": {voice("b", sim.StyleMasculine)}}},
+		{name: "no voices", voices: nil},
+		{name: "voice under a language not a target", voices: map[string][]sim.Voice{"de-DE": {voice("a", sim.StyleFeminine)}}, wantErr: "voices: de-DE is not a target language of options"},
+		{name: "voice without a key", voices: map[string][]sim.Voice{"en-US": {voice("", sim.StyleFeminine)}}, wantErr: "voices: en-US: bad entry {Name:V VoiceKey: Style:feminine}"},
+		{name: "voice with an unknown style", voices: map[string][]sim.Voice{"en-US": {voice("a", "robotic")}}, wantErr: "voices: en-US: bad entry {Name:V VoiceKey:a Style:robotic}"},
+		{name: "duplicate key", voices: map[string][]sim.Voice{"en-US": {voice("a", sim.StyleFeminine), voice("a", sim.StyleMasculine)}}, wantErr: "voices: duplicate key a"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			fsys := validFixtures()
-			if tc.missing {
-				delete(fsys, tc.file)
-			} else {
-				fsys[tc.file] = &fstest.MapFile{Data: []byte(tc.data)}
-			}
-			fx, err := sim.LoadFixtures(fsys)
-			require.Error(t, err)
-			assert.Nil(t, fx)
-			assert.Contains(t, err.Error(), tc.wantErr)
-			if tc.missing {
-				assert.ErrorIs(t, err, fs.ErrNotExist)
-			}
-		})
-	}
-}
-
-// errFS fails every Open with err.
-type errFS struct{ err error }
-
-func (e errFS) Open(string) (fs.File, error) { return nil, e.err }
-
-func TestOverlay(t *testing.T) {
-	t.Parallel()
-	top := fstest.MapFS{
-		sim.FixtureAccounts: {Data: []byte(`{"accounts": [{"api_key": "only-me", "plan": "pro", "balance_minutes": 7}]}`)},
-		"extra.txt":         {Data: []byte("top")},
-	}
-	base := fstest.MapFS{
-		sim.FixtureAccounts: {Data: []byte(`base accounts`)},
-		"extra.txt":         {Data: []byte("base")},
-		"base-only.txt":     {Data: []byte("from base")},
-	}
-	read := func(t *testing.T, fsys fs.FS, name string) (string, error) {
-		t.Helper()
-		f, err := fsys.Open(name)
-		if err != nil {
-			return "", err
-		}
-		defer f.Close()
-		b, err := io.ReadAll(f)
-		require.NoError(t, err)
-		return string(b), nil
-	}
-	cases := []struct {
-		name    string
-		fsys    sim.Overlay
-		file    string
-		want    string
-		wantErr error
-	}{
-		{"file in Top wins", sim.Overlay{Top: top, Base: base}, "extra.txt", "top", nil},
-		{"missing in Top falls back to Base", sim.Overlay{Top: top, Base: base}, "base-only.txt", "from base", nil},
-		{"missing in both", sim.Overlay{Top: top, Base: base}, "nowhere.txt", "", fs.ErrNotExist},
-		{"nil Top reads Base", sim.Overlay{Base: base}, "extra.txt", "base", nil},
-		{"a Top failure other than not-exist is not hidden", sim.Overlay{Top: errFS{fs.ErrPermission}, Base: base}, "extra.txt", "", fs.ErrPermission},
-		{"a not-exist failure in Top falls back", sim.Overlay{Top: errFS{fs.ErrNotExist}, Base: base}, "extra.txt", "base", nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := read(t, tc.fsys, tc.file)
-			if tc.wantErr != nil {
-				assert.ErrorIs(t, err, tc.wantErr)
+			cat := &sim.Catalog{SourceLangs: []string{"en"}, TargetLangs: []string{"en-US", "fr-FR"}, Voices: tc.voices}
+			err := cat.Index()
+			if tc.wantErr != "" {
+				assert.EqualError(t, err, tc.wantErr)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, got)
+			assert.True(t, cat.IsSourceLang("en"))
+			assert.False(t, cat.IsSourceLang("fr"))
+			assert.True(t, cat.IsTargetLang("fr-FR"))
+			assert.False(t, cat.IsTargetLang("en"))
+			for lang, vs := range tc.voices {
+				for _, v := range vs {
+					got, gotLang, ok := cat.Voice(v.VoiceKey)
+					require.True(t, ok, v.VoiceKey)
+					assert.Equal(t, v, got)
+					assert.Equal(t, lang, gotLang)
+				}
+			}
 		})
 	}
-
-	t.Run("LoadFixtures through an overlay on the embedded set", func(t *testing.T) {
-		t.Parallel()
-		fx, err := sim.LoadFixtures(sim.Overlay{Top: maps.Clone(top), Base: fixtures.FS})
-		require.NoError(t, err)
-		require.Len(t, fx.Accounts, 1, "accounts.json comes from Top")
-		assert.Equal(t, "only-me", fx.Accounts[0].APIKey)
-		assert.Equal(t, int64(7), fx.Accounts[0].BalanceMinutes)
-		assert.Len(t, fx.Catalog.TargetLangs, 121, "options.json comes from Base")
-		assert.NotEmpty(t, fx.MediaRules, "media.json comes from Base")
-	})
-
-	t.Run("a broken file in Top is not masked by Base", func(t *testing.T) {
-		t.Parallel()
-		broken := fstest.MapFS{sim.FixtureVoices: {Data: []byte(`{`)}}
-		_, err := sim.LoadFixtures(sim.Overlay{Top: broken, Base: fixtures.FS})
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), sim.FixtureVoices)
-		assert.False(t, errors.Is(err, fs.ErrNotExist))
-	})
 }

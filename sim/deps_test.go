@@ -20,12 +20,12 @@ func TestImportDirection(t *testing.T) {
 		"sim":                   {},
 		"sim/audio":             {},
 		"sim/blob":              {},
-		"fixtures":              {},
+		"fixtures":              {"sim"}, // the default data and its loader
 		"fixtures/gen/voices":   {},
 		"sim/script":            {"sim"},
 		"sim/store":             {"sim", "go.etcd.io/bbolt"},
 		"sim/statemachine":      {"sim"}, // pure lifecycle rules
-		"sim/engine":            {"sim", "sim/statemachine", "sim/script", "sim/internal/gencache"},
+		"sim/engine":            {"sim", "sim/statemachine", "sim/script", "sim/internal/gencache", "fixtures"},
 		"sim/media":             {"sim", "sim/audio"},
 		"sim/internal/httpx":    {"sim"},
 		"sim/internal/gencache": {},

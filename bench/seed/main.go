@@ -79,7 +79,7 @@ func run() error {
 		}
 	}
 
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	if err != nil {
 		return err
 	}

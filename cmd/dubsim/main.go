@@ -107,9 +107,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if st, err := os.Stat(cfg.Fixtures); err != nil || !st.IsDir() {
 			return fmt.Errorf("fixtures: %s is not a directory", cfg.Fixtures)
 		}
-		fsys = sim.Overlay{Top: os.DirFS(cfg.Fixtures), Base: fixtures.FS}
+		fsys = fixtures.Overlay{Top: os.DirFS(cfg.Fixtures), Base: fixtures.FS}
 	}
-	fx, err := sim.LoadFixtures(fsys)
+	fx, err := fixtures.Load(fsys)
 	if err != nil {
 		return err
 	}

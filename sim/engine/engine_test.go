@@ -48,7 +48,7 @@ func openHarness(t *testing.T, path string, prober Prober, clock *sim.SimClock) 
 	st, err := store.Open(path, store.NoSync())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	if prober == nil {
 		prober = fakeProber{}

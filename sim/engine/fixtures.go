@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
 )
 
@@ -138,7 +139,7 @@ func (e *Data) LoadFixtureFiles(ctx context.Context, files map[string][]byte) (*
 	if e.fixtureFS == nil {
 		return nil, errors.New("engine: no fixture file set configured")
 	}
-	fx, err := sim.LoadFixtures(sim.Overlay{Top: sim.MemFS(files), Base: e.fixtureFS})
+	fx, err := fixtures.Load(fixtures.Overlay{Top: fixtures.MemFS(files), Base: e.fixtureFS})
 	if err != nil {
 		return nil, sim.Errorf(sim.CodeValidation, "%v", err)
 	}

@@ -59,7 +59,7 @@ func benchEngine(b *testing.B, path string) (*engine.Engine, *store.Store) {
 	b.Helper()
 	st, err := store.Open(path, store.NoSync())
 	require.NoError(b, err)
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(b, err)
 	e := engine.New(engine.Config{Store: st, Clock: sim.NewSimClock(func() time.Time { return bt0 }, 0),
 		IDs: benchIDs, Timing: sim.DefaultTiming, Fixtures: fx})

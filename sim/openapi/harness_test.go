@@ -109,7 +109,7 @@ func newEnv(t *testing.T, mod func(*server.Config)) *env {
 	st, err := store.Open(filepath.Join(t.TempDir(), "d.db"), store.NoSync())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	clock := sim.NewSimClock(func() time.Time { return t0 }, 0)
 	cfg := server.Config{Store: st, Clock: clock, Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming,

@@ -46,7 +46,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	clock := sim.NewSimClock(func() time.Time { return t0 }, 0)
 	ids := sim.NewIDs(42)

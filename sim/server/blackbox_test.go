@@ -1527,7 +1527,7 @@ func TestBlackBoxRandomRequests(t *testing.T) {
 	total := blackboxRequests(t)
 	in, g, logs := guarded(t, func(c *server.Config) { c.Seed = seed })
 
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	f := &fuzzer{
 		t: t, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), in: in, g: g,

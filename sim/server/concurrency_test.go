@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/fixtures"
-	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -133,7 +132,7 @@ func TestConcurrentClientsOnEveryEndpoint(t *testing.T) {
 	t.Parallel()
 	seed := testSeed(t, envConcSeed)
 	in, g, logs := guarded(t, func(c *server.Config) { c.Seed = seed })
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 
 	const initialBalance = 400

@@ -32,7 +32,7 @@ func start(t testing.TB, mod func(*server.Config)) *inst {
 	st, err := store.Open(filepath.Join(t.TempDir(), "d.db"), store.NoSync())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	cfg := server.Config{Store: st, Clock: sim.NewSimClock(func() time.Time { return t0 }, 0), Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming}
 	if mod != nil {

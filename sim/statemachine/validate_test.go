@@ -13,7 +13,7 @@ func ptr[T any](v T) *T { return &v }
 
 func loadCatalog(t *testing.T) *sim.Catalog {
 	t.Helper()
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	return fx.Catalog
 }

@@ -91,7 +91,7 @@ func newInProcess(t testing.TB, mod func(*server.Config)) *env {
 	st, err := store.Open(filepath.Join(dir, "dubsim.db"), store.NoSync())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	clock := sim.NewSimClock(func() time.Time { return t0 }, 0)
 	cfg := server.Config{
