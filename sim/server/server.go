@@ -1,8 +1,3 @@
-// Package server assembles a dubsim instance from its parts: the engine over
-// a store and a clock, the platform API, the control API with the request
-// journal and the fault rules, and the middleware chain in front of them.
-// cmd/dubsim uses it with flags and a real listener; tests (and the Go
-// client for tests) use it in-process.
 package server
 
 import (
@@ -212,7 +207,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval, Route: journalRoute})
 	// Fault rules expire on real time plus clock advances, as rate-limit
 	// windows pass (fidelity K9).
-	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, Now: s.Engine.Clock.Wall, OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) }})
+	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, Now: s.Engine.Clock.Wall,
+		OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) },
+		// The control API is never faulted: the routing decision says which
+		// requests are its (RouteOf).
+		Exempt: func(r *http.Request) bool { return RouteOf(r).Interface == Control }})
 
 	// One set of Idempotency-Key slots in flight for both interfaces: their
 	// records share the store and the scope (the API key).

@@ -33,6 +33,11 @@ type Config struct {
 	// a rule fires, before its action runs (before the latency wait, before
 	// the connection is dropped).
 	OnFire func(r *http.Request, ruleID string)
+	// Exempt tells the requests the rules never apply to: the control
+	// API's, so the faults can always be listed and removed. The server
+	// that routes requests supplies it from its routing decision (nil:
+	// none is exempt).
+	Exempt func(r *http.Request) bool
 }
 
 // Faults holds the fault rules and applies them to requests.

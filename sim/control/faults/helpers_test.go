@@ -71,7 +71,7 @@ type harness struct {
 	calls atomic.Int64 // API handler calls
 }
 
-func newHarness(t *testing.T, seed uint64) *harness {
+func newHarness(t *testing.T, seed uint64, exempt ...func(*http.Request) bool) *harness {
 	t.Helper()
 	hs := &harness{clock: &clock{t: t0}, sleep: &sleeper{}}
 	hs.f = New(Config{
@@ -85,6 +85,9 @@ func newHarness(t *testing.T, seed uint64) *harness {
 			}
 		},
 	})
+	if len(exempt) > 0 {
+		hs.f.cfg.Exempt = exempt[0]
+	}
 	hs.h = hs.f.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hs.calls.Add(1)
 		_, _ = w.Write([]byte("api"))

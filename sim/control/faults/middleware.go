@@ -9,10 +9,6 @@ import (
 	"unicode"
 )
 
-// ControlPrefix is the path prefix of the control API; requests under it
-// are never faulted, so the faults can always be listed and removed.
-const ControlPrefix = "/_sim"
-
 // MaxTruncateBuffer bounds how much of a response the truncate action
 // buffers to learn its length when the handler did not set Content-Length.
 // A longer response is sent without Content-Length (chunked) and cut all
@@ -23,22 +19,15 @@ const MaxTruncateBuffer = 64 << 20
 // handler has written past the cut, so a streaming handler stops early.
 var errTruncated = errors.New("faults: response truncated by a fault rule")
 
-// isControl reports whether the request is for the control API.
-func isControl(r *http.Request) bool {
-	// The decoded path: an escaped form (/%5Fsim/...) is exempt too, and a
-	// raw path that routes under /_sim always decodes to one that starts so.
-	p := r.URL.Path
-	return p == ControlPrefix || strings.HasPrefix(p, ControlPrefix+"/")
-}
-
-// Middleware applies the rules to every request outside /_sim. The drop
+// Middleware applies the rules to every request that is not exempt
+// (Config.Exempt: the control API's). The drop
 // and truncate actions abort the connection with panic(http.ErrAbortHandler):
 // net/http then closes it without logging. Any recover middleware placed
 // around this one must re-panic http.ErrAbortHandler (httpx.API.Recover
 // does), or the client receives an answer instead.
 func (f *Faults) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isControl(r) {
+		if f.cfg.Exempt != nil && f.cfg.Exempt(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -62,7 +62,28 @@ func newJournal(c *clock, cfg journal.Config) *journal.Journal {
 	if c != nil {
 		cfg.Now, cfg.SimNow = c.Now, c.SimNow
 	}
+	if cfg.Route == nil {
+		cfg.Route = testRoute
+	}
 	return journal.New(cfg)
+}
+
+// testRoute stands for the server's routing decision (sim/server.RouteOf)
+// in the journal's own tests: the interface by path prefix.
+func testRoute(r *http.Request) (string, string) {
+	for _, i := range []struct{ prefix, name string }{
+		{"/api/v1/artifacts", journal.InterfaceStudio},
+		{"/api/projects/", journal.InterfaceStudio},
+		{"/_uploads/", journal.InterfaceStudio},
+		{"/api/", journal.InterfacePlatform},
+		{"/files/", journal.InterfacePlatform},
+		{"/_sim/", journal.InterfaceControl},
+	} {
+		if strings.HasPrefix(r.URL.Path, i.prefix) {
+			return i.name, ""
+		}
+	}
+	return journal.InterfaceOther, ""
 }
 
 // serve runs one request through h. A handler that aborts (panics) yields

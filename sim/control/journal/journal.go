@@ -43,8 +43,9 @@ type Config struct {
 	// of the same resource (rule polling-too-fast).
 	MinPollInterval time.Duration
 	// Route tells which interface serves a request and why (Entry.Interface
-	// and Entry.RoutedBy); the server that routes the request supplies it.
-	// Without it the interface is InterfaceOf the path and the reason "".
+	// and Entry.RoutedBy); the server that routes the request supplies it,
+	// so the journal never decides that itself. Without it every request is
+	// InterfaceOther.
 	Route func(r *http.Request) (iface, routedBy string)
 }
 
@@ -93,28 +94,6 @@ const (
 	InterfaceControl  = "control"
 	InterfaceOther    = "other"
 )
-
-// interfaces maps path prefixes to interface names, first match wins, for a
-// journal without Config.Route. Paths the platform and studio interfaces
-// share are recorded as platform here.
-var interfaces = []struct{ prefix, name string }{
-	{"/api/v1/artifacts", InterfaceStudio},
-	{"/api/projects/", InterfaceStudio},
-	{"/_uploads/", InterfaceStudio},
-	{"/api/", InterfacePlatform},
-	{"/files/", InterfaceFiles},
-	{"/_sim/", InterfaceControl},
-}
-
-// InterfaceOf names the interface a request path belongs to.
-func InterfaceOf(path string) string {
-	for _, i := range interfaces {
-		if strings.HasPrefix(path, i.prefix) {
-			return i.name
-		}
-	}
-	return InterfaceOther
-}
 
 // Headers of interest, as recorded in Entry.Headers. The first four are the
 // request's, the last two the response's.
@@ -368,12 +347,13 @@ func (j *Journal) entries(f Filter) ([]Entry, Stats) {
 }
 
 // isOwnEndpoint reports whether a request is to the journal's own routes
-// (mounted under /_sim) or a read of the control API. They are not recorded:
+// (mounted under /_sim) or a read of the control API (iface, as Route
+// decided). They are not recorded:
 // reading or verifying must not change the journal, a reset journal must be
 // empty, and a dashboard polling the state must not push the client's
 // requests out of the ring.
-func isOwnEndpoint(method, path string) bool {
-	if (method == http.MethodGet || method == http.MethodHead) && strings.HasPrefix(path, controlPrefix+"/") {
+func isOwnEndpoint(method, path, iface string) bool {
+	if (method == http.MethodGet || method == http.MethodHead) && iface == InterfaceControl {
 		return true
 	}
 	switch path {

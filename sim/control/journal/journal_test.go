@@ -100,29 +100,6 @@ func TestEntriesAreCopies(t *testing.T) {
 	assert.Equal(t, "application/json", j.Entries(journal.Filter{})[0].Headers["Content-Type"])
 }
 
-func TestInterfaceOf(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ path, want string }{
-		{"/api/v1/projects", "platform"},
-		{"/api/projects/1/videos/2", "studio"},
-		{"/api/v1/artifacts/create", "studio"},
-		{"/_uploads/x/y.mp4", "studio"},
-		{"/api/v1/balance", "platform"},
-		{"/files/projects/1/0/dubbed_audio.wav", "files"},
-		{"/_sim/clock", "control"},
-		{"/api", "other"},
-		{"/_sim", "other"},
-		{"/", "other"},
-		{"/apiv1/x", "other"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.path, func(t *testing.T) {
-			t.Parallel()
-			assert.Equal(t, tc.want, journal.InterfaceOf(tc.path))
-		})
-	}
-}
-
 func TestFilters(t *testing.T) {
 	t.Parallel()
 	c := newClock()

@@ -76,7 +76,11 @@ const NotePanic = "panic"
 // (status 0) and the panic goes on.
 func (j *Journal) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isOwnEndpoint(r.Method, r.URL.Path) {
+		iface, routedBy := InterfaceOther, ""
+		if j.route != nil {
+			iface, routedBy = j.route(r)
+		}
+		if isOwnEndpoint(r.Method, r.URL.Path, iface) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -87,11 +91,7 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 			RawQuery: clip(r.URL.RawQuery, maxURLPart),
 			APIKey:   clip(bearerKey(r.Header.Get("Authorization")), maxHeaderValue),
 		}
-		if j.route != nil {
-			e.Interface, e.RoutedBy = j.route(r)
-		} else {
-			e.Interface = InterfaceOf(r.URL.Path)
-		}
+		e.Interface, e.RoutedBy = iface, routedBy
 		if j.simNow != nil {
 			e.SimTime = j.simNow()
 		}

@@ -503,7 +503,8 @@ func TestConcurrentUse(t *testing.T) {
 
 // TestRouteHook: with Config.Route the entry's interface and routed_by are
 // what the hook says (the server's routing decision), also in JSON; without
-// it the interface comes from the path and routed_by is absent.
+// it the interface is "other" (the journal does not decide) and routed_by is
+// absent.
 func TestRouteHook(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -513,12 +514,13 @@ func TestRouteHook(t *testing.T) {
 		jsonBy    bool
 	}{
 		{"hook", func(r *http.Request) (string, string) { return "studio", "default" }, "studio", "default", true},
-		{"no hook", nil, "platform", "", false},
+		{"no hook: the journal does not decide", nil, journal.InterfaceOther, "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			j := newJournal(newClock(), journal.Config{Route: tc.route})
+			c := newClock()
+			j := journal.New(journal.Config{Route: tc.route, Now: c.Now, SimNow: c.SimNow})
 			h := j.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
 			serve(h, newRequest("POST", "/api/v1/projects", `{"name":"Marketing"}`, "Content-Type", "application/json"))
 			e := only(t, j)
