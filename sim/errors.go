@@ -1,7 +1,3 @@
-// Package sim holds dubsim's domain: accounts, platform projects, scripts and
-// speakers, the transport-neutral error type, the simulated clock and the
-// deterministic identifier generator. It imports the standard library only;
-// every other package of the module points inward to it.
 package sim
 
 import (

@@ -1,8 +1,3 @@
-// Package blob keeps file bytes outside the database, one file per blob in
-// a directory: presigned uploads (up to several gigabytes) and downloaded
-// artifacts. Writes stream through a fixed-size buffer and appear under
-// their name atomically, so memory use does not depend on the size of a
-// blob and a crash never leaves a partial blob behind a name.
 package blob
 
 import (

@@ -1,5 +1,3 @@
-// Package control serves the simulator's control API under /_sim/: the
-// clock, accounts and reset. It is not part of the provider's interface.
 package control
 
 import (

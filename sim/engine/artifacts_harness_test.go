@@ -194,7 +194,7 @@ func openArtHarness(t *testing.T, path, blobDir string, media *artMedia, opts ar
 	st, err := store.Open(path, store.NoSync())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	b, err := blob.Open(blobDir)
 	require.NoError(t, err)

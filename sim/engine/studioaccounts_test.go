@@ -246,7 +246,7 @@ func TestStartPlacesOrphanAccounts(t *testing.T) {
 func TestSeedStudioWithoutStudioFixtures(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	bare := *fx
 	bare.Studio = nil

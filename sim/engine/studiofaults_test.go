@@ -252,7 +252,7 @@ func TestStudioStoreFailuresArePassedOn(t *testing.T) {
 	}
 	setup := func(t *testing.T) scene {
 		var fs *spFaultStore
-		fx, err := sim.LoadFixtures(fixtures.FS)
+		fx, err := fixtures.Load(fixtures.FS)
 		require.NoError(t, err)
 		h := spOpen(t, fx, func(st sim.Store) sim.Store { fs = &spFaultStore{Store: st}; return fs })
 		ctx := context.Background()

@@ -111,7 +111,7 @@ func spDefaultMedia() spMedia {
 // and moves only when advanced.
 func spHarness(t *testing.T) *harness {
 	t.Helper()
-	fx, err := sim.LoadFixtures(fixtures.FS)
+	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 	return spHarnessWith(t, fx)
 }

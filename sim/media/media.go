@@ -1,8 +1,3 @@
-// Package media resolves the duration of a source video URL: fixture rules
-// first, then the media itself when its host may be contacted (loopback or
-// allow-listed), else a deterministic duration derived from the URL. It
-// also downloads media from those hosts and inspects media headers. No
-// other host is ever contacted.
 package media
 
 import (

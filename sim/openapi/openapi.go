@@ -1,10 +1,3 @@
-// Package openapi holds dubsim's OpenAPI 3.1 documents: one per interface
-// (platform, studio, control), each exact for its interface, and the
-// combined document of dubsim's shared address, where the two interfaces'
-// colliding operations (GET and POST on /api/v1/projects...) become one
-// operation whose bodies are oneOf both. The documents are embedded and
-// served under /_sim/openapi*; docs/openapi/ holds copies that a test keeps
-// identical. The validate package checks real responses against them.
 package openapi
 
 import (

@@ -1,6 +1,3 @@
-// Package platform serves the platform interface of the dubbing API:
-// balance, options, voices, dubbing projects, re-translations and their
-// validation, plus the download URLs of project outputs.
 package platform
 
 import (

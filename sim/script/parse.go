@@ -1,7 +1,3 @@
-// Package script parses client-supplied transcripts (SRT, WebVTT, plain
-// text) and builds the deterministic scripts of simulated projects: synthetic
-// source scripts, pseudo translations, speaker assignment and timing
-// alignment.
 package script
 
 import (

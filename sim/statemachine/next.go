@@ -1,6 +1,3 @@
-// Package statemachine holds the lifecycle rules of simulated resources as
-// pure functions of (resource, now) and the request rules that need no
-// store (re-translation validation, access tiers); sim/engine applies them.
 package statemachine
 
 import (

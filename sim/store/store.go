@@ -1,7 +1,3 @@
-// Package store persists dubsim's state in a bbolt file. All access goes
-// through View and Update closures; values are versioned JSON (accounts and
-// projects a compact binary form, codec.go) and a _meta bucket holds the
-// schema version.
 package store
 
 import (

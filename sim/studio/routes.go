@@ -1,6 +1,3 @@
-// Package studio serves the studio interface of the dubbing API: artifacts
-// (presigned uploads, creation, status), studio projects and their videos,
-// plus the storage endpoint that receives presigned uploads.
 package studio
 
 import (

@@ -1,8 +1,3 @@
-// Package gencache keeps values read from the store under one rule: an
-// entry is served only while the engine's write generation
-// (engine.Engine.Data.Generation) is what it was before the value was read,
-// so a cached value is never older than the last committed write. Values are
-// shared between readers: they must not be modified.
 package gencache
 
 import "sync"

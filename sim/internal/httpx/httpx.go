@@ -1,7 +1,3 @@
-// Package httpx holds the HTTP helpers the API packages share: the handler
-// adapter with its single error path, JSON writing and decoding with limits,
-// the account context and the Idempotency-Key middleware. Each API supplies
-// its own Renderer, because the interfaces use different error envelopes.
 package httpx
 
 import (

@@ -1,10 +1,3 @@
-// Package validate checks real HTTP responses against an OpenAPI 3.1
-// document: the operation is found by method and path template, the
-// response by status (exact, then "4XX"-style range, then "default"), and
-// the body by media type against the JSON Schema (2020-12, the dialect of
-// OpenAPI 3.1) with formats asserted. Required response headers must be
-// present. XML bodies must be well formed with the documented root element.
-// The contract tests, the parity kit and anyone's own tests use it.
 package validate
 
 import (
