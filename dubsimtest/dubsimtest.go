@@ -45,15 +45,15 @@ import (
 	"io/fs"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/simtest"
+
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/server"
-	"github.com/dubsim/dubsim/sim/store"
 )
 
 // API keys of the embedded fixture accounts (fixtures/accounts.json).
@@ -196,16 +196,6 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 		}
 		fsys = fixtures.Overlay{Top: os.DirFS(o.fixtures), Base: fixtures.FS}
 	}
-	fx, err := fixtures.Load(fsys)
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.Open(filepath.Join(dir, "dubsim.db"), store.NoSync(), store.KeySeed(o.seed))
-	if err != nil {
-		return nil, err
-	}
-	undo = append(undo, st.Close)
-
 	t0 := o.start
 	if t0.IsZero() {
 		t0 = time.Now().Truncate(time.Second)
@@ -219,18 +209,16 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 		once.Do(func() { base = time.Now() })
 		return t0.Add(time.Since(base))
 	}, o.scale)
-	cfg := server.Config{
-		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fsys, Seed: o.seed, Timing: sim.DefaultTiming,
-		BlobDir: filepath.Join(dir, "blobs"),
-	}
-	for _, f := range o.config {
-		f(&cfg)
-	}
-	srv, err := server.New(context.Background(), cfg)
+	inst, err := simtest.Open(dir, simtest.Options{Clock: clock, FixtureFS: fsys, Seed: o.seed, Config: func(c *server.Config) {
+		for _, f := range o.config {
+			f(c)
+		}
+	}})
 	if err != nil {
 		return nil, err
 	}
-	undo = append(undo, srv.Close)
+	undo = append(undo, inst.Close)
+	srv, cfg := inst.Server, inst.Config
 
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
 	swept := make(chan struct{})

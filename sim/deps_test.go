@@ -48,7 +48,9 @@ func TestImportDirection(t *testing.T) {
 		"examples":              nil, // tests only: runs the client examples against a real dubsim
 		"examples/goclient":     {},  // client example: standard library only
 		// in-process dubsim for Go tests, and the control API client
-		"dubsimtest": {"sim", "sim/control/faults", "sim/control/journal", "sim/server", "sim/store", "fixtures"},
+		"dubsimtest": {"sim", "sim/control/faults", "sim/control/journal", "sim/server", "internal/simtest", "fixtures"},
+		// the in-process assembly dubsimtest and the module's own tests share
+		"internal/simtest": {"sim", "sim/server", "sim/store", "fixtures"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()
 	require.NoError(t, err, "%s", out)

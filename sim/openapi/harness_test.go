@@ -2,7 +2,6 @@ package openapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,19 +9,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/dubsim/dubsim/fixtures"
+	"github.com/dubsim/dubsim/internal/simtest"
+
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/openapi/validate"
 	"github.com/dubsim/dubsim/sim/server"
-	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -106,23 +104,15 @@ type env struct {
 
 func newEnv(t *testing.T, mod func(*server.Config)) *env {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "d.db"), store.NoSync())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	fx, err := fixtures.Load(fixtures.FS)
-	require.NoError(t, err)
-	clock := sim.NewSimClock(func() time.Time { return t0 }, 0)
-	cfg := server.Config{Store: st, Clock: clock, Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming,
-		BlobDir: filepath.Join(t.TempDir(), "blobs"), Version: "test"}
-	if mod != nil {
-		mod(&cfg)
-	}
-	s, err := server.New(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	hs := httptest.NewServer(s.Handler)
+	i := simtest.New(t, t0, func(c *server.Config) {
+		c.Version = "test"
+		if mod != nil {
+			mod(c)
+		}
+	})
+	hs := httptest.NewServer(i.Server.Handler)
 	t.Cleanup(hs.Close)
-	return &env{t: t, srv: s, url: hs.URL, clock: clock}
+	return &env{t: t, srv: i.Server, url: hs.URL, clock: i.Clock}
 }
 
 // resp is a checked answer.

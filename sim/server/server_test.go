@@ -1,20 +1,18 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/dubsim/dubsim/fixtures"
+	"github.com/dubsim/dubsim/internal/simtest"
+
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/server"
-	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,21 +27,7 @@ type inst struct {
 
 func start(t testing.TB, mod func(*server.Config)) *inst {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "d.db"), store.NoSync())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	fx, err := fixtures.Load(fixtures.FS)
-	require.NoError(t, err)
-	cfg := server.Config{Store: st, Clock: sim.NewSimClock(func() time.Time { return t0 }, 0), Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming}
-	if mod != nil {
-		mod(&cfg)
-	}
-	if cfg.BlobDir == "" {
-		cfg.BlobDir = filepath.Join(t.TempDir(), "blobs")
-	}
-	s, err := server.New(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
+	s := simtest.New(t, t0, mod).Server
 	hs := httptest.NewServer(s.Handler)
 	t.Cleanup(hs.Close)
 	return &inst{t: t, srv: s, url: hs.URL}

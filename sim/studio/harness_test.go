@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dubsim/dubsim/fixtures"
+	"github.com/dubsim/dubsim/internal/simtest"
+
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/server"
-	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -71,9 +71,9 @@ type env struct {
 	url   string       // base URL of the httptest server; "" in process
 }
 
-// newEnv builds an instance with server.New over a temporary bbolt store,
-// a temporary blob directory, a frozen clock at t0, seed 0 and the embedded
-// fixtures, and serves its studio handler with httptest.
+// newEnv builds an instance (simtest: a temporary store and blob directory,
+// a clock frozen at t0, seed 0, the embedded fixtures) and serves its studio
+// handler with httptest.
 func newEnv(t testing.TB, mod func(*server.Config)) *env {
 	t.Helper()
 	e := newInProcess(t, mod)
@@ -87,24 +87,8 @@ func newEnv(t testing.TB, mod func(*server.Config)) *env {
 // handler through a recorder (cheaper per request, for fuzz targets).
 func newInProcess(t testing.TB, mod func(*server.Config)) *env {
 	t.Helper()
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "dubsim.db"), store.NoSync())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	fx, err := fixtures.Load(fixtures.FS)
-	require.NoError(t, err)
-	clock := sim.NewSimClock(func() time.Time { return t0 }, 0)
-	cfg := server.Config{
-		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fixtures.FS,
-		Timing: sim.DefaultTiming, BlobDir: filepath.Join(dir, "blobs"),
-	}
-	if mod != nil {
-		mod(&cfg)
-	}
-	s, err := server.New(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	return &env{t: t, srv: s, clock: clock, h: s.StudioHandler}
+	i := simtest.New(t, t0, mod)
+	return &env{t: t, srv: i.Server, clock: i.Clock, h: i.Server.StudioHandler}
 }
 
 func withPublicURL(c *server.Config) { c.PublicURL = publicURL }
