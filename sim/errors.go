@@ -115,6 +115,7 @@ const (
 	MsgBodyNotObject          = "Request body must be a JSON object"
 	MsgBodyTooLarge           = "Request body exceeds the limit of %d bytes"
 	MsgUnknownField           = "Unknown field %s"
+	MsgWrongType              = "%s must be %s; got %s" // field, expected type, JSON kind received
 	MsgIdempotencyMismatch    = "Idempotency-Key %q was already used with a different request (method, path or body); use a new key"
 	MsgIdempotencyInFlight    = "A request with Idempotency-Key %q is still being processed; retry after it completes"
 	MsgInternal               = "Internal error; see the dubsim log"

@@ -3,9 +3,6 @@ package faults
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"reflect"
 	"strings"
 	"unicode"
@@ -348,42 +345,10 @@ func contains(list []string, s string) bool {
 // validate values; call Validate (Add does).
 func DecodeRule(data []byte) (Rule, error) {
 	var r Rule
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 || (trimmed[0] != '{' && json.Valid(trimmed)) {
-		return r, validationErr(sim.MsgBodyNotObject)
-	}
-	dec := json.NewDecoder(bytes.NewReader(httpx.IntegralNumbers(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return Rule{}, decodeError(data, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Rule{}, validationErr(sim.MsgMalformedJSON, "unexpected data after the JSON object")
+	if err := (httpx.Decoder{RejectUnknown: true, UnknownField: unknownFieldPath}).DecodeBytes(data, &r); err != nil {
+		return Rule{}, err
 	}
 	return r, nil
-}
-
-func decodeError(data []byte, err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return validationErr(sim.MsgMalformedJSON, fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(syn.Error(), "json: "), syn.Offset))
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return validationErr(sim.MsgMalformedJSON, "unexpected end of input")
-	case errors.As(err, &typ):
-		if typ.Field == "" {
-			return validationErr(sim.MsgBodyNotObject)
-		}
-		if msg, ok := httpx.IntegerTypeError(typ); ok {
-			return validationErr("%s", msg)
-		}
-		return validationErr("%s must be %s; got %s", typ.Field, jsonTypeName(typ.Type), typ.Value)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return validationErr(sim.MsgUnknownField, fmt.Sprintf("%q", unknownFieldPath(data)))
-	default:
-		return validationErr(sim.MsgMalformedJSON, strings.TrimPrefix(err.Error(), "json: "))
-	}
 }
 
 // unknownFieldPath finds the first field of data that Rule does not define,
@@ -446,21 +411,4 @@ func knownField(fields []string, k string) bool {
 		}
 	}
 	return false
-}
-
-func jsonTypeName(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Struct:
-		return "an object"
-	}
-	return "of another type"
 }

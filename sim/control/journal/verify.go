@@ -1,11 +1,7 @@
 package journal
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -227,18 +223,9 @@ func (j *Journal) Verify(m Matcher) VerifyResult {
 
 // decodeMatcher decodes and validates the JSON body of POST /requests/verify.
 func decodeMatcher(body []byte) (Matcher, error) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || (trimmed[0] != '{' && json.Valid(trimmed)) {
-		return Matcher{}, sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
-	}
-	dec := json.NewDecoder(bytes.NewReader(httpx.IntegralNumbers(trimmed)))
-	dec.DisallowUnknownFields()
 	var m Matcher
-	if err := dec.Decode(&m); err != nil {
-		return Matcher{}, jsonError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Matcher{}, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected data after the JSON object")
+	if err := matcherDecoder.DecodeBytes(body, &m); err != nil {
+		return Matcher{}, err
 	}
 	if err := m.Validate(); err != nil {
 		return Matcher{}, err
@@ -256,45 +243,11 @@ func decodeMatcher(body []byte) (Matcher, error) {
 	return m, nil
 }
 
-// jsonError turns a decoding error into a validation error naming the
-// problem, in the wording of the other control routes.
-func jsonError(err error) error {
-	var se *sim.Error
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return se
-	case errors.As(err, &syn):
-		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(syn.Error(), "json: "), syn.Offset))
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected end of input")
-	case errors.As(err, &typ):
-		switch typ.Field {
-		case "":
-			return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
-		case "headers":
-			return sim.Errorf(sim.CodeValidation, "headers must be an object of header names and exact string values; got %s", typ.Value)
-		}
-		if msg, ok := httpx.IntegerTypeError(typ); ok {
-			return sim.Errorf(sim.CodeValidation, "%s", msg)
-		}
-		return sim.Errorf(sim.CodeValidation, "%s must be %s; got %s", typ.Field, typeName(typ.Type.String()), typ.Value)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, strings.TrimPrefix(err.Error(), "json: unknown field "))
-	}
-	return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, strings.TrimPrefix(err.Error(), "json: "))
-}
-
-func typeName(goType string) string {
-	switch strings.TrimLeft(goType, "*") {
-	case "string":
-		return "a string"
-	case "int":
-		return "an integer"
-	}
-	return "of another type"
-}
+// matcherDecoder decodes verify matchers: unknown fields refused, and the
+// wrong type of headers worded for what it takes.
+var matcherDecoder = httpx.Decoder{RejectUnknown: true, TypeMessages: map[string]string{
+	"headers": "headers must be an object of header names and exact string values; got %s",
+}}
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))

@@ -21,9 +21,20 @@ const DefaultMaxBody = 10 << 20
 // must carry Content-Type application/json, fit the size limit, be one JSON
 // object, and match the field types; unknown fields are ignored unless
 // RejectUnknown is set.
+//
+// It is the one JSON decoder of the module: the platform and studio
+// handlers and the control routes (fault rules, verify matchers) all word
+// malformed bodies, wrong types and unknown fields through it.
 type Decoder struct {
 	MaxBytes      int64
 	RejectUnknown bool
+	// TypeMessages words a wrong type of the named top-level fields
+	// instead of the generic "<field> must be <type>; got <kind>": a
+	// template with one %s, the JSON kind received.
+	TypeMessages map[string]string
+	// UnknownField names the first unknown field of body (for nested
+	// objects, as "action.name"); nil: the name encoding/json reports.
+	UnknownField func(body []byte) string
 }
 
 // Decode reads r's body into dst (a pointer to a struct). Every failure is a
@@ -74,7 +85,7 @@ func IsJSONContentType(ct string) bool {
 func (d Decoder) DecodeBytes(body []byte, dst any) error {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		if json.Valid(trimmed) {
+		if len(trimmed) == 0 || json.Valid(trimmed) {
 			return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
 		}
 	}
@@ -83,7 +94,7 @@ func (d Decoder) DecodeBytes(body []byte, dst any) error {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
+		return d.jsonError(body, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected data after the JSON object")
@@ -91,10 +102,15 @@ func (d Decoder) DecodeBytes(body []byte, dst any) error {
 	return nil
 }
 
-func jsonError(err error) error {
+// jsonError words a decoding error as a validation error naming the
+// problem. A *sim.Error from a field's own UnmarshalJSON is kept.
+func (d Decoder) jsonError(body []byte, err error) error {
+	var se *sim.Error
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
+	case errors.As(err, &se):
+		return se
 	case errors.As(err, &syn):
 		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(syn.Error(), "json: "), syn.Offset))
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
@@ -104,11 +120,17 @@ func jsonError(err error) error {
 		if field == "" {
 			return sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
 		}
+		if tmpl, ok := d.TypeMessages[field]; ok {
+			return sim.Errorf(sim.CodeValidation, tmpl, typ.Value)
+		}
 		if msg, ok := IntegerTypeError(typ); ok {
 			return sim.Errorf(sim.CodeValidation, "%s", msg)
 		}
-		return sim.Errorf(sim.CodeValidation, "%s must be %s; got %s", field, jsonTypeName(typ.Type), typ.Value)
+		return sim.Errorf(sim.CodeValidation, sim.MsgWrongType, field, jsonTypeName(typ.Type), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		if d.UnknownField != nil {
+			return sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, fmt.Sprintf("%q", d.UnknownField(body)))
+		}
 		return sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
 		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, strings.TrimPrefix(err.Error(), "json: "))

@@ -1,0 +1,78 @@
+package httpx
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/stretchr/testify/assert"
+)
+
+type decodeInner struct {
+	Name string `json:"name"`
+}
+
+type decodeTarget struct {
+	Name    string            `json:"name"`
+	Count   *int              `json:"count"`
+	Enabled bool              `json:"enabled"`
+	Tags    []string          `json:"tags"`
+	Headers map[string]string `json:"headers"`
+	Inner   decodeInner       `json:"inner"`
+	Custom  refusing          `json:"custom"`
+}
+
+// refusing is a field whose own UnmarshalJSON refuses every value with a
+// *sim.Error, as the journal's Status does.
+type refusing struct{}
+
+func (*refusing) UnmarshalJSON([]byte) error {
+	return sim.Errorf(sim.CodeValidation, "custom must be left out")
+}
+
+var _ json.Unmarshaler = (*refusing)(nil)
+
+// The one decoder words every failure with the named messages; the control
+// routes' hooks (TypeMessages, UnknownField) change only their own cases.
+func TestDecodeBytesMessages(t *testing.T) {
+	t.Parallel()
+	strict := Decoder{RejectUnknown: true}
+	hooked := Decoder{RejectUnknown: true,
+		TypeMessages: map[string]string{"headers": "headers must be an object of names and values; got %s"},
+		UnknownField: func([]byte) string { return "inner.extra" }}
+	tests := []struct {
+		name string
+		dec  Decoder
+		body string
+		want string
+	}{
+		{"empty body", strict, ``, sim.MsgBodyNotObject},
+		{"an array", strict, `[1]`, sim.MsgBodyNotObject},
+		{"syntax error", strict, `{"name":}`, "Malformed JSON body: invalid character '}' looking for beginning of value (at byte 9)"},
+		{"cut short", strict, `{"name":"a"`, "Malformed JSON body: unexpected end of input"},
+		{"trailing data", strict, `{} {}`, "Malformed JSON body: unexpected data after the JSON object"},
+		{"a string for a boolean", strict, `{"enabled":"yes"}`, "enabled must be a boolean; got string"},
+		{"a number for an array", strict, `{"tags":3}`, "tags must be an array; got number"},
+		{"a fraction for an integer", strict, `{"count":1.5}`, "count must be an integer; got number 1.5"},
+		{"an array for an object", strict, `{"headers":[]}`, "headers must be an object; got array"},
+		{"a field's own refusal is kept", strict, `{"custom":1}`, "custom must be left out"},
+		{"unknown field", strict, `{"extra":1}`, `Unknown field "extra"`},
+		{"unknown field ignored when allowed", Decoder{}, `{"extra":1}`, ""},
+		{"a type message of the route", hooked, `{"headers":[]}`, "headers must be an object of names and values; got array"},
+		{"other fields keep the generic wording", hooked, `{"tags":3}`, "tags must be an array; got number"},
+		{"the route names the unknown field", hooked, `{"inner":{"extra":1}}`, `Unknown field "inner.extra"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var dst decodeTarget
+			err := tc.dec.DecodeBytes([]byte(tc.body), &dst)
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.EqualError(t, err, tc.want)
+			assert.Equal(t, sim.CodeValidation, sim.ErrorCode(err))
+		})
+	}
+}
