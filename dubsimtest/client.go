@@ -66,20 +66,44 @@ func (e *APIError) Error() string {
 }
 
 // Client calls the control API (/_sim/...) of a dubsim at a base URL: one
-// started by Start or New, a container, or any other deployment. Every
-// method is one HTTP call; ctx bounds it. A Client is safe for concurrent
+// started by Start or New, a container, or any other deployment. Its own
+// methods are the calls on the whole simulator (health, background work,
+// reset, state, fixtures); the calls on one resource of the control API are
+// methods of its groups Clock, Accounts, Outcomes, Faults and Journal, as in
+// c.Clock.Advance(ctx, time.Hour). Every method is one HTTP call
+// (Clock.AdvanceTo: two); ctx bounds it. A Client is safe for concurrent
 // use.
 type Client struct {
-	// HTTPClient sends the requests; nil is http.DefaultClient.
+	// HTTPClient sends the requests, also those of the groups; nil is
+	// http.DefaultClient.
 	HTTPClient *http.Client
+
+	// Clock reads and moves the simulated clock (/_sim/clock).
+	Clock *ClockAPI
+	// Accounts creates, changes and resets accounts (/_sim/accounts).
+	Accounts *AccountsAPI
+	// Outcomes forces how processing ends (/_sim/outcomes, the outcome of
+	// a project or artifact, the status of a video).
+	Outcomes *OutcomesAPI
+	// Faults manages the HTTP fault rules (/_sim/faults).
+	Faults *FaultsAPI
+	// Journal reads and checks the request journal (/_sim/requests,
+	// /_sim/report).
+	Journal *JournalAPI
 
 	base string
 }
 
 // NewClient returns a client of the dubsim at baseURL, such as
-// "http://127.0.0.1:8080" (without /_sim).
+// "http://127.0.0.1:8080" (without /_sim), with its groups set.
 func NewClient(baseURL string) *Client {
-	return &Client{base: strings.TrimRight(baseURL, "/")}
+	c := &Client{base: strings.TrimRight(baseURL, "/")}
+	c.Clock = &ClockAPI{client: c}
+	c.Accounts = &AccountsAPI{client: c}
+	c.Outcomes = &OutcomesAPI{client: c}
+	c.Faults = &FaultsAPI{client: c}
+	c.Journal = &JournalAPI{client: c}
+	return c
 }
 
 // BaseURL returns the base URL the client calls.
@@ -176,8 +200,8 @@ type Clock struct {
 // Work is a piece of background work in flight: the download of an
 // artifact's URL (Resource "artifact", ID its id) or the probe of a source
 // video for a creation in flight. NeededAt is the simulated time from
-// which answers depend on it (nil for probes): an Advance to it or later
-// waits for the work.
+// which answers depend on it (nil for probes): a Clock.Advance to it or
+// later waits for the work.
 type Work struct {
 	Kind       string     `json:"kind"`
 	Resource   string     `json:"resource"`
@@ -198,10 +222,16 @@ func (c *Client) Work(ctx context.Context) ([]Work, error) {
 	return out.Work, err
 }
 
-// Clock reads the simulated clock.
-func (c *Client) Clock(ctx context.Context) (Clock, error) {
+// ClockAPI reads and moves the simulated clock: the calls of /_sim/clock.
+// Client.Clock holds one.
+type ClockAPI struct {
+	client *Client
+}
+
+// Get reads the simulated clock.
+func (g *ClockAPI) Get(ctx context.Context) (Clock, error) {
 	var ck Clock
-	return ck, c.do(ctx, http.MethodGet, "/_sim/clock", nil, &ck)
+	return ck, g.client.do(ctx, http.MethodGet, "/_sim/clock", nil, &ck)
 }
 
 // Advance moves simulated time forward by d, applies every transition that
@@ -210,9 +240,9 @@ func (c *Client) Clock(ctx context.Context) (Clock, error) {
 // artifact made from a loopback URL completes by the advance that passes
 // its processing time), or with a 504 *APIError naming those still running
 // after the server's --advance-wait.
-func (c *Client) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
+func (g *ClockAPI) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
 	var ck Clock
-	err := c.do(ctx, http.MethodPost, "/_sim/clock/advance", map[string]float64{"seconds": d.Seconds()}, &ck)
+	err := g.client.do(ctx, http.MethodPost, "/_sim/clock/advance", map[string]float64{"seconds": d.Seconds()}, &ck)
 	return ck.Now, err
 }
 
@@ -220,8 +250,8 @@ func (c *Client) Advance(ctx context.Context, d time.Duration) (time.Time, error
 // control API reports time). A t in the past is an error and changes
 // nothing. With a running clock, time also moves between the two calls it
 // takes.
-func (c *Client) AdvanceTo(ctx context.Context, t time.Time) (time.Time, error) {
-	ck, err := c.Clock(ctx)
+func (g *ClockAPI) AdvanceTo(ctx context.Context, t time.Time) (time.Time, error) {
+	ck, err := g.Get(ctx)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -229,42 +259,36 @@ func (c *Client) AdvanceTo(ctx context.Context, t time.Time) (time.Time, error) 
 	if d < 0 {
 		return ck.Now, fmt.Errorf("dubsim: cannot advance to %s: the clock is already at %s", t.UTC().Format(time.RFC3339Nano), ck.Now.Format(time.RFC3339Nano))
 	}
-	return c.Advance(ctx, d)
+	return g.Advance(ctx, d)
 }
 
 // SetScale sets the speed of simulated time from now on (0 stops it) and
 // ends a Freeze.
-func (c *Client) SetScale(ctx context.Context, scale float64) (Clock, error) {
+func (g *ClockAPI) SetScale(ctx context.Context, scale float64) (Clock, error) {
 	var ck Clock
-	return ck, c.do(ctx, http.MethodPost, "/_sim/clock/scale", map[string]float64{"time_scale": scale}, &ck)
+	return ck, g.client.do(ctx, http.MethodPost, "/_sim/clock/scale", map[string]float64{"time_scale": scale}, &ck)
 }
 
 // Freeze stops simulated time; Resume restarts it at the scale it had.
-func (c *Client) Freeze(ctx context.Context) (Clock, error) {
+func (g *ClockAPI) Freeze(ctx context.Context) (Clock, error) {
 	var ck Clock
-	return ck, c.do(ctx, http.MethodPost, "/_sim/clock/freeze", nil, &ck)
+	return ck, g.client.do(ctx, http.MethodPost, "/_sim/clock/freeze", nil, &ck)
 }
 
 // Resume restarts simulated time stopped by Freeze.
-func (c *Client) Resume(ctx context.Context) (Clock, error) {
+func (g *ClockAPI) Resume(ctx context.Context) (Clock, error) {
 	var ck Clock
-	return ck, c.do(ctx, http.MethodPost, "/_sim/clock/resume", nil, &ck)
+	return ck, g.client.do(ctx, http.MethodPost, "/_sim/clock/resume", nil, &ck)
 }
 
 // ----- state and accounts -----
 
 // Reset restores the fixture accounts and deletes every other account,
 // project and idempotency key; the clock and id sequences carry on. It
-// does not touch fault rules, the journal (see ClearFaults, ClearRequests)
-// or, as of this writing, forced-outcome rules (see RemoveOutcomeRule).
+// does not touch fault rules, the journal (see Faults.Clear, Journal.Clear)
+// or, as of this writing, forced-outcome rules (see Outcomes.RemoveRule).
 func (c *Client) Reset(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/_sim/reset", nil, nil)
-}
-
-// ResetAccount deletes one account's projects and idempotency keys and
-// gives it back its initial balance.
-func (c *Client) ResetAccount(ctx context.Context, apiKey string) error {
-	return c.do(ctx, http.MethodPost, "/_sim/reset", map[string]string{"api_key": apiKey}, nil)
 }
 
 // State dumps accounts, projects, pending transitions and rules; a
@@ -307,10 +331,16 @@ type Account struct {
 	RateLimit            *RateLimit          `json:"rate_limit"`
 }
 
-// CreateAccount adds an isolated account (and its studio user).
-func (c *Client) CreateAccount(ctx context.Context, spec AccountSpec) (Account, error) {
+// AccountsAPI creates, changes and resets accounts: the calls of
+// /_sim/accounts and the reset of one account. Client.Accounts holds one.
+type AccountsAPI struct {
+	client *Client
+}
+
+// Create adds an isolated account (and its studio user).
+func (g *AccountsAPI) Create(ctx context.Context, spec AccountSpec) (Account, error) {
 	var a Account
-	return a, c.do(ctx, http.MethodPost, "/_sim/accounts", spec, &a)
+	return a, g.client.do(ctx, http.MethodPost, "/_sim/accounts", spec, &a)
 }
 
 // AccountPatch changes a key's studio settings. A nil field leaves the
@@ -338,10 +368,16 @@ func (p AccountPatch) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// UpdateAccount changes a key's storage credentials and rate limit.
-func (c *Client) UpdateAccount(ctx context.Context, apiKey string, patch AccountPatch) (Account, error) {
+// Update changes a key's storage credentials and rate limit.
+func (g *AccountsAPI) Update(ctx context.Context, apiKey string, patch AccountPatch) (Account, error) {
 	var a Account
-	return a, c.do(ctx, http.MethodPatch, "/_sim/accounts/"+url.PathEscape(apiKey), patch, &a)
+	return a, g.client.do(ctx, http.MethodPatch, "/_sim/accounts/"+url.PathEscape(apiKey), patch, &a)
+}
+
+// Reset deletes one account's projects and idempotency keys and gives it
+// back its initial balance.
+func (g *AccountsAPI) Reset(ctx context.Context, apiKey string) error {
+	return g.client.do(ctx, http.MethodPost, "/_sim/reset", map[string]string{"api_key": apiKey}, nil)
 }
 
 // LoadFixtures loads fixture content over the startup set: fixtures is
@@ -357,6 +393,13 @@ func (c *Client) LoadFixtures(ctx context.Context, fixtures any) (map[string]int
 }
 
 // ----- forced outcomes -----
+
+// OutcomesAPI forces how the processing of projects, artifacts and videos
+// ends: the calls of /_sim/outcomes and of the outcome or status of one
+// resource. Client.Outcomes holds one.
+type OutcomesAPI struct {
+	client *Client
+}
 
 // Outcome forces how the processing of a project or artifact ends.
 type Outcome struct {
@@ -382,20 +425,20 @@ type Forced struct {
 	ErrorMessage   string     `json:"error_message,omitempty"`
 }
 
-// ForceProjectOutcome decides how the current run of a platform project in
+// ForceProject decides how the current run of a platform project in
 // progress ends (409 ConflictError when it is not in progress).
-func (c *Client) ForceProjectOutcome(ctx context.Context, projectID string, o Outcome) (Forced, error) {
+func (g *OutcomesAPI) ForceProject(ctx context.Context, projectID string, o Outcome) (Forced, error) {
 	var f Forced
-	return f, c.do(ctx, http.MethodPost, "/_sim/projects/"+url.PathEscape(projectID)+"/outcome", o, &f)
+	return f, g.client.do(ctx, http.MethodPost, "/_sim/projects/"+url.PathEscape(projectID)+"/outcome", o, &f)
 }
 
-// ForceArtifactOutcome decides how a studio artifact's processing ends.
-func (c *Client) ForceArtifactOutcome(ctx context.Context, artifactID string, o Outcome) (Forced, error) {
+// ForceArtifact decides how a studio artifact's processing ends.
+func (g *OutcomesAPI) ForceArtifact(ctx context.Context, artifactID string, o Outcome) (Forced, error) {
 	var f Forced
-	return f, c.do(ctx, http.MethodPost, "/_sim/artifacts/"+url.PathEscape(artifactID)+"/outcome", o, &f)
+	return f, g.client.do(ctx, http.MethodPost, "/_sim/artifacts/"+url.PathEscape(artifactID)+"/outcome", o, &f)
 }
 
-// VideoStatus is the answer of SetVideoStatus.
+// VideoStatus is the answer of OutcomesAPI.SetVideoStatus.
 type VideoStatus struct {
 	VideoID          string     `json:"video_id"`
 	Status           string     `json:"status"`
@@ -404,10 +447,10 @@ type VideoStatus struct {
 
 // SetVideoStatus gives a studio video a status (new, in_progress,
 // completed) now; with auto its automatic lifecycle continues from there.
-func (c *Client) SetVideoStatus(ctx context.Context, videoID, status string, auto bool) (VideoStatus, error) {
+func (g *OutcomesAPI) SetVideoStatus(ctx context.Context, videoID, status string, auto bool) (VideoStatus, error) {
 	var v VideoStatus
 	body := map[string]any{"status": status, "auto": auto}
-	return v, c.do(ctx, http.MethodPost, "/_sim/videos/"+url.PathEscape(videoID)+"/status", body, &v)
+	return v, g.client.do(ctx, http.MethodPost, "/_sim/videos/"+url.PathEscape(videoID)+"/status", body, &v)
 }
 
 // OutcomeRuleSpec is a rule for the outcome of the next Count projects (or
@@ -422,26 +465,32 @@ type OutcomeRuleSpec struct {
 	Resource         string `json:"resource,omitempty"` // "project" (default) or "artifact"
 }
 
-// AddOutcomeRule adds a forced-outcome rule.
-func (c *Client) AddOutcomeRule(ctx context.Context, spec OutcomeRuleSpec) (OutcomeRule, error) {
+// AddRule adds a forced-outcome rule.
+func (g *OutcomesAPI) AddRule(ctx context.Context, spec OutcomeRuleSpec) (OutcomeRule, error) {
 	var r OutcomeRule
-	return r, c.do(ctx, http.MethodPost, "/_sim/outcomes", spec, &r)
+	return r, g.client.do(ctx, http.MethodPost, "/_sim/outcomes", spec, &r)
 }
 
-// OutcomeRules lists the forced-outcome rules not used up.
-func (c *Client) OutcomeRules(ctx context.Context) ([]OutcomeRule, error) {
+// Rules lists the forced-outcome rules not used up.
+func (g *OutcomesAPI) Rules(ctx context.Context) ([]OutcomeRule, error) {
 	var out struct {
 		Rules []OutcomeRule `json:"rules"`
 	}
-	return out.Rules, c.do(ctx, http.MethodGet, "/_sim/outcomes", nil, &out)
+	return out.Rules, g.client.do(ctx, http.MethodGet, "/_sim/outcomes", nil, &out)
 }
 
-// RemoveOutcomeRule deletes a forced-outcome rule.
-func (c *Client) RemoveOutcomeRule(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, "/_sim/outcomes/"+url.PathEscape(id), nil, nil)
+// RemoveRule deletes a forced-outcome rule.
+func (g *OutcomesAPI) RemoveRule(ctx context.Context, id string) error {
+	return g.client.do(ctx, http.MethodDelete, "/_sim/outcomes/"+url.PathEscape(id), nil, nil)
 }
 
 // ----- HTTP faults -----
+
+// FaultsAPI manages the HTTP fault rules: the calls of /_sim/faults.
+// Client.Faults holds one.
+type FaultsAPI struct {
+	client *Client
+}
 
 // Fault is a fault rule as listed: the rule, how many more times it may
 // fire (nil: unlimited), how many times it fired, when it expires (nil:
@@ -455,35 +504,41 @@ type Fault struct {
 	State     string     `json:"state"`
 }
 
-// AddFault adds an HTTP fault rule, evaluated after the ones already there.
-func (c *Client) AddFault(ctx context.Context, rule FaultRule) (Fault, error) {
+// Add adds an HTTP fault rule, evaluated after the ones already there.
+func (g *FaultsAPI) Add(ctx context.Context, rule FaultRule) (Fault, error) {
 	var f Fault
-	return f, c.do(ctx, http.MethodPost, "/_sim/faults", rule, &f)
+	return f, g.client.do(ctx, http.MethodPost, "/_sim/faults", rule, &f)
 }
 
-// Faults lists the live fault rules in evaluation order.
-func (c *Client) Faults(ctx context.Context) ([]Fault, error) {
+// List lists the live fault rules in evaluation order.
+func (g *FaultsAPI) List(ctx context.Context) ([]Fault, error) {
 	var out struct {
 		Rules []Fault `json:"rules"`
 	}
-	return out.Rules, c.do(ctx, http.MethodGet, "/_sim/faults", nil, &out)
+	return out.Rules, g.client.do(ctx, http.MethodGet, "/_sim/faults", nil, &out)
 }
 
-// RemoveFault deletes a fault rule (404 when it is gone, also after it was
+// Remove deletes a fault rule (404 when it is gone, also after it was
 // used up).
-func (c *Client) RemoveFault(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, "/_sim/faults/"+url.PathEscape(id), nil, nil)
+func (g *FaultsAPI) Remove(ctx context.Context, id string) error {
+	return g.client.do(ctx, http.MethodDelete, "/_sim/faults/"+url.PathEscape(id), nil, nil)
 }
 
-// ClearFaults deletes every fault rule and returns how many there were.
-func (c *Client) ClearFaults(ctx context.Context) (int, error) {
+// Clear deletes every fault rule and returns how many there were.
+func (g *FaultsAPI) Clear(ctx context.Context) (int, error) {
 	var out struct {
 		Removed int `json:"removed"`
 	}
-	return out.Removed, c.do(ctx, http.MethodDelete, "/_sim/faults", nil, &out)
+	return out.Removed, g.client.do(ctx, http.MethodDelete, "/_sim/faults", nil, &out)
 }
 
 // ----- request journal -----
+
+// JournalAPI reads and checks the request journal: the calls of
+// /_sim/requests and /_sim/report. Client.Journal holds one.
+type JournalAPI struct {
+	client *Client
+}
 
 // Request is a request recorded in the journal.
 type Request struct {
@@ -547,16 +602,16 @@ func (f RequestFilter) query() string {
 // Requests returns the recorded requests that f selects, newest first.
 // Control API calls are recorded too (Interface "control"), except reads
 // of the journal.
-func (c *Client) Requests(ctx context.Context, f RequestFilter) ([]Request, error) {
+func (g *JournalAPI) Requests(ctx context.Context, f RequestFilter) ([]Request, error) {
 	var out struct {
 		Requests []Request `json:"requests"`
 	}
-	return out.Requests, c.do(ctx, http.MethodGet, "/_sim/requests"+f.query(), nil, &out)
+	return out.Requests, g.client.do(ctx, http.MethodGet, "/_sim/requests"+f.query(), nil, &out)
 }
 
-// ClearRequests empties the journal (sequence ids carry on).
-func (c *Client) ClearRequests(ctx context.Context) error {
-	return c.do(ctx, http.MethodDelete, "/_sim/requests", nil, nil)
+// Clear empties the journal (sequence ids carry on).
+func (g *JournalAPI) Clear(ctx context.Context) error {
+	return g.client.do(ctx, http.MethodDelete, "/_sim/requests", nil, nil)
 }
 
 // VerifyResult says how many requests matched a Matcher and whether that
@@ -579,16 +634,16 @@ type NearMiss struct {
 // Verify counts the journal's requests that m selects against its
 // expectation (at least one when m states none). A failed check is not an
 // error: see VerifyResult.OK.
-func (c *Client) Verify(ctx context.Context, m Matcher) (VerifyResult, error) {
+func (g *JournalAPI) Verify(ctx context.Context, m Matcher) (VerifyResult, error) {
 	var v VerifyResult
-	return v, c.do(ctx, http.MethodPost, "/_sim/requests/verify", m, &v)
+	return v, g.client.do(ctx, http.MethodPost, "/_sim/requests/verify", m, &v)
 }
 
 // Report returns the conformance report of the requests of apiKey in the
 // journal.
-func (c *Client) Report(ctx context.Context, apiKey string) (Report, error) {
+func (g *JournalAPI) Report(ctx context.Context, apiKey string) (Report, error) {
 	var r Report
-	return r, c.do(ctx, http.MethodGet, "/_sim/report"+query("api_key", apiKey), nil, &r)
+	return r, g.client.do(ctx, http.MethodGet, "/_sim/report"+query("api_key", apiKey), nil, &r)
 }
 
 func query(key, value string) string {

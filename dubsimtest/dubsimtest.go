@@ -12,7 +12,7 @@
 //		ctx := t.Context()
 //		app := myapp.New(s.PlatformURL, dubsimtest.KeyPro) // the code under test
 //		id := app.SubmitDubbing(ctx, "https://media.dubsim.test/short.mp4")
-//		dubsimtest.Must(s.Advance(ctx, time.Hour))(t)
+//		dubsimtest.Must(s.Clock.Advance(ctx, time.Hour))(t)
 //		require.Equal(t, "ready", app.Status(ctx, id))
 //	}
 //
@@ -20,19 +20,30 @@
 //
 // By default simulated time is frozen (time scale 0) at the real time of
 // Start, cut to the second: nothing happens until the test moves it with
-// Advance or AdvanceTo, which apply every transition that became due, each
-// at its own due time. Tests so never wait for real time and give the same
-// result on a slow machine. WithStart sets the initial time; WithTimeScale
-// makes the clock run (60: a simulated minute per real second), for tests
-// of polling loops; a background sweep then applies due transitions every
-// 100 ms of real time, as cmd/dubsim does (reads apply them too).
+// Clock.Advance or Clock.AdvanceTo, which apply every transition that
+// became due, each at its own due time. Tests so never wait for real time
+// and give the same result on a slow machine. WithStart sets the initial
+// time; WithTimeScale makes the clock run (60: a simulated minute per real
+// second), for tests of polling loops; a background sweep then applies due
+// transitions every 100 ms of real time, as cmd/dubsim does (reads apply
+// them too).
 //
 // # Control API
 //
-// Sim embeds a *Client, so every control call is a method of Sim that takes
-// a context and returns an error; Client alone (NewClient) drives any other
-// dubsim, such as a container. Must turns a call that must succeed into a
-// one-liner. Errors of the control API are *APIError.
+// Sim embeds a *Client, so every control call is a method of Sim, or of one
+// of its groups by control-API resource (Clock, Accounts, Outcomes, Faults,
+// Journal), that takes a context and returns an error:
+//
+//	s.Reset(ctx)
+//	s.Clock.Advance(ctx, time.Hour)
+//	s.Accounts.Create(ctx, dubsimtest.AccountSpec{Plan: "pro"})
+//	s.Outcomes.ForceProject(ctx, id, dubsimtest.Outcome{Outcome: dubsimtest.OutcomeError})
+//	s.Faults.Add(ctx, dubsimtest.FaultRule{...})
+//	s.Journal.Verify(ctx, dubsimtest.Matcher{...})
+//
+// Client alone (NewClient) drives any other dubsim, such as a container.
+// Must turns a call that must succeed into a one-liner. Errors of the
+// control API are *APIError.
 //
 // New and Close do the same as Start without a testing.TB, for a TestMain
 // that shares one simulator between tests (call Reset between them).
@@ -105,7 +116,8 @@ func WithConfig(f func(*server.Config)) Option {
 
 // Sim is a running in-process simulator.
 type Sim struct {
-	// Client drives the control API; its methods are Sim's.
+	// Client drives the control API; its methods and groups (Clock,
+	// Accounts, Outcomes, Faults, Journal) are Sim's.
 	*Client
 
 	// URL is the base URL of every interface (platform, studio, output
@@ -116,7 +128,8 @@ type Sim struct {
 	URL, PlatformURL, StudioURL string
 
 	// Server is the assembled instance, for what the HTTP API does not
-	// offer (its Engine, Journal, Faults).
+	// offer (its Engine, Journal, Faults: the Go values, where Sim.Journal
+	// and Sim.Faults call the control API).
 	Server *server.Server
 
 	// Dir holds the store (dubsim.db) and the blobs.
@@ -257,8 +270,8 @@ func sweep(ctx context.Context, srv *server.Server, cfg server.Config, done chan
 // Must returns v, or fails the test if err is not nil. It makes a control
 // call that must succeed a one-liner:
 //
-//	now := dubsimtest.Must(s.Advance(ctx, time.Hour))(t)
-//	acct := dubsimtest.Must(s.CreateAccount(ctx, dubsimtest.AccountSpec{Plan: "pro"}))(t)
+//	now := dubsimtest.Must(s.Clock.Advance(ctx, time.Hour))(t)
+//	acct := dubsimtest.Must(s.Accounts.Create(ctx, dubsimtest.AccountSpec{Plan: "pro"}))(t)
 //
 // (A call that returns only an error is require.NoError(t, s.Reset(ctx)).)
 func Must[T any](v T, err error) func(t testing.TB) T {

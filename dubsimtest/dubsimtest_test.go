@@ -125,24 +125,24 @@ func TestProjectBecomesReadyOnAdvance(t *testing.T) {
 	h := dubsimtest.Must(s.Health(ctx))(t)
 	assert.Equal(t, "ok", h.Status)
 	assert.Equal(t, t0, h.Now)
-	ck := dubsimtest.Must(s.Clock(ctx))(t)
+	ck := dubsimtest.Must(s.Clock.Get(ctx))(t)
 	assert.Equal(t, dubsimtest.Clock{Now: t0, TimeScale: 0, Frozen: true}, ck, "time stands still at scale 0: frozen, as the dashboard shows it")
 
 	id := createProject(t, s, dubsimtest.KeyPro)
 	assert.Equal(t, "in_progress", projectStatus(t, s, dubsimtest.KeyPro, id)["status"])
 	assert.Equal(t, float64(599), balance(t, s, dubsimtest.KeyPro), "one minute charged")
 
-	now := dubsimtest.Must(s.Advance(ctx, time.Hour))(t)
+	now := dubsimtest.Must(s.Clock.Advance(ctx, time.Hour))(t)
 	assert.Equal(t, t0.Add(time.Hour), now)
 	p := projectStatus(t, s, dubsimtest.KeyPro, id)
 	assert.Equal(t, "ready", p["status"])
 	assert.NotEmpty(t, p["output_tts_audio_url"])
 
-	now = dubsimtest.Must(s.AdvanceTo(ctx, t0.Add(2*time.Hour)))(t)
+	now = dubsimtest.Must(s.Clock.AdvanceTo(ctx, t0.Add(2*time.Hour)))(t)
 	assert.Equal(t, t0.Add(2*time.Hour), now)
-	_, err := s.AdvanceTo(ctx, t0)
+	_, err := s.Clock.AdvanceTo(ctx, t0)
 	require.ErrorContains(t, err, "the clock is already at")
-	assert.Equal(t, t0.Add(2*time.Hour), dubsimtest.Must(s.Clock(ctx))(t).Now, "a refused AdvanceTo changes nothing")
+	assert.Equal(t, t0.Add(2*time.Hour), dubsimtest.Must(s.Clock.Get(ctx))(t).Now, "a refused AdvanceTo changes nothing")
 }
 
 func TestClockControls(t *testing.T) {
@@ -150,17 +150,17 @@ func TestClockControls(t *testing.T) {
 	s := dubsimtest.Start(t, dubsimtest.WithStart(t0))
 	ctx := t.Context()
 
-	ck := dubsimtest.Must(s.Freeze(ctx))(t)
+	ck := dubsimtest.Must(s.Clock.Freeze(ctx))(t)
 	assert.True(t, ck.Frozen)
-	ck = dubsimtest.Must(s.Resume(ctx))(t)
+	ck = dubsimtest.Must(s.Clock.Resume(ctx))(t)
 	assert.False(t, ck.Frozen)
 	assert.Equal(t, 1.0, ck.TimeScale, "a clock at scale 0 before the freeze runs in real time after resume")
-	ck = dubsimtest.Must(s.SetScale(ctx, 0))(t)
+	ck = dubsimtest.Must(s.Clock.SetScale(ctx, 0))(t)
 	assert.True(t, ck.Frozen, "scale 0 stops time")
 	assert.False(t, ck.Now.Before(t0), "time ran forward between resume and scale 0, never back")
-	again := dubsimtest.Must(s.Clock(ctx))(t)
+	again := dubsimtest.Must(s.Clock.Get(ctx))(t)
 	assert.Equal(t, ck.Now, again.Now, "and stands still at scale 0")
-	_, err := s.SetScale(ctx, -1)
+	_, err := s.Clock.SetScale(ctx, -1)
 	apiError(t, err, http.StatusBadRequest, "ValidationError")
 }
 
@@ -191,13 +191,13 @@ func TestCreateAccount(t *testing.T) {
 		}, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := dubsimtest.Must(s.CreateAccount(ctx, tc.spec))(t)
+			a := dubsimtest.Must(s.Accounts.Create(ctx, tc.spec))(t)
 			tc.check(t, a)
 			assert.Equal(t, int64(tc.balance), a.BalanceMinutes)
 			assert.Equal(t, tc.balance, balance(t, s, a.APIKey), "the new key works on the platform API")
 		})
 	}
-	_, err := s.CreateAccount(ctx, dubsimtest.AccountSpec{APIKey: "team-a"})
+	_, err := s.Accounts.Create(ctx, dubsimtest.AccountSpec{APIKey: "team-a"})
 	ae := asAPIError(t, err, http.StatusConflict, "ConflictError")
 	assert.Equal(t, `An account with api_key "team-a" already exists`, ae.Message)
 	assert.Equal(t, `dubsim: POST /_sim/accounts: 409 ConflictError: An account with api_key "team-a" already exists`, err.Error())
@@ -208,15 +208,15 @@ func TestUpdateAccount(t *testing.T) {
 	s := dubsimtest.Start(t)
 	ctx := t.Context()
 	creds := &dubsimtest.StorageCredentials{AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "secret", Buckets: []string{"my-bucket"}}
-	a := dubsimtest.Must(s.UpdateAccount(ctx, dubsimtest.KeyFree, dubsimtest.AccountPatch{Storage: creds, RateLimit: &dubsimtest.RateLimit{PerDay: 9}}))(t)
+	a := dubsimtest.Must(s.Accounts.Update(ctx, dubsimtest.KeyFree, dubsimtest.AccountPatch{Storage: creds, RateLimit: &dubsimtest.RateLimit{PerDay: 9}}))(t)
 	assert.Equal(t, &dubsimtest.StorageCredentials{AccessKeyID: "AKIAEXAMPLE", Buckets: []string{"my-bucket"}}, a.Storage, "shown without the secret")
 	assert.Equal(t, &dubsimtest.RateLimit{PerDay: 9}, a.RateLimit)
 
-	a = dubsimtest.Must(s.UpdateAccount(ctx, dubsimtest.KeyFree, dubsimtest.AccountPatch{ClearRateLimit: true}))(t)
+	a = dubsimtest.Must(s.Accounts.Update(ctx, dubsimtest.KeyFree, dubsimtest.AccountPatch{ClearRateLimit: true}))(t)
 	assert.Nil(t, a.RateLimit)
 	assert.NotNil(t, a.Storage, "left as it was")
 
-	_, err := s.UpdateAccount(ctx, dubsimtest.KeyFree, dubsimtest.AccountPatch{})
+	_, err := s.Accounts.Update(ctx, dubsimtest.KeyFree, dubsimtest.AccountPatch{})
 	apiError(t, err, http.StatusBadRequest, "ValidationError")
 }
 
@@ -239,7 +239,7 @@ func TestForceProjectOutcome(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := createProject(t, s, key)
-			f := dubsimtest.Must(s.ForceProjectOutcome(ctx, id, tc.outcome))(t)
+			f := dubsimtest.Must(s.Outcomes.ForceProject(ctx, id, tc.outcome))(t)
 			assert.Equal(t, id, f.ProjectID)
 			assert.Equal(t, tc.forced, f.Status)
 			assert.Equal(t, tc.planned, f.DueAt != nil, "due_at")
@@ -247,7 +247,7 @@ func TestForceProjectOutcome(t *testing.T) {
 				assert.Equal(t, tc.outcome.Outcome, f.PlannedOutcome)
 			}
 			assert.Equal(t, tc.afterForce, projectStatus(t, s, key, id)["status"])
-			dubsimtest.Must(s.Advance(ctx, time.Hour))(t)
+			dubsimtest.Must(s.Clock.Advance(ctx, time.Hour))(t)
 			p := projectStatus(t, s, key, id)
 			assert.Equal(t, tc.afterHour, p["status"])
 			if tc.outcome.ErrorMessage != "" {
@@ -255,7 +255,7 @@ func TestForceProjectOutcome(t *testing.T) {
 			}
 		})
 	}
-	_, err := s.ForceProjectOutcome(ctx, "123456789", dubsimtest.Outcome{Outcome: dubsimtest.OutcomeError})
+	_, err := s.Outcomes.ForceProject(ctx, "123456789", dubsimtest.Outcome{Outcome: dubsimtest.OutcomeError})
 	apiError(t, err, http.StatusNotFound, "NotFoundError")
 }
 
@@ -263,27 +263,27 @@ func TestOutcomeRules(t *testing.T) {
 	t.Parallel()
 	s := dubsimtest.Start(t)
 	ctx := t.Context()
-	r := dubsimtest.Must(s.AddOutcomeRule(ctx, dubsimtest.OutcomeRuleSpec{APIKey: dubsimtest.KeyPro, Outcome: dubsimtest.OutcomeError, ErrorMessage: "TTS quota exceeded"}))(t)
+	r := dubsimtest.Must(s.Outcomes.AddRule(ctx, dubsimtest.OutcomeRuleSpec{APIKey: dubsimtest.KeyPro, Outcome: dubsimtest.OutcomeError, ErrorMessage: "TTS quota exceeded"}))(t)
 	assert.NotEmpty(t, r.ID)
 	assert.Equal(t, 1, r.Remaining, "count 0 means 1")
-	other := dubsimtest.Must(s.AddOutcomeRule(ctx, dubsimtest.OutcomeRuleSpec{APIKey: dubsimtest.KeyFree, Count: 3, Outcome: dubsimtest.OutcomeReady}))(t)
-	rules := dubsimtest.Must(s.OutcomeRules(ctx))(t)
+	other := dubsimtest.Must(s.Outcomes.AddRule(ctx, dubsimtest.OutcomeRuleSpec{APIKey: dubsimtest.KeyFree, Count: 3, Outcome: dubsimtest.OutcomeReady}))(t)
+	rules := dubsimtest.Must(s.Outcomes.Rules(ctx))(t)
 	assert.Len(t, rules, 2)
 
 	before := balance(t, s, dubsimtest.KeyPro)
 	id := createProject(t, s, dubsimtest.KeyPro)
-	dubsimtest.Must(s.Advance(ctx, time.Hour))(t)
+	dubsimtest.Must(s.Clock.Advance(ctx, time.Hour))(t)
 	p := projectStatus(t, s, dubsimtest.KeyPro, id)
 	assert.Equal(t, "error", p["status"])
 	assert.Equal(t, "TTS quota exceeded", p["error_message"])
 	assert.Equal(t, before, balance(t, s, dubsimtest.KeyPro), "refunded")
 
-	rules = dubsimtest.Must(s.OutcomeRules(ctx))(t)
+	rules = dubsimtest.Must(s.Outcomes.Rules(ctx))(t)
 	require.Len(t, rules, 1, "the used-up rule is gone")
 	assert.Equal(t, other.ID, rules[0].ID)
-	require.NoError(t, s.RemoveOutcomeRule(ctx, other.ID))
-	assert.Empty(t, dubsimtest.Must(s.OutcomeRules(ctx))(t))
-	apiError(t, s.RemoveOutcomeRule(ctx, other.ID), http.StatusNotFound, "NotFoundError")
+	require.NoError(t, s.Outcomes.RemoveRule(ctx, other.ID))
+	assert.Empty(t, dubsimtest.Must(s.Outcomes.Rules(ctx))(t))
+	apiError(t, s.Outcomes.RemoveRule(ctx, other.ID), http.StatusNotFound, "NotFoundError")
 }
 
 func TestFaults(t *testing.T) {
@@ -291,11 +291,11 @@ func TestFaults(t *testing.T) {
 	s := dubsimtest.Start(t)
 	ctx := t.Context()
 
-	once := dubsimtest.Must(s.AddFault(ctx, dubsimtest.FaultRule{Method: "POST", Path: "/api/v1/projects", Count: 1,
+	once := dubsimtest.Must(s.Faults.Add(ctx, dubsimtest.FaultRule{Method: "POST", Path: "/api/v1/projects", Count: 1,
 		Action: dubsimtest.FaultAction{Type: "error", Status: 503, Error: "ServiceUnavailableError", Message: "Try again later"}}))(t)
 	require.NotNil(t, once.Remaining)
 	assert.Equal(t, int64(1), *once.Remaining)
-	limited := dubsimtest.Must(s.AddFault(ctx, dubsimtest.FaultRule{ID: "slow-down", APIKey: dubsimtest.KeyFree,
+	limited := dubsimtest.Must(s.Faults.Add(ctx, dubsimtest.FaultRule{ID: "slow-down", APIKey: dubsimtest.KeyFree,
 		Action: dubsimtest.FaultAction{Type: "rate_limit", RetryAfterSeconds: 5}}))(t)
 	assert.Nil(t, limited.Remaining, "unlimited")
 
@@ -308,7 +308,7 @@ func TestFaults(t *testing.T) {
 	st, _ = call(t, s, "GET", "/api/v1/balance", dubsimtest.KeyFree, "")
 	assert.Equal(t, http.StatusTooManyRequests, st)
 
-	faults := dubsimtest.Must(s.Faults(ctx))(t)
+	faults := dubsimtest.Must(s.Faults.List(ctx))(t)
 	require.Len(t, faults, 2, "the used-up rule stays listed as spent")
 	assert.Equal(t, once.ID, faults[0].ID)
 	assert.Equal(t, "spent", faults[0].State)
@@ -318,17 +318,17 @@ func TestFaults(t *testing.T) {
 	assert.Equal(t, int64(1), faults[1].Hits)
 	assert.Equal(t, 5, int(faults[1].Action.RetryAfterSeconds))
 
-	fired := dubsimtest.Must(s.Requests(ctx, dubsimtest.RequestFilter{Status: "503"}))(t)
+	fired := dubsimtest.Must(s.Journal.Requests(ctx, dubsimtest.RequestFilter{Status: "503"}))(t)
 	require.Len(t, fired, 1)
 	assert.Equal(t, once.ID, fired[0].Fault)
 
-	require.NoError(t, s.RemoveFault(ctx, once.ID), "a spent rule is removed like a live one")
-	apiError(t, s.RemoveFault(ctx, once.ID), http.StatusNotFound, "NotFoundError")
-	require.NoError(t, s.RemoveFault(ctx, "slow-down"))
-	dubsimtest.Must(s.AddFault(ctx, dubsimtest.FaultRule{Action: dubsimtest.FaultAction{Type: "drop"}, Path: "/nowhere"}))(t)
-	assert.Equal(t, 1, dubsimtest.Must(s.ClearFaults(ctx))(t))
+	require.NoError(t, s.Faults.Remove(ctx, once.ID), "a spent rule is removed like a live one")
+	apiError(t, s.Faults.Remove(ctx, once.ID), http.StatusNotFound, "NotFoundError")
+	require.NoError(t, s.Faults.Remove(ctx, "slow-down"))
+	dubsimtest.Must(s.Faults.Add(ctx, dubsimtest.FaultRule{Action: dubsimtest.FaultAction{Type: "drop"}, Path: "/nowhere"}))(t)
+	assert.Equal(t, 1, dubsimtest.Must(s.Faults.Clear(ctx))(t))
 
-	_, err := s.AddFault(ctx, dubsimtest.FaultRule{Action: dubsimtest.FaultAction{Type: "explode"}})
+	_, err := s.Faults.Add(ctx, dubsimtest.FaultRule{Action: dubsimtest.FaultAction{Type: "explode"}})
 	ae := asAPIError(t, err, http.StatusBadRequest, "ValidationError")
 	assert.Contains(t, ae.Message, "action.type must be one of")
 }
@@ -341,7 +341,7 @@ func TestJournalVerifyAndReport(t *testing.T) {
 	createProject(t, s, key) // no Idempotency-Key: a report finding
 	call(t, s, "GET", "/api/v1/projects/000000000", key, "")
 
-	reqs := dubsimtest.Must(s.Requests(ctx, dubsimtest.RequestFilter{APIKey: key}))(t)
+	reqs := dubsimtest.Must(s.Journal.Requests(ctx, dubsimtest.RequestFilter{APIKey: key}))(t)
 	require.Len(t, reqs, 2)
 	assert.Equal(t, "GET", reqs[0].Method, "newest first")
 	assert.Equal(t, http.StatusNotFound, reqs[0].Status)
@@ -367,7 +367,7 @@ func TestJournalVerifyAndReport(t *testing.T) {
 		{"near miss", dubsimtest.Matcher{Method: "POST", Path: "/api/v1/projects", Status: "201"}, false, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := dubsimtest.Must(s.Verify(ctx, tc.m))(t)
+			v := dubsimtest.Must(s.Journal.Verify(ctx, tc.m))(t)
 			assert.Equal(t, tc.ok, v.OK, "%+v", v)
 			assert.Equal(t, tc.matched, v.Matched)
 			assert.NotEmpty(t, v.Expected)
@@ -379,7 +379,7 @@ func TestJournalVerifyAndReport(t *testing.T) {
 		})
 	}
 
-	rep := dubsimtest.Must(s.Report(ctx, key))(t)
+	rep := dubsimtest.Must(s.Journal.Report(ctx, key))(t)
 	assert.Equal(t, key, rep.APIKey)
 	assert.Equal(t, 2, rep.Summary.Requests)
 	var rules []string
@@ -388,12 +388,12 @@ func TestJournalVerifyAndReport(t *testing.T) {
 	}
 	assert.Contains(t, rules, "post-without-idempotency-key")
 	assert.Contains(t, rep.Text(), "post-without-idempotency-key")
-	_, err := s.Report(ctx, "")
+	_, err := s.Journal.Report(ctx, "")
 	apiError(t, err, http.StatusBadRequest, "ValidationError")
 
-	require.NoError(t, s.ClearRequests(ctx))
-	assert.Empty(t, dubsimtest.Must(s.Requests(ctx, dubsimtest.RequestFilter{APIKey: key}))(t))
-	_, err = s.Requests(ctx, dubsimtest.RequestFilter{Status: "teapot"})
+	require.NoError(t, s.Journal.Clear(ctx))
+	assert.Empty(t, dubsimtest.Must(s.Journal.Requests(ctx, dubsimtest.RequestFilter{APIKey: key}))(t))
+	_, err = s.Journal.Requests(ctx, dubsimtest.RequestFilter{Status: "teapot"})
 	apiError(t, err, http.StatusBadRequest, "ValidationError")
 }
 
@@ -401,7 +401,7 @@ func TestResetAndState(t *testing.T) {
 	t.Parallel()
 	s := dubsimtest.Start(t)
 	ctx := t.Context()
-	extra := dubsimtest.Must(s.CreateAccount(ctx, dubsimtest.AccountSpec{Plan: "pro", BalanceMinutes: 5}))(t)
+	extra := dubsimtest.Must(s.Accounts.Create(ctx, dubsimtest.AccountSpec{Plan: "pro", BalanceMinutes: 5}))(t)
 	id := createProject(t, s, dubsimtest.KeyPro)
 	createProject(t, s, extra.APIKey)
 
@@ -413,7 +413,7 @@ func TestResetAndState(t *testing.T) {
 	require.Len(t, st.PendingTransitions, 1)
 	assert.Equal(t, "ready", st.PendingTransitions[0].To)
 
-	require.NoError(t, s.ResetAccount(ctx, dubsimtest.KeyPro))
+	require.NoError(t, s.Accounts.Reset(ctx, dubsimtest.KeyPro))
 	assert.Equal(t, float64(600), balance(t, s, dubsimtest.KeyPro))
 	assert.Len(t, dubsimtest.Must(s.State(ctx, ""))(t).Projects, 1, "the other account's project stays")
 
@@ -421,7 +421,7 @@ func TestResetAndState(t *testing.T) {
 	st = dubsimtest.Must(s.State(ctx, ""))(t)
 	assert.Empty(t, st.Projects)
 	assert.Len(t, st.Accounts, 5, "the fixture accounts only")
-	apiError(t, s.ResetAccount(ctx, extra.APIKey), http.StatusNotFound, "NotFoundError")
+	apiError(t, s.Accounts.Reset(ctx, extra.APIKey), http.StatusNotFound, "NotFoundError")
 }
 
 func TestLoadFixtures(t *testing.T) {
@@ -453,7 +453,7 @@ func TestStudioControls(t *testing.T) {
 	}
 
 	failed := artifact("https://cdn.test/broken.mp4")
-	f := dubsimtest.Must(s.ForceArtifactOutcome(ctx, failed, dubsimtest.Outcome{Outcome: dubsimtest.OutcomeError, ErrorMessage: "Unsupported codec", Now: true}))(t)
+	f := dubsimtest.Must(s.Outcomes.ForceArtifact(ctx, failed, dubsimtest.Outcome{Outcome: dubsimtest.OutcomeError, ErrorMessage: "Unsupported codec", Now: true}))(t)
 	assert.Equal(t, failed, f.ArtifactID)
 	assert.Equal(t, sim.ArtifactFailed, f.Status)
 	_, got := call(t, s, "GET", "/api/v1/artifacts/"+failed, key, "")
@@ -461,9 +461,9 @@ func TestStudioControls(t *testing.T) {
 
 	size, seconds := int64(1<<20), 90.0
 	done := artifact("https://cdn.test/episode-1.mp4")
-	f = dubsimtest.Must(s.ForceArtifactOutcome(ctx, done, dubsimtest.Outcome{Outcome: dubsimtest.OutcomeReady, Now: true, Size: &size, DurationSeconds: &seconds}))(t)
+	f = dubsimtest.Must(s.Outcomes.ForceArtifact(ctx, done, dubsimtest.Outcome{Outcome: dubsimtest.OutcomeReady, Now: true, Size: &size, DurationSeconds: &seconds}))(t)
 	assert.Equal(t, sim.ArtifactCompleted, f.Status)
-	_, err := s.ForceArtifactOutcome(ctx, done, dubsimtest.Outcome{Outcome: dubsimtest.OutcomeError})
+	_, err := s.Outcomes.ForceArtifact(ctx, done, dubsimtest.Outcome{Outcome: dubsimtest.OutcomeError})
 	apiError(t, err, http.StatusConflict, "ConflictError")
 
 	st, m := call(t, s, "POST", "/api/v1/projects", key, `{"name":"Season 1","managerEmail":"alice.johnson@acme-media.example"}`)
@@ -475,11 +475,11 @@ func TestStudioControls(t *testing.T) {
 	vid := m["id"].(string)
 	assert.Equal(t, sim.VideoNew, m["status"])
 
-	v := dubsimtest.Must(s.SetVideoStatus(ctx, vid, sim.VideoCompleted, false))(t)
+	v := dubsimtest.Must(s.Outcomes.SetVideoStatus(ctx, vid, sim.VideoCompleted, false))(t)
 	assert.Equal(t, dubsimtest.VideoStatus{VideoID: vid, Status: sim.VideoCompleted}, v)
 	_, m = call(t, s, "GET", "/api/v1/projects/"+pid+"/videos/"+vid, key, "")
 	assert.Equal(t, sim.VideoCompleted, m["status"])
-	v = dubsimtest.Must(s.SetVideoStatus(ctx, vid, sim.VideoNew, true))(t)
+	v = dubsimtest.Must(s.Outcomes.SetVideoStatus(ctx, vid, sim.VideoNew, true))(t)
 	assert.NotNil(t, v.NextTransitionAt, "the automatic lifecycle continues")
 }
 
@@ -495,16 +495,16 @@ func TestOptions(t *testing.T) {
 		check func(t *testing.T, s *dubsimtest.Sim)
 	}{
 		{"start", []dubsimtest.Option{dubsimtest.WithStart(t0)}, func(t *testing.T, s *dubsimtest.Sim) {
-			assert.Equal(t, t0, dubsimtest.Must(s.Clock(t.Context()))(t).Now)
+			assert.Equal(t, t0, dubsimtest.Must(s.Clock.Get(t.Context()))(t).Now)
 		}},
 		{"default start is now, to the second, frozen", nil, func(t *testing.T, s *dubsimtest.Sim) {
-			ck := dubsimtest.Must(s.Clock(t.Context()))(t)
+			ck := dubsimtest.Must(s.Clock.Get(t.Context()))(t)
 			assert.Equal(t, ck.Now.Truncate(time.Second), ck.Now)
 			assert.WithinDuration(t, time.Now(), ck.Now, time.Minute)
 			assert.Zero(t, ck.TimeScale)
 		}},
 		{"time scale", []dubsimtest.Option{dubsimtest.WithTimeScale(60)}, func(t *testing.T, s *dubsimtest.Sim) {
-			assert.Equal(t, 60.0, dubsimtest.Must(s.Clock(t.Context()))(t).TimeScale)
+			assert.Equal(t, 60.0, dubsimtest.Must(s.Clock.Get(t.Context()))(t).TimeScale)
 		}},
 		{"fixtures", []dubsimtest.Option{dubsimtest.WithFixtures(fxDir)}, func(t *testing.T, s *dubsimtest.Sim) {
 			assert.Equal(t, float64(77), balance(t, s, "team-c"))
@@ -540,7 +540,7 @@ func TestRunningClock(t *testing.T) {
 	s := dubsimtest.Start(t, dubsimtest.WithTimeScale(1e5))
 	ctx := t.Context()
 	const key = dubsimtest.KeyPro
-	dubsimtest.Must(s.AddOutcomeRule(ctx, dubsimtest.OutcomeRuleSpec{APIKey: key, Outcome: dubsimtest.OutcomeError}))(t)
+	dubsimtest.Must(s.Outcomes.AddRule(ctx, dubsimtest.OutcomeRuleSpec{APIKey: key, Outcome: dubsimtest.OutcomeError}))(t)
 	createProject(t, s, key)
 	assert.Equal(t, float64(599), balance(t, s, key))
 	require.Eventually(t, func() bool { return balance(t, s, key) == 600 }, 30*time.Second, 5*time.Millisecond,
@@ -556,16 +556,16 @@ func TestIsolation(t *testing.T) {
 	assert.NotEqual(t, a.URL, b.URL)
 	assert.NotEqual(t, a.Dir, b.Dir)
 
-	dubsimtest.Must(a.CreateAccount(ctx, dubsimtest.AccountSpec{APIKey: "only-in-a"}))(t)
+	dubsimtest.Must(a.Accounts.Create(ctx, dubsimtest.AccountSpec{APIKey: "only-in-a"}))(t)
 	createProject(t, a, dubsimtest.KeyPro)
-	dubsimtest.Must(a.Advance(ctx, time.Hour))(t)
-	dubsimtest.Must(a.AddFault(ctx, dubsimtest.FaultRule{Action: dubsimtest.FaultAction{Type: "drop"}}))(t)
+	dubsimtest.Must(a.Clock.Advance(ctx, time.Hour))(t)
+	dubsimtest.Must(a.Faults.Add(ctx, dubsimtest.FaultRule{Action: dubsimtest.FaultAction{Type: "drop"}}))(t)
 
-	apiError(t, b.ResetAccount(ctx, "only-in-a"), http.StatusNotFound, "NotFoundError")
+	apiError(t, b.Accounts.Reset(ctx, "only-in-a"), http.StatusNotFound, "NotFoundError")
 	assert.Equal(t, float64(600), balance(t, b, dubsimtest.KeyPro))
-	assert.Equal(t, t0, dubsimtest.Must(b.Clock(ctx))(t).Now)
-	assert.Empty(t, dubsimtest.Must(b.Faults(ctx))(t))
-	assert.Empty(t, dubsimtest.Must(b.Requests(ctx, dubsimtest.RequestFilter{APIKey: dubsimtest.KeyPro, Method: "POST"}))(t))
+	assert.Equal(t, t0, dubsimtest.Must(b.Clock.Get(ctx))(t).Now)
+	assert.Empty(t, dubsimtest.Must(b.Faults.List(ctx))(t))
+	assert.Empty(t, dubsimtest.Must(b.Journal.Requests(ctx, dubsimtest.RequestFilter{APIKey: dubsimtest.KeyPro, Method: "POST"}))(t))
 }
 
 // TestCleanup: once the test that started it ends, the simulator's
@@ -590,7 +590,7 @@ func TestNewAndClose(t *testing.T) {
 	t.Parallel()
 	s, err := dubsimtest.New(dubsimtest.WithStart(t0))
 	require.NoError(t, err)
-	assert.Equal(t, t0, dubsimtest.Must(s.Clock(t.Context()))(t).Now)
+	assert.Equal(t, t0, dubsimtest.Must(s.Clock.Get(t.Context()))(t).Now)
 	require.NoError(t, s.Close())
 	_, err = os.Stat(s.Dir)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
@@ -621,7 +621,7 @@ func TestClientErrors(t *testing.T) {
 				_, _ = io.WriteString(w, tc.body)
 			}))
 			t.Cleanup(hs.Close)
-			_, err := dubsimtest.NewClient(hs.URL + "/").Clock(t.Context())
+			_, err := dubsimtest.NewClient(hs.URL + "/").Clock.Get(t.Context())
 			ae := asAPIError(t, err, tc.status, tc.errName)
 			assert.Equal(t, tc.message, ae.Message)
 			assert.Equal(t, "GET", ae.Method)
@@ -636,7 +636,7 @@ func TestClientErrors(t *testing.T) {
 		t.Parallel()
 		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
 		t.Cleanup(hs.Close)
-		_, err := dubsimtest.NewClient(hs.URL).Clock(t.Context())
+		_, err := dubsimtest.NewClient(hs.URL).Clock.Get(t.Context())
 		assert.ErrorContains(t, err, "dubsim: GET /_sim/clock: decoding the answer")
 	})
 }
@@ -678,7 +678,7 @@ func TestAdvanceWaitsForDownloads(t *testing.T) {
 	assert.Equal(t, t0.Add(7*time.Second), *work[0].NeededAt, "start 2 s + processing 5 s")
 
 	close(gate)
-	dubsimtest.Must(s.Advance(ctx, time.Hour))(t)
+	dubsimtest.Must(s.Clock.Advance(ctx, time.Hour))(t)
 	_, m = call(t, s, "GET", "/api/v1/artifacts/"+id, dubsimtest.KeyFree, "")
 	assert.Equal(t, sim.ArtifactCompleted, m["status"], "%v", m)
 	assert.Equal(t, float64(len(body)), m["size"])
@@ -698,7 +698,7 @@ func TestStudioURLIsTheStudioInterface(t *testing.T) {
 	require.Equal(t, http.StatusOK, st, "%v", m)
 	assert.True(t, sim.IsStudioID(m["id"].(string)), "%v", m)
 	assert.Equal(t, s.StudioURL+"/projects/"+m["id"].(string), m["projectUrl"])
-	reqs := dubsimtest.Must(s.Requests(t.Context(), dubsimtest.RequestFilter{Path: "/studio/*"}))(t)
+	reqs := dubsimtest.Must(s.Journal.Requests(t.Context(), dubsimtest.RequestFilter{Path: "/studio/*"}))(t)
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "studio", reqs[0].Interface)
 	assert.Equal(t, "prefix", reqs[0].RoutedBy)

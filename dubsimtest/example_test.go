@@ -50,14 +50,14 @@ func Example() {
 	p, _ := getJSON("GET", project, dubsimtest.KeyPro, "")
 	fmt.Println("status:", p["status"])
 
-	now, err := s.Advance(ctx, time.Hour)
+	now, err := s.Clock.Advance(ctx, time.Hour)
 	if err != nil {
 		log.Fatal(err)
 	}
 	p, _ = getJSON("GET", project, dubsimtest.KeyPro, "")
 	fmt.Println("at", now.Format(time.Kitchen), "status:", p["status"])
 
-	report, err := s.Report(ctx, dubsimtest.KeyPro)
+	report, err := s.Journal.Report(ctx, dubsimtest.KeyPro)
 	if err != nil {
 		log.Fatal(err)
 	}

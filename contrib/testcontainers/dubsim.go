@@ -41,7 +41,7 @@ type Container struct {
 // Run starts a dubsim container from image (DefaultImage when empty),
 // exposes Port and waits until HealthPath answers 200. Simulated time is
 // frozen (DUBSIM_TIME_SCALE=0), as with dubsimtest: tests move it with
-// Client.Advance; WithTimeScale changes that. opts come last and can
+// Client.Clock.Advance; WithTimeScale changes that. opts come last and can
 // change anything (testcontainers.WithEnv for other DUBSIM_* settings,
 // say).
 //

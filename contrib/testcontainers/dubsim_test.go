@@ -51,7 +51,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, err)
 	h := dubsimtest.Must(c.Health(ctx))(t)
 	assert.Equal(t, "ok", h.Status)
-	assert.Zero(t, dubsimtest.Must(c.Clock(ctx))(t).TimeScale, "frozen by default")
+	assert.Zero(t, dubsimtest.Must(c.Clock.Get(ctx))(t).TimeScale, "frozen by default")
 
 	base, err := ctr.URL(ctx)
 	require.NoError(t, err)
@@ -65,7 +65,7 @@ func TestRun(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	dubsimtest.Must(c.Advance(ctx, time.Hour))(t)
+	dubsimtest.Must(c.Clock.Advance(ctx, time.Hour))(t)
 	st := dubsimtest.Must(c.State(ctx, dubsimtest.KeyPro))(t)
 	require.Len(t, st.Projects, 1)
 	assert.Equal(t, "ready", st.Projects[0].Status)

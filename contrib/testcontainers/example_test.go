@@ -33,7 +33,7 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	now, err := sim.Advance(ctx, time.Hour)
+	now, err := sim.Clock.Advance(ctx, time.Hour)
 	if err != nil {
 		log.Fatal(err)
 	}
