@@ -125,3 +125,67 @@ const (
 	MsgCloningPlan      = "Voice cloning requires a PRO subscription or higher. Please contact your sales manager to upgrade your plan."
 	MsgCloningMultipart = "This endpoint takes multipart/form-data with the fields text, language and one or more reference_audio_files; got Content-Type %q"
 )
+
+// Messages of the use cases, dubsim's own wording, grouped by resource.
+// Tests, golden files and the OpenAPI examples quote them: keep them byte
+// for byte, with their format verbs in the same order.
+const (
+	// Accounts (POST /_sim/accounts and the account store).
+	MsgPlan            = "plan must be one of none, subscription, pro, enterprise; got %q"
+	MsgNegativeBalance = "balance_minutes must not be negative"
+	MsgCompanyIDLength = "company_id must be at most 64 characters; got %d"
+	MsgUserEmail       = "user_email must be an email address of at most 254 characters; got %q"
+	MsgUserIDChosen    = "user_id cannot be chosen; use company_id to join a company, and user_email to name the new user"
+	MsgAccountExists   = "An account with api_key %q already exists"
+	MsgUnknownUser     = "user_id %q does not name a user"
+	MsgUnknownCompany  = "company_id %q does not name a company"
+	MsgEmailTaken      = "user_email %q is already taken"
+	MsgAccountNotFound = "No account with api_key %q"
+
+	// Dubbing projects (platform interface). The argument of
+	// MsgScriptContent is the parse error of the script.
+	MsgScriptContent = "source_script_content %v"
+	MsgScriptPastEnd = "source_script[%d] ends at %d ms, after the end of the source video (%d ms)"
+	MsgSourceTooLong = "The source video lasts %s; videos up to %s are accepted"
+
+	// Re-translation of a dubbing project (platform interface): the checks of
+	// target_script and target_speakers.
+	MsgOneOf         = "%s must be one of %s; got %q" // field, allowed values, value
+	MsgNoSegments    = "target_script must contain at least one segment"
+	MsgNoSpeakers    = "target_speakers must contain at least one speaker"
+	MsgSpeakerStyle  = "%s.style must be one of masculine, feminine; got %q"
+	MsgNegativeStart = "%s.start_ms must not be negative; got %d"
+
+	// Studio projects.
+	MsgStudioProjectNotFound = "Studio project %s not found"
+	MsgManagerUnknown        = "managerEmail: no user with email %s"
+	MsgManagerOtherCompany   = "managerEmail: %s does not belong to your company; the manager must be a user of the same company as the API key's user"
+	MsgGlossaryMissing       = "%s: glossary %s does not exist"
+	MsgGlossaryOtherOrg      = "%s: glossary %s does not belong to your organization"
+	MsgGlossaryKind          = "%s: glossary %s is a %s glossary; this field takes a %s glossary"
+
+	// Artifacts. The first four check an artifact given as the input of a
+	// video: field, artifact id, then what is wrong.
+	MsgArtifactMissing      = "%s: artifact %s does not exist"
+	MsgArtifactOtherCompany = "%s: artifact %s does not belong to your company"
+	MsgArtifactType         = "%s: artifact %s is of type %s; this field takes an artifact of type %s"
+	MsgArtifactNotUsable    = "%s: artifact %s has status %s%s; an artifact is usable only when its status is upload_completed"
+	MsgArtifactNotFound     = "Artifact %s not found"
+	MsgArtifactFinished     = "Artifact %s has already finished processing (status %s)"
+
+	// Videos.
+	MsgMultiDisabled    = "sourceLanguage: multi is not enabled for your organization; an administrator enables it through your account manager"
+	MsgGuidanceLanguage = "translationGuidance.byLang: %s is not a target language of the video (%s)"
+	MsgGuidanceStale    = "dstLangs: the video's translationGuidance.byLang has entries for %s, which would no longer be target languages; send translationGuidance in the same request (or null to remove it)"
+	MsgVideoStatus      = "status must be one of %s; got %q"
+	MsgVideoNotFound    = "Video %s not found"
+
+	// Forced outcomes (POST /_sim/outcomes and the outcome rules).
+	MsgOutcome              = "outcome must be %q or %q; got %q"
+	MsgOutcomeNotInProgress = "Project %s is %s, not in_progress: a forced outcome applies to a run that is still processing (re-translate it first)"
+	MsgOutcomeCount         = "count must be at least 1; got %d"
+	MsgOutcomeResource      = "resource must be %q or %q; got %q"
+	MsgOutcomeErrorMessage  = "error_message applies only to outcome %q"
+	MsgOutcomeAPIKey        = "api_key %q is not an account"
+	MsgOutcomeRuleNotFound  = "No outcome rule %q"
+)

@@ -104,10 +104,10 @@ func (a *API) Routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(a.http.Recover)
 	r.NotFound(a.http.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, "No control route %s %s", r.Method, r.URL.Path)
+		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
 	}))
 	r.MethodNotAllowed(a.http.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
 	}))
 	r.Get("/clock", a.http.Handle(a.handleClock))
 	r.Post("/clock/advance", a.http.Handle(a.handleAdvance))
@@ -168,7 +168,7 @@ func (a *API) handleScale(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "time_scale")
 	}
 	if s := *b.TimeScale; math.IsNaN(s) || s < 0 || s > 1e6 {
-		return sim.Errorf(sim.CodeValidation, "time_scale must be between 0 and 1000000; got %v", s)
+		return sim.Errorf(sim.CodeValidation, msgTimeScale, s)
 	}
 	if err := a.ctl.SetTimeScale(r.Context(), *b.TimeScale); err != nil {
 		return err
@@ -215,13 +215,6 @@ type transitionJSON struct {
 	DueAt    string `json:"due_at"`
 }
 
-// Control API messages of the clock advance.
-const (
-	MsgAdvanceOneOf   = "give either seconds or next_due, not both"
-	MsgNothingDue     = "Nothing is due: no project, video or artifact has a pending transition"
-	msgAdvanceMissing = "seconds or next_due is required"
-)
-
 // maxSimTime is as far as the clock may be advanced.
 var maxSimTime = time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -245,11 +238,11 @@ func (a *API) handleAdvance(w http.ResponseWriter, r *http.Request) error {
 	}
 	s := *b.Seconds
 	if math.IsNaN(s) || s < 0 || s > maxAdvance {
-		return sim.Errorf(sim.CodeValidation, "seconds must be between 0 and %d; got %v", maxAdvance, s)
+		return sim.Errorf(sim.CodeValidation, msgAdvanceSeconds, maxAdvance, s)
 	}
 	d := time.Duration(s * float64(time.Second))
 	if a.ctl.Now().Add(d).After(maxSimTime) {
-		return sim.Errorf(sim.CodeValidation, "simulated time cannot go past %s (ISO 8601 timestamps need four-digit years); the clock is at %s", Time(maxSimTime), Time(a.ctl.Now()))
+		return sim.Errorf(sim.CodeValidation, msgPastMaxTime, Time(maxSimTime), Time(a.ctl.Now()))
 	}
 	if _, err := a.ctl.Advance(r.Context(), d); err != nil {
 		return a.pending(w, err)
@@ -386,17 +379,17 @@ func checkStorage(st *sim.StorageCredentials) error {
 		return nil
 	}
 	if st.AccessKeyID == "" || len(st.AccessKeyID) > 128 {
-		return sim.Errorf(sim.CodeValidation, "storage.access_key_id must be a non-empty string of at most 128 characters")
+		return sim.Errorf(sim.CodeValidation, msgAccessKeyID)
 	}
 	if len(st.SecretAccessKey) > 256 || len(st.Region) > 64 {
-		return sim.Errorf(sim.CodeValidation, "storage.secret_access_key (at most 256 characters) or storage.region (at most 64) is too long")
+		return sim.Errorf(sim.CodeValidation, msgStorageTooLong)
 	}
 	if len(st.Buckets) > 100 {
-		return sim.Errorf(sim.CodeValidation, "storage.buckets must list at most 100 buckets; got %d", len(st.Buckets))
+		return sim.Errorf(sim.CodeValidation, msgBucketCount, len(st.Buckets))
 	}
 	for i, b := range st.Buckets {
 		if b == "" || len(b) > 63 || strings.ContainsAny(b, "/ ") {
-			return sim.Errorf(sim.CodeValidation, "storage.buckets[%d] must be a bucket name (1 to 63 characters, no '/' or space); got %q", i, b)
+			return sim.Errorf(sim.CodeValidation, msgBucketName, i, b)
 		}
 	}
 	return nil
@@ -404,7 +397,7 @@ func checkStorage(st *sim.StorageCredentials) error {
 
 func checkRateLimit(rl *sim.RateLimit) error {
 	if rl != nil && (rl.PerMinute < 0 || rl.PerDay < 0 || rl.PerMinute > 1e9 || rl.PerDay > 1e9) {
-		return sim.Errorf(sim.CodeValidation, "rate_limit.per_minute and rate_limit.per_day must be between 0 (no limit) and 1000000000")
+		return sim.Errorf(sim.CodeValidation, msgRateLimit)
 	}
 	return nil
 }
@@ -429,7 +422,7 @@ func (a *API) handleCreateAccount(w http.ResponseWriter, r *http.Request) error 
 	if b.BalanceMinutes != nil {
 		m := *b.BalanceMinutes
 		if m != math.Trunc(m) || m < 0 || m > 1e12 {
-			return sim.Errorf(sim.CodeValidation, "balance_minutes must be a whole number of minutes between 0 and 1e12; got %v", m)
+			return sim.Errorf(sim.CodeValidation, msgBalanceMinutes, m)
 		}
 		spec.BalanceMinutes = int64(m)
 	}
@@ -466,7 +459,7 @@ func (a *API) handleUpdateAccount(w http.ResponseWriter, r *http.Request) error 
 	_, setStorage := raw["storage"]
 	_, setRate := raw["rate_limit"]
 	if !setStorage && !setRate {
-		return sim.Errorf(sim.CodeValidation, "Send storage and/or rate_limit (null removes them)")
+		return sim.Errorf(sim.CodeValidation, msgStudioChangeEmpty)
 	}
 	if err := checkStorage(b.Storage); err != nil {
 		return err
@@ -505,10 +498,10 @@ func (a *API) handleForceArtifact(w http.ResponseWriter, r *http.Request) error 
 		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
 	}
 	if b.Size != nil && (*b.Size < 0 || *b.Size > sim.MaxArtifactBytes) {
-		return sim.Errorf(sim.CodeValidation, "size must be between 0 and %d bytes", int64(sim.MaxArtifactBytes))
+		return sim.Errorf(sim.CodeValidation, msgArtifactSize, int64(sim.MaxArtifactBytes))
 	}
 	if d := b.DurationSeconds; d != nil && (*d < 0 || *d > sim.MaxSourceDuration.Seconds() || *d != *d) {
-		return sim.Errorf(sim.CodeValidation, "duration_seconds must be between 0 and %v", sim.MaxSourceDuration.Seconds())
+		return sim.Errorf(sim.CodeValidation, msgArtifactDuration, sim.MaxSourceDuration.Seconds())
 	}
 	art, err := a.ctl.ForceArtifact(r.Context(), chi.URLParam(r, "id"), b.Outcome, b.ErrorMessage, b.Size, b.DurationSeconds, b.Now)
 	if err != nil {
@@ -585,7 +578,7 @@ func (a *API) handleState(w http.ResponseWriter, r *http.Request) error {
 	if l := r.URL.Query().Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 {
-			return sim.Errorf(sim.CodeValidation, "limit must be a positive integer; got %q", l)
+			return sim.Errorf(sim.CodeValidation, msgStateLimit, l)
 		}
 		f.Limit = n
 	}
@@ -631,7 +624,7 @@ func (a *API) handleFixtures(w http.ResponseWriter, r *http.Request) error {
 	wrap(sim.FixtureMedia, "rules", b.MediaRules)
 	wrap(sim.FixtureStudio, "", b.Studio)
 	if len(files) == 0 {
-		return sim.Errorf(sim.CodeValidation, "send at least one of accounts, options, voices, media_rules, studio")
+		return sim.Errorf(sim.CodeValidation, msgFixturesEmpty)
 	}
 	fx, err := a.ctl.LoadFixtureFiles(r.Context(), files)
 	if err != nil {

@@ -67,22 +67,22 @@ func (e *Accounts) Balance(ctx context.Context, apiKey string) (int64, error) {
 func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.Account, error) {
 	var a sim.Account
 	if !spec.Plan.Valid() {
-		return a, sim.Errorf(sim.CodeValidation, "plan must be one of none, subscription, pro, enterprise; got %q", spec.Plan)
+		return a, sim.Errorf(sim.CodeValidation, sim.MsgPlan, spec.Plan)
 	}
 	if spec.BalanceMinutes < 0 {
-		return a, sim.Errorf(sim.CodeValidation, "balance_minutes must not be negative")
+		return a, sim.Errorf(sim.CodeValidation, sim.MsgNegativeBalance)
 	}
 	if err := sim.CheckAPIKey(spec.APIKey); err != nil {
 		return a, sim.Errorf(sim.CodeValidation, "%v", err)
 	}
 	if len(spec.CompanyID) > 64 {
-		return a, sim.Errorf(sim.CodeValidation, "company_id must be at most 64 characters; got %d", len(spec.CompanyID))
+		return a, sim.Errorf(sim.CodeValidation, sim.MsgCompanyIDLength, len(spec.CompanyID))
 	}
 	if e := spec.UserEmail; e != "" && (len(e) > 254 || strings.Count(e, "@") != 1 || strings.ContainsAny(e, " \t\r\n") || strings.HasPrefix(e, "@") || strings.HasSuffix(e, "@")) {
-		return a, sim.Errorf(sim.CodeValidation, "user_email must be an email address of at most 254 characters; got %q", clip(e, 80))
+		return a, sim.Errorf(sim.CodeValidation, sim.MsgUserEmail, clip(e, 80))
 	}
 	if spec.UserID != "" {
-		return a, sim.Errorf(sim.CodeValidation, "user_id cannot be chosen; use company_id to join a company, and user_email to name the new user")
+		return a, sim.Errorf(sim.CodeValidation, sim.MsgUserIDChosen)
 	}
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
@@ -94,7 +94,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 			spec.APIKey = "dsk_" + e.ids.Token(16, "account", fmt.Sprint(seq))
 		}
 		if _, err := tx.Account(spec.APIKey); err == nil {
-			return sim.Errorf(sim.CodeConflict, "An account with api_key %q already exists", spec.APIKey)
+			return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey)
 		} else if !errors.Is(err, sim.ErrNotFound) {
 			return err
 		}
@@ -150,13 +150,13 @@ func (e *core) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, 
 		} else if !errors.Is(err, sim.ErrNotFound) {
 			return err
 		}
-		return sim.Errorf(sim.CodeValidation, "user_id %q does not name a user", a.UserID)
+		return sim.Errorf(sim.CodeValidation, sim.MsgUnknownUser, a.UserID)
 	}
 	var co sim.Company
 	if companyID != "" {
 		var err error
 		if co, err = tx.Company(companyID); errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeValidation, "company_id %q does not name a company", companyID)
+			return sim.Errorf(sim.CodeValidation, sim.MsgUnknownCompany, companyID)
 		} else if err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ func (e *core) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, 
 		email = "user-" + id[16:] + "@company-" + co.ID[16:] + ".dubsim.test"
 	}
 	if _, err := tx.UserByEmail(email); err == nil {
-		return sim.Errorf(sim.CodeValidation, "user_email %q is already taken", email)
+		return sim.Errorf(sim.CodeValidation, sim.MsgEmailTaken, email)
 	} else if !errors.Is(err, sim.ErrNotFound) {
 		return err
 	}
@@ -220,7 +220,7 @@ func (e *Accounts) SetAccountStudio(ctx context.Context, apiKey string, ch sim.A
 		var err error
 		a, err = tx.Account(apiKey)
 		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, "No account with api_key %q", apiKey)
+			return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, apiKey)
 		}
 		if err != nil {
 			return err
@@ -242,7 +242,7 @@ func (e *Accounts) ResetAccount(ctx context.Context, apiKey string) error {
 	return e.update(ctx, func(tx sim.Tx) error {
 		a, err := tx.Account(apiKey)
 		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, "No account with api_key %q", apiKey)
+			return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, apiKey)
 		}
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -164,11 +165,11 @@ func TestForceArtifactRefusals(t *testing.T) {
 		msg               string
 	}{
 		{"a completed artifact", done.ID, sim.ForceError, sim.CodeConflict,
-			"Artifact " + done.ID + " has already finished processing (status upload_completed)"},
+			fmt.Sprintf(sim.MsgArtifactFinished, done.ID, "upload_completed")},
 		{"a failed artifact", failed.ID, sim.ForceReady, sim.CodeConflict,
-			"Artifact " + failed.ID + " has already finished processing (status upload_failed)"},
-		{"an unknown artifact", "0123456789abcdef01234567", sim.ForceReady, sim.CodeNotFound, "Artifact 0123456789abcdef01234567 not found"},
-		{"an unknown outcome", open.ID, "maybe", sim.CodeValidation, `outcome must be "error" or "ready"; got "maybe"`},
+			fmt.Sprintf(sim.MsgArtifactFinished, failed.ID, "upload_failed")},
+		{"an unknown artifact", "0123456789abcdef01234567", sim.ForceReady, sim.CodeNotFound, fmt.Sprintf(sim.MsgArtifactNotFound, "0123456789abcdef01234567")},
+		{"an unknown outcome", open.ID, "maybe", sim.CodeValidation, fmt.Sprintf(sim.MsgOutcome, "error", "ready", "maybe")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -181,7 +182,7 @@ func TestSourceScriptExtendsDerivedDuration(t *testing.T) {
 
 	np.SourceVideoURL = "https://v/rule"
 	_, err = h.e.Projects.CreateProject(ctx, key, np, nil)
-	assert.EqualError(t, err, "source_script[1] ends at 185500 ms, after the end of the source video (30000 ms)")
+	assert.EqualError(t, err, fmt.Sprintf(sim.MsgScriptPastEnd, 1, 185500, 30000))
 }
 
 func TestRetranslation(t *testing.T) {
@@ -408,7 +409,7 @@ func TestSourceLongerThanTheLimitIsRefused(t *testing.T) {
 	key := h.account(t, sim.PlanPro, 1_000_000, false)
 	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/huge"), nil)
 	assert.Equal(t, sim.CodeVideoInfo, sim.ErrorCode(err))
-	assert.EqualError(t, err, "The source video lasts 6h0m1s; videos up to 6h0m0s are accepted")
+	assert.EqualError(t, err, fmt.Sprintf(sim.MsgSourceTooLong, "6h0m1s", "6h0m0s"))
 	bal, _ := h.e.Accounts.Balance(ctx, key)
 	assert.Equal(t, int64(1_000_000), bal)
 }

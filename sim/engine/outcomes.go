@@ -28,13 +28,13 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 		var err error
 		a, err = tx.Artifact(id)
 		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, "Artifact %s not found", id)
+			return sim.Errorf(sim.CodeNotFound, sim.MsgArtifactNotFound, id)
 		}
 		if err != nil {
 			return err
 		}
 		if a.Status == sim.ArtifactCompleted || a.Status == sim.ArtifactFailed {
-			return sim.Errorf(sim.CodeConflict, "Artifact %s has already finished processing (status %s)", id, a.Status)
+			return sim.Errorf(sim.CodeConflict, sim.MsgArtifactFinished, id, a.Status)
 		}
 		at := e.clock.Now()
 		res := sim.ArtifactResult{Known: true, Origin: "forced", Size: a.Result.Size, Duration: a.Result.Duration}
@@ -159,7 +159,7 @@ func force(p *sim.Project, outcome, message string, now bool, at time.Time) {
 
 func checkOutcome(outcome string) error {
 	if outcome != sim.ForceError && outcome != sim.ForceReady {
-		return sim.Errorf(sim.CodeValidation, "outcome must be %q or %q; got %q", sim.ForceError, sim.ForceReady, outcome)
+		return sim.Errorf(sim.CodeValidation, sim.MsgOutcome, sim.ForceError, sim.ForceReady, outcome)
 	}
 	return nil
 }
@@ -185,7 +185,7 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 			return err
 		}
 		if p.Status != sim.StatusInProgress {
-			return sim.Errorf(sim.CodeConflict, "Project %s is %s, not in_progress: a forced outcome applies to a run that is still processing (re-translate it first)", id, p.Status)
+			return sim.Errorf(sim.CodeConflict, sim.MsgOutcomeNotInProgress, id, p.Status)
 		}
 		force(&p, outcome, message, now, at)
 		p.History = append(p.History, sim.Event{At: at, Kind: "forced_outcome", Message: outcome})
@@ -203,20 +203,20 @@ func (e *Outcomes) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.O
 		return r, err
 	}
 	if r.Remaining <= 0 {
-		return r, sim.Errorf(sim.CodeValidation, "count must be at least 1; got %d", r.Remaining)
+		return r, sim.Errorf(sim.CodeValidation, sim.MsgOutcomeCount, r.Remaining)
 	}
 	switch r.Resource {
 	case "", sim.RuleProject, sim.RuleArtifact:
 	default:
-		return r, sim.Errorf(sim.CodeValidation, "resource must be %q or %q; got %q", sim.RuleProject, sim.RuleArtifact, r.Resource)
+		return r, sim.Errorf(sim.CodeValidation, sim.MsgOutcomeResource, sim.RuleProject, sim.RuleArtifact, r.Resource)
 	}
 	if r.Outcome == sim.ForceReady && r.ErrorMessage != "" {
-		return r, sim.Errorf(sim.CodeValidation, "error_message applies only to outcome %q", sim.ForceError)
+		return r, sim.Errorf(sim.CodeValidation, sim.MsgOutcomeErrorMessage, sim.ForceError)
 	}
 	err := e.update(ctx, func(tx sim.Tx) error {
 		if r.APIKey != "" {
 			if _, err := tx.Account(r.APIKey); errors.Is(err, sim.ErrNotFound) {
-				return sim.Errorf(sim.CodeValidation, "api_key %q is not an account", r.APIKey)
+				return sim.Errorf(sim.CodeValidation, sim.MsgOutcomeAPIKey, r.APIKey)
 			} else if err != nil {
 				return err
 			}
@@ -262,7 +262,7 @@ func (e *Outcomes) RemoveOutcomeRule(ctx context.Context, id string) error {
 		}
 		i := slices.IndexFunc(rules, func(r sim.OutcomeRule) bool { return r.ID == id })
 		if i < 0 {
-			return sim.Errorf(sim.CodeNotFound, "No outcome rule %q", id)
+			return sim.Errorf(sim.CodeNotFound, sim.MsgOutcomeRuleNotFound, id)
 		}
 		return saveOutcomeRules(tx, slices.Delete(rules, i, i+1))
 	})

@@ -124,7 +124,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 	var utterances []string
 	if np.SourceScriptContent != nil {
 		if _, utterances, err = script.ParseContent(*np.SourceScriptContent); err != nil {
-			return rc, sim.Errorf(sim.CodeValidation, "source_script_content %v", err)
+			return rc, sim.Errorf(sim.CodeValidation, sim.MsgScriptContent, err)
 		}
 	}
 	info, err := e.probe(ctx, np.SourceVideoURL)
@@ -139,7 +139,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 				continue
 			}
 			if info.Origin != sim.OriginDerived {
-				return rc, sim.Errorf(sim.CodeValidation, "source_script[%d] ends at %d ms, after the end of the source video (%d ms)", i, s.EndMS, duration.Milliseconds())
+				return rc, sim.Errorf(sim.CodeValidation, sim.MsgScriptPastEnd, i, s.EndMS, duration.Milliseconds())
 			}
 			end = max(end, time.Duration(s.EndMS)*time.Millisecond)
 		}
@@ -149,7 +149,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 		}
 	}
 	if duration > sim.MaxSourceDuration {
-		return rc, sim.Errorf(sim.CodeVideoInfo, "The source video lasts %s; videos up to %s are accepted", duration.Round(time.Second), sim.MaxSourceDuration)
+		return rc, sim.Errorf(sim.CodeVideoInfo, sim.MsgSourceTooLong, duration.Round(time.Second), sim.MaxSourceDuration)
 	}
 	cost := sim.CostMinutes(duration)
 	err = e.batch(ctx, func(tx sim.Tx) error {

@@ -136,7 +136,7 @@ func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDu
 		if f.ProjectID != "" {
 			p, err := tx.StudioProject(f.ProjectID)
 			if errors.Is(err, sim.ErrNotFound) || (err == nil && company != "" && p.CompanyID != company) {
-				return sim.Errorf(sim.CodeNotFound, "Studio project %s not found", f.ProjectID)
+				return sim.Errorf(sim.CodeNotFound, sim.MsgStudioProjectNotFound, f.ProjectID)
 			}
 			if err != nil {
 				return err

@@ -115,11 +115,11 @@ func TestCreateAccountPlacesItsUser(t *testing.T) {
 		{name: "joins a company, named email", spec: sim.AccountSpec{Name: "Wes", CompanyID: spInitech, UserEmail: "wes@initech.test"},
 			wantCompany: spInitech, wantEmail: "wes@initech.test"},
 		{name: "unknown company", spec: sim.AccountSpec{Name: "Vic", CompanyID: spUnknownID},
-			code: sim.CodeValidation, msg: `company_id "` + spUnknownID + `" does not name a company`},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgUnknownCompany, spUnknownID)},
 		{name: "email of a fixture user", spec: sim.AccountSpec{Name: "Uma", UserEmail: "alice.johnson@acme-media.example"},
-			code: sim.CodeValidation, msg: `user_email "alice.johnson@acme-media.example" is already taken`},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgEmailTaken, "alice.johnson@acme-media.example")},
 		{name: "email taken by a run-time user", spec: sim.AccountSpec{Name: "Tia", CompanyID: spAcme, UserEmail: "yan@sp.test"},
-			code: sim.CodeValidation, msg: `user_email "yan@sp.test" is already taken`},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgEmailTaken, "yan@sp.test")},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,7 +176,7 @@ func TestPlaceAccountWithAUser(t *testing.T) {
 		msg    string
 	}{
 		{name: "a fixture user", userID: spUserCarol},
-		{name: "an unknown user", userID: spUnknownID, msg: `user_id "` + spUnknownID + `" does not name a user`},
+		{name: "an unknown user", userID: spUnknownID, msg: fmt.Sprintf(sim.MsgUnknownUser, spUnknownID)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -333,7 +333,7 @@ func TestSetAccountStudio(t *testing.T) {
 	t.Run("unknown key", func(t *testing.T) {
 		_, err := h.e.Accounts.SetAccountStudio(ctx, "nobody", sim.AccountStudioChange{SetStorage: true, Storage: s1})
 		assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err))
-		assert.EqualError(t, err, `No account with api_key "nobody"`)
+		assert.EqualError(t, err, fmt.Sprintf(sim.MsgAccountNotFound, "nobody"))
 	})
 }
 

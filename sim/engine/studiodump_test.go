@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -42,8 +43,8 @@ func TestStudioDump(t *testing.T) {
 		{name: "one project of the company named", f: sim.StudioFilter{CompanyID: spAcme, ProjectID: spTutorials},
 			want: counts{1, 4, 3, 4, 1, 2, 0}, company: spAcme, projects: []string{spTutorials}, artifacts: []string{}},
 		{name: "a project of another company than the one named", f: sim.StudioFilter{CompanyID: spInitech, ProjectID: spSummer},
-			msg: "Studio project " + spSummer + " not found"},
-		{name: "an unknown project", f: sim.StudioFilter{ProjectID: spUnknownID}, msg: "Studio project " + spUnknownID + " not found"},
+			msg: fmt.Sprintf(sim.MsgStudioProjectNotFound, spSummer)},
+		{name: "an unknown project", f: sim.StudioFilter{ProjectID: spUnknownID}, msg: fmt.Sprintf(sim.MsgStudioProjectNotFound, spUnknownID)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -66,13 +66,13 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 	if in.ManagerEmail != nil {
 		u, err := tx.UserByEmail(*in.ManagerEmail)
 		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeValidation, "managerEmail: no user with email %s", *in.ManagerEmail)
+			return sim.Errorf(sim.CodeValidation, sim.MsgManagerUnknown, *in.ManagerEmail)
 		}
 		if err != nil {
 			return err
 		}
 		if u.CompanyID != c.Company.ID {
-			return sim.Errorf(sim.CodeValidation, "managerEmail: %s does not belong to your company; the manager must be a user of the same company as the API key's user", *in.ManagerEmail)
+			return sim.Errorf(sim.CodeValidation, sim.MsgManagerOtherCompany, *in.ManagerEmail)
 		}
 		p.ManagerID = u.ID
 	}
@@ -95,16 +95,16 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 		}
 		gl, err := tx.Glossary(*g.in)
 		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeValidation, "%s: glossary %s does not exist", g.field, *g.in)
+			return sim.Errorf(sim.CodeValidation, sim.MsgGlossaryMissing, g.field, *g.in)
 		}
 		if err != nil {
 			return err
 		}
 		if gl.CompanyID != c.Company.ID {
-			return sim.Errorf(sim.CodeValidation, "%s: glossary %s does not belong to your organization", g.field, *g.in)
+			return sim.Errorf(sim.CodeValidation, sim.MsgGlossaryOtherOrg, g.field, *g.in)
 		}
 		if gl.Kind != g.kind {
-			return sim.Errorf(sim.CodeValidation, "%s: glossary %s is a %s glossary; this field takes a %s glossary", g.field, *g.in, gl.Kind, g.kind)
+			return sim.Errorf(sim.CodeValidation, sim.MsgGlossaryKind, g.field, *g.in, gl.Kind, g.kind)
 		}
 		*g.dst = gl.ID
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -124,17 +125,17 @@ func TestCreateStudioProject(t *testing.T) {
 		{name: "empty glossary ids", in: sim.StudioProjectInput{Name: ptr("Bare"), TranslationsGlossaryID: ptr(""), VoicesGlossaryID: ptr("")},
 			want: sim.StudioProject{Name: "Bare", ManagerID: spUserAlice}},
 		{name: "manager unknown", in: sim.StudioProjectInput{Name: ptr("X"), ManagerEmail: ptr("nobody@sp.test")},
-			msg: "managerEmail: no user with email nobody@sp.test"},
+			msg: fmt.Sprintf(sim.MsgManagerUnknown, "nobody@sp.test")},
 		{name: "manager of another company", in: sim.StudioProjectInput{Name: ptr("X"), ManagerEmail: ptr("priya.raman@initech-learning.example")},
-			msg: "managerEmail: priya.raman@initech-learning.example does not belong to your company; the manager must be a user of the same company as the API key's user"},
+			msg: fmt.Sprintf(sim.MsgManagerOtherCompany, "priya.raman@initech-learning.example")},
 		{name: "translation glossary unknown", in: sim.StudioProjectInput{TranslationsGlossaryID: ptr(spUnknownID)},
-			msg: "translationsGlossaryId: glossary " + spUnknownID + " does not exist"},
+			msg: fmt.Sprintf(sim.MsgGlossaryMissing, "translationsGlossaryId", spUnknownID)},
 		{name: "voices glossary of another company", in: sim.StudioProjectInput{VoicesGlossaryID: ptr(spInitechTranslation)},
-			msg: "voicesGlossaryId: glossary " + spInitechTranslation + " does not belong to your organization"},
+			msg: fmt.Sprintf(sim.MsgGlossaryOtherOrg, "voicesGlossaryId", spInitechTranslation)},
 		{name: "pronunciation glossary of the wrong kind", in: sim.StudioProjectInput{PronunciationGlossaryID: ptr(spAcmeTranslation)},
-			msg: "pronunciationGlossaryId: glossary " + spAcmeTranslation + " is a translation glossary; this field takes a pronunciation glossary"},
+			msg: fmt.Sprintf(sim.MsgGlossaryKind, "pronunciationGlossaryId", spAcmeTranslation, "translation", "pronunciation")},
 		{name: "a valid field, then a refused one", in: sim.StudioProjectInput{Name: ptr("X"), TranslationsGlossaryID: ptr(spAcmeTranslation), VoicesGlossaryID: ptr(spAcmeTranslation)},
-			msg: "voicesGlossaryId: glossary " + spAcmeTranslation + " is a translation glossary; this field takes a voices glossary"},
+			msg: fmt.Sprintf(sim.MsgGlossaryKind, "voicesGlossaryId", spAcmeTranslation, "translation", "voices")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,9 +193,9 @@ func TestUpdateStudioProject(t *testing.T) {
 		{name: "swap the translation glossary", in: sim.StudioProjectInput{TranslationsGlossaryID: ptr("671e9b98bd76c09876a4bc5c")},
 			change: func(p *sim.StudioProject) { p.TranslationGlossary = "671e9b98bd76c09876a4bc5c" }},
 		{name: "wrong glossary kind", in: sim.StudioProjectInput{Name: ptr("Lost"), VoicesGlossaryID: ptr(spAcmePronunciation)},
-			code: sim.CodeValidation, msg: "voicesGlossaryId: glossary " + spAcmePronunciation + " is a pronunciation glossary; this field takes a voices glossary"},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgGlossaryKind, "voicesGlossaryId", spAcmePronunciation, "pronunciation", "voices")},
 		{name: "manager unknown", in: sim.StudioProjectInput{ManagerEmail: ptr("nobody@sp.test")},
-			code: sim.CodeValidation, msg: "managerEmail: no user with email nobody@sp.test"},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgManagerUnknown, "nobody@sp.test")},
 		{name: "another company's caller", key: spKeyPriya, in: sim.StudioProjectInput{Name: ptr("Mine")},
 			code: sim.CodeAccessDenied, msg: sim.MsgStudioDenied},
 		{name: "unknown project", id: spUnknownID, in: sim.StudioProjectInput{Name: ptr("Ghost")},

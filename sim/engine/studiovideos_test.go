@@ -152,7 +152,6 @@ func TestCreateVideoRefusals(t *testing.T) {
 		require.Equal(t, status, a.Status)
 	}
 
-	const usable = "; an artifact is usable only when its status is upload_completed"
 	with := func(f func(*sim.NewVideo)) sim.NewVideo {
 		nv := spNewVideo("Clip", ready.ID)
 		f(&nv)
@@ -172,32 +171,32 @@ func TestCreateVideoRefusals(t *testing.T) {
 		{name: "multi for a company with it enabled", caller: grace, project: spLongNight,
 			nv: with(func(nv *sim.NewVideo) { nv.SourceArtifactID, nv.SourceLanguage = globex.ID, "multi" }), duration: ptr(spClipSecs)},
 		{name: "multi not enabled", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.SourceLanguage = "multi" }),
-			code: sim.CodeValidation, msg: "sourceLanguage: multi is not enabled for your organization; an administrator enables it through your account manager"},
+			code: sim.CodeValidation, msg: sim.MsgMultiDisabled},
 		{name: "unknown project", caller: alice, project: spUnknownID, nv: with(func(*sim.NewVideo) {}),
 			code: sim.CodeNotFound, msg: sim.MsgStudioNotFound},
 		{name: "another company's project", caller: alice, project: spCompliance, nv: with(func(*sim.NewVideo) {}),
 			code: sim.CodeAccessDenied, msg: sim.MsgStudioDenied},
 		{name: "source unknown", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.SourceArtifactID = spUnknownID }),
-			code: sim.CodeValidation, msg: "sourceArtifactId: artifact " + spUnknownID + " does not exist"},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactMissing, "sourceArtifactId", spUnknownID)},
 		{name: "source of another company", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.SourceArtifactID = initech.ID }),
-			code: sim.CodeValidation, msg: "sourceArtifactId: artifact " + initech.ID + " does not belong to your company"},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactOtherCompany, "sourceArtifactId", initech.ID)},
 		{name: "source is a script", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.SourceArtifactID = script.ID }),
-			code: sim.CodeValidation, msg: "sourceArtifactId: artifact " + script.ID + " is of type script; this field takes an artifact of type video or audio"},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactType, "sourceArtifactId", script.ID, "script", "video or audio")},
 		{name: "source not started", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.SourceArtifactID = pending.ID }),
-			code: sim.CodeValidation, msg: "sourceArtifactId: artifact " + pending.ID + " has status created" + usable},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactNotUsable, "sourceArtifactId", pending.ID, "created", "")},
 		{name: "source still processing", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.SourceArtifactID = started.ID }),
-			code: sim.CodeValidation, msg: "sourceArtifactId: artifact " + started.ID + " has status upload_started" + usable},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactNotUsable, "sourceArtifactId", started.ID, "upload_started", "")},
 		{name: "source failed", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.SourceArtifactID = broken.ID }),
-			code: sim.CodeValidation, msg: "sourceArtifactId: artifact " + broken.ID + " has status upload_failed: Codec not supported" + usable},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactNotUsable, "sourceArtifactId", broken.ID, "upload_failed", ": Codec not supported")},
 		{name: "background is a video", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.BackgroundArtifactID = ready.ID }),
-			code: sim.CodeValidation, msg: "backgroundWavArtifactId: artifact " + ready.ID + " is of type video; this field takes an artifact of type audio"},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactType, "backgroundWavArtifactId", ready.ID, "video", "audio")},
 		{name: "international mix unknown", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.InternationalMixArtifactID = spUnknownID }),
-			code: sim.CodeValidation, msg: "internationalMixWavArtifactId: artifact " + spUnknownID + " does not exist"},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactMissing, "internationalMixWavArtifactId", spUnknownID)},
 		{name: "vocals not processed yet", caller: alice, project: spSummer, nv: with(func(nv *sim.NewVideo) { nv.VocalsHitlArtifactID = pending.ID }),
-			code: sim.CodeValidation, msg: "vocalsHitlWavArtifactId: artifact " + pending.ID + " has status created" + usable},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactNotUsable, "vocalsHitlWavArtifactId", pending.ID, "created", "")},
 		{name: "background of another company", caller: grace, project: spLongNight,
 			nv:   with(func(nv *sim.NewVideo) { nv.SourceArtifactID, nv.BackgroundArtifactID = globex.ID, music.ID }),
-			code: sim.CodeValidation, msg: "backgroundWavArtifactId: artifact " + music.ID + " does not belong to your company"},
+			code: sim.CodeValidation, msg: fmt.Sprintf(sim.MsgArtifactOtherCompany, "backgroundWavArtifactId", music.ID)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -405,14 +404,14 @@ func TestUpdateVideo(t *testing.T) {
 		{name: "common guidance only", u: sim.VideoUpdate{HasGuidance: true, Guidance: &sim.Guidance{Common: ptr("Short")}},
 			change: func(v *sim.Video) { v.Guidance = &sim.Guidance{Common: ptr("Short")} }},
 		{name: "a target dropped, its guidance left", u: sim.VideoUpdate{HasDstLangs: true, DstLangs: []string{"es-ES"}},
-			msg: "dstLangs: the video's translationGuidance.byLang has entries for fr-FR, which would no longer be target languages; send translationGuidance in the same request (or null to remove it)"},
+			msg: fmt.Sprintf(sim.MsgGuidanceStale, "fr-FR")},
 		{name: "both targets dropped, their guidance left", u: sim.VideoUpdate{HasDstLangs: true, DstLangs: []string{"de-DE"}, Name: ptr("lost")},
-			msg: "dstLangs: the video's translationGuidance.byLang has entries for es-ES, fr-FR, which would no longer be target languages; send translationGuidance in the same request (or null to remove it)"},
+			msg: fmt.Sprintf(sim.MsgGuidanceStale, "es-ES, fr-FR")},
 		{name: "guidance for a language not targeted", u: sim.VideoUpdate{HasGuidance: true, Guidance: &sim.Guidance{ByLang: map[string]string{"it-IT": "x", "de-DE": "y", "es-ES": "z"}}},
-			msg: "translationGuidance.byLang: de-DE is not a target language of the video (es-ES, fr-FR)"},
+			msg: fmt.Sprintf(sim.MsgGuidanceLanguage, "de-DE", "es-ES, fr-FR")},
 		{name: "guidance for a target dropped in the same request",
 			u:   sim.VideoUpdate{HasDstLangs: true, DstLangs: []string{"es-ES"}, HasGuidance: true, Guidance: &sim.Guidance{ByLang: map[string]string{"fr-FR": "Vous"}}},
-			msg: "translationGuidance.byLang: fr-FR is not a target language of the video (es-ES)"},
+			msg: fmt.Sprintf(sim.MsgGuidanceLanguage, "fr-FR", "es-ES")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -508,11 +507,11 @@ func TestSetVideoStatus(t *testing.T) {
 		{name: "new, not auto", video: fresh, status: sim.VideoNew, due: -1, dayLater: sim.VideoNew},
 		{name: "in_progress, not auto", video: noDuration, status: sim.VideoInProgress, due: -1, dayLater: sim.VideoInProgress},
 		{name: "unknown status", video: fresh, status: "archived", auto: true, code: sim.CodeValidation,
-			msg: `status must be one of new, in_progress, completed; got "archived"`},
+			msg: fmt.Sprintf(sim.MsgVideoStatus, "new, in_progress, completed", "archived")},
 		{name: "empty status", video: fresh, status: "", code: sim.CodeValidation,
-			msg: `status must be one of new, in_progress, completed; got ""`},
+			msg: fmt.Sprintf(sim.MsgVideoStatus, "new, in_progress, completed", "")},
 		{name: "unknown video", video: unknown, status: sim.VideoNew, auto: true, code: sim.CodeNotFound,
-			msg: "Video " + spUnknownID + " not found"},
+			msg: fmt.Sprintf(sim.MsgVideoNotFound, spUnknownID)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,23 +19,23 @@ type Videos struct{ *core }
 func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) (sim.Artifact, error) {
 	a, err := tx.Artifact(id)
 	if errors.Is(err, sim.ErrNotFound) {
-		return a, sim.Errorf(sim.CodeValidation, "%s: artifact %s does not exist", field, id)
+		return a, sim.Errorf(sim.CodeValidation, sim.MsgArtifactMissing, field, id)
 	}
 	if err != nil {
 		return a, err
 	}
 	if a.CompanyID != c.Company.ID {
-		return a, sim.Errorf(sim.CodeValidation, "%s: artifact %s does not belong to your company", field, id)
+		return a, sim.Errorf(sim.CodeValidation, sim.MsgArtifactOtherCompany, field, id)
 	}
 	if !slices.Contains(types, a.Type) {
-		return a, sim.Errorf(sim.CodeValidation, "%s: artifact %s is of type %s; this field takes an artifact of type %s", field, id, a.Type, strings.Join(types, " or "))
+		return a, sim.Errorf(sim.CodeValidation, sim.MsgArtifactType, field, id, a.Type, strings.Join(types, " or "))
 	}
 	if !a.Usable() {
 		msg := ""
 		if a.Status == sim.ArtifactFailed {
 			msg = ": " + a.ErrorMessage
 		}
-		return a, sim.Errorf(sim.CodeValidation, "%s: artifact %s has status %s%s; an artifact is usable only when its status is upload_completed", field, id, a.Status, msg)
+		return a, sim.Errorf(sim.CodeValidation, sim.MsgArtifactNotUsable, field, id, a.Status, msg)
 	}
 	return a, nil
 }
@@ -44,7 +44,7 @@ func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) 
 // in status new and moves on by itself (see NextVideo).
 func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string, nv sim.NewVideo, idem *sim.IdemWrite[sim.Video]) (sim.Video, error) {
 	if nv.SourceLanguage == "multi" && !c.Company.MultiLanguage {
-		return sim.Video{}, sim.Errorf(sim.CodeValidation, "sourceLanguage: multi is not enabled for your organization; an administrator enables it through your account manager")
+		return sim.Video{}, sim.Errorf(sim.CodeValidation, sim.MsgMultiDisabled)
 	}
 	// Downloads of the artifacts named whose results are needed by now
 	// are waited for, as by a read of the artifact.
@@ -237,7 +237,7 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 			sort.Strings(keys)
 			for _, k := range keys {
 				if !slices.Contains(langs, k) {
-					return sim.Errorf(sim.CodeValidation, "translationGuidance.byLang: %s is not a target language of the video (%s)", k, strings.Join(langs, ", "))
+					return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceLanguage, k, strings.Join(langs, ", "))
 				}
 			}
 		}
@@ -250,7 +250,7 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 			}
 			if len(stale) > 0 {
 				sort.Strings(stale)
-				return sim.Errorf(sim.CodeValidation, "dstLangs: the video's translationGuidance.byLang has entries for %s, which would no longer be target languages; send translationGuidance in the same request (or null to remove it)", strings.Join(stale, ", "))
+				return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceStale, strings.Join(stale, ", "))
 			}
 		}
 		if u.Name != nil {
@@ -290,13 +290,13 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto bool) (sim.Video, error) {
 	var v sim.Video
 	if !slices.Contains(sim.VideoStatuses, status) {
-		return v, sim.Errorf(sim.CodeValidation, "status must be one of %s; got %q", strings.Join(sim.VideoStatuses, ", "), status)
+		return v, sim.Errorf(sim.CodeValidation, sim.MsgVideoStatus, strings.Join(sim.VideoStatuses, ", "), status)
 	}
 	err := e.update(ctx, func(tx sim.Tx) error {
 		var err error
 		v, err = tx.Video(id)
 		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, "Video %s not found", id)
+			return sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id)
 		}
 		if err != nil {
 			return err

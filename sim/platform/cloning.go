@@ -121,7 +121,7 @@ func (a *API) readCloneRequest(r *http.Request) (cloneRecipe, error) {
 		return rc, sim.Errorf(sim.CodeValidation, sim.MsgCloningMultipart, ct)
 	}
 	if params["boundary"] == "" {
-		return rc, sim.Errorf(sim.CodeValidation, "multipart/form-data needs a boundary parameter in Content-Type")
+		return rc, sim.Errorf(sim.CodeValidation, msgNoBoundary)
 	}
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -153,7 +153,7 @@ func (a *API) readCloneRequest(r *http.Request) (cloneRecipe, error) {
 			language = &v
 		case "reference_audio_files":
 			if len(refs) == maxReferenceFiles {
-				return rc, sim.Errorf(sim.CodeValidation, "At most %d reference_audio_files are accepted", maxReferenceFiles)
+				return rc, sim.Errorf(sim.CodeValidation, msgTooManyReferences, maxReferenceFiles)
 			}
 			ref, err := readReference(part, len(refs))
 			if err != nil {
@@ -172,15 +172,15 @@ func (a *API) readCloneRequest(r *http.Request) (cloneRecipe, error) {
 	case text == nil:
 		return rc, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "text")
 	case strings.TrimSpace(*text) == "":
-		return rc, sim.Errorf(sim.CodeValidation, "text must not be empty")
+		return rc, sim.Errorf(sim.CodeValidation, msgTextEmpty)
 	case !hasSpeakable(*text):
-		return rc, sim.Errorf(sim.CodeValidation, "text must contain something to say (letters or digits); got %q", truncate(*text, 40))
+		return rc, sim.Errorf(sim.CodeValidation, msgTextNothingToSay, truncate(*text, 40))
 	case language == nil || *language == "":
 		return rc, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "language")
 	case !a.svc.Catalog().IsTargetLang(*language):
-		return rc, sim.Errorf(sim.CodeValidation, "language %q is not supported; use a target language from GET /api/v1/options (with locale, such as \"en-US\")", *language)
+		return rc, sim.Errorf(sim.CodeValidation, msgCloneLanguage, *language)
 	case len(refs) == 0:
-		return rc, sim.Errorf(sim.CodeValidation, "reference_audio_files is required: send at least one voice sample (WAV, MP3, M4A or FLAC)")
+		return rc, sim.Errorf(sim.CodeValidation, msgNoReferences)
 	}
 	rc.Text = strings.TrimSpace(*text)
 	rc.Language = *language
@@ -215,10 +215,10 @@ func readField(part io.Reader, name string, limit int64) (string, error) {
 		return "", multipartError(err, name)
 	}
 	if int64(len(b)) > limit {
-		return "", sim.Errorf(sim.CodeValidation, "%s is too long", name)
+		return "", sim.Errorf(sim.CodeValidation, msgFieldTooLong, name)
 	}
 	if !utf8.Valid(b) {
-		return "", sim.Errorf(sim.CodeValidation, "%s must be valid UTF-8 text", name)
+		return "", sim.Errorf(sim.CodeValidation, msgFieldNotUTF8, name)
 	}
 	return string(b), nil
 }
@@ -231,14 +231,14 @@ func readTextField(part io.Reader) (string, error) {
 		return "", multipartError(err, "text")
 	}
 	if !utf8.Valid(b) && len(b) <= maxBytes {
-		return "", sim.Errorf(sim.CodeValidation, "text must be valid UTF-8")
+		return "", sim.Errorf(sim.CodeValidation, msgTextNotUTF8)
 	}
 	n := utf8.RuneCount(b)
 	if len(b) > maxBytes {
-		return "", sim.Errorf(sim.CodeValidation, "text must be at most %d characters; got more than %d", maxCloneTextChars, maxCloneTextChars)
+		return "", sim.Errorf(sim.CodeValidation, msgTextTooLongRead, maxCloneTextChars, maxCloneTextChars)
 	}
 	if n > maxCloneTextChars {
-		return "", sim.Errorf(sim.CodeValidation, "text must be at most %d characters; got %d", maxCloneTextChars, n)
+		return "", sim.Errorf(sim.CodeValidation, msgTextTooLong, maxCloneTextChars, n)
 	}
 	return string(b), nil
 }
@@ -266,7 +266,7 @@ func readReference(part interface {
 	head := bytes.NewBuffer((*buf)[:read])
 	n := int64(read)
 	if n == 0 {
-		return reference{}, sim.Errorf(sim.CodeValidation, "%s is empty; send a WAV, MP3, M4A or FLAC voice sample", label)
+		return reference{}, sim.Errorf(sim.CodeValidation, msgReferenceEmpty, label)
 	}
 	format := audio.DetectFormat(head.Bytes()[:min(n, 64)])
 	if !slices.Contains(acceptedReferenceFormats, format) {
@@ -274,14 +274,14 @@ func readReference(part interface {
 		if format != "" {
 			what = format
 		}
-		return reference{}, sim.Errorf(sim.CodeValidation, "%s is not a supported audio file (WAV, MP3, M4A or FLAC; recognised from its content: %s)", label, what)
+		return reference{}, sim.Errorf(sim.CodeValidation, msgReferenceFormat, label, what)
 	}
 	rest, err := io.Copy(io.Discard, io.LimitReader(part, maxReferenceBytes-n+1))
 	if err != nil {
 		return reference{}, multipartError(err, label)
 	}
 	if n+rest > maxReferenceBytes {
-		return reference{}, sim.Errorf(sim.CodeTooLarge, "%s is larger than 50 MB", label)
+		return reference{}, sim.Errorf(sim.CodeTooLarge, msgReferenceTooLarge, label)
 	}
 	h := fnv.New64a()
 	h.Write(head.Bytes())
@@ -296,9 +296,9 @@ func multipartError(err error, field string) error {
 		return err
 	}
 	if field != "" {
-		return sim.Errorf(sim.CodeValidation, "Malformed multipart body while reading %s: %v", field, err)
+		return sim.Errorf(sim.CodeValidation, msgMultipartField, field, err)
 	}
-	return sim.Errorf(sim.CodeValidation, "Malformed multipart body: %v", err)
+	return sim.Errorf(sim.CodeValidation, msgMultipart, err)
 }
 
 func hasSpeakable(s string) bool {

@@ -62,7 +62,7 @@ func VoiceOf(s sim.Speaker) audio.Voice {
 
 // handleOutputFile serves GET/HEAD /files/projects/{project_id}/{gen}/{file}.
 func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
-	notFound := sim.Errorf(sim.CodeNotFound, "File not found")
+	notFound := sim.Errorf(sim.CodeNotFound, msgFileNotFound)
 	p, err := a.svc.ProjectOutput(r.Context(), chi.URLParam(r, "project_id"))
 	if sim.ErrorCode(err) == sim.CodeNotFound {
 		return notFound

@@ -105,11 +105,11 @@ func (a *API) Routes() chi.Router {
 }
 
 func routeNotFound(w http.ResponseWriter, r *http.Request) error {
-	return sim.Errorf(sim.CodeRoute, "No route %s %s; see the endpoint list in the dubsim README", r.Method, r.URL.Path)
+	return sim.Errorf(sim.CodeRoute, msgNoRoute, r.Method, r.URL.Path)
 }
 
 func methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
-	return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+	return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
 }
 
 // HeaderAuthHint carries a precise reason for a 401; the body keeps the

@@ -152,7 +152,7 @@ func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 				return np, sim.Errorf(sim.CodeValidation, sim.MsgInvalidTiming).WithDetail(sim.DetailInvalidTiming, item, *s.StartMS, *s.EndMS)
 			}
 			if *s.StartMS < prevEnd {
-				return np, sim.Errorf(sim.CodeValidation, "%s starts at %d ms, before the previous segment ends (%d ms): segments must be in order and must not overlap", item, *s.StartMS, prevEnd)
+				return np, sim.Errorf(sim.CodeValidation, msgScriptOrder, item, *s.StartMS, prevEnd)
 			}
 			prevEnd = *s.EndMS
 			np.SourceScript = append(np.SourceScript, sim.Segment{StartMS: *s.StartMS, EndMS: *s.EndMS, Text: strings.TrimSpace(*s.Text)})
@@ -160,7 +160,7 @@ func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 	}
 	if c := b.SourceScriptContent; c != nil {
 		if _, _, err := script.ParseContent(*c); err != nil {
-			return np, sim.Errorf(sim.CodeValidation, "source_script_content %v", err)
+			return np, sim.Errorf(sim.CodeValidation, sim.MsgScriptContent, err)
 		}
 	}
 	if g := b.GlossaryContent; g != nil {
@@ -170,7 +170,7 @@ func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 			}
 			src, dst, ok := strings.Cut(line, "\t")
 			if !ok || strings.TrimSpace(src) == "" || strings.TrimSpace(dst) == "" {
-				return np, sim.Errorf(sim.CodeValidation, "glossary_content line %d is not in TSV format: expected <source term><TAB><target term>", i+1)
+				return np, sim.Errorf(sim.CodeValidation, msgGlossaryTSV, i+1)
 			}
 		}
 	}

@@ -18,7 +18,7 @@ func enum(field string, v *string, allowed []string, def string) (string, error)
 		return def, nil
 	}
 	if !slices.Contains(allowed, *v) {
-		return "", invalid("%s must be one of %s; got %q", field, strings.Join(allowed, ", "), *v)
+		return "", invalid(sim.MsgOneOf, field, strings.Join(allowed, ", "), *v)
 	}
 	return *v, nil
 }
@@ -36,10 +36,10 @@ func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in
 		return rt, invalid(sim.MsgRequired, "target_speakers")
 	}
 	if len(in.TargetScript) == 0 {
-		return rt, invalid("target_script must contain at least one segment")
+		return rt, invalid(sim.MsgNoSegments)
 	}
 	if len(in.TargetSpeakers) == 0 {
-		return rt, invalid("target_speakers must contain at least one speaker")
+		return rt, invalid(sim.MsgNoSpeakers)
 	}
 	var err error
 	if rt.MixingMode, err = enum("mixing_mode", in.MixingMode, sim.MixingModes, sim.DefaultMixingMode); err != nil {
@@ -63,7 +63,7 @@ func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in
 		case s.Style == nil || *s.Style == "":
 			return rt, invalid(sim.MsgRequired, item+".style")
 		case !slices.Contains(sim.Styles, *s.Style):
-			return rt, invalid("%s.style must be one of masculine, feminine; got %q", item, *s.Style)
+			return rt, invalid(sim.MsgSpeakerStyle, item, *s.Style)
 		case speakers[*s.SpeakerID]:
 			return rt, invalid(sim.MsgDuplicateSpeaker, *s.SpeakerID)
 		}
@@ -102,7 +102,7 @@ func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in
 		case s.SpeakerID == nil:
 			return rt, invalid(sim.MsgRequired, item+".speaker_id")
 		case *s.StartMS < 0:
-			return rt, invalid("%s.start_ms must not be negative; got %d", item, *s.StartMS)
+			return rt, invalid(sim.MsgNegativeStart, item, *s.StartMS)
 		case *s.StartMS >= *s.EndMS:
 			return rt, sim.Errorf(sim.CodeValidation, sim.MsgInvalidTiming).WithDetail(sim.DetailInvalidTiming, item, *s.StartMS, *s.EndMS)
 		case !speakers[*s.SpeakerID]:

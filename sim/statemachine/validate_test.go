@@ -1,6 +1,7 @@
 package statemachine
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/dubsim/dubsim/fixtures"
@@ -60,8 +61,8 @@ func TestValidateRetranslation(t *testing.T) {
 		{"valid", pro, fr, good(), "", ""},
 		{"target_script missing", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript = nil }), sim.CodeValidation, "target_script is required"},
 		{"target_speakers missing", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers = nil }), sim.CodeValidation, "target_speakers is required"},
-		{"target_script empty", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript = []sim.SegmentInput{} }), sim.CodeValidation, "target_script must contain at least one segment"},
-		{"target_speakers empty", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers = []sim.SpeakerInput{} }), sim.CodeValidation, "target_speakers must contain at least one speaker"},
+		{"target_script empty", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript = []sim.SegmentInput{} }), sim.CodeValidation, sim.MsgNoSegments},
+		{"target_speakers empty", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers = []sim.SpeakerInput{} }), sim.CodeValidation, sim.MsgNoSpeakers},
 		{"bad mixing mode", pro, fr, mod(func(in *sim.RetranslationInput) { in.MixingMode = ptr("loud") }), sim.CodeValidation,
 			`mixing_mode must be one of voiceover_only, voiceover_with_original_track, voiceover_without_original_voice; got "loud"`},
 		{"bad tts volume", pro, fr, mod(func(in *sim.RetranslationInput) { in.TTSVolume = ptr("max") }), sim.CodeValidation,
@@ -74,7 +75,7 @@ func TestValidateRetranslation(t *testing.T) {
 		{"speaker_id missing in speakers", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers[1].SpeakerID = nil }), sim.CodeValidation, "target_speakers[1].speaker_id is required"},
 		{"style missing", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers[0].Style = nil }), sim.CodeValidation, "target_speakers[0].style is required"},
 		{"style invalid", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers[0].Style = ptr("neutral") }), sim.CodeValidation,
-			`target_speakers[0].style must be one of masculine, feminine; got "neutral"`},
+			fmt.Sprintf(sim.MsgSpeakerStyle, "target_speakers[0]", "neutral")},
 		{"duplicate speaker", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers[1].SpeakerID = ptr(1) }), sim.CodeValidation, "Duplicate speaker ID 1 in target_speakers"},
 		{"script speaker not in speakers (docs example)", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetSpeakers = in.TargetSpeakers[:1] }), sim.CodeValidation,
 			"Speaker ID 2 referenced in script but not found in target_speakers"},
@@ -82,7 +83,7 @@ func TestValidateRetranslation(t *testing.T) {
 			"Invalid timing: start_ms must be less than end_ms [detail: target_script[1]: start_ms 3000, end_ms 3000]"},
 		{"start after end", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[0] = seg(500, 100, "x", 1) }), sim.CodeValidation,
 			"Invalid timing: start_ms must be less than end_ms [detail: target_script[0]: start_ms 500, end_ms 100]"},
-		{"negative start", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[0] = seg(-5, 100, "x", 1) }), sim.CodeValidation, "target_script[0].start_ms must not be negative; got -5"},
+		{"negative start", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[0] = seg(-5, 100, "x", 1) }), sim.CodeValidation, fmt.Sprintf(sim.MsgNegativeStart, "target_script[0]", -5)},
 		{"empty text", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[1].Text = ptr("  ") }), sim.CodeValidation, "target_script[1].text must not be empty"},
 		{"missing text", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[1].Text = nil }), sim.CodeValidation, "target_script[1].text is required"},
 		{"missing start", pro, fr, mod(func(in *sim.RetranslationInput) { in.TargetScript[0].StartMS = nil }), sim.CodeValidation, "target_script[0].start_ms is required"},

@@ -24,10 +24,10 @@ const MaxBodyBytes = 64 << 10
 func (f *Faults) Routes() chi.Router {
 	r := chi.NewRouter()
 	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, "No control route %s %s", r.Method, r.URL.Path)
+		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
 	}))
 	r.MethodNotAllowed(handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
 	}))
 	r.Get("/faults", handle(f.handleList))
 	r.Post("/faults", handle(f.handleAdd))

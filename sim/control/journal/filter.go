@@ -30,8 +30,6 @@ func ParseStatus(s string) (Status, error) {
 	return "", sim.Errorf(sim.CodeValidation, msgBadStatus, s)
 }
 
-const msgBadStatus = "status must be a status code such as 404 (0 for aborted requests) or a class such as 4xx; got %q"
-
 // Match reports whether code is selected. An invalid selector selects nothing.
 func (s Status) Match(code int) bool {
 	switch {
@@ -60,7 +58,7 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	case float64:
 		raw = strconv.FormatFloat(v, 'f', -1, 64)
 	default:
-		return sim.Errorf(sim.CodeValidation, "status must be a number or a string such as \"4xx\"; got %s", jsonKind(v))
+		return sim.Errorf(sim.CodeValidation, msgStatusFilter, jsonKind(v))
 	}
 	st, err := ParseStatus(raw)
 	if err != nil {
@@ -90,7 +88,7 @@ var filterParams = []string{"method", "path", "status", "key", "since", "limit"}
 func parseFilterQuery(raw string) (Filter, error) {
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return Filter{}, sim.Errorf(sim.CodeValidation, "Malformed query string: %s", err)
+		return Filter{}, sim.Errorf(sim.CodeValidation, msgMalformedQuery, err)
 	}
 	if err := checkParams(q, filterParams); err != nil {
 		return Filter{}, err
@@ -98,13 +96,13 @@ func parseFilterQuery(raw string) (Filter, error) {
 	var f Filter
 	if m := q.Get("method"); m != "" {
 		if !isToken(m) {
-			return Filter{}, sim.Errorf(sim.CodeValidation, "method must be an HTTP method such as GET; got %q", m)
+			return Filter{}, sim.Errorf(sim.CodeValidation, msgFilterMethod, m)
 		}
 		f.Method = strings.ToUpper(m)
 	}
 	if p := q.Get("path"); p != "" {
 		if p[0] != '/' && p[0] != '*' {
-			return Filter{}, sim.Errorf(sim.CodeValidation, "path must start with / (a * matches any run of characters); got %q", p)
+			return Filter{}, sim.Errorf(sim.CodeValidation, msgPathPattern, p)
 		}
 		f.Path = p
 	}
@@ -114,13 +112,13 @@ func parseFilterQuery(raw string) (Filter, error) {
 	f.APIKey = q.Get("key")
 	if s := q.Get("since"); s != "" {
 		if f.Since, err = strconv.ParseUint(s, 10, 64); err != nil {
-			return Filter{}, sim.Errorf(sim.CodeValidation, "since must be a sequence id (a whole number, 0 or more); got %q", s)
+			return Filter{}, sim.Errorf(sim.CodeValidation, msgSince, s)
 		}
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 31)
 		if err != nil {
-			return Filter{}, sim.Errorf(sim.CodeValidation, "limit must be a whole number from 0 (no limit) to 2147483647; got %q", s)
+			return Filter{}, sim.Errorf(sim.CodeValidation, msgLimit, s)
 		}
 		f.Limit = int(n)
 	}
@@ -158,10 +156,10 @@ func checkParams(q url.Values, known []string) error {
 	slices.Sort(names)
 	for _, name := range names {
 		if !slices.Contains(known, name) {
-			return sim.Errorf(sim.CodeValidation, "Unknown query parameter %q; use %s", name, strings.Join(known, ", "))
+			return sim.Errorf(sim.CodeValidation, msgUnknownQueryParam, name, strings.Join(known, ", "))
 		}
 		if n := len(q[name]); n > 1 {
-			return sim.Errorf(sim.CodeValidation, "Query parameter %q is given %d times; give it once", name, n)
+			return sim.Errorf(sim.CodeValidation, msgRepeatedQueryParam, name, n)
 		}
 	}
 	return nil

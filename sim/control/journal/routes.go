@@ -35,10 +35,10 @@ const (
 func (j *Journal) Routes() chi.Router {
 	r := chi.NewRouter()
 	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, "No control route %s %s", r.Method, r.URL.Path)
+		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
 	}))
 	r.MethodNotAllowed(handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
 	}))
 	j.Register(r)
 	return r
@@ -81,7 +81,7 @@ func (j *Journal) handleList(w http.ResponseWriter, r *http.Request) error {
 // handleReset serves DELETE /requests.
 func (j *Journal) handleReset(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.RawQuery != "" {
-		return sim.Errorf(sim.CodeValidation, "DELETE %s takes no query parameters; got %q", r.URL.Path, r.URL.RawQuery)
+		return sim.Errorf(sim.CodeValidation, msgDeleteQuery, r.URL.Path, r.URL.RawQuery)
 	}
 	j.Reset()
 	writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
@@ -108,7 +108,7 @@ var reportParams = []string{"api_key", "format"}
 func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return sim.Errorf(sim.CodeValidation, "Malformed query string: %s", err)
+		return sim.Errorf(sim.CodeValidation, msgMalformedQuery, err)
 	}
 	if err := checkParams(q, reportParams); err != nil {
 		return err
@@ -125,7 +125,7 @@ func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
 	case "text":
 		text = true
 	default:
-		return sim.Errorf(sim.CodeValidation, "format must be json or text; got %q", f)
+		return sim.Errorf(sim.CodeValidation, msgFormat, f)
 	}
 	rep := j.Report(key)
 	if text {

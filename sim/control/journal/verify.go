@@ -51,10 +51,10 @@ const maxNearMisses = 3
 // with / or *, recorded headers only, and a consistent count expectation.
 func (m Matcher) Validate() error {
 	if m.Method != "" && !isToken(m.Method) {
-		return sim.Errorf(sim.CodeValidation, "method must be an HTTP method such as POST; got %q", m.Method)
+		return sim.Errorf(sim.CodeValidation, msgVerifyMethod, m.Method)
 	}
 	if m.Path != "" && m.Path[0] != '/' && m.Path[0] != '*' {
-		return sim.Errorf(sim.CodeValidation, "path must start with / (a * matches any run of characters); got %q", m.Path)
+		return sim.Errorf(sim.CodeValidation, msgPathPattern, m.Path)
 	}
 	if _, err := ParseStatus(string(m.Status)); err != nil {
 		return err
@@ -68,11 +68,11 @@ func (m Matcher) Validate() error {
 	for _, name := range names {
 		canon := http.CanonicalHeaderKey(name)
 		if seen[canon] {
-			return sim.Errorf(sim.CodeValidation, "headers: %s is given twice (header names are case-insensitive)", canon)
+			return sim.Errorf(sim.CodeValidation, msgHeaderTwice, canon)
 		}
 		seen[canon] = true
 		if !isRecordedHeader(canon) {
-			return sim.Errorf(sim.CodeValidation, "headers: %q is not recorded by the journal; it keeps %s", name, strings.Join(append(slices.Clone(requestHeaders), responseHeaders...), ", "))
+			return sim.Errorf(sim.CodeValidation, msgHeaderNotRecorded, name, strings.Join(append(slices.Clone(requestHeaders), responseHeaders...), ", "))
 		}
 	}
 	for _, c := range []struct {
@@ -80,14 +80,14 @@ func (m Matcher) Validate() error {
 		v    *int
 	}{{"count", m.Count}, {"at_least", m.AtLeast}, {"at_most", m.AtMost}} {
 		if c.v != nil && *c.v < 0 {
-			return sim.Errorf(sim.CodeValidation, "%s must be 0 or more; got %d", c.name, *c.v)
+			return sim.Errorf(sim.CodeValidation, msgNegativeCount, c.name, *c.v)
 		}
 	}
 	if m.Count != nil && (m.AtLeast != nil || m.AtMost != nil) {
-		return sim.Errorf(sim.CodeValidation, "count cannot be combined with at_least or at_most")
+		return sim.Errorf(sim.CodeValidation, msgCountCombined)
 	}
 	if m.AtLeast != nil && m.AtMost != nil && *m.AtLeast > *m.AtMost {
-		return sim.Errorf(sim.CodeValidation, "at_least (%d) is greater than at_most (%d)", *m.AtLeast, *m.AtMost)
+		return sim.Errorf(sim.CodeValidation, msgAtLeastAtMost, *m.AtLeast, *m.AtMost)
 	}
 	return nil
 }

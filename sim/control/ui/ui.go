@@ -68,10 +68,10 @@ func (u *UI) ControlRoutes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(u.api.Recover)
 	r.NotFound(u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, "No control route %s %s", r.Method, r.URL.Path)
+		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
 	}))
 	r.MethodNotAllowed(u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, "Method %s is not allowed on %s", r.Method, r.URL.Path)
+		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
 	}))
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		r.MethodFunc(m, "/ui", func(w http.ResponseWriter, r *http.Request) {
@@ -97,7 +97,7 @@ func (u *UI) handleStatic(w http.ResponseWriter, r *http.Request) error {
 	name = path.Clean("static/" + name)
 	b, err := fs.ReadFile(files, name)
 	if err != nil || !strings.HasPrefix(name, "static/") {
-		return sim.Errorf(sim.CodeRoute, "No dashboard file %s", r.URL.Path)
+		return sim.Errorf(sim.CodeRoute, msgNoDashboardFile, r.URL.Path)
 	}
 	h := w.Header()
 	h.Set("Content-Type", contentType(name))
@@ -142,7 +142,7 @@ func (u *UI) handleAudio(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !hasOutput(p) {
-		return sim.Errorf(sim.CodeNotFound, "Project %s has no output audio (status %s)", p.ID, p.Status)
+		return sim.Errorf(sim.CodeNotFound, msgNoOutputAudio, p.ID, p.Status)
 	}
 	w.Header().Set("Content-Type", "audio/wav")
 	cw := &httpx.ContentErrorWriter{ResponseWriter: w, Body: audioErrorBody}
@@ -174,7 +174,7 @@ func (u *UI) handleStudio(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	for k := range q {
 		if k != "company_id" {
-			return sim.Errorf(sim.CodeValidation, "Unknown query parameter %q; use company_id", k)
+			return sim.Errorf(sim.CodeValidation, msgUnknownQueryParam, k)
 		}
 	}
 	d, err := u.src.StudioDump(r.Context(), sim.StudioFilter{CompanyID: q.Get("company_id")})

@@ -61,7 +61,7 @@ func (s *source) StudioDump(_ context.Context, f sim.StudioFilter) (sim.StudioDu
 		}
 	}
 	if len(d.Projects) == 0 {
-		return sim.StudioDump{}, sim.Errorf(sim.CodeNotFound, "Studio project %s not found", f.ProjectID)
+		return sim.StudioDump{}, sim.Errorf(sim.CodeNotFound, sim.MsgStudioProjectNotFound, f.ProjectID)
 	}
 	for _, v := range s.studio.Videos {
 		if v.ProjectID == f.ProjectID {

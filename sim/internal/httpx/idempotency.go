@@ -138,7 +138,7 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 				return
 			}
 			if len(key) > maxIdempotencyKey {
-				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, "Idempotency-Key must be at most %d characters", maxIdempotencyKey))
+				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, msgIdempotencyKeyLength, maxIdempotencyKey))
 				return
 			}
 			body, fp, legacy, err := m.spool(r)
