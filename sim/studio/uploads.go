@@ -20,7 +20,7 @@ import (
 func (a *API) handlePresign(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if !q.Has("fileName") {
-		return invalid("fileName query parameter is required: the real name of the file to upload, with its extension (e.g. video.mp4)")
+		return invalid(msgFileNameMissing)
 	}
 	name := q.Get("fileName")
 	if err := checkFileName(name); err != nil {
@@ -37,25 +37,25 @@ func (a *API) handlePresign(w http.ResponseWriter, r *http.Request) error {
 func checkFileName(name string) error {
 	switch {
 	case strings.TrimSpace(name) == "":
-		return invalid("fileName must not be empty")
+		return invalid(msgFileNameEmpty)
 	case len(name) > 255:
-		return invalid("fileName must be at most 255 bytes; got %d", len(name))
+		return invalid(msgFileNameLength, len(name))
 	case strings.ContainsAny(name, "/\\"):
-		return invalid("fileName must be a file name without a path; got %q", name)
+		return invalid(msgFileNamePath, name)
 	case name == "." || name == "..":
-		return invalid("fileName must be a file name; got %q", name)
+		return invalid(msgFileNameDots, name)
 	}
 	if !utf8.ValidString(name) {
-		return invalid("fileName must be valid UTF-8")
+		return invalid(msgFileNameUTF8)
 	}
 	for _, c := range name {
 		if c < ' ' || c == 0x7f {
-			return invalid("fileName must not contain control characters")
+			return invalid(msgFileNameControl)
 		}
 	}
 	dot := strings.LastIndexByte(name, '.')
 	if dot <= 0 || dot == len(name)-1 {
-		return invalid("fileName must have an extension, which determines the file type (e.g. video.mp4, audio.wav, script.txt); got %q", name)
+		return invalid(msgFileNameExtension, name)
 	}
 	return nil
 }
