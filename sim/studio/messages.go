@@ -38,6 +38,16 @@ const (
 	msgFileNameControl   = "fileName must not contain control characters"
 	msgFileNameExtension = "fileName must have an extension, which determines the file type (e.g. video.mp4, audio.wav, script.txt); got %q"
 
+	// The storage endpoint (PUT <presignedUploadUrl>): the Message of its XML
+	// error body. msgStorageInternal, msgStorageExpired and msgStorageTooLarge
+	// begin with the object storage's own wording for the same Code.
+	msgStorageInternal     = "We encountered an internal error. Please try again."
+	msgStorageNoSuchUpload = "No presigned upload exists at this address; get one with GET /api/v1/artifacts/create?fileName=..."
+	msgStorageSignature    = "The request signature does not match; use the presignedUploadUrl exactly as returned, query string included"
+	msgStorageExpired      = "Request has expired: the presigned URL expired at %s" // the expiry, a studio timestamp
+	msgStorageTooLarge     = "Your proposed upload exceeds the maximum allowed size of 5 GB"
+	msgStorageNotStored    = "The upload could not be stored: %s" // the cause
+
 	// Studio projects (POST /api/v1/projects, PATCH /api/v1/projects/{projectId}).
 	msgManagerEmail          = "managerEmail must be an email address; got %q"
 	msgTranslationGlossaryID = "Unknown field translationGlossaryId; the request field is translationsGlossaryId (the response field is translationGlossary)"

@@ -100,24 +100,24 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 		if a.http.Log != nil {
 			a.http.Log.Error("presigned upload lookup", "err", err)
 		}
-		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", msgStorageInternal)
 		return
 	}
 	if err != nil || u.FileName != file {
-		writeS3Error(w, r, http.StatusNotFound, "NoSuchUpload", "No presigned upload exists at this address; get one with GET /api/v1/artifacts/create?fileName=...")
+		writeS3Error(w, r, http.StatusNotFound, "NoSuchUpload", msgStorageNoSuchUpload)
 		return
 	}
 	sig := r.URL.Query().Get("X-Amz-Signature")
 	if subtle.ConstantTimeCompare([]byte(sig), []byte(a.svc.UploadSignature(u))) != 1 {
-		writeS3Error(w, r, http.StatusForbidden, "SignatureDoesNotMatch", "The request signature does not match; use the presignedUploadUrl exactly as returned, query string included")
+		writeS3Error(w, r, http.StatusForbidden, "SignatureDoesNotMatch", msgStorageSignature)
 		return
 	}
 	if !a.svc.Now().Before(u.ExpiresAt) {
-		writeS3Error(w, r, http.StatusForbidden, "AccessDenied", "Request has expired: the presigned URL expired at "+sim.StudioTime(u.ExpiresAt))
+		writeS3Error(w, r, http.StatusForbidden, "AccessDenied", sprintf(msgStorageExpired, sim.StudioTime(u.ExpiresAt)))
 		return
 	}
 	if r.ContentLength > sim.MaxArtifactBytes {
-		writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size of 5 GB")
+		writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", msgStorageTooLarge)
 		return
 	}
 	h := md5.New()
@@ -125,13 +125,13 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 	if _, err := a.svc.ReceiveUpload(r.Context(), id, body); err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size of 5 GB")
+			writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", msgStorageTooLarge)
 			return
 		}
 		if a.http.Log != nil {
 			a.http.Log.Error("upload", "id", id, "err", err)
 		}
-		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", "The upload could not be stored: "+err.Error())
+		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", sprintf(msgStorageNotStored, err.Error()))
 		return
 	}
 	w.Header().Set("ETag", `"`+hex.EncodeToString(h.Sum(nil))+`"`)
