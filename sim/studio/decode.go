@@ -79,7 +79,7 @@ func (o object) str(name string) (*string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(o[name], &s); err != nil {
-		return nil, invalid("%s must be a string; got %s", name, abbreviate(o[name]))
+		return nil, invalid(msgNotString, name, abbreviate(o[name]))
 	}
 	return &s, nil
 }
@@ -94,7 +94,7 @@ func (o object) requiredStr(name string) (string, error) {
 		return "", invalid(sim.MsgRequired, name)
 	}
 	if strings.TrimSpace(*s) == "" {
-		return "", invalid("%s must not be empty", name)
+		return "", invalid(msgNotEmpty, name)
 	}
 	return *s, nil
 }
@@ -114,11 +114,11 @@ func (o object) name(field string, required bool) (*string, error) {
 			return nil, err
 		}
 		if strings.TrimSpace(*s) == "" {
-			return nil, invalid("%s must not be empty", field)
+			return nil, invalid(msgNotEmpty, field)
 		}
 	}
 	if n := len([]rune(*s)); n > sim.MaxNameLength {
-		return nil, invalid("%s must be at most %d characters; got %d", field, sim.MaxNameLength, n)
+		return nil, invalid(msgNameLength, field, sim.MaxNameLength, n)
 	}
 	return s, nil
 }
@@ -129,7 +129,7 @@ func (o object) boolean(name string) (*bool, error) {
 	}
 	var b bool
 	if err := json.Unmarshal(o[name], &b); err != nil {
-		return nil, invalid("%s must be a boolean; got %s", name, abbreviate(o[name]))
+		return nil, invalid(msgNotBoolean, name, abbreviate(o[name]))
 	}
 	return &b, nil
 }
@@ -138,13 +138,13 @@ func (o object) boolean(name string) (*bool, error) {
 func (o object) strings(name string) ([]string, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(o[name], &raw); err != nil || raw == nil {
-		return nil, invalid("%s must be an array of strings; got %s", name, abbreviate(o[name]))
+		return nil, invalid(msgNotStringArray, name, abbreviate(o[name]))
 	}
 	out := make([]string, 0, len(raw))
 	for i, v := range raw {
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, invalid("%s[%d] must be a string; got %s", name, i, abbreviate(v))
+			return nil, invalid(msgItemNotString, name, i, abbreviate(v))
 		}
 		out = append(out, s)
 	}
@@ -155,7 +155,7 @@ func (o object) strings(name string) ([]string, error) {
 func (o object) sub(name string) (object, error) {
 	var sub object
 	if err := json.Unmarshal(o[name], &sub); err != nil || sub == nil {
-		return nil, invalid("%s must be an object; got %s", name, abbreviate(o[name]))
+		return nil, invalid(msgNotObject, name, abbreviate(o[name]))
 	}
 	return sub, nil
 }
@@ -181,18 +181,18 @@ func (o object) langs(name string, re *regexp.Regexp, example string) ([]string,
 		return nil, err
 	}
 	if len(list) == 0 {
-		return nil, invalid("%s must name at least one language", name)
+		return nil, invalid(msgNoLanguages, name)
 	}
 	if len(list) > 100 {
-		return nil, invalid("%s must name at most 100 languages; got %d", name, len(list))
+		return nil, invalid(msgTooManyLanguages, name, len(list))
 	}
 	seen := map[string]bool{}
 	for i, l := range list {
 		if !re.MatchString(l) {
-			return nil, invalid("%s[%d] must be a language code like %s; got %q", name, i, example, l)
+			return nil, invalid(msgLanguageCode, name, i, example, l)
 		}
 		if seen[l] {
-			return nil, invalid("%s[%d]: %s is listed twice", name, i, l)
+			return nil, invalid(msgLanguageTwice, name, i, l)
 		}
 		seen[l] = true
 	}
@@ -206,24 +206,24 @@ func (o object) stringVariables(name string) ([]sim.StringVariable, error) {
 	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(o[name], &raw); err != nil || raw == nil {
-		return nil, invalid("%s must be an array of {key, value} objects; got %s", name, abbreviate(o[name]))
+		return nil, invalid(msgStringVariables, name, abbreviate(o[name]))
 	}
 	if len(raw) > 100 {
-		return nil, invalid("%s must have at most 100 entries; got %d", name, len(raw))
+		return nil, invalid(msgTooManyStringVariables, name, len(raw))
 	}
 	out := make([]sim.StringVariable, 0, len(raw))
 	for i, v := range raw {
 		item, err := object{"x": v}.sub("x")
 		if err != nil {
-			return nil, invalid("%s[%d] must be an object with string fields key and value; got %s", name, i, abbreviate(v))
+			return nil, invalid(msgStringVariable, name, i, abbreviate(v))
 		}
 		key, err := item.str("key")
 		if err != nil || key == nil || *key == "" {
-			return nil, invalid("%s[%d].key must be a non-empty string", name, i)
+			return nil, invalid(msgStringVariableKey, name, i)
 		}
 		val, err := item.str("value")
 		if err != nil || val == nil {
-			return nil, invalid("%s[%d].value must be a string", name, i)
+			return nil, invalid(msgStringVariableValue, name, i)
 		}
 		out = append(out, sim.StringVariable{Key: *key, Value: *val})
 	}
@@ -234,7 +234,7 @@ func (o object) stringVariables(name string) ([]sim.StringVariable, error) {
 func httpURL(field, s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return invalid("%s must be an absolute http or https URL; got %q", field, s)
+		return invalid(msgHTTPURL, field, s)
 	}
 	return nil
 }
@@ -244,7 +244,7 @@ func s3Path(field, s string) error {
 	rest, ok := strings.CutPrefix(s, "s3://")
 	bucket, key, _ := strings.Cut(rest, "/")
 	if !ok || bucket == "" || key == "" || strings.HasSuffix(key, "/") {
-		return invalid("%s must be a storage path like s3://bucket/path/file.mp4 (GET /api/v1/artifacts/create returns one for a presigned upload); got %q", field, s)
+		return invalid(msgS3Path, field, s)
 	}
 	return nil
 }

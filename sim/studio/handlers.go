@@ -53,9 +53,9 @@ func decodeArtifact(o object) (sim.NewArtifact, error) {
 	case typ == nil:
 		return na, invalid(sim.MsgRequired, "type")
 	case *typ == "subtitles":
-		return na, invalid("type must be one of video, audio, script; got \"subtitles\" (the older name of script)")
+		return na, invalid(msgArtifactTypeSubtitles)
 	case !slices.Contains(sim.ArtifactTypes, *typ):
-		return na, invalid("type must be one of video, audio, script; got %q", *typ)
+		return na, invalid(msgArtifactType, *typ)
 	}
 	na.Type = *typ
 	var sources []string
@@ -67,12 +67,12 @@ func decodeArtifact(o object) (sim.NewArtifact, error) {
 	switch len(sources) {
 	case 0:
 		if o.given("fileName") {
-			return na, invalid("Exactly one of s3Path, url or fragments is required; to upload a local file, get a presigned URL with GET /api/v1/artifacts/create?fileName=..., PUT the file to it, then create the artifact with its s3Path")
+			return na, invalid(msgArtifactSourceUpload)
 		}
-		return na, invalid("Exactly one of s3Path, url or fragments is required")
+		return na, invalid(msgArtifactSourceMissing)
 	case 1:
 	default:
-		return na, invalid("Exactly one of s3Path, url or fragments must be given; got %s", strings.Join(sources, " and "))
+		return na, invalid(msgArtifactSources, strings.Join(sources, " and "))
 	}
 	switch sources[0] {
 	case "s3Path":
@@ -95,7 +95,7 @@ func decodeArtifact(o object) (sim.NewArtifact, error) {
 		na.URL = *u
 	case "fragments":
 		if na.Type == sim.ArtifactScript {
-			return na, invalid("fragments are not supported for type script")
+			return na, invalid(msgFragmentsScript)
 		}
 		if na.Fragments, err = decodeFragments(o); err != nil {
 			return na, err
@@ -107,28 +107,28 @@ func decodeArtifact(o object) (sim.NewArtifact, error) {
 func decodeFragments(o object) ([]sim.Fragment, error) {
 	var raw []object
 	if err := json.Unmarshal(o["fragments"], &raw); err != nil || raw == nil {
-		return nil, invalid("fragments must be an array of objects with url or s3Path and startTime; got %s", abbreviate(o["fragments"]))
+		return nil, invalid(msgFragments, abbreviate(o["fragments"]))
 	}
 	if len(raw) == 0 {
-		return nil, invalid("fragments must have at least one fragment")
+		return nil, invalid(msgNoFragments)
 	}
 	if len(raw) > maxFragments {
-		return nil, invalid("fragments must have at most %d fragments; got %d", maxFragments, len(raw))
+		return nil, invalid(msgTooManyFragments, maxFragments, len(raw))
 	}
 	out := make([]sim.Fragment, 0, len(raw))
 	for i, f := range raw {
 		field := sprintf("fragments[%d]", i)
 		if f == nil {
-			return nil, invalid("%s must be an object", field)
+			return nil, invalid(msgFragmentNotObject, field)
 		}
 		var fr sim.Fragment
 		switch {
 		case f.given("url") && f.given("s3Path"):
-			return nil, invalid("%s must have exactly one of url or s3Path; got both", field)
+			return nil, invalid(msgFragmentBothSources, field)
 		case f.given("url"):
 			u, err := f.str("url")
 			if err != nil {
-				return nil, invalid("%s.url must be a string", field)
+				return nil, invalid(msgFragmentURL, field)
 			}
 			if err := httpURL(field+".url", *u); err != nil {
 				return nil, err
@@ -137,24 +137,24 @@ func decodeFragments(o object) ([]sim.Fragment, error) {
 		case f.given("s3Path"):
 			p, err := f.str("s3Path")
 			if err != nil {
-				return nil, invalid("%s.s3Path must be a string", field)
+				return nil, invalid(msgFragmentS3Path, field)
 			}
 			if err := s3Path(field+".s3Path", *p); err != nil {
 				return nil, err
 			}
 			fr.S3Path = *p
 		default:
-			return nil, invalid("%s must have url or s3Path", field)
+			return nil, invalid(msgFragmentNoSource, field)
 		}
 		if !f.given("startTime") {
 			return nil, invalid(sim.MsgRequired, field+".startTime")
 		}
 		var st float64
 		if err := json.Unmarshal(f["startTime"], &st); err != nil {
-			return nil, invalid("%s.startTime must be a number of seconds; got %s", field, abbreviate(f["startTime"]))
+			return nil, invalid(msgFragmentStartTime, field, abbreviate(f["startTime"]))
 		}
 		if st < 0 {
-			return nil, invalid("%s.startTime must be at least 0; got %v", field, st)
+			return nil, invalid(msgFragmentNegativeStart, field, st)
 		}
 		fr.StartTime = st
 		out = append(out, fr)
@@ -185,7 +185,7 @@ func decodeProject(o object, create bool) (sim.StudioProjectInput, error) {
 		return in, err
 	}
 	if in.ManagerEmail != nil && !strings.Contains(*in.ManagerEmail, "@") {
-		return in, invalid("managerEmail must be an email address; got %q", *in.ManagerEmail)
+		return in, invalid(msgManagerEmail, *in.ManagerEmail)
 	}
 	for _, g := range []struct {
 		name string
@@ -196,7 +196,7 @@ func decodeProject(o object, create bool) (sim.StudioProjectInput, error) {
 		}
 	}
 	if o.has("translationGlossaryId") && !o.has("translationsGlossaryId") {
-		return in, invalid("Unknown field translationGlossaryId; the request field is translationsGlossaryId (the response field is translationGlossary)")
+		return in, invalid(msgTranslationGlossaryID)
 	}
 	return in, nil
 }
@@ -293,15 +293,15 @@ func decodeVideo(o object) (sim.NewVideo, error) {
 	case err != nil:
 		return nv, err
 	case wt == nil && o.given("processingType"):
-		return nv, invalid("workflowType is required (video creation names the processing type workflowType)")
+		return nv, invalid(msgProcessingTypeOnCreate)
 	case wt == nil:
 		return nv, invalid(sim.MsgRequired, "workflowType")
 	case !slices.Contains(sim.WorkflowTypes, *wt):
-		return nv, invalid("workflowType must be one of %s; got %q", strings.Join(sim.WorkflowTypes, ", "), *wt)
+		return nv, invalid(msgWorkflowType, strings.Join(sim.WorkflowTypes, ", "), *wt)
 	}
 	nv.WorkflowType = *wt
 	if !o.given("sourceArtifactId") && o.given("originalVideoArtifactId") {
-		return nv, invalid("sourceArtifactId is required (originalVideoArtifactId is its older name)")
+		return nv, invalid(msgOriginalVideoArtifactID)
 	}
 	if nv.SourceArtifactID, err = o.requiredStr("sourceArtifactId"); err != nil {
 		return nv, err
@@ -311,7 +311,7 @@ func decodeVideo(o object) (sim.NewVideo, error) {
 		return nv, err
 	}
 	if src != "multi" && !iso6391.MatchString(src) {
-		return nv, invalid("sourceLanguage must be an ISO 639-1 code like en, or multi; got %q", src)
+		return nv, invalid(msgSourceLanguage, src)
 	}
 	nv.SourceLanguage = src
 	if !o.given("targetLanguages") {
@@ -351,7 +351,7 @@ func decodeVideo(o object) (sim.NewVideo, error) {
 			dst  **bool
 		}{{"shouldAutomateTranscription", &p.ShouldAutomateTranscription}, {"shouldAutomateTranslation", &p.ShouldAutomateTranslation}, {"shouldAutomateVoiceSelection", &p.ShouldAutomateVoiceSelection}} {
 			if *f.dst, err = po.boolean(f.name); err != nil {
-				return nv, invalid("pipelineOptions.%s must be a boolean", f.name)
+				return nv, invalid(msgPipelineOption, f.name)
 			}
 		}
 		nv.Pipeline = &p
@@ -434,10 +434,10 @@ func (a *API) decodeVideoUpdate(o object) (sim.VideoUpdate, error) {
 		}
 		if v := *f.dst; v != nil {
 			if *v == "" {
-				return u, invalid("%s must not be empty", f.name)
+				return u, invalid(msgNotEmpty, f.name)
 			}
 			if !a.laxEnums && !slices.Contains(f.allowed, *v) {
-				return u, invalid("%s must be one of %s; got %q", f.name, strings.Join(f.allowed, ", "), *v)
+				return u, invalid(sim.MsgOneOf, f.name, strings.Join(f.allowed, ", "), *v)
 			}
 		}
 	}
@@ -467,16 +467,16 @@ func (a *API) decodeVideoUpdate(o object) (sim.VideoUpdate, error) {
 func decodeGuidance(o object) (*sim.Guidance, error) {
 	sub, err := o.sub("translationGuidance")
 	if err != nil {
-		return nil, invalid("translationGuidance must be an object {common, byLang}; got %s", abbreviate(o["translationGuidance"]))
+		return nil, invalid(msgGuidance, abbreviate(o["translationGuidance"]))
 	}
 	var g sim.Guidance
 	if g.Common, err = sub.str("common"); err != nil {
-		return nil, invalid("translationGuidance.common must be a string")
+		return nil, invalid(msgGuidanceCommon)
 	}
 	if sub.given("byLang") {
 		bl, err := sub.sub("byLang")
 		if err != nil {
-			return nil, invalid("translationGuidance.byLang must be an object of strings keyed by target language; got %s", abbreviate(sub["byLang"]))
+			return nil, invalid(msgGuidanceByLang, abbreviate(sub["byLang"]))
 		}
 		if len(bl) > 0 {
 			g.ByLang = map[string]string{}
@@ -484,13 +484,13 @@ func decodeGuidance(o object) (*sim.Guidance, error) {
 		for k := range bl {
 			s, err := bl.str(k)
 			if err != nil || s == nil {
-				return nil, invalid("translationGuidance.byLang.%s must be a string", k)
+				return nil, invalid(msgGuidanceByLangValue, k)
 			}
 			g.ByLang[k] = *s
 		}
 	}
 	if g.Common == nil && g.ByLang == nil {
-		return nil, invalid("translationGuidance must have common or byLang (send null to remove the guidance)")
+		return nil, invalid(msgGuidanceEmpty)
 	}
 	return &g, nil
 }

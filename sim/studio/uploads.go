@@ -20,7 +20,7 @@ import (
 func (a *API) handlePresign(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if !q.Has("fileName") {
-		return invalid("fileName query parameter is required: the real name of the file to upload, with its extension (e.g. video.mp4)")
+		return invalid(msgFileNameMissing)
 	}
 	name := q.Get("fileName")
 	if err := checkFileName(name); err != nil {
@@ -37,25 +37,25 @@ func (a *API) handlePresign(w http.ResponseWriter, r *http.Request) error {
 func checkFileName(name string) error {
 	switch {
 	case strings.TrimSpace(name) == "":
-		return invalid("fileName must not be empty")
+		return invalid(msgFileNameEmpty)
 	case len(name) > 255:
-		return invalid("fileName must be at most 255 bytes; got %d", len(name))
+		return invalid(msgFileNameLength, len(name))
 	case strings.ContainsAny(name, "/\\"):
-		return invalid("fileName must be a file name without a path; got %q", name)
+		return invalid(msgFileNamePath, name)
 	case name == "." || name == "..":
-		return invalid("fileName must be a file name; got %q", name)
+		return invalid(msgFileNameDots, name)
 	}
 	if !utf8.ValidString(name) {
-		return invalid("fileName must be valid UTF-8")
+		return invalid(msgFileNameUTF8)
 	}
 	for _, c := range name {
 		if c < ' ' || c == 0x7f {
-			return invalid("fileName must not contain control characters")
+			return invalid(msgFileNameControl)
 		}
 	}
 	dot := strings.LastIndexByte(name, '.')
 	if dot <= 0 || dot == len(name)-1 {
-		return invalid("fileName must have an extension, which determines the file type (e.g. video.mp4, audio.wav, script.txt); got %q", name)
+		return invalid(msgFileNameExtension, name)
 	}
 	return nil
 }
@@ -100,24 +100,24 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 		if a.http.Log != nil {
 			a.http.Log.Error("presigned upload lookup", "err", err)
 		}
-		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", msgStorageInternal)
 		return
 	}
 	if err != nil || u.FileName != file {
-		writeS3Error(w, r, http.StatusNotFound, "NoSuchUpload", "No presigned upload exists at this address; get one with GET /api/v1/artifacts/create?fileName=...")
+		writeS3Error(w, r, http.StatusNotFound, "NoSuchUpload", msgStorageNoSuchUpload)
 		return
 	}
 	sig := r.URL.Query().Get("X-Amz-Signature")
 	if subtle.ConstantTimeCompare([]byte(sig), []byte(a.svc.UploadSignature(u))) != 1 {
-		writeS3Error(w, r, http.StatusForbidden, "SignatureDoesNotMatch", "The request signature does not match; use the presignedUploadUrl exactly as returned, query string included")
+		writeS3Error(w, r, http.StatusForbidden, "SignatureDoesNotMatch", msgStorageSignature)
 		return
 	}
 	if !a.svc.Now().Before(u.ExpiresAt) {
-		writeS3Error(w, r, http.StatusForbidden, "AccessDenied", "Request has expired: the presigned URL expired at "+sim.StudioTime(u.ExpiresAt))
+		writeS3Error(w, r, http.StatusForbidden, "AccessDenied", sprintf(msgStorageExpired, sim.StudioTime(u.ExpiresAt)))
 		return
 	}
 	if r.ContentLength > sim.MaxArtifactBytes {
-		writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size of 5 GB")
+		writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", msgStorageTooLarge)
 		return
 	}
 	h := md5.New()
@@ -125,13 +125,13 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 	if _, err := a.svc.ReceiveUpload(r.Context(), id, body); err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed size of 5 GB")
+			writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", msgStorageTooLarge)
 			return
 		}
 		if a.http.Log != nil {
 			a.http.Log.Error("upload", "id", id, "err", err)
 		}
-		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", "The upload could not be stored: "+err.Error())
+		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", sprintf(msgStorageNotStored, err.Error()))
 		return
 	}
 	w.Header().Set("ETag", `"`+hex.EncodeToString(h.Sum(nil))+`"`)

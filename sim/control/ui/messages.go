@@ -6,4 +6,8 @@ const (
 	msgNoDashboardFile   = "No dashboard file %s"
 	msgNoOutputAudio     = "Project %s has no output audio (status %s)"
 	msgUnknownQueryParam = "Unknown query parameter %q; use company_id"
+
+	// The 416 and 412 of the output audio, in the control envelope.
+	msgRangeNotSatisfiable = "Range not satisfiable: the Range header must name bytes inside the file"
+	msgPreconditionFailed  = "Precondition failed: the file changed since If-Unmodified-Since or does not match If-Match"
 )

@@ -156,9 +156,9 @@ func audioErrorBody(status int) []byte {
 	var e control.Envelope
 	switch status {
 	case http.StatusRequestedRangeNotSatisfiable:
-		e = control.Envelope{Error: "ValidationError", Message: "Range not satisfiable: the Range header must name bytes inside the file"}
+		e = control.Envelope{Error: "ValidationError", Message: msgRangeNotSatisfiable}
 	case http.StatusPreconditionFailed:
-		e = control.Envelope{Error: "ValidationError", Message: "Precondition failed: the file changed since If-Unmodified-Since or does not match If-Match"}
+		e = control.Envelope{Error: "ValidationError", Message: msgPreconditionFailed}
 	default:
 		e = control.Envelope{Error: "InternalServerError", Message: http.StatusText(status)}
 	}
