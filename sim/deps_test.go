@@ -40,6 +40,7 @@ func TestImportDirection(t *testing.T) {
 		"sim/openapi/validate":  {"github.com/santhosh-tekuri/jsonschema/v6"},
 		"sim/parity":            {"sim/openapi", "sim/openapi/validate"},
 		"test/crash":            nil, // tests only
+		"test/hostile":          nil, // tests only: attacks on the real binary (issue 19)
 		"test/browser":          nil, // tests only: drives chromium against the dashboard
 		"bench/ceiling":         {},  // the benchmark's minimal handler: stdlib only
 		"bench/seed":            nil, // benchmark tooling: fills a data file through the store
@@ -50,7 +51,8 @@ func TestImportDirection(t *testing.T) {
 		// in-process dubsim for Go tests, and the control API client
 		"dubsimtest": {"sim", "sim/control/faults", "sim/control/journal", "sim/server", "internal/simtest", "fixtures"},
 		// the in-process assembly dubsimtest and the module's own tests share
-		"internal/simtest": {"sim", "sim/server", "sim/store", "fixtures"},
+		"internal/simtest":  {"sim", "sim/server", "sim/store", "fixtures"},
+		"internal/proctest": {}, // runs the real binary in tests: stdlib only
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()
 	require.NoError(t, err, "%s", out)

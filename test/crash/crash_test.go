@@ -59,6 +59,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -74,9 +75,7 @@ const (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
-	}
+	proctest.Cleanup()
 	os.Exit(code)
 }
 
@@ -153,7 +152,7 @@ func TestCrashConsistency(t *testing.T) {
 		seed, err = strconv.ParseUint(s, 10, 64)
 		require.NoError(t, err, "DUBSIM_CRASH_SEED")
 	}
-	t.Logf("seed %d (replay with DUBSIM_CRASH_SEED=%d), %d kills, %d workers, race=%t", seed, seed, iterations, workers, raceEnabled)
+	t.Logf("seed %d (replay with DUBSIM_CRASH_SEED=%d), %d kills, %d workers, race=%t", seed, seed, iterations, workers, proctest.RaceEnabled)
 	start := time.Now()
 	skipUnacked := os.Getenv("DUBSIM_CRASH_SKIP_UNACKED_REPLAY") != ""
 	if skipUnacked {
@@ -258,7 +257,7 @@ func (h *harness) load(p *proc, label string, sig stopSignal) *proc {
 		timer.Stop()
 		cancel()
 		wg.Wait()
-		t.Fatalf("%s: dubsim exited on its own under load: %v\nstderr:\n%s", label, p.waitErr, p.stderr.String())
+		t.Fatalf("%s: dubsim exited on its own under load: %v\nstderr:\n%s", label, p.Err(), p.Stderr())
 	}
 	ph.dying.Store(true)
 	switch sig {

@@ -63,6 +63,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/stretchr/testify/require"
 )
@@ -467,7 +468,7 @@ func TestCrashConsistencyStudio(t *testing.T) {
 		seed, err = strconv.ParseUint(s, 10, 64)
 		require.NoError(t, err, "DUBSIM_CRASH_SEED")
 	}
-	t.Logf("seed %d (replay with DUBSIM_CRASH_SEED=%d), %d kills, %d workers, race=%t", seed, seed, iterations, studioWorkers, raceEnabled)
+	t.Logf("seed %d (replay with DUBSIM_CRASH_SEED=%d), %d kills, %d workers, race=%t", seed, seed, iterations, studioWorkers, proctest.RaceEnabled)
 	start := time.Now()
 	h := &studioHarness{t: t, seed: seed, bin: dubsimBinary(t), data: filepath.Join(t.TempDir(), "dubsim.db"),
 		rng: rand.New(rand.NewPCG(seed, 0x73747564)), userOfKey: map[string]string{}, userByEmail: map[string]string{},
@@ -642,7 +643,7 @@ func (h *studioHarness) load(p *proc, label string, sig stopSignal) *proc {
 		timer.Stop()
 		cancel()
 		wg.Wait()
-		t.Fatalf("%s: dubsim exited on its own under load: %v\nstderr:\n%s", label, p.waitErr, p.stderr.String())
+		t.Fatalf("%s: dubsim exited on its own under load: %v\nstderr:\n%s", label, p.Err(), p.Stderr())
 	}
 	ph.dying.Store(true)
 	switch sig {

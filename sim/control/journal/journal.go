@@ -368,12 +368,16 @@ func isOwnEndpoint(method, path, iface string) bool {
 }
 
 // clip returns at most n bytes of s, cut at a rune boundary.
+//
+// The result is a copy: an entry outlives its request, and a substring would
+// keep the whole header or request line it was cut from alive (1,200
+// requests with a 900 KB User-Agent held 2.6 GB; test/hostile).
 func clip(s string, n int) string {
 	if len(s) <= n {
-		return s
+		return strings.Clone(s)
 	}
 	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
 		n--
 	}
-	return s[:n]
+	return strings.Clone(s[:n])
 }

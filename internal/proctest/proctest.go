@@ -1,0 +1,258 @@
+// Package proctest runs the real dubsim binary in tests: built once per test binary (with -race
+// when the test has it), started on a free port, watched, measured (RSS) and stopped.
+package proctest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The dubsim binary under test, built once per test binary.
+var (
+	buildOnce sync.Once
+	buildDir  string
+	binPath   string
+	buildErr  error
+)
+
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go") //nolint:staticcheck // SA1019: the toolchain that built the test, when no go is on PATH
+}
+
+// Binary builds ./cmd/dubsim (with -race when this test runs with it) from
+// the module root found through `go env GOMOD`, once per test binary.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		goBin := goTool()
+		out, err := exec.Command(goBin, "env", "GOMOD").Output()
+		if err != nil {
+			buildErr = fmt.Errorf("go env GOMOD: %w", err)
+			return
+		}
+		gomod := strings.TrimSpace(string(out))
+		if gomod == "" || gomod == os.DevNull {
+			buildErr = errors.New("go env GOMOD: not inside a module")
+			return
+		}
+		if buildDir, err = os.MkdirTemp("", "dubsim-test-bin-"); err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(buildDir, "dubsim")
+		args := []string{"build"}
+		if RaceEnabled {
+			args = append(args, "-race")
+		}
+		args = append(args, "-o", binPath, "./cmd/dubsim")
+		cmd := exec.Command(goBin, args...)
+		cmd.Dir = filepath.Dir(gomod)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// Cleanup removes the built binary; call it from TestMain after m.Run.
+func Cleanup() {
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var listenRe = regexp.MustCompile(`listening on (http://\S+)`)
+
+// bannerWatcher is the process's stdout: it sends the address of the
+// "listening on" line of the banner once and discards the rest.
+type bannerWatcher struct {
+	addr chan<- string
+	line []byte
+	sent bool
+}
+
+func (w *bannerWatcher) Write(p []byte) (int, error) {
+	if w.sent {
+		return len(p), nil
+	}
+	w.line = append(w.line, p...)
+	for {
+		i := bytes.IndexByte(w.line, '\n')
+		if i < 0 {
+			break
+		}
+		if m := listenRe.FindSubmatch(w.line[:i]); m != nil {
+			w.addr <- string(m[1])
+			w.sent, w.line = true, nil
+			break
+		}
+		w.line = w.line[i+1:]
+	}
+	return len(p), nil
+}
+
+// Proc is one run of the dubsim process.
+type Proc struct {
+	// Base is the address its banner names, such as http://127.0.0.1:41234.
+	Base   string
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	// Exited is closed when the process has exited; Err is then its result.
+	Exited  chan struct{}
+	waitErr error
+}
+
+// Start starts bin with args (without the DUBSIM_* variables of the test's
+// environment, plus env) and returns once its banner names the address it
+// listens on. t.Cleanup kills it if it still runs.
+func Start(t testing.TB, bin string, env []string, args ...string) *Proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DUBSIM_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	p := &Proc{cmd: cmd, stderr: &syncBuffer{}, Exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	addr := make(chan string, 1)
+	cmd.Stdout = &bannerWatcher{addr: addr}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start dubsim: %v", err)
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.Exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.Exited:
+		default:
+			_ = p.cmd.Process.Signal(syscall.SIGKILL)
+			<-p.Exited
+		}
+	})
+	deadline := time.NewTimer(60 * time.Second)
+	defer deadline.Stop()
+	select {
+	case p.Base = <-addr:
+		return p
+	case <-p.Exited:
+		t.Fatalf("dubsim exited before listening: %v\nstderr:\n%s", p.waitErr, p.stderr.String())
+	case <-deadline.C:
+		t.Fatalf("dubsim printed no address within 60 s\nstderr:\n%s", p.stderr.String())
+	}
+	return nil
+}
+
+// Err is the result of the process once Exited is closed.
+func (p *Proc) Err() error { return p.waitErr }
+
+// Stderr is what the process has written to its standard error so far.
+func (p *Proc) Stderr() string { return p.stderr.String() }
+
+// Alive reports whether the process is still running.
+func (p *Proc) Alive() bool {
+	select {
+	case <-p.Exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Kill sends SIGKILL and waits for the process to be gone (its bbolt file
+// lock released).
+func (p *Proc) Kill(t testing.TB) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && p.Alive() {
+		t.Fatalf("SIGKILL: %v", err)
+	}
+	<-p.Exited
+}
+
+// Terminate sends SIGTERM and expects a clean exit (status 0) within 30 s.
+func (p *Proc) Terminate(t testing.TB) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && p.Alive() {
+		t.Fatalf("SIGTERM: %v", err)
+	}
+	p.WaitExit(t)
+}
+
+// WaitExit waits for an exit requested by SIGTERM and expects status 0.
+func (p *Proc) WaitExit(t testing.TB) {
+	t.Helper()
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	select {
+	case <-p.Exited:
+		if p.waitErr != nil {
+			t.Fatalf("dubsim did not exit cleanly after SIGTERM: %v\nstderr:\n%s", p.waitErr, p.stderr.String())
+		}
+	case <-deadline.C:
+		t.Fatalf("dubsim still running 30 s after SIGTERM\nstderr:\n%s", p.stderr.String())
+	}
+}
+
+// Memory is the process's resident memory from /proc/PID/status: now
+// (VmRSS) and the peak since it started (VmHWM), in bytes.
+func (p *Proc) Memory() (rss, peak int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", name, err)
+		}
+		if name == "VmRSS" {
+			rss = kb << 10
+		} else {
+			peak = kb << 10
+		}
+	}
+	return rss, peak, nil
+}

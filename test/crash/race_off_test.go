@@ -1,5 +1,0 @@
-//go:build !race
-
-package crash
-
-const raceEnabled = false

@@ -1,0 +1,38 @@
+// Package hostile repeats, against the real dubsim binary, the attacks a shared dubsim must
+// withstand (issue 19), and asserts the bound of each: memory, disk, the answer, the process alive.
+package hostile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dubsim/dubsim/internal/proctest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	proctest.Cleanup()
+	os.Exit(code)
+}
+
+// start runs dubsim on a data file of its own with logs off, plus args.
+func start(t *testing.T, args ...string) *proctest.Proc {
+	t.Helper()
+	base := []string{"--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "dubsim.db"), "--log-level", "off"}
+	return proctest.Start(t, proctest.Binary(t), nil, append(base, args...)...)
+}
+
+// memory reads the process's resident and peak memory, failing the test
+// when it cannot.
+func memory(t *testing.T, p *proctest.Proc) (rss, peak int64) {
+	t.Helper()
+	rss, peak, err := p.Memory()
+	if err != nil {
+		t.Fatalf("memory of dubsim: %v", err)
+	}
+	return rss, peak
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
