@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -32,7 +33,22 @@ type Resolver struct {
 	// stall bounds how long a download may go without receiving data
 	// (0: downloadStall); tests shorten it.
 	stall time.Duration
+
+	// probes holds a slot per probe reading media: at most MaxProbes run
+	// at once, each buffering up to maxBuffered (fidelity HP1).
+	probesOnce sync.Once
+	probes     chan struct{}
 }
+
+// MaxProbes is how many probes of source videos read media at once; more
+// wait for a slot (bounded by their request). Each buffers at most 16 MiB,
+// so 40 parallel creations naming a large file without Range support no
+// longer hold 40 such buffers (1.35 GB resident; test/hostile).
+const MaxProbes = 4
+
+// probeBuffers holds the buffers of probes (maxBuffered bytes each); Probe
+// returns only a duration, so nothing keeps a buffer after its probe.
+var probeBuffers = sync.Pool{New: func() any { b := make([]byte, maxBuffered); return &b }}
 
 // Probe returns what is known of the video at rawURL.
 func (r *Resolver) Probe(ctx context.Context, rawURL string) (sim.SourceInfo, error) {
@@ -141,7 +157,20 @@ func (r *Resolver) client() *http.Client {
 }
 
 func (r *Resolver) fetch(ctx context.Context, rawURL string) (time.Duration, error) {
-	rr := &rangeReader{ctx: ctx, client: r.client(), url: rawURL}
+	r.probesOnce.Do(func() { r.probes = make(chan struct{}, MaxProbes) })
+	select {
+	case r.probes <- struct{}{}:
+		defer func() { <-r.probes }()
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	// The buffer for a body served without Range support comes from a
+	// pool: forty probes one after another reuse a few, instead of leaving
+	// 16 MiB of garbage each for the collector (373 MB resident with four
+	// probes at a time, 117 MB with one; test/hostile).
+	buf := probeBuffers.Get().(*[]byte)
+	defer probeBuffers.Put(buf)
+	rr := &rangeReader{ctx: ctx, client: r.client(), url: rawURL, buf: *buf}
 	if err := rr.open(); err != nil {
 		return 0, err
 	}

@@ -32,6 +32,7 @@ type rangeReader struct {
 
 	ranged   bool
 	buffered []byte // whole prefix when the server ignores Range
+	buf      []byte // where buffered is read (nil: allocated); maxBuffered long
 	blocks   map[int64][]byte
 }
 
@@ -84,10 +85,23 @@ func (rr *rangeReader) open() error {
 		rr.blocks[0] = b
 		return nil
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBuffered))
-	if err != nil {
+	// One buffer of the size needed (at most maxBuffered), not the
+	// doubling of io.ReadAll: a probe holds at most 16 MiB, whatever the
+	// body (fidelity HP1).
+	limit := int64(maxBuffered)
+	if resp.ContentLength >= 0 && resp.ContentLength < limit {
+		limit = resp.ContentLength
+	}
+	b := rr.buf
+	if int64(len(b)) < limit {
+		b = make([]byte, limit)
+	}
+	b = b[:limit]
+	n, err := io.ReadFull(resp.Body, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return err
 	}
+	b = b[:n]
 	rr.buffered = b
 	rr.size = resp.ContentLength
 	if rr.size < 0 && len(b) < maxBuffered {

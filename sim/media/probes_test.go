@@ -1,0 +1,56 @@
+package media
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// At most MaxProbes probes read media at once; the others wait for a slot
+// and all get their answer.
+func TestProbesRunAFewAtATime(t *testing.T) {
+	t.Parallel()
+	var inFlight, most atomic.Int32
+	arrived := make(chan struct{}, 64)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		arrived <- struct{}{}
+		<-release
+		http.Error(w, "gone", http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	r := &Resolver{}
+	const probes = 3 * MaxProbes
+	var wg sync.WaitGroup
+	errs := make([]error, probes)
+	for i := range probes {
+		wg.Go(func() { _, errs[i] = r.Probe(context.Background(), srv.URL+"/v.mp4") })
+	}
+	for range MaxProbes {
+		<-arrived // the first MaxProbes reach the host...
+	}
+	select {
+	case <-arrived:
+		t.Fatal("a probe beyond MaxProbes reached the host while the slots were taken")
+	default:
+	}
+	close(release) // ...and the rest follow as slots free
+	wg.Wait()
+	assert.Equal(t, int32(MaxProbes), most.Load())
+	for i, err := range errs {
+		assert.ErrorContains(t, err, "HTTP 404", "probe %d", i)
+	}
+}

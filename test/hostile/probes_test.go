@@ -1,0 +1,66 @@
+package hostile
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// probesZeros is an endless body of zeros, served without Range support,
+// so a probe of it buffers as much of it as it may.
+type probesZeros struct{}
+
+func (probesZeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// Forty parallel creations whose source_video_url is a large loopback file
+// served without Range support made forty probes each buffer 16 MiB (1.2 GB
+// resident, issue 19). Probes now run a few at a time, so the buffers are
+// bounded whatever the number of creations; each creation still gets its
+// answer (the zeros are no video: 400 "Unable to read video info").
+func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
+	media := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "video/mp4")
+		_, _ = io.Copy(w, io.LimitReader(probesZeros{}, 64<<20))
+	}))
+	t.Cleanup(media.Close)
+	p := start(t)
+	_, before := memory(t, p)
+	body := `{"source_lang":"en","target_lang":"fr-FR","source_video_url":"` + media.URL + `/big.mp4"}`
+	const creations = 40
+	statuses := make([]int, creations)
+	answers := make([]string, creations)
+	var wg sync.WaitGroup
+	for i := range creations {
+		wg.Go(func() {
+			req, err := http.NewRequest(http.MethodPost, p.Base+"/api/v1/projects", strings.NewReader(body))
+			if !assert.NoError(t, err) {
+				return
+			}
+			req.Header.Set("Authorization", "Bearer dubsim-pro")
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if !assert.NoError(t, err, "creation %d", i) {
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			statuses[i], answers[i] = resp.StatusCode, string(bytes.TrimSpace(b))
+		})
+	}
+	wg.Wait()
+	rss, peak := memory(t, p)
+	t.Logf("resident memory: %s at start, %s after %d parallel probes of a 64 MiB file without Range (peak %s)", mb(before), mb(rss), creations, mb(peak))
+	require.True(t, p.Alive())
+	for i := range creations {
+		assert.Equal(t, http.StatusBadRequest, statuses[i], "creation %d: %s", i, answers[i])
+		assert.Contains(t, answers[i], "Unable to read video info", "creation %d", i)
+	}
+	assert.Less(t, peak, int64(300<<20), "peak resident memory")
+}
