@@ -3,6 +3,7 @@ package platform
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -75,17 +76,38 @@ func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 		return notFound
 	}
 	t := Track(p)
-	jw := &httpx.ContentErrorWriter{ResponseWriter: w, Body: contentErrorBody}
-	switch name := chi.URLParam(r, "file"); name {
+	name := chi.URLParam(r, "file")
+	var render func() io.ReadSeeker
+	switch name {
 	case fileAudio:
 		w.Header().Set("Content-Type", "audio/wav")
-		http.ServeContent(jw, r, name, p.CompletedAt, audio.NewWAVReader(t))
+		render = func() io.ReadSeeker { return audio.NewWAVReader(t) }
 	case fileVideo:
 		w.Header().Set("Content-Type", "video/quicktime")
-		http.ServeContent(jw, r, name, p.CompletedAt, audio.NewMOVReader(t))
+		render = func() io.ReadSeeker { return audio.NewMOVReader(t) }
 	default:
 		return notFound
 	}
+	jw := &httpx.ContentErrorWriter{ResponseWriter: w, Body: contentErrorBody}
+	rs := render()
+	// A GET is served from the output cache (rendered once per project
+	// generation); a HEAD learns the size without rendering anything.
+	if r.Method == http.MethodGet {
+		size, err := rs.Seek(0, io.SeekEnd)
+		if err == nil {
+			_, err = rs.Seek(0, io.SeekStart)
+		}
+		if err != nil {
+			return err
+		}
+		key := p.ID + "/" + strconv.Itoa(gen) + "/" + name
+		if f, ok := a.outputs.open(key, size, func() io.Reader { return render() }); ok {
+			defer f.Close()
+			http.ServeContent(jw, r, name, p.CompletedAt, f)
+			return nil
+		}
+	}
+	http.ServeContent(jw, r, name, p.CompletedAt, rs)
 	return nil
 }
 

@@ -44,6 +44,11 @@ type Config struct {
 	// IdemSlots is shared with the other interface that keeps its
 	// idempotency records in the same store (nil: this API's own).
 	IdemSlots *httpx.IdemSlots
+	// OutputCacheDir keeps rendered output files so a repeated download
+	// costs a read ("": no cache); OutputCacheBytes bounds it (zero:
+	// DefaultOutputCacheBytes). Close removes it.
+	OutputCacheDir   string
+	OutputCacheBytes int64
 }
 
 // API is the platform interface.
@@ -57,6 +62,7 @@ type API struct {
 	created   int
 	catalog   atomic.Pointer[catalogBodies]
 	rendered  gencache.Cache[rendered]
+	outputs   *outputCache
 }
 
 // New returns the platform API.
@@ -69,6 +75,13 @@ func New(cfg Config) *API {
 		created:   cfg.CreateStatus,
 	}
 	a.rendered.Size = renderedSize
+	if cfg.OutputCacheDir != "" {
+		limit := cfg.OutputCacheBytes
+		if limit <= 0 {
+			limit = DefaultOutputCacheBytes
+		}
+		a.outputs = newOutputCache(cfg.OutputCacheDir, limit)
+	}
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
@@ -76,6 +89,9 @@ func New(cfg Config) *API {
 	a.validate = newValidator(cfg.Service.Catalog)
 	return a
 }
+
+// Close removes the cached output files.
+func (a *API) Close() error { return a.outputs.close() }
 
 // Routes returns the whole route table of the platform interface.
 func (a *API) Routes() chi.Router {

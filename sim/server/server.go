@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -26,13 +27,16 @@ import (
 
 // Config is everything an instance is made of.
 type Config struct {
-	Store     sim.Store
-	Clock     engine.TimeSource
-	Fixtures  *sim.Fixtures
-	FixtureFS fs.FS
-	Seed      uint64
-	Timing    sim.Timing
-	Log       *slog.Logger
+	Store sim.Store
+	Clock engine.TimeSource
+	// OutputCacheBytes bounds the disk the cache of rendered output files
+	// uses (zero: platform.DefaultOutputCacheBytes).
+	OutputCacheBytes int64
+	Fixtures         *sim.Fixtures
+	FixtureFS        fs.FS
+	Seed             uint64
+	Timing           sim.Timing
+	Log              *slog.Logger
 
 	FetchHosts []string
 	MediaHTTP  *http.Client // nil: a default client
@@ -95,16 +99,21 @@ type Server struct {
 	StudioHandler http.Handler
 
 	tempBlobs string
+	platform  *platform.API // its output cache is removed at Close
 }
 
 // Close stops background work (artifact downloads) and removes a temporary
 // blob directory.
 func (s *Server) Close() error {
 	s.Engine.Close()
-	if s.tempBlobs != "" {
-		return os.RemoveAll(s.tempBlobs)
+	var err error
+	if s.platform != nil {
+		err = s.platform.Close()
 	}
-	return nil
+	if s.tempBlobs != "" {
+		err = errors.Join(err, os.RemoveAll(s.tempBlobs))
+	}
+	return err
 }
 
 // Each HTTP adapter declares the methods it needs; these give it the engine
@@ -216,10 +225,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// One set of Idempotency-Key slots in flight for both interfaces: their
 	// records share the store and the scope (the API key).
 	slots := &httpx.IdemSlots{}
+	// Rendered output files are cached in a directory of this process,
+	// removed at Close (fidelity HO1).
+	outputs, err := os.MkdirTemp("", "dubsim-outputs-")
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	api := platform.New(platform.Config{
 		Service: PlatformService(e), Log: log, PublicURL: cfg.PublicURL,
 		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus, IdemSlots: slots,
+		OutputCacheDir: outputs, OutputCacheBytes: cfg.OutputCacheBytes,
 	})
+	s.platform = api
 	root := chi.NewRouter()
 	// The root router answers methods it does not know (PROPFIND, ...) and
 	// unknown paths before any mounted API sees them: in the envelope.

@@ -1,0 +1,134 @@
+package platform
+
+import (
+	"container/list"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// DefaultOutputCacheBytes bounds the disk the output cache uses.
+const DefaultOutputCacheBytes = 1 << 30
+
+// outputCache keeps rendered output files (dubbed audio and video) on disk,
+// so a repeated download costs a read, not a synthesis: a two-hour
+// project's WAV is 317 MB and about 4 s of CPU to render (fidelity HO1).
+// Files are named by project, generation and file name, which fix their
+// content; the least recently used are removed past the byte limit.
+type outputCache struct {
+	dir   string
+	limit int64
+
+	mu       sync.Mutex
+	size     int64
+	lru      *list.List               // of *outputEntry, most recent first
+	entries  map[string]*list.Element // by key
+	inflight map[string]chan struct{} // renders under way, by key
+}
+
+type outputEntry struct {
+	key  string
+	path string
+	size int64
+}
+
+func newOutputCache(dir string, limit int64) *outputCache {
+	return &outputCache{dir: dir, limit: limit, lru: list.New(), entries: map[string]*list.Element{}, inflight: map[string]chan struct{}{}}
+}
+
+// open returns the cached file of key, rendering it with render first when
+// it is not cached (one render per key at a time; the others wait for it).
+// It returns false when the file cannot be cached (larger than the limit, or the
+// disk refused it): the caller then serves render's output directly.
+func (c *outputCache) open(key string, size int64, render func() io.Reader) (*os.File, bool) {
+	if c == nil || size > c.limit {
+		return nil, false
+	}
+	for {
+		c.mu.Lock()
+		if el, hit := c.entries[key]; hit {
+			c.lru.MoveToFront(el)
+			path := el.Value.(*outputEntry).path
+			c.mu.Unlock()
+			f, err := os.Open(path)
+			if err == nil {
+				return f, true
+			}
+			c.drop(key) // removed under us: render again
+			continue
+		}
+		if wait, busy := c.inflight[key]; busy {
+			c.mu.Unlock()
+			<-wait
+			continue
+		}
+		done := make(chan struct{})
+		c.inflight[key] = done
+		c.mu.Unlock()
+		path, werr := c.write(render())
+		c.mu.Lock()
+		delete(c.inflight, key)
+		close(done)
+		if werr != nil {
+			c.mu.Unlock()
+			return nil, false // serve it uncached
+		}
+		el := c.lru.PushFront(&outputEntry{key: key, path: path, size: size})
+		c.entries[key] = el
+		c.size += size
+		for c.size > c.limit && c.lru.Len() > 1 {
+			c.evictLocked(c.lru.Back())
+		}
+		c.mu.Unlock()
+	}
+}
+
+// write renders into a new file of the cache directory.
+func (c *outputCache) write(r io.Reader) (string, error) {
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(c.dir, "output-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, r)
+	err = errors.Join(err, f.Close())
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+func (c *outputCache) drop(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		c.evictLocked(el)
+	}
+}
+
+func (c *outputCache) evictLocked(el *list.Element) {
+	e := el.Value.(*outputEntry)
+	c.lru.Remove(el)
+	delete(c.entries, e.key)
+	c.size -= e.size
+	// An open file stays readable after its name is removed (POSIX).
+	_ = os.Remove(e.path)
+}
+
+// close removes every cached file.
+func (c *outputCache) close() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.lru.Len() > 0 {
+		c.evictLocked(c.lru.Back())
+	}
+	return os.RemoveAll(filepath.Clean(c.dir))
+}

@@ -1,0 +1,68 @@
+package hostile
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// outputsCall sends one request with a JSON body and returns status and body.
+func outputsCall(t *testing.T, method, url, key, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// The dubbed audio of a two-hour project is 317 MB, synthesized on every
+// download: about 4 s of CPU each time, for anyone who has the URL (no key).
+// The output cache renders it once per project generation; a repeated
+// download costs a read.
+func TestRepeatedOutputDownloadsCostARead(t *testing.T) {
+	p := start(t)
+	st, body := outputsCall(t, "POST", p.Base+"/api/v1/projects", "dubsim-enterprise",
+		`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://media.dubsim.test/long.mp4"}`)
+	require.Equal(t, http.StatusOK, st, body)
+	id := body[strings.Index(body, `"project_id":`)+len(`"project_id":`):]
+	id = strings.Trim(id[:strings.IndexAny(id, ",}")], `" `)
+	st, body = outputsCall(t, "POST", p.Base+"/_sim/clock/advance", "", `{"seconds":86400}`)
+	require.Equal(t, http.StatusOK, st, body)
+	url := p.Base + "/files/projects/" + id + "/1/dubbed_audio.wav"
+
+	var cpu [3]time.Duration
+	for i := range cpu {
+		before, err := p.CPU()
+		require.NoError(t, err)
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Greater(t, n, int64(300<<20), "a two-hour WAV")
+		after, err := p.CPU()
+		require.NoError(t, err)
+		cpu[i] = after - before
+	}
+	t.Logf("CPU of dubsim per download of a two-hour project's audio: %v (first), %v, %v", cpu[0], cpu[1], cpu[2])
+	assert.True(t, p.Alive())
+	for _, c := range cpu[1:] {
+		assert.Less(t, c, cpu[0]/2, "a repeated download costs much less than the render")
+	}
+}
