@@ -18,24 +18,28 @@ import (
 // config is dubsim's configuration. Every flag has a DUBSIM_* environment
 // fallback; flags win.
 type config struct {
-	Addr            string
-	Data            string
-	Fixtures        string
-	TimeScale       float64
-	Seed            uint64
-	FetchHosts      []string
-	PublicURL       string
-	Timing          sim.Timing
-	UnknownFields   string
-	CreateStatus    int
-	Tick            time.Duration
-	LogLevel        string
-	NoControl       bool
-	JournalSize     int
-	MinPollInterval time.Duration
-	AdvanceWait     time.Duration
-	DateHeader      string
-	Version         bool
+	Addr       string
+	Data       string
+	Fixtures   string
+	TimeScale  float64
+	Seed       uint64
+	FetchHosts []string
+	// FetchLoopback: media on this machine may be fetched (default);
+	// FetchErrorDetail: creations are told why a probe failed.
+	FetchLoopback    bool
+	FetchErrorDetail bool
+	PublicURL        string
+	Timing           sim.Timing
+	UnknownFields    string
+	CreateStatus     int
+	Tick             time.Duration
+	LogLevel         string
+	NoControl        bool
+	JournalSize      int
+	MinPollInterval  time.Duration
+	AdvanceWait      time.Duration
+	DateHeader       string
+	Version          bool
 
 	StudioAddr      string
 	BlobDir         string
@@ -120,6 +124,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&drainIdle, "drain-idle-timeout", server.DefaultDrainIdleTimeout.String(), "stop reading a refused request's body when no byte arrives for this long, and close the connection")
 	fs.StringVar(&drainTimeout, "drain-timeout", server.DefaultDrainTimeout.String(), "stop reading a refused request's body after this long in all, and close the connection")
 	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
+	fs.BoolVar(&c.FetchLoopback, "fetch-loopback", true, "fetch media served on this machine (loopback, localhost, *.localhost) to read durations; false: treat it like any host not in --fetch-hosts")
+	fs.BoolVar(&c.FetchErrorDetail, "fetch-error-detail", false, "tell a creation why its source video could not be read (closed port, HTTP status, format); off, only that it could not (the reason goes to the log)")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err

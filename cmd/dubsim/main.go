@@ -127,6 +127,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	srvParts, err := server.New(ctx, server.Config{
 		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fsys, Seed: cfg.Seed, Timing: cfg.Timing, Log: log,
 		FetchHosts: cfg.FetchHosts, PublicURL: cfg.PublicURL,
+		NoLoopbackFetch: !cfg.FetchLoopback, FetchErrorDetail: cfg.FetchErrorDetail,
 		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
 		NoControl: cfg.NoControl, JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
 		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"sync/atomic"
+
 	"bufio"
 	"context"
 	"encoding/binary"
@@ -13,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	mediapkg "github.com/dubsim/dubsim/sim/media"
 
 	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/stretchr/testify/assert"
@@ -160,7 +164,36 @@ func TestEndToEndMediaDuration(t *testing.T) {
 		`{"source_lang":"en","target_lang":"de-DE","source_video_url":"`+media.URL+`/missing.mp4"}`)
 	assert.Equal(t, http.StatusBadRequest, status)
 	assert.Equal(t, "VideoInfoError", body["error"])
+	assert.Equal(t, "Unable to read video info from "+media.URL+"/missing.mp4: "+mediapkg.MsgCannotRead, body["message"],
+		"by default not why: a closed port, a status or a content type would make dubsim a port scanner")
+}
+
+// --fetch-error-detail tells a creation why its source video could not be
+// read; --fetch-loopback=false never contacts this machine (fidelity HF1,
+// HF2).
+func TestEndToEndFetchOptions(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	media := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer media.Close()
+	create := `{"source_lang":"en","target_lang":"de-DE","source_video_url":"` + media.URL + `/missing.mp4"}`
+
+	detail := start(t, "--data", filepath.Join(t.TempDir(), "d.db"), "--time-scale", "0", "--fetch-error-detail")
+	status, body, _ := detail.req(t, "POST", "/api/v1/projects", "dubsim-pro", create)
+	assert.Equal(t, http.StatusBadRequest, status)
 	assert.Contains(t, body["message"], "HTTP 404")
+	assert.NoError(t, detail.stop())
+	require.Positive(t, hits.Load())
+
+	hits.Store(0)
+	off := start(t, "--data", filepath.Join(t.TempDir(), "d.db"), "--time-scale", "0", "--fetch-loopback=false")
+	status, body, _ = off.req(t, "POST", "/api/v1/projects", "dubsim-pro", create)
+	assert.Equal(t, http.StatusOK, status, "%v", body)
+	assert.Zero(t, hits.Load(), "this machine is not contacted: a duration derived from the URL")
+	assert.NoError(t, off.stop())
 }
 
 func TestVersion(t *testing.T) {

@@ -18,7 +18,10 @@ import (
 // resource (sim.MsgVideoUnreadable, an artifact's errorMessage).
 const (
 	MsgUnknownFormat = "not a supported media file (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC)"
-	MsgNoDuration    = "the media header has no duration"
+	// MsgCannotRead is all a creation is told when a probe fails: not why
+	// (fidelity HF2); the server log has the reason.
+	MsgCannotRead = "the media could not be read (it is not reachable, not answered, or not a supported media file: WAV, MP4/MOV, WebM/Matroska, MP3, FLAC)"
+	MsgNoDuration = "the media header has no duration"
 )
 
 // Messages of Download, shown to API users as an artifact's errorMessage:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,7 +29,22 @@ type Resolver struct {
 	// exact names, "*.example.com" suffixes, or "*" for every host.
 	AllowHosts []string
 	IDs        *sim.IDs
-	Client     *http.Client
+	// NoLoopback turns off fetching from this machine (loopback hosts are
+	// then treated like any host not in AllowHosts).
+	NoLoopback bool
+	// Client fetches media; nil is a client whose connections go through
+	// the resolver's own checked, pinned dialling (see dial).
+	Client *http.Client
+	// GenericErrors tells a creation only that its source video could not
+	// be read, not why (closed port, HTTP status, content type): the reason
+	// goes to Log (fidelity HF2). The server sets it unless
+	// --fetch-error-detail.
+	GenericErrors bool
+	Log           *slog.Logger
+
+	// lookup resolves host names (nil: the system's resolver); tests
+	// replace it.
+	lookup func(ctx context.Context, host string) ([]net.IPAddr, error)
 
 	// stall bounds how long a download may go without receiving data
 	// (0: downloadStall); tests shorten it.
@@ -68,6 +84,15 @@ func (r *Resolver) Probe(ctx context.Context, rawURL string) (sim.SourceInfo, er
 	if err == nil && r.mayFetch(u.Hostname()) {
 		d, err := r.fetch(ctx, rawURL)
 		if err != nil {
+			// Whether the port is closed, what status or content type it
+			// answered, stays in the log: the answer would make dubsim a
+			// port scanner of the hosts it may reach.
+			if r.Log != nil {
+				r.Log.Warn("media probe failed", "url", rawURL, "err", err)
+			}
+			if r.GenericErrors {
+				return info, sim.Errorf(sim.CodeVideoInfo, sim.MsgVideoUnreadable, rawURL, MsgCannotRead)
+			}
 			return info, sim.Errorf(sim.CodeVideoInfo, sim.MsgVideoUnreadable, rawURL, err)
 		}
 		info.Duration, info.Origin = d, sim.OriginMedia
@@ -123,7 +148,7 @@ func (r *Resolver) mayFetch(host string) bool {
 		return false
 	}
 	if IsLoopback(host) {
-		return true
+		return !r.NoLoopback
 	}
 	host = strings.ToLower(host)
 	for _, a := range r.AllowHosts {
@@ -141,7 +166,7 @@ func (r *Resolver) mayFetch(host string) bool {
 func (r *Resolver) client() *http.Client {
 	c := r.Client
 	if c == nil {
-		c = &http.Client{Timeout: 15 * time.Second}
+		c = &http.Client{Timeout: 15 * time.Second, Transport: r.transport()}
 	}
 	cc := *c
 	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {

@@ -40,6 +40,12 @@ type Config struct {
 
 	FetchHosts []string
 	MediaHTTP  *http.Client // nil: a default client
+	// NoLoopbackFetch: media on this machine is not fetched (fidelity HF1).
+	NoLoopbackFetch bool
+	// FetchErrorDetail tells a creation why its source video could not be
+	// read (closed port, HTTP status...); off, only that it could not
+	// (fidelity HF2).
+	FetchErrorDetail bool
 
 	PublicURL           string
 	RejectUnknownFields bool
@@ -190,7 +196,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	ids := sim.NewIDs(cfg.Seed)
 	s := &Server{}
 	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return s.Engine.Data.Fixtures().MediaRules },
-		AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP}
+		AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP,
+		NoLoopback: cfg.NoLoopbackFetch, GenericErrors: !cfg.FetchErrorDetail, Log: log}
 	blobDir := cfg.BlobDir
 	if blobDir == "" {
 		d, err := os.MkdirTemp("", "dubsim-blobs-")

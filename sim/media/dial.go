@@ -1,0 +1,75 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// errRebound is a host name (not a loopback name) that resolved to a
+// loopback address: DNS rebinding toward the machine dubsim runs on.
+var errRebound = errors.New("the host name resolves to a loopback address")
+
+// isLoopbackName reports whether host is localhost or a name under
+// .localhost, which are resolved here, never by DNS (RFC 6761).
+func isLoopbackName(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
+// dial connects to the address it checked (fidelity HF1): a loopback name
+// goes to 127.0.0.1 without asking DNS; another name is resolved once, its
+// address checked (a name that is not a loopback name may not resolve to
+// loopback) and that same address dialled, so a second answer of the DNS
+// cannot move the connection elsewhere.
+func (r *Resolver) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if !r.mayFetch(host) {
+		return nil, fmt.Errorf(reasonHost, host)
+	}
+	var ip net.IP
+	switch {
+	case isLoopbackName(host):
+		ip = net.IPv4(127, 0, 0, 1)
+	case net.ParseIP(strings.Trim(host, "[]")) != nil:
+		ip = net.ParseIP(strings.Trim(host, "[]"))
+	default:
+		lookup := r.lookup
+		if lookup == nil {
+			lookup = net.DefaultResolver.LookupIPAddr
+		}
+		addrs, err := lookup(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("no address for %s", host)
+		}
+		ip = addrs[0].IP
+		if ip.IsLoopback() {
+			return nil, errRebound
+		}
+	}
+	d := net.Dialer{Timeout: 10 * time.Second}
+	return d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+}
+
+// transport is the default client's: no proxy (a proxy would connect on
+// its own terms), every connection through dial.
+func (r *Resolver) transport() *http.Transport {
+	return &http.Transport{
+		DialContext:           r.dial,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 15 * time.Second,
+	}
+}
