@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -114,6 +115,29 @@ func (g *IDs) Token(n int, parts ...string) string {
 		var b [8]byte
 		binary.BigEndian.PutUint64(b[:], g.Hash(append([]string{strconv.Itoa(i)}, parts...)...))
 		out = append(out, b[:]...)
+	}
+	return hex.EncodeToString(out[:n])
+}
+
+// SecretToken is a hex token of n bytes that only a holder of secret can
+// make: HMAC-SHA256 keyed by secret over parts (each length-prefixed, so
+// ("ab", "c") and ("a", "bc") differ), in counter mode for n > 32. It has
+// the shape of Token (2n hex digits) but, unlike it, cannot be derived from
+// the seed: use it for whatever grants access (generated API keys, upload
+// ids, presign signatures).
+func SecretToken(secret []byte, n int, parts ...string) string {
+	out := make([]byte, 0, n+sha256.Size)
+	var b [8]byte
+	for i := uint64(0); len(out) < n; i++ {
+		m := hmac.New(sha256.New, secret)
+		binary.BigEndian.PutUint64(b[:], i)
+		m.Write(b[:])
+		for _, p := range parts {
+			binary.BigEndian.PutUint64(b[:], uint64(len(p)))
+			m.Write(b[:])
+			m.Write([]byte(p))
+		}
+		out = m.Sum(out)
 	}
 	return hex.EncodeToString(out[:n])
 }

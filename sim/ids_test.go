@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/hex"
 	"math"
 	"slices"
@@ -192,6 +194,38 @@ func TestToken(t *testing.T) {
 	// Longer tokens are not one 8-byte block repeated.
 	long := g1.Token(32, "k")
 	assert.NotEqual(t, long[:16], long[16:32])
+}
+
+// TestSecretToken: the token has Token's shape, is a function of the secret
+// and the parts, and is the HMAC-SHA256 of the length-prefixed parts (so
+// parts cannot be shifted into each other).
+func TestSecretToken(t *testing.T) {
+	t.Parallel()
+	k1, k2 := []byte("secret one, 32 bytes long ......"), []byte("secret two, 32 bytes long ......")
+	for _, n := range []int{0, 1, 16, 32, 33, 70} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			t.Parallel()
+			tok := sim.SecretToken(k1, n, "presign", "x")
+			assert.Regexp(t, `^[0-9a-f]*$`, tok)
+			assert.Len(t, tok, 2*n, "n bytes as hex")
+			assert.Equal(t, tok, sim.SecretToken(k1, n, "presign", "x"), "deterministic")
+			if n > 0 {
+				assert.NotEqual(t, tok, sim.SecretToken(k2, n, "presign", "x"), "secret-dependent")
+				assert.NotEqual(t, tok, sim.SecretToken(k1, n, "presign", "y"), "part-dependent")
+				assert.NotEqual(t, tok, sim.SecretToken(k1, n, "presig", "nx"), "parts are delimited")
+				assert.NotEqual(t, tok, sim.NewIDs(0).Token(n, "presign", "x"), "not the seeded token")
+			}
+		})
+	}
+	long := sim.SecretToken(k1, 64, "k")
+	assert.NotEqual(t, long[:64], long[64:], "counter blocks differ")
+
+	// The first block is HMAC-SHA256(secret, be64(0) || be64(len) || part ...).
+	m := hmac.New(sha256.New, k1)
+	m.Write([]byte{0, 0, 0, 0, 0, 0, 0, 0})
+	m.Write([]byte{0, 0, 0, 0, 0, 0, 0, 1})
+	m.Write([]byte("k"))
+	assert.Equal(t, hex.EncodeToString(m.Sum(nil)), long[:64])
 }
 
 func TestRandRange(t *testing.T) {

@@ -14,6 +14,12 @@ type Store interface {
 	// share one transaction (and one disk sync). fn may run more than once,
 	// so its effects outside the transaction must be idempotent.
 	Batch(ctx context.Context, fn func(Tx) error) error
+	// Secret is the store's own random key (32 bytes, made when the store
+	// is made and kept with its data). Everything that grants access
+	// (generated API keys, upload ids, presign signatures) is keyed by it
+	// rather than by the id seed, which is public: another store, even one
+	// of the same seed, makes other keys and signatures.
+	Secret() []byte
 }
 
 // Tx is one transaction. Getters return ErrNotFound for a missing record.

@@ -94,7 +94,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
 	fs.StringVar(&timeScale, "time-scale", "1", "speed of simulated time (1 = real time, 60 = a minute per second, 0 = frozen)")
-	fs.StringVar(&seed, "seed", "0", "seed of generated ids and content")
+	fs.StringVar(&seed, "seed", "0", "seed of generated ids and content (not of generated API keys, upload ids or signatures: the data file's random secret keys those)")
 	fs.StringVar(&fetchHosts, "fetch-hosts", "", "comma-separated hosts (besides loopback) whose media dubsim may fetch to read durations; *.example.com and * allowed")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of output download links (default: the request's scheme and host)")
 	fs.StringVar(&base, "processing-base", sim.DefaultTiming.Base.String(), "processing time of a project, fixed part")

@@ -63,7 +63,8 @@ func (e *Accounts) Balance(ctx context.Context, apiKey string) (int64, error) {
 	return a.BalanceMinutes, err
 }
 
-// CreateAccount adds an account; an empty APIKey gets a generated one.
+// CreateAccount adds an account; an empty APIKey gets a generated one,
+// keyed by the store's secret (not the seed: nobody can predict it).
 func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.Account, error) {
 	var a sim.Account
 	if !spec.Plan.Valid() {
@@ -91,7 +92,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 			if err != nil {
 				return err
 			}
-			spec.APIKey = "dsk_" + e.ids.Token(16, "account", fmt.Sprint(seq))
+			spec.APIKey = "dsk_" + e.secretToken(16, "account", fmt.Sprint(seq))
 		}
 		if _, err := tx.Account(spec.APIKey); err == nil {
 			return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey)

@@ -22,7 +22,10 @@ type core struct {
 	frozenScale float64 // the scale to resume with; meaningful while frozen
 	frozen      bool
 
-	store     sim.Store
+	store sim.Store
+	// secret is the store's (sim.Store.Secret): it keys whatever grants
+	// access, where ids (the public seed) makes content.
+	secret    []byte
 	clock     TimeSource
 	ids       *sim.IDs
 	prober    Prober
@@ -171,9 +174,16 @@ func (e *core) studioID(tx sim.Tx, now time.Time) (string, error) {
 	return fmt.Sprintf("%08x%s%08x", uint32(now.Unix()), e.ids.Token(4, "studio process"), uint32(seq+e.ids.Hash("studio counter"))), nil
 }
 
-// uuid formats a seeded token as a version-4 UUID.
+// secretToken is a hex token of n bytes keyed by the store's secret (see
+// sim.SecretToken): nobody who knows only the seed can make it.
+func (e *core) secretToken(n int, parts ...string) string {
+	return sim.SecretToken(e.secret, n, parts...)
+}
+
+// uuid formats a token keyed by the store's secret as a version-4 UUID:
+// unpredictable, for ids that are worth guessing (uploads).
 func (e *core) uuid(parts ...string) string {
-	h := []byte(e.ids.Token(16, parts...))
+	h := []byte(e.secretToken(16, parts...))
 	h[12] = '4'
 	h[16] = "89ab"[h[16]%4]
 	return string(h[0:8]) + "-" + string(h[8:12]) + "-" + string(h[12:16]) + "-" + string(h[16:20]) + "-" + string(h[20:32])
@@ -192,6 +202,9 @@ func newCore(cfg Config) *core {
 	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, idemTTL: cfg.IdempotencyWindow}
 	e.accounts.Size, e.callers.Size = 10_000, 10_000
 	e.ready.Size, e.studioProjects.Size, e.videoLists.Size = 4096, 4096, 4096
+	if cfg.Store != nil {
+		e.secret = cfg.Store.Secret()
+	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

@@ -97,10 +97,18 @@ func (e *Engine) Close() {
 	c.dlWG.Wait()
 }
 
+// minSecret is the shortest store secret the engine accepts: keys and
+// signatures made with a shorter (or no) key could be guessed.
+const minSecret = 16
+
 // Start restores the persisted clock and makes sure every fixture account
-// exists (accounts already stored keep their state).
+// exists (accounts already stored keep their state). It refuses a store
+// without a secret.
 func (e *Engine) Start(ctx context.Context) error {
 	c := e.core
+	if len(c.secret) < minSecret {
+		return fmt.Errorf("engine: the store's secret has %d bytes, at least %d are needed", len(c.secret), minSecret)
+	}
 	err := c.update(ctx, func(tx sim.Tx) error {
 		raw, err := tx.Meta(metaClock)
 		switch {

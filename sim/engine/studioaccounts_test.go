@@ -388,7 +388,7 @@ func TestUUID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			u := h.e.core.uuid(tc.parts...)
 			assert.Regexp(t, shape, u)
-			assert.Equal(t, u, h.e.core.uuid(tc.parts...), "seeded: the same parts give the same UUID")
+			assert.Equal(t, u, h.e.core.uuid(tc.parts...), "keyed by the store's secret: the same parts give the same UUID")
 			if prev, ok := seen[u]; ok {
 				t.Errorf("%s gives the UUID of %s", tc.name, prev)
 			}

@@ -12,7 +12,8 @@ import (
 // Uploads are the studio's presigned upload slots and the files PUT to them.
 type Uploads struct{ *core }
 
-// PresignUpload opens an upload slot for fileName, valid for 24 hours.
+// PresignUpload opens an upload slot for fileName, valid for 24 hours. Its
+// id is keyed by the store's secret, so another company cannot guess it.
 func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName string) (sim.Upload, error) {
 	var u sim.Upload
 	err := e.update(ctx, func(tx sim.Tx) error {
@@ -30,9 +31,10 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 	return u, err
 }
 
-// UploadSignature is the signature of an upload's presigned URL.
+// UploadSignature is the signature of an upload's presigned URL, keyed by
+// the store's secret: only this store can make or check it.
 func (e *Uploads) UploadSignature(u sim.Upload) string {
-	return e.ids.Token(32, "presign", u.ID, u.FileName, fmt.Sprint(u.ExpiresAt.Unix()))
+	return e.secretToken(32, "presign", u.ID, u.FileName, fmt.Sprint(u.ExpiresAt.Unix()))
 }
 
 // Upload returns an upload slot.

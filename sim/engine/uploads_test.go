@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPresignUpload: a slot is a seeded UUID under the temp path of the
+// TestPresignUpload: a slot is a UUID keyed by the store's secret under the temp path of the
 // upload bucket, owned by the caller's company, valid 24 hours from now.
 func TestPresignUpload(t *testing.T) {
 	t.Parallel()
@@ -44,9 +46,11 @@ func TestPresignUpload(t *testing.T) {
 	assert.ErrorIs(t, err, sim.ErrNotFound)
 }
 
-// TestUploadSignature: the signature is a function of the seed, the slot's
-// id, file name and expiry: the same for the same slot, another when any
-// of them changes.
+// TestUploadSignature: the signature is a function of the store's secret,
+// the slot's id, file name and expiry: the same for the same slot (also
+// after the store is reopened), another when any of them changes, and
+// another from another store of the same seed (issue 19: it was the seed's,
+// so anyone could sign any slot).
 func TestUploadSignature(t *testing.T) {
 	t.Parallel()
 	h := newArtHarness(t, artOptions{})
@@ -54,9 +58,19 @@ func TestUploadSignature(t *testing.T) {
 	sig := h.e.Uploads.UploadSignature(u)
 	assert.Regexp(t, `^[0-9a-f]{64}$`, sig)
 	assert.Equal(t, sig, h.e.Uploads.UploadSignature(u), "deterministic")
+	assert.NotEqual(t, sim.NewIDs(7).Token(32, "presign", u.ID, u.FileName, fmt.Sprint(u.ExpiresAt.Unix())), sig,
+		"not the seed's signature")
 	{
-		h := newArtHarness(t, artOptions{})
-		assert.Equal(t, sig, h.e.Uploads.UploadSignature(u), "the same seed signs alike")
+		other := newArtHarness(t, artOptions{})
+		assert.NotEqual(t, sig, other.e.Uploads.UploadSignature(u), "another store of the same seed signs otherwise")
+		ou := other.upload(t, artKey, "a.wav", nil)
+		assert.NotEqual(t, u.ID, ou.ID, "and names its first slot otherwise")
+	}
+	{
+		h.closeEng()
+		require.NoError(t, h.st.Close())
+		again := openArtHarness(t, h.path, filepath.Join(filepath.Dir(h.path), "blobs"), newArtMedia(), artOptions{}, h.clock)
+		assert.Equal(t, sig, again.e.Uploads.UploadSignature(u), "the reopened store signs alike")
 	}
 
 	for _, tc := range []struct {

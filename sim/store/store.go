@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,15 @@ var (
 	// recorded when the file is made: the keys of stored projects depend on
 	// it, so it never changes for a file.
 	keyKeySeed = []byte("project_key_seed")
+	// keySecret is the store's random secret (SecretBytes, from
+	// crypto/rand), made when the file is made, or at the first open of a
+	// file made before it existed, and never changed: the generated keys
+	// and upload signatures stored or handed out depend on it.
+	keySecret = []byte("secret")
 )
+
+// SecretBytes is the length of a store's secret.
+const SecretBytes = 32
 
 // Store is the bbolt-backed sim.Store.
 type Store struct {
@@ -43,6 +52,8 @@ type Store struct {
 	commit *committer
 	// keys inverts project ids to the sequence numbers they were made from.
 	keys *sim.IDs
+	// secret is the value of keySecret.
+	secret []byte
 }
 
 type options struct {
@@ -111,6 +122,11 @@ func Open(path string, opts ...Option) (*Store, error) {
 		default:
 			s.keys = sim.NewIDs(binary.BigEndian.Uint64(v))
 		}
+		sec, err := secret(meta)
+		if err != nil {
+			return err
+		}
+		s.secret = sec
 		if version == 2 {
 			if err := s.migrateKeys(tx); err != nil {
 				return fmt.Errorf("migrating schema 2 to %d: %w", SchemaVersion, err)
@@ -124,6 +140,25 @@ func Open(path string, opts ...Option) (*Store, error) {
 	s.commit = newCommitter(db)
 	return s, nil
 }
+
+// secret reads the store's secret from the meta bucket, making and storing
+// one when there is none (a new file, or one made before secrets existed).
+func secret(meta *bolt.Bucket) ([]byte, error) {
+	if v := meta.Get(keySecret); v != nil {
+		if len(v) != SecretBytes {
+			return nil, fmt.Errorf("malformed %s: %d bytes, want %d", keySecret, len(v), SecretBytes)
+		}
+		return bytes.Clone(v), nil
+	}
+	v := make([]byte, SecretBytes)
+	if _, err := rand.Read(v); err != nil {
+		return nil, fmt.Errorf("making the store secret: %w", err)
+	}
+	return v, meta.Put(keySecret, v)
+}
+
+// Secret returns the store's random secret (see sim.Store).
+func (s *Store) Secret() []byte { return bytes.Clone(s.secret) }
 
 // Close commits the queued Batch calls and closes the file.
 func (s *Store) Close() error {

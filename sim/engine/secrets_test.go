@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dubsim/dubsim/fixtures"
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/store"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGeneratedKeysAreTheStoresOwn: a generated API key is keyed by the
+// store's secret (issue 19: it was the seed's, so the first key of a fresh
+// store was known to anyone): two stores of the same seed give different
+// keys, neither the seed's, while the content the seed makes (project ids)
+// stays the same in both.
+func TestGeneratedKeysAreTheStoresOwn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	prober := fakeProber{"https://v/1min": {Duration: time.Minute, Origin: sim.OriginRule}}
+	a, b := newHarness(t, prober), newHarness(t, prober)
+	seedKey := "dsk_" + sim.NewIDs(7).Token(16, "account", "1") // what the seed alone made before
+
+	ka, kb := a.account(t, sim.PlanPro, 10, false), b.account(t, sim.PlanPro, 10, false)
+	for _, k := range []string{ka, kb} {
+		assert.Regexp(t, `^dsk_[0-9a-f]{32}$`, k, "the documented shape")
+		assert.NotEqual(t, seedKey, k, "not derived from the seed")
+	}
+	assert.NotEqual(t, ka, kb, "two stores of one seed generate different keys")
+
+	pa, err := a.e.Projects.CreateProject(ctx, ka, newProject("https://v/1min"), nil)
+	require.NoError(t, err)
+	pb, err := b.e.Projects.CreateProject(ctx, kb, newProject("https://v/1min"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, pa.ProjectID, pb.ProjectID, "content stays seeded: the same project id")
+}
+
+// noSecret is a store that has no secret.
+type noSecret struct{ sim.Store }
+
+func (noSecret) Secret() []byte { return nil }
+
+// TestStartRefusesAStoreWithoutSecret: keys and signatures made with no
+// key could be guessed, so the engine does not start on such a store.
+func TestStartRefusesAStoreWithoutSecret(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	fx, err := fixtures.Load(fixtures.FS)
+	require.NoError(t, err)
+	e := New(Config{Store: noSecret{st}, Clock: sim.NewSimClock(func() time.Time { return t0 }, 0), IDs: sim.NewIDs(7),
+		Prober: fakeProber{}, Timing: sim.DefaultTiming, Fixtures: fx})
+	t.Cleanup(e.Close)
+	err = e.Start(context.Background())
+	require.Error(t, err)
+	assert.Equal(t, fmt.Sprintf("engine: the store's secret has 0 bytes, at least %d are needed", minSecret), err.Error())
+}
