@@ -84,6 +84,8 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
+		case "check":
+			return runCheck(args[1:], getenv, stdout, stderr)
 		case "ctl":
 			return runCtl(args[1:], getenv, stdout, stderr)
 		case "healthcheck":

@@ -8,6 +8,10 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	bolt "go.etcd.io/bbolt"
 )
 
 // Open refuses a file that is not a sound store before bbolt maps it: bbolt
@@ -168,12 +172,142 @@ func checkHeader(path string) error {
 // guard runs fn, turning a panic (and a memory fault, which bbolt can meet
 // reading a damaged page through its map) into an error that wraps
 // ErrUnsound and names path.
-func guard(path string, fn func() error) (err error) {
+func guard(path string, fn func() error) error {
+	err := recovered(fn)
+	var pe panicError
+	if errors.As(err, &pe) {
+		return unsound(MsgDamaged, path, pe.v)
+	}
+	return err
+}
+
+// panicError is a recovered panic.
+type panicError struct{ v any }
+
+func (e panicError) Error() string { return fmt.Sprintf("bbolt panicked: %v", e.v) }
+
+// recovered runs fn, turning a panic or a memory fault into a panicError.
+func recovered(fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = unsound(MsgDamaged, path, r)
+			err = panicError{r}
 		}
 	}()
 	return fn()
+}
+
+// CheckReport is what Check found in a data file.
+type CheckReport struct {
+	Size     int64
+	PageSize int
+	// Records counts the records of each bucket that holds records (every
+	// one decoded), in the order of checkedBuckets.
+	Records []BucketCount
+	// Problems are bbolt's consistency errors, then the records that do
+	// not decode; empty for a sound file.
+	Problems []string
+}
+
+// BucketCount is the number of records of one bucket.
+type BucketCount struct {
+	Bucket string
+	N      int
+}
+
+// maxProblems bounds the problems Check lists.
+const maxProblems = 100
+
+// checkedBuckets are the buckets of records Check decodes, with a decoder
+// of one value each.
+var checkedBuckets = []struct {
+	name   []byte
+	decode func([]byte) error
+}{
+	{bAccounts, decodeAs[sim.Account]},
+	{bProjects, decodeAs[sim.Project]},
+	{bBodies, decodeAs[projectBody]},
+	{bIdem, decodeAs[sim.IdemRecord]},
+	{bCompanies, decodeAs[sim.Company]},
+	{bUsers, decodeAs[sim.User]},
+	{bGlossaries, decodeAs[sim.Glossary]},
+	{bFolders, decodeAs[sim.Folder]},
+	{bStudioProjects, decodeAs[sim.StudioProject]},
+	{bVideos, decodeAs[sim.Video]},
+	{bArtifacts, decodeAs[sim.Artifact]},
+	{bUploads, decodeAs[sim.Upload]},
+}
+
+func decodeAs[T any](b []byte) error {
+	var v T
+	return decode(b, &v)
+}
+
+// Check opens the data file at path read-only (it waits at most a second
+// for a dubsim that has it open) and reports what is wrong with it: the
+// header (as Open checks it), bbolt's consistency check (tx.Check: every
+// page reachable once, none both used and free) and the decoding of every
+// record. The error is for a file it cannot read at all (missing, empty,
+// truncated, not a bbolt file, in use).
+func Check(path string) (CheckReport, error) {
+	var r CheckReport
+	st, err := os.Stat(path)
+	if err != nil {
+		return r, fmt.Errorf("store: %w", err)
+	}
+	r.Size = st.Size()
+	if err := checkHeader(path); err != nil {
+		return r, err
+	}
+	var db *bolt.DB
+	if err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+		return err
+	}); err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return r, fmt.Errorf("store: %s is in use (a running dubsim holds it): stop it first, or check a copy", path)
+		}
+		if errors.Is(err, ErrUnsound) {
+			return r, err
+		}
+		return r, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	defer db.Close()
+	r.PageSize = db.Info().PageSize
+	problem := func(format string, args ...any) {
+		if len(r.Problems) < maxProblems {
+			r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+		}
+	}
+	_ = db.View(func(tx *bolt.Tx) error {
+		if err := recovered(func() error {
+			for err := range tx.Check() {
+				problem("bbolt: %v", err)
+			}
+			return nil
+		}); err != nil {
+			problem("bbolt: consistency check stopped: %v", err)
+		}
+		for _, cb := range checkedBuckets {
+			n := 0
+			if err := recovered(func() error {
+				b := tx.Bucket(cb.name)
+				if b == nil {
+					return nil
+				}
+				return b.ForEach(func(k, v []byte) error {
+					n++
+					if err := cb.decode(v); err != nil {
+						problem("%s %q: %v", cb.name, k, err)
+					}
+					return nil
+				})
+			}); err != nil {
+				problem("%s: reading stopped after %d records: %v", cb.name, n, err)
+			}
+			r.Records = append(r.Records, BucketCount{Bucket: string(cb.name), N: n})
+		}
+		return nil
+	})
+	return r, nil
 }
