@@ -264,7 +264,7 @@ func Check(path string) (CheckReport, error) {
 		db, err = bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 		return err
 	}); err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolt.ErrTimeout) { //nolint:staticcheck // SA1019: the same error as bbolt/errors', which the import rule keeps out of sim/store
 			return r, fmt.Errorf("store: %s is in use (a running dubsim holds it): stop it first, or check a copy", path)
 		}
 		if errors.Is(err, ErrUnsound) {

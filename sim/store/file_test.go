@@ -189,6 +189,5 @@ func TestCheck(t *testing.T) {
 	require.Len(t, r.Problems, 1)
 	assert.Equal(t, `accounts "key-0007": store: corrupt value: unexpected end of JSON input`, r.Problems[0])
 	assert.Contains(t, r.Records, BucketCount{Bucket: "accounts", N: 300})
-	var e error = errCorrupt
-	assert.True(t, errors.Is(e, sim.ErrDamaged))
+	assert.True(t, errors.Is(fmt.Errorf("x: %w", errCorrupt), sim.ErrDamaged))
 }
