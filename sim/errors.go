@@ -84,6 +84,10 @@ func ErrorDetail(err error) string {
 // ErrNotFound is returned by stores for a missing record.
 var ErrNotFound = errors.New("sim: record not found")
 
+// ErrDamaged is wrapped by the errors of a store for a record it cannot
+// read back (a damaged data file).
+var ErrDamaged = errors.New("sim: damaged record")
+
 // Messages that clients and tests match on. The first group is quoted from
 // the provider's public documentation; keep those byte for byte.
 const (

@@ -79,6 +79,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: dubsim [FLAGS]                 serve the simulator (flags below; each has a DUBSIM_* variable)
        dubsim ctl COMMAND [ARGS]     call the control API (dubsim ctl -help)
+       dubsim check [--data FILE]    check a data file (stopped server): exit 0 when sound, 1 with its problems
        dubsim healthcheck [--url U]  exit 0 when GET /_sim/health answers 200 (for container HEALTHCHECKs)
        dubsim parity --platform-url U --api-key K
                                      run the parity scenarios against any target (dubsim parity -help)

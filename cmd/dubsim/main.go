@@ -84,6 +84,8 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
+		case "check":
+			return runCheck(args[1:], getenv, stdout, stderr)
 		case "ctl":
 			return runCtl(args[1:], getenv, stdout, stderr)
 		case "healthcheck":
@@ -174,6 +176,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	ticker := time.NewTicker(cfg.Tick)
 	defer ticker.Stop()
 	lastSave := time.Now()
+	var sweepErr, saveErr tickErrors
 	for {
 		select {
 		case <-ctx.Done():
@@ -190,16 +193,44 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		case err := <-serveErr:
 			return err
 		case <-ticker.C:
-			if _, err := engine.Clock.Tick(ctx); err != nil && ctx.Err() == nil {
-				log.Error("transition sweep", "err", err)
-			}
+			sweepErr.report(ctx, log, "transition sweep", engineRecovered(func() error {
+				_, err := engine.Clock.Tick(ctx)
+				return err
+			}))
 			if time.Since(lastSave) >= time.Second {
 				lastSave = time.Now()
-				if err := engine.Clock.SaveClock(ctx); err != nil && ctx.Err() == nil {
-					log.Error("save clock", "err", err)
-				}
+				saveErr.report(ctx, log, "save clock", engineRecovered(func() error { return engine.Clock.SaveClock(ctx) }))
 			}
 		}
+	}
+}
+
+// engineRecovered (engine.Recovered: run shadows the package name) runs fn, turning a panic into an error that carries its
+// stack: the ticker is the main goroutine, where a panic (a damaged page of
+// the data file) ended the process, and the next start panicked again.
+var engineRecovered = engine.Recovered
+
+// tickErrors reports the failures of one periodic task: at ERROR when the
+// error differs from the last one reported (with the stack of a panic),
+// and at INFO when the task succeeds again. A task that fails the same way
+// on every tick (a damaged data file) is reported once, not five times a
+// second.
+type tickErrors struct{ last string }
+
+func (t *tickErrors) report(ctx context.Context, log *slog.Logger, task string, err error) {
+	switch {
+	case err == nil && t.last != "":
+		log.Info(task+" works again", "after", t.last)
+		t.last = ""
+	case err == nil || ctx.Err() != nil || err.Error() == t.last:
+	default:
+		t.last = err.Error()
+		attrs := []any{"err", err}
+		var pe *engine.PanicError
+		if errors.As(err, &pe) {
+			attrs = append(attrs, "stack", string(pe.Stack))
+		}
+		log.Error(task+" failed (reported once until it changes; run `dubsim check` on the data file if it persists)", attrs...)
 	}
 }
 

@@ -55,6 +55,12 @@ type core struct {
 	workWait time.Duration
 
 	writes atomic.Uint64
+	// broken holds the records ("project/ID") the sweep skips as damaged
+	// (damage.go).
+	brokenMu sync.Mutex
+	broken   map[string]struct{}
+	// lastStack is the panic whose stack the sweep reported last.
+	lastStack atomic.Value
 	// lastPurge is the simulated time (Unix ns) of the last purge of
 	// expired idempotency records.
 	lastPurge atomic.Int64

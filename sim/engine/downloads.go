@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"github.com/dubsim/dubsim/sim"
 )
@@ -31,6 +32,8 @@ func (e *core) startDownload(a sim.Artifact, parts []part) {
 	go func() {
 		defer e.dlWG.Done()
 		defer e.work.remove(w)
+		defer e.reportPanic("artifact download", "artifact", id)
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		select {
 		case e.dlSem <- struct{}{}:
 		case <-e.bg.Done():
@@ -117,6 +120,13 @@ func (e *core) download(w *work, typ string, i int, rawURL string) (int64, *floa
 	var n int64
 	var dlErr error
 	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e.log.Error("artifact download: panic", "artifact", w.id, "panic", r, "stack", string(debug.Stack()))
+				dlErr = errDownloadPanic
+				pw.CloseWithError(dlErr)
+			}
+		}()
 		n, dlErr = e.media.Download(e.bg, rawURL, countingWriter{w: w, wr: pw}, sim.MaxArtifactBytes)
 		pw.CloseWithError(dlErr)
 	}()
@@ -134,6 +144,19 @@ func (e *core) download(w *work, typ string, i int, rawURL string) (int64, *floa
 		return 0, nil, "", none, fmt.Sprintf(sim.MsgUnsupportedMedia, "at "+rawURL)
 	}
 	return n, dur, name, mf, ""
+}
+
+// errDownloadPanic is the failure of an artifact whose download panicked
+// (the log has the panic and its stack).
+var errDownloadPanic = errors.New("the download failed: internal error")
+
+// reportPanic, deferred first in a background goroutine, recovers a panic
+// and logs it at ERROR with its stack, so a bug or a damaged data file
+// does not end the process.
+func (e *core) reportPanic(what string, attrs ...any) {
+	if r := recover(); r != nil {
+		e.log.Error(what+": panic", append(attrs, "panic", r, "stack", string(debug.Stack()))...)
+	}
 }
 
 // WaitDownloads blocks until every running artifact download has recorded

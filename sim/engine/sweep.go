@@ -36,8 +36,11 @@ func (e *core) idle(ctx context.Context, now time.Time) (bool, error) {
 	}
 	idle := true
 	err := e.store.View(ctx, func(tx sim.Tx) error {
-		for _, due := range []func(time.Time, int) ([]string, error){tx.DueProjects, tx.DueArtifacts, tx.DueVideos} {
-			ids, err := due(now, 1)
+		for _, due := range []struct {
+			resource string
+			list     func(time.Time, int) ([]string, error)
+		}{{"project", tx.DueProjects}, {"artifact", tx.DueArtifacts}, {"video", tx.DueVideos}} {
+			ids, err := e.dueIDs(due.resource, due.list, now, 1)
 			if err != nil || len(ids) > 0 {
 				idle = false
 				return err
@@ -49,34 +52,42 @@ func (e *core) idle(ctx context.Context, now time.Time) (bool, error) {
 }
 
 func (e *core) sweepProjects(ctx context.Context, now time.Time) (int, error) {
+	settle := func(tx sim.Tx, id string) error {
+		p, err := tx.Project(id)
+		if err != nil {
+			return err
+		}
+		_, err = e.settle(tx, p, now)
+		return err
+	}
 	total := 0
 	for {
-		n := 0
-		err := e.update(ctx, func(tx sim.Tx) error {
-			ids, err := tx.DueProjects(now, sweepBatch)
-			if err != nil {
-				return err
-			}
-			for _, id := range ids {
-				p, err := tx.Project(id)
-				if err != nil {
+		var ids []string
+		err := Recovered(func() error {
+			return e.update(ctx, func(tx sim.Tx) error {
+				var err error
+				if ids, err = e.dueIDs("project", tx.DueProjects, now, sweepBatch); err != nil {
 					return err
 				}
-				if _, err := e.settle(tx, p, now); err != nil {
-					return err
+				for _, id := range ids {
+					if err := settle(tx, id); err != nil {
+						return err
+					}
 				}
-			}
-			n = len(ids)
-			if n < sweepBatch {
-				if _, err := tx.PurgeIdempotency(now.Add(-e.idemTTL)); err != nil {
-					return err
+				if len(ids) < sweepBatch {
+					if _, err := tx.PurgeIdempotency(now.Add(-e.idemTTL)); err != nil {
+						return err
+					}
+					e.lastPurge.Store(now.UnixNano())
 				}
-				e.lastPurge.Store(now.UnixNano())
-			}
-			return nil
+				return nil
+			})
 		})
-		total += n
-		if err != nil || n < sweepBatch {
+		if err != nil && damaged(err) && len(ids) > 0 && ctx.Err() == nil {
+			err = e.settleEach(ctx, "project", ids, settle)
+		}
+		total += len(ids)
+		if err != nil || len(ids) < sweepBatch {
 			return total, err
 		}
 	}
@@ -85,52 +96,66 @@ func (e *core) sweepProjects(ctx context.Context, now time.Time) (int, error) {
 // sweepStudio applies due artifact and video transitions; it returns how
 // many records it changed.
 func (e *core) sweepStudio(ctx context.Context, now time.Time) (int, error) {
+	settleArtifact := func(tx sim.Tx, id string) error {
+		a, err := tx.Artifact(id)
+		if err != nil {
+			return err
+		}
+		na, err := e.settleArtifact(tx, a, now)
+		if err != nil {
+			return err
+		}
+		if na.DueAt.Equal(a.DueAt) && !na.DueAt.IsZero() {
+			// Cannot progress (should not happen); unschedule so
+			// the sweep cannot spin on it.
+			na.DueAt = time.Time{}
+			return tx.PutArtifact(na)
+		}
+		return nil
+	}
+	settleVideo := func(tx sim.Tx, id string) error {
+		v, err := tx.Video(id)
+		if err != nil {
+			return err
+		}
+		_, err = e.settleVideo(tx, v, now)
+		return err
+	}
 	total := 0
 	for {
-		n, full := 0, false
-		err := e.update(ctx, func(tx sim.Tx) error {
-			ids, err := tx.DueArtifacts(now, studioSweep)
-			if err != nil {
-				return err
-			}
-			for _, id := range ids {
-				a, err := tx.Artifact(id)
-				if err != nil {
+		var ids, vids []string
+		err := Recovered(func() error {
+			return e.update(ctx, func(tx sim.Tx) error {
+				var err error
+				if ids, err = e.dueIDs("artifact", tx.DueArtifacts, now, studioSweep); err != nil {
 					return err
 				}
-				na, err := e.settleArtifact(tx, a, now)
-				if err != nil {
-					return err
-				}
-				if na.DueAt.Equal(a.DueAt) && !na.DueAt.IsZero() {
-					// Cannot progress (should not happen); unschedule so
-					// the sweep cannot spin on it.
-					na.DueAt = time.Time{}
-					if err := tx.PutArtifact(na); err != nil {
+				for _, id := range ids {
+					if err := settleArtifact(tx, id); err != nil {
 						return err
 					}
 				}
-			}
-			vids, err := tx.DueVideos(now, studioSweep)
-			if err != nil {
-				return err
-			}
-			for _, id := range vids {
-				v, err := tx.Video(id)
-				if err != nil {
+				if vids, err = e.dueIDs("video", tx.DueVideos, now, studioSweep); err != nil {
 					return err
 				}
-				if _, err := e.settleVideo(tx, v, now); err != nil {
-					return err
+				for _, id := range vids {
+					if err := settleVideo(tx, id); err != nil {
+						return err
+					}
 				}
-			}
-			// Every record due counts; another batch follows while either
-			// list filled its batch.
-			n, full = len(ids)+len(vids), len(ids) == studioSweep || len(vids) == studioSweep
-			return nil
+				return nil
+			})
 		})
-		total += n
-		if err != nil || !full {
+		if err != nil && damaged(err) && ctx.Err() == nil && len(ids)+len(vids) > 0 {
+			err = e.settleEach(ctx, "artifact", ids, settleArtifact)
+			if err == nil {
+				err = e.settleEach(ctx, "video", vids, settleVideo)
+			}
+		}
+		// Every record due counts; another batch follows while either
+		// list filled its batch.
+		total += len(ids) + len(vids)
+		if err != nil || (len(ids) < studioSweep && len(vids) < studioSweep) {
 			return total, err
 		}
 	}

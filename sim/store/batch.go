@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -88,6 +89,9 @@ const gatherWait = 500 * time.Microsecond
 
 func (c *committer) loop() {
 	defer c.wg.Done()
+	// A memory fault reading a damaged page through bbolt's map is a
+	// panic safely recovers, not the end of the process.
+	debug.SetPanicOnFault(true)
 	batch := make([]*call, 0, maxBatch)
 	prev := 0 // the last batch's size: what arrives during a commit under this load
 	timer := time.NewTimer(gatherWait)
@@ -144,15 +148,26 @@ func (c *committer) gather(batch []*call, want int, deadline <-chan time.Time) [
 func (c *committer) run(batch []*call) {
 	for len(batch) > 0 {
 		failed := -1
-		err := c.db.Update(func(tx *bolt.Tx) error {
-			for i, cl := range batch {
-				if err := safely(cl.fn, tx); err != nil {
-					failed = i
-					return err
+		err := safely(func(*bolt.Tx) error {
+			return c.db.Update(func(tx *bolt.Tx) error {
+				for i, cl := range batch {
+					if err := safely(cl.fn, tx); err != nil {
+						failed = i
+						return err
+					}
 				}
+				return nil
+			})
+		}, nil)
+		if failed < 0 && err != nil && errors.Is(err, errPanic) {
+			// The commit itself panicked (a damaged page of the
+			// freelist or of a bucket it rewrote): every call runs
+			// again alone, in its own goroutine.
+			for _, cl := range batch {
+				cl.done <- errTrySolo
 			}
-			return nil
-		})
+			return
+		}
 		if failed < 0 {
 			for _, cl := range batch {
 				cl.done <- err
@@ -171,11 +186,14 @@ func (c *committer) run(batch []*call) {
 func safely(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("store: panic in a batched write: %v", r)
+			err = fmt.Errorf("%w: %v", errPanic, r)
 		}
 	}()
 	return fn(tx)
 }
+
+// errPanic is wrapped by the error of a batched write that panicked.
+var errPanic = errors.New("store: panic in a batched write")
 
 // wrap adapts a sim.Tx function to a bolt read-write transaction, with the
 // fill percent of the append buckets set (bbolt keeps it per bucket per

@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -26,7 +25,13 @@ import (
 const binTag = 0xB1
 
 // errCorrupt is wrapped by every decoding error of a binary record.
-var errCorrupt = errors.New("store: corrupt value")
+// It is sim.ErrDamaged to the engine, which then skips the record.
+var errCorrupt error = corruptError{}
+
+type corruptError struct{}
+
+func (corruptError) Error() string        { return "store: corrupt value" }
+func (corruptError) Is(target error) bool { return target == sim.ErrDamaged }
 
 // binEncode returns the binary form of v and true, or false when v's type
 // is stored as JSON.

@@ -77,8 +77,11 @@ func NoSync() Option { return func(o *options) { o.bolt.NoSync = true } }
 // migrated from schema 2).
 func KeySeed(seed uint64) Option { return func(o *options) { o.keySeed = seed } }
 
-// Open opens (creating if needed) the store at path.
-func Open(path string, opts ...Option) (*Store, error) {
+// Open opens (creating if needed) the store at path. It refuses a file that
+// is not a sound store (file.go): empty, truncated, not a bbolt file, or
+// damaged where opening reads it; the error wraps ErrUnsound and says how
+// to recover.
+func Open(path string, opts ...Option) (s *Store, err error) {
 	// The freelist is synced at every commit (NoFreelistSync would make
 	// commits on a large file cheaper, but every open would then scan the
 	// whole file: 200 ms and 600 MB of touched pages for 100,000 projects);
@@ -87,54 +90,70 @@ func Open(path string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	db, err := bolt.Open(path, 0o600, &o.bolt)
-	if err != nil {
+	if err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	// A panic while bbolt reads a damaged page (its freelist, a bucket)
+	// becomes an error; the file stays open until the process exits.
+	var db *bolt.DB
+	if err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &o.bolt)
+		return err
+	}); err != nil {
+		if errors.Is(err, ErrUnsound) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{db: db}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		for _, name := range append([][]byte{bMeta, bSeq}, allData...) {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+	s = &Store{db: db}
+	if err := guard(path, func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, name := range append([][]byte{bMeta, bSeq}, allData...) {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			meta := tx.Bucket(bMeta)
+			version := uint64(SchemaVersion) // a new file
+			if v := meta.Get(keySchema); v != nil {
+				if len(v) != 8 {
+					return fmt.Errorf("malformed schema version %x, this dubsim reads %d", v, SchemaVersion)
+				}
+				version = binary.BigEndian.Uint64(v)
+				if version != SchemaVersion && version != 2 {
+					return fmt.Errorf("schema version %d, this dubsim reads %d (and migrates 2)", version, SchemaVersion)
+				}
+			}
+			switch v := meta.Get(keyKeySeed); {
+			case v == nil && version == SchemaVersion && meta.Get(keySchema) != nil:
+				return fmt.Errorf("schema version %d without %s", version, keyKeySeed)
+			case v == nil:
+				if err := meta.Put(keyKeySeed, be64(o.keySeed)); err != nil {
+					return err
+				}
+				s.keys = sim.NewIDs(o.keySeed)
+			case len(v) != 8:
+				return fmt.Errorf("malformed %s %x", keyKeySeed, v)
+			default:
+				s.keys = sim.NewIDs(binary.BigEndian.Uint64(v))
+			}
+			sec, err := secret(meta)
+			if err != nil {
 				return err
 			}
-		}
-		meta := tx.Bucket(bMeta)
-		version := uint64(SchemaVersion) // a new file
-		if v := meta.Get(keySchema); v != nil {
-			if len(v) != 8 {
-				return fmt.Errorf("malformed schema version %x, this dubsim reads %d", v, SchemaVersion)
+			s.secret = sec
+			if version == 2 {
+				if err := s.migrateKeys(tx); err != nil {
+					return fmt.Errorf("migrating schema 2 to %d: %w", SchemaVersion, err)
+				}
 			}
-			version = binary.BigEndian.Uint64(v)
-			if version != SchemaVersion && version != 2 {
-				return fmt.Errorf("schema version %d, this dubsim reads %d (and migrates 2)", version, SchemaVersion)
-			}
-		}
-		switch v := meta.Get(keyKeySeed); {
-		case v == nil && version == SchemaVersion && meta.Get(keySchema) != nil:
-			return fmt.Errorf("schema version %d without %s", version, keyKeySeed)
-		case v == nil:
-			if err := meta.Put(keyKeySeed, be64(o.keySeed)); err != nil {
-				return err
-			}
-			s.keys = sim.NewIDs(o.keySeed)
-		case len(v) != 8:
-			return fmt.Errorf("malformed %s %x", keyKeySeed, v)
-		default:
-			s.keys = sim.NewIDs(binary.BigEndian.Uint64(v))
-		}
-		sec, err := secret(meta)
-		if err != nil {
-			return err
-		}
-		s.secret = sec
-		if version == 2 {
-			if err := s.migrateKeys(tx); err != nil {
-				return fmt.Errorf("migrating schema 2 to %d: %w", SchemaVersion, err)
-			}
-		}
-		return meta.Put(keySchema, be64(SchemaVersion))
+			return meta.Put(keySchema, be64(SchemaVersion))
+		})
 	}); err != nil {
 		_ = db.Close()
+		if errors.Is(err, ErrUnsound) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	s.commit = newCommitter(db)
@@ -291,7 +310,7 @@ func decode(b []byte, v any) error {
 	}
 	e := envelope{D: v}
 	if err := json.Unmarshal(b, &e); err != nil {
-		return fmt.Errorf("store: corrupt value: %w", err)
+		return fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	if e.V != valueVersion {
 		return fmt.Errorf("store: value version %d not supported", e.V)

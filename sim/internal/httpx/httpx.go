@@ -65,6 +65,9 @@ func (a API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // so a bug never drops the connection without an answer.
 func (a API) Recover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// bbolt reads pages through a memory map: a fault on a damaged
+		// or truncated page panics here instead of ending the process.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {

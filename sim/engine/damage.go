@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// A damaged data file must not take the process down: bbolt panics on a
+// page that is not what it expects, and the sweep that met one in a due
+// record panicked on every tick, so the process crash-looped. Background
+// work runs under recovered; the sweep settles the records of a failed
+// batch one by one and skips, until the process restarts, those that
+// panic or do not decode, reporting each once (fidelity HD5).
+
+// PanicError is a panic recovered in background work, with its stack.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Recovered runs fn and turns a panic into a *PanicError. A memory fault
+// (bbolt reads pages through a memory map) panics instead of ending the
+// process while fn runs.
+func Recovered(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return fn()
+}
+
+// damaged reports whether err says a record cannot be read back: a panic
+// or a record that does not decode.
+func damaged(err error) bool {
+	var pe *PanicError
+	return errors.As(err, &pe) || errors.Is(err, sim.ErrDamaged)
+}
+
+// skipped reports whether the sweep skips resource id.
+func (e *core) skipped(resource, id string) bool {
+	e.brokenMu.Lock()
+	defer e.brokenMu.Unlock()
+	_, ok := e.broken[resource+"/"+id]
+	return ok
+}
+
+// skip makes the sweep leave resource id alone from now on and reports it
+// (once: a record is skipped once).
+func (e *core) skip(resource, id string, err error) {
+	e.brokenMu.Lock()
+	if e.broken == nil {
+		e.broken = map[string]struct{}{}
+	}
+	key := resource + "/" + id
+	_, seen := e.broken[key]
+	e.broken[key] = struct{}{}
+	e.brokenMu.Unlock()
+	if seen {
+		return
+	}
+	attrs := []any{"resource", resource, "id", id, "err", err}
+	var pe *PanicError
+	if errors.As(err, &pe) && e.lastStack.Swap(err.Error()) != err.Error() {
+		// The stack once per cause: the records of one damaged page
+		// fail alike.
+		attrs = append(attrs, "stack", string(pe.Stack))
+	}
+	e.log.Error("transition sweep: skipping a damaged record until restart (run `dubsim check` on the data file)", attrs...)
+}
+
+// Skipped is how many records the sweep skips as damaged.
+func (e *Clock) Skipped() int {
+	e.brokenMu.Lock()
+	defer e.brokenMu.Unlock()
+	return len(e.broken)
+}
+
+// dueIDs lists up to limit ids due at now that the sweep does not skip.
+func (e *core) dueIDs(resource string, list func(time.Time, int) ([]string, error), now time.Time, limit int) ([]string, error) {
+	e.brokenMu.Lock()
+	extra := len(e.broken)
+	e.brokenMu.Unlock()
+	ids, err := list(now, limit+extra)
+	if err != nil || extra == 0 {
+		return ids, err
+	}
+	kept := ids[:0]
+	for _, id := range ids {
+		if !e.skipped(resource, id) {
+			kept = append(kept, id)
+		}
+	}
+	return kept[:min(len(kept), limit)], nil
+}
+
+// settleEach settles ids one transaction each, after a batch of them
+// failed: a record that panics or does not decode is skipped; another
+// error ends the sweep.
+func (e *core) settleEach(ctx context.Context, resource string, ids []string, settle func(tx sim.Tx, id string) error) error {
+	for _, id := range ids {
+		err := Recovered(func() error {
+			return e.update(ctx, func(tx sim.Tx) error { return settle(tx, id) })
+		})
+		switch {
+		case err == nil:
+		case damaged(err) && ctx.Err() == nil:
+			e.skip(resource, id, err)
+		default:
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package hostile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+)
+
+// A data file that is not a sound store: a 0-byte file started fresh
+// without a word (10,173 projects gone), a file truncated to half crashed
+// with SIGBUS, a damaged page made the background sweep panic on every
+// start (issue 19). dubsim now refuses the first two at once with a message
+// that says how to recover, and keeps serving with the third.
+
+// datafileProjects is how many projects datafileMake creates.
+const datafileProjects = 150
+
+var (
+	datafileOnce sync.Once
+	datafileGood []byte
+	datafileErr  error
+)
+
+// datafileMake returns the bytes of a data file the real binary wrote:
+// it starts dubsim, creates an account and datafileProjects projects
+// through the API, and stops it with SIGTERM. Built once per test binary.
+func datafileMake(t *testing.T) []byte {
+	t.Helper()
+	datafileOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dubsim-datafile-")
+		if err != nil {
+			datafileErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "dubsim.db")
+		p := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", path, "--log-level", "off")
+		var acct struct {
+			APIKey string `json:"api_key"`
+		}
+		status, body := datafilePost(t, p.Base+"/_sim/accounts", "", `{"plan":"enterprise","balance_minutes":100000}`)
+		require.Equal(t, http.StatusCreated, status, body)
+		require.NoError(t, json.Unmarshal([]byte(body), &acct))
+		for i := range datafileProjects {
+			status, body := datafilePost(t, p.Base+"/api/v1/projects", acct.APIKey, fmt.Sprintf(
+				`{"name":"datafile-project-%04d","source_lang":"en","target_lang":"fr-FR","source_video_url":"https://example.com/v.mp4"}`, i))
+			require.Equal(t, http.StatusOK, status, body)
+		}
+		p.Terminate(t)
+		datafileGood, datafileErr = os.ReadFile(path)
+	})
+	require.NoError(t, datafileErr)
+	return datafileGood
+}
+
+func datafilePost(t *testing.T, url, key, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+func datafileGet(t *testing.T, url, key string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// datafileRefused runs dubsim on path and expects it to exit with status 1
+// within 10 s, before listening, with want on stderr and no panic or
+// signal.
+func datafileRefused(t *testing.T, path string, want ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, proctest.Binary(t), "--addr", "127.0.0.1:0", "--data", path, "--log-level", "error")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), "dubsim on %s: %v (it should exit with an error)\nstderr:\n%.1000s", path, err, stderr.String())
+	errText := strings.TrimSpace(stderr.String())
+	t.Logf("exit status %d after %v: %.300s", exit.ExitCode(), time.Since(start).Round(time.Millisecond), errText)
+	assert.Equal(t, 1, exit.ExitCode(), "exit status (2 is a Go panic or fault, -1 a signal)")
+	assert.False(t, strings.Contains(stdout.String(), "listening on"), "it must not serve")
+	for _, s := range []string{"panic", "SIGBUS", "goroutine ", "fatal error"} {
+		assert.False(t, strings.Contains(errText, s), "stderr has %q", s)
+	}
+	for _, s := range want {
+		assert.True(t, strings.Contains(errText, s), "stderr lacks %q", s)
+	}
+}
+
+func TestDatafileEmptyIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dubsim.db")
+	require.NoError(t, os.WriteFile(path, nil, 0o600))
+	datafileRefused(t, path, "dubsim: store: "+path+" is empty (0 bytes)", "will not overwrite it", "move it away", "restore the file from a backup")
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Zero(t, st.Size(), "the empty file is left as it was")
+}
+
+func TestDatafileTruncatedIsRefused(t *testing.T) {
+	good := datafileMake(t)
+	for _, size := range []int{len(good) / 2, len(good)/2 + 100, 4096 + 80, 5000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dubsim.db")
+			require.NoError(t, os.WriteFile(path, good[:size], 0o600))
+			datafileRefused(t, path, "dubsim: store: "+path+" is truncated", "restore the file from a backup", "move it away")
+		})
+	}
+}
+
+func TestDatafileGarbageIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dubsim.db")
+	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("not a database\n"), 1000), 0o600))
+	datafileRefused(t, path, "dubsim: store: "+path+" is not a dubsim data file", "move the file away")
+}
+
+// datafileDamage overwrites the page of file that holds the head of the
+// project named name (a leaf bbolt still uses, found with its page
+// listing) with a fixed pattern, and returns that page's number.
+func datafileDamage(t *testing.T, path, name string) int {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	db, err := bolt.Open(path, 0o600, nil) // read-only would not load the freelist Page needs
+	require.NoError(t, err)
+	pageSize := db.Info().PageSize
+	target := -1
+	require.NoError(t, db.View(func(tx *bolt.Tx) error {
+		for id := 2; id < len(raw)/pageSize; id++ {
+			info, err := tx.Page(id)
+			if err != nil || info == nil || info.Type != "leaf" {
+				continue
+			}
+			if bytes.Contains(raw[id*pageSize:(id+1+info.OverflowCount)*pageSize], []byte(name)) {
+				target = id
+				return nil
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, db.Close())
+	require.GreaterOrEqual(t, target, 2, "no live leaf page holds %q", name)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt(bytes.Repeat([]byte{0xA5}, pageSize), int64(target*pageSize))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	return target
+}
+
+// A damaged page among the projects: before, the first sweep after the
+// clock advance panicked in the ticker (the main goroutine) and the process
+// died, on every start. Now requests that read the page answer 500 in the
+// envelope, the sweep skips the records it cannot read and reports them
+// once, and the process keeps serving.
+func TestDatafileDamagedPageKeepsServing(t *testing.T) {
+	good := datafileMake(t)
+	path := filepath.Join(t.TempDir(), "dubsim.db")
+	require.NoError(t, os.WriteFile(path, good, 0o600))
+	page := datafileDamage(t, path, "datafile-project-0100")
+	t.Logf("damaged page %d of %d", page, len(good)/4096)
+
+	p := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", path, "--log-level", "error")
+	status, body := datafilePost(t, p.Base+"/_sim/clock/advance", "", `{"seconds":3600}`)
+	t.Logf("advance: %d %s", status, body)
+	assert.Equal(t, http.StatusOK, status, body)
+
+	skips := strings.Count(p.Stderr(), "skipping a damaged record")
+	// The ticker sweeps five times a second: a second of it.
+	for range 10 {
+		if !p.Alive() {
+			break
+		}
+		status, _ := datafileGet(t, p.Base+"/_sim/health", "")
+		assert.Equal(t, http.StatusOK, status)
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.True(t, p.Alive(), "dubsim died:\n%.1000s", p.Stderr())
+
+	// The state dump reads every project, the damaged page too.
+	status, body = datafileGet(t, p.Base+"/_sim/state", "")
+	assert.Equal(t, http.StatusInternalServerError, status, "%.300s", body)
+	assert.Contains(t, body, `"error"`, "the answer is an error envelope")
+
+	stderr := p.Stderr()
+	t.Logf("%d damaged records skipped; stderr: %d bytes", skips, len(stderr))
+	assert.Positive(t, skips, "the sweep reports the records it skips:\n%.2000s", stderr)
+	assert.Equal(t, skips, strings.Count(stderr, "skipping a damaged record"), "each reported once, not on every tick")
+	assert.LessOrEqual(t, strings.Count(stderr, "transition sweep failed"), 1)
+	assert.NotContains(t, stderr, "fatal error")
+	assert.True(t, p.Alive())
+	p.Terminate(t)
+}
