@@ -24,8 +24,8 @@ const (
 
 // Messages of the control plane's refusals. Tests quote them.
 const (
-	MsgControlToken = "The control API needs the control token: send \"Authorization: Bearer <token>\" or " +
-		HeaderControlToken + ": <token> (the --control-token or DUBSIM_CONTROL_TOKEN the simulator was started with)"
+	MsgControlToken = "The control API needs the control token: send \"Authorization: Bearer TOKEN\" or " +
+		HeaderControlToken + ": TOKEN (the --control-token or DUBSIM_CONTROL_TOKEN the simulator was started with)"
 	MsgControlHost = "The control API answers only requests for localhost, an IP address or a name given by --control-hosts " +
 		"(DUBSIM_CONTROL_HOSTS); Host %q is none of them. Add the name to --control-hosts, or start dubsim with --control-token"
 	MsgControlOrigin = "The control API refuses calls from another site's page (Origin %q). Add that host to " +

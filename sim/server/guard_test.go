@@ -135,7 +135,7 @@ func TestControlGuardWithToken(t *testing.T) {
 	in := simtest.New(t, t0, func(c *server.Config) { c.ControlToken = token })
 	bearer := map[string]string{"Authorization": "Bearer " + token}
 	runGuard(t, in.Server.Handler, []guardCall{
-		{name: "no token", method: "GET", path: "/_sim/state", status: 401, error: "UnauthorizedError", msg: "Authorization: Bearer <token>"},
+		{name: "no token", method: "GET", path: "/_sim/state", status: 401, error: "UnauthorizedError", msg: "Authorization: Bearer TOKEN"},
 		{name: "wrong token", method: "GET", path: "/_sim/state", header: map[string]string{"Authorization": "Bearer s3cret-tokeN"},
 			status: 401, error: "UnauthorizedError", msg: server.HeaderControlToken},
 		{name: "a prefix of the token", method: "GET", path: "/_sim/state", header: map[string]string{server.HeaderControlToken: "s3cret"},
