@@ -15,6 +15,7 @@ import (
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/control/faults"
 	"github.com/dubsim/dubsim/sim/control/journal"
+	"github.com/dubsim/dubsim/sim/server"
 )
 
 // Types of the control API that the simulator defines with their wire
@@ -77,6 +78,10 @@ type Client struct {
 	// HTTPClient sends the requests, also those of the groups; nil is
 	// http.DefaultClient.
 	HTTPClient *http.Client
+	// Token is the control token of a dubsim started with one
+	// (--control-token, DUBSIM_CONTROL_TOKEN), sent as
+	// "Authorization: Bearer <Token>" with every call; "" sends none.
+	Token string
 
 	// Clock reads and moves the simulated clock (/_sim/clock).
 	Clock *ClockAPI
@@ -130,6 +135,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	// A program's control call: no HTML form can send this header, and
+	// dubsim needs it (or a JSON body) on calls that change state.
+	req.Header.Set(server.HeaderControl, "1")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	req.Header.Set("Accept", "application/json")
 	hc := c.HTTPClient

@@ -241,8 +241,10 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 	hs := httptest.NewServer(srv.Handler)
 	undo = append(undo, func() error { hs.Close(); return nil })
 
+	client := NewClient(hs.URL)
+	client.Token = cfg.ControlToken
 	return &Sim{
-		Client: NewClient(hs.URL), URL: hs.URL, PlatformURL: hs.URL, StudioURL: hs.URL + server.StudioPrefix,
+		Client: client, URL: hs.URL, PlatformURL: hs.URL, StudioURL: hs.URL + server.StudioPrefix,
 		Server: srv, Dir: dir, stop: closeAll,
 	}, nil
 }

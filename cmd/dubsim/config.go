@@ -35,6 +35,9 @@ type config struct {
 	Tick             time.Duration
 	LogLevel         string
 	NoControl        bool
+	ControlToken     string
+	ControlHosts     []string
+	ControlAddr      string
 	JournalSize      int
 	MinPollInterval  time.Duration
 	AdvanceWait      time.Duration
@@ -54,6 +57,9 @@ type config struct {
 	DrainIdleTimeout time.Duration
 	DrainTimeout     time.Duration
 }
+
+// flagControlToken is the flag of the control token, also read by ctl.
+const flagControlToken = "control-token"
 
 // envName maps a flag name to its environment variable.
 func envName(flagName string) string {
@@ -90,7 +96,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var timeScale, seed, fetchHosts, createStatus string
 	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll, advanceWait string
 	var rateLimit, aStart, aBase, aPerGB, vStart, vBase, vPerMin string
-	var drainMax, drainIdle, drainTimeout string
+	var drainMax, drainIdle, drainTimeout, controlHosts string
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
@@ -127,6 +133,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
 	fs.BoolVar(&c.FetchLoopback, "fetch-loopback", true, "fetch media served on this machine (loopback, localhost, *.localhost) to read durations; false: treat it like any host not in --fetch-hosts")
 	fs.BoolVar(&c.FetchErrorDetail, "fetch-error-detail", false, "tell a creation why its source video could not be read (closed port, HTTP status, format); off, only that it could not (the reason goes to the log)")
+	fs.StringVar(&c.ControlToken, flagControlToken, "", "token every /_sim control call must carry (Authorization: Bearer TOKEN or X-Dubsim-Control-Token); without one, the control API answers only requests for localhost, an IP address or --control-hosts")
+	fs.StringVar(&controlHosts, "control-hosts", "", "comma-separated host names (besides localhost, *.localhost and IP addresses) the control API answers without a token, such as a compose service name")
+	fs.StringVar(&c.ControlAddr, "control-addr", "", "listen address of the control API and the dashboard alone (default: none; the main address serves them)")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -162,6 +171,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		if h = strings.TrimSpace(h); h != "" {
 			c.FetchHosts = append(c.FetchHosts, h)
 		}
+	}
+	for _, h := range strings.Split(controlHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			if strings.ContainsAny(h, "/:@ ") {
+				return c, fmt.Errorf("control-hosts must list host names without scheme or port, such as dubsim,ci-runner; got %q", h)
+			}
+			c.ControlHosts = append(c.ControlHosts, h)
+		}
+	}
+	if c.NoControl && c.ControlAddr != "" {
+		return c, errors.New("control-addr serves the control API, which no-control turns off: give one of them")
 	}
 	durations := []struct {
 		name string

@@ -73,6 +73,19 @@ func TestParseConfig(t *testing.T) {
 		{name: "drain never", env: map[string]string{"DUBSIM_DRAIN_MAX_BYTES": "0"}, check: func(t *testing.T, c config) {
 			assert.Equal(t, int64(0), c.DrainMaxBytes)
 		}},
+		{name: "control protection from the environment", env: map[string]string{"DUBSIM_CONTROL_TOKEN": "s3cret", "DUBSIM_CONTROL_HOSTS": "dubsim, ci.internal ,", "DUBSIM_CONTROL_ADDR": "127.0.0.1:9090"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, "s3cret", c.ControlToken)
+				assert.Equal(t, []string{"dubsim", "ci.internal"}, c.ControlHosts)
+				assert.Equal(t, "127.0.0.1:9090", c.ControlAddr)
+			}},
+		{name: "control protection off by default", check: func(t *testing.T, c config) {
+			assert.Empty(t, c.ControlToken)
+			assert.Empty(t, c.ControlHosts)
+			assert.Empty(t, c.ControlAddr)
+		}},
+		{name: "control-hosts with a port", args: []string{"--control-hosts", "dubsim:8080"}, wantErr: `control-hosts must list host names without scheme or port, such as dubsim,ci-runner; got "dubsim:8080"`},
+		{name: "control-addr without control", args: []string{"--no-control", "--control-addr", ":9090"}, wantErr: "control-addr serves the control API, which no-control turns off: give one of them"},
 		{name: "bad drain-max-bytes", args: []string{"--drain-max-bytes", "5GB"}, wantErr: `drain-max-bytes must be a non-negative integer (0 = never); got "5GB"`},
 		{name: "zero drain-timeout", env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "0s"}, wantErr: `drain-timeout must be a positive duration such as 30s; got "0s"`},
 		{name: "negative time scale", args: []string{"--time-scale", "-1"}, wantErr: `time-scale must be a number between 0 and 1000000; got "-1"`},

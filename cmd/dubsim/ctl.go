@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dubsim/dubsim/sim/server"
 )
 
 // ctlUsage lists the control subcommands: each is one call of the /_sim
@@ -48,8 +50,10 @@ const ctlUsage = `usage: dubsim ctl [--url URL] COMMAND [ARGS]
   report API_KEY [text]          GET  /_sim/report
   raw METHOD PATH [JSON]         any control call
 
-The URL defaults to $DUBSIM_URL, else http://localhost:8080. The answer is printed;
-the exit status is 1 when the simulator answers an error.`
+The URL defaults to $DUBSIM_URL, else http://localhost:8080. The control token
+(--control-token) defaults to $DUBSIM_CONTROL_TOKEN; it is needed when the simulator
+was started with one. The answer is printed; the exit status is 1 when the simulator
+answers an error.`
 
 type ctlCall struct {
 	method, path string
@@ -192,6 +196,8 @@ func runCtl(args []string, getenv func(string) string, stdout, stderr io.Writer)
 		base = "http://localhost:8080"
 	}
 	fs.StringVar(&base, "url", base, "base URL of the simulator")
+	token := getenv(envName(flagControlToken))
+	fs.StringVar(&token, flagControlToken, token, "control token of the simulator")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -205,6 +211,10 @@ func runCtl(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	}
 	if call.body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set(server.HeaderControl, "1") // also on calls without a body (reset, freeze)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -131,7 +132,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		FetchHosts: cfg.FetchHosts, PublicURL: cfg.PublicURL,
 		NoLoopbackFetch: !cfg.FetchLoopback, FetchErrorDetail: cfg.FetchErrorDetail,
 		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
-		NoControl: cfg.NoControl, JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
+		NoControl: cfg.NoControl, ControlToken: cfg.ControlToken, ControlHosts: cfg.ControlHosts, SeparateControl: cfg.ControlAddr != "",
+		JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
 		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,
 		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
 		StudioRateLimit: cfg.StudioRateLimit, SharedCreate: cfg.SharedCreate, Version: version,
@@ -154,7 +156,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		WriteTimeout:      30 * time.Minute, // output files can be long downloads
 		IdleTimeout:       2 * time.Minute,
 	}
-	serveErr := make(chan error, 2)
+	serveErr := make(chan error, 3)
 	go func() { serveErr <- srv.Serve(ln) }()
 	var studioSrv *http.Server
 	studioAddr := ""
@@ -170,7 +172,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go func() { serveErr <- studioSrv.Serve(sln) }()
 	}
 
-	banner(stdout, ln.Addr().String(), studioAddr, cfg, fx)
+	var controlSrv *http.Server
+	controlAddr := ""
+	if cfg.ControlAddr != "" {
+		cln, err := net.Listen("tcp", cfg.ControlAddr)
+		if err != nil {
+			_ = srv.Close()
+			if studioSrv != nil {
+				_ = studioSrv.Close()
+			}
+			return fmt.Errorf("control-addr: %w", err)
+		}
+		controlAddr = cln.Addr().String()
+		controlSrv = &http.Server{Handler: srvParts.ControlHandler, ReadHeaderTimeout: srv.ReadHeaderTimeout,
+			ReadTimeout: srv.ReadTimeout, WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout}
+		go func() { serveErr <- controlSrv.Serve(cln) }()
+	}
+
+	banner(stdout, ln.Addr().String(), studioAddr, controlAddr, cfg, fx)
 	go settleMemory(getenv)
 
 	ticker := time.NewTicker(cfg.Tick)
@@ -185,6 +204,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			err := srv.Shutdown(shutdownCtx)
 			if studioSrv != nil {
 				err = errors.Join(err, studioSrv.Shutdown(shutdownCtx))
+			}
+			if controlSrv != nil {
+				err = errors.Join(err, controlSrv.Shutdown(shutdownCtx))
 			}
 			if serr := engine.Clock.SaveClock(context.Background()); serr != nil {
 				err = errors.Join(err, serr)
@@ -251,12 +273,55 @@ func displayAddr(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
-func banner(w io.Writer, addr, studioAddr string, cfg config, fx *sim.Fixtures) {
+// isLoopback reports whether a listener's address takes connections only
+// from this machine.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// controlBanner says where the control API is served and which protection
+// is on (README, "Protecting the control plane"), with a warning when it is
+// reachable from other machines without a token.
+func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
+	if cfg.NoControl {
+		fmt.Fprintf(w, "  control API: off (--no-control)\n")
+		return
+	}
+	where := addr
+	if controlAddr != "" {
+		where = controlAddr
+		fmt.Fprintf(w, "  control API: http://%s/_sim (its own address; the main address serves only /_sim/health)\n", displayAddr(controlAddr))
+	}
+	if cfg.ControlToken != "" {
+		fmt.Fprintf(w, "  control API protection: token (Authorization: Bearer TOKEN or %s: TOKEN)\n", server.HeaderControlToken)
+		return
+	}
+	hosts := "localhost, *.localhost, IP addresses"
+	if len(cfg.ControlHosts) > 0 {
+		hosts += ", " + strings.Join(cfg.ControlHosts, ", ")
+	}
+	fmt.Fprintf(w, "  control API protection: no token; Host must be %s; no other site's Origin\n", hosts)
+	if !isLoopback(where) {
+		fmt.Fprintf(w, "  WARNING: the control API listens beyond loopback (%s) without a token: anyone who can reach it by IP address\n"+
+			"           can reset the simulator and read every API key. Set --control-token (DUBSIM_CONTROL_TOKEN) or listen on 127.0.0.1.\n", where)
+	}
+}
+
+func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *sim.Fixtures) {
 	fmt.Fprintf(w, "dubsim %s listening on http://%s (platform and studio interfaces)\n", version, displayAddr(addr))
 	fmt.Fprintf(w, "  studio only: http://%s%s\n", displayAddr(addr), server.StudioPrefix)
 	if studioAddr != "" {
 		fmt.Fprintf(w, "  studio only: http://%s\n", displayAddr(studioAddr))
 	}
+	controlBanner(w, addr, controlAddr, cfg)
 	fmt.Fprintf(w, "  data file:  %s\n", cfg.Data)
 	fmt.Fprintf(w, "  time scale: %g\n", cfg.TimeScale)
 	fmt.Fprintf(w, "  API keys:\n")

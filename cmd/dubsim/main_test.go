@@ -236,3 +236,92 @@ func TestSharedCreateFlag(t *testing.T) {
 		})
 	}
 }
+
+// The banner names the control plane's protection and warns when it is
+// reachable from other machines without a token (fidelity HC4).
+func TestControlBanner(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name              string
+		addr, controlAddr string
+		cfg               config
+		want              []string
+		warn              bool
+	}{
+		{name: "loopback, no token", addr: "127.0.0.1:8080", want: []string{"protection: no token; Host must be localhost, *.localhost, IP addresses; no other site's Origin"}},
+		{name: "all interfaces, no token", addr: "[::]:8080", cfg: config{ControlHosts: []string{"dubsim"}},
+			want: []string{"IP addresses, dubsim;", "WARNING: the control API listens beyond loopback ([::]:8080) without a token"}, warn: true},
+		{name: "all interfaces, token", addr: "0.0.0.0:8080", cfg: config{ControlToken: "t"}, want: []string{"protection: token (Authorization: Bearer TOKEN or X-Dubsim-Control-Token: TOKEN)"}},
+		{name: "own loopback address", addr: "0.0.0.0:8080", controlAddr: "127.0.0.1:9090",
+			want: []string{"control API: http://127.0.0.1:9090/_sim (its own address; the main address serves only /_sim/health)"}},
+		{name: "off", addr: "0.0.0.0:8080", cfg: config{NoControl: true}, want: []string{"control API: off (--no-control)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var b strings.Builder
+			controlBanner(&b, tc.addr, tc.controlAddr, tc.cfg)
+			for _, w := range tc.want {
+				assert.Contains(t, b.String(), w)
+			}
+			assert.Equal(t, tc.warn, strings.Contains(b.String(), "WARNING"), b.String())
+		})
+	}
+}
+
+// --control-addr and --control-token end to end: the control API on its own
+// listener, guarded by the token, and dubsim ctl passing it (fidelity HC4,
+// HC5).
+func TestControlAddrAndToken(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	args := []string{"--addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0", "--log-level", "off",
+		"--data", filepath.Join(t.TempDir(), "d.db"), "--control-token", "e2e-token"}
+	go func() {
+		err := run(ctx, args, func(string) string { return "" }, pw, io.Discard)
+		pw.Close()
+		errc <- err
+	}()
+	t.Cleanup(func() { cancel(); assert.NoError(t, <-errc) })
+	mainRe, ctlRe := regexp.MustCompile(`listening on (http://\S+)`), regexp.MustCompile(`control API: (http://\S+)/_sim `)
+	var mainURL, ctlURL string
+	sc := bufio.NewScanner(pr)
+	for (mainURL == "" || ctlURL == "") && sc.Scan() {
+		if m := mainRe.FindStringSubmatch(sc.Text()); m != nil {
+			mainURL = m[1]
+		}
+		if m := ctlRe.FindStringSubmatch(sc.Text()); m != nil {
+			ctlURL = m[1]
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	require.NotEmpty(t, mainURL)
+	require.NotEmpty(t, ctlURL)
+
+	get := func(url string, header ...string) int {
+		req, err := http.NewRequest("GET", url, nil)
+		require.NoError(t, err)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusNotFound, get(mainURL+"/_sim/state", "Authorization", "Bearer e2e-token"), "no control API on the main address")
+	assert.Equal(t, http.StatusOK, get(mainURL+"/_sim/health"))
+	assert.Equal(t, http.StatusUnauthorized, get(ctlURL+"/_sim/state"))
+	assert.Equal(t, http.StatusOK, get(ctlURL+"/_sim/state", "Authorization", "Bearer e2e-token"))
+	assert.Equal(t, http.StatusOK, get(ctlURL+"/_sim/health"))
+
+	env := map[string]string{"DUBSIM_URL": ctlURL, "DUBSIM_CONTROL_TOKEN": "e2e-token"}
+	var out strings.Builder
+	require.NoError(t, run(t.Context(), []string{"ctl", "freeze"}, func(k string) string { return env[k] }, &out, io.Discard), "ctl sends the token and X-Dubsim-Control")
+	assert.Contains(t, out.String(), `"frozen":true`)
+	out.Reset()
+	err := run(t.Context(), []string{"ctl", "--control-token", "wrong", "reset"}, func(k string) string { return env[k] }, &out, io.Discard)
+	assert.EqualError(t, err, "POST /_sim/reset: HTTP 401")
+}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/dubsim/dubsim/dubsimtest"
 	"github.com/testcontainers/testcontainers-go"
@@ -79,17 +80,38 @@ func WithSeed(seed uint64) testcontainers.CustomizeRequestOption {
 	return testcontainers.WithEnv(map[string]string{"DUBSIM_SEED": strconv.FormatUint(seed, 10)})
 }
 
+// WithControlToken starts dubsim with a control token
+// (DUBSIM_CONTROL_TOKEN): every control call must then carry it, from any
+// host. Client passes it.
+func WithControlToken(token string) testcontainers.CustomizeRequestOption {
+	return testcontainers.WithEnv(map[string]string{"DUBSIM_CONTROL_TOKEN": token})
+}
+
 // URL returns the base URL of the simulator as seen from the host, such as
 // "http://localhost:32768": the platform and studio APIs and /_sim.
 func (c *Container) URL(ctx context.Context) (string, error) {
 	return c.PortEndpoint(ctx, Port, "http")
 }
 
-// Client returns a client of the container's control API.
+// Client returns a client of the container's control API, with the
+// container's control token (DUBSIM_CONTROL_TOKEN, set by WithControlToken
+// or WithEnv) when it has one.
 func (c *Container) Client(ctx context.Context) (*dubsimtest.Client, error) {
 	u, err := c.URL(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return dubsimtest.NewClient(u), nil
+	client := dubsimtest.NewClient(u)
+	info, err := c.Inspect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("inspect dubsim: %w", err)
+	}
+	if info.Config != nil {
+		for _, kv := range info.Config.Env {
+			if t, ok := strings.CutPrefix(kv, "DUBSIM_CONTROL_TOKEN="); ok {
+				client.Token = t
+			}
+		}
+	}
+	return client, nil
 }

@@ -27,6 +27,7 @@ func TestOptions(t *testing.T) {
 		{"time scale", dubsim.WithTimeScale(60), "DUBSIM_TIME_SCALE", "60"},
 		{"fractional time scale", dubsim.WithTimeScale(0.5), "DUBSIM_TIME_SCALE", "0.5"},
 		{"seed", dubsim.WithSeed(42), "DUBSIM_SEED", "42"},
+		{"control token", dubsim.WithControlToken("t0k"), "DUBSIM_CONTROL_TOKEN", "t0k"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var req testcontainers.GenericContainerRequest

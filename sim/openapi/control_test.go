@@ -984,6 +984,9 @@ func ctlCall(t *testing.T, e *env, method, path, key, iface, body string, status
 	if iface != "" {
 		hr.Header.Set(server.HeaderInterface, iface)
 	}
+	if strings.HasPrefix(path, "/_sim/") {
+		hr.Header.Set(server.HeaderControl, "1")
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		hr.Header.Set(header[i], header[i+1])
 	}

@@ -133,6 +133,7 @@ type req struct {
 	JSON      string // JSON body (Content-Type: application/json)
 	Body      []byte // raw body, with Header's Content-Type
 	Header    map[string]string
+	Host      string // the Host header; "": the listener's address
 }
 
 // do sends r, checks the answer against the documents and records it for
@@ -154,6 +155,13 @@ func (e *env) do(r req) resp {
 	}
 	if r.JSON != "" {
 		hr.Header.Set("Content-Type", "application/json")
+	}
+	if r.Host != "" {
+		hr.Host = r.Host
+	}
+	if r.Interface == openapi.Control {
+		// As the Go client and dubsim ctl do; a case sends "" to omit it.
+		hr.Header.Set(server.HeaderControl, "1")
 	}
 	for k, v := range r.Header {
 		hr.Header.Set(k, v)

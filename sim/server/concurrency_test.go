@@ -66,6 +66,9 @@ func (c *pclient) do(method, path, key, ctype string, body []byte, header map[st
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
+	if strings.HasPrefix(path, "/_sim/") {
+		req.Header.Set(server.HeaderControl, "1") // as the Go client and ctl send it
+	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}

@@ -51,7 +51,20 @@ type Config struct {
 	RejectUnknownFields bool
 	CreateStatus        int
 
-	NoControl       bool
+	NoControl bool
+	// The control API's protection (README, "Protecting the control
+	// plane"; fidelity HC1-HC5): with ControlToken, every control call
+	// must carry it (Authorization: Bearer, or HeaderControlToken);
+	// without, only requests whose Host is an IP literal, localhost,
+	// *.localhost or one of ControlHosts, and with no foreign Origin, are
+	// answered. Always, a state-changing control call needs a JSON
+	// Content-Type or HeaderControl. SeparateControl serves the control
+	// API on ControlHandler only (a listener of its own): Handler then
+	// answers only the health endpoint under /_sim.
+	ControlToken    string
+	ControlHosts    []string
+	SeparateControl bool
+
 	JournalSize     int
 	MinPollInterval time.Duration
 	// DateHeader is the clock of every answer's Date header: "simulated"
@@ -103,6 +116,10 @@ type Server struct {
 	// StudioHandler serves only the studio interface (and presigned
 	// uploads), for a separate studio address.
 	StudioHandler http.Handler
+	// ControlHandler serves only the control API, the dashboard and the
+	// health endpoint, for a separate control address (nil unless
+	// Config.SeparateControl).
+	ControlHandler http.Handler
 
 	tempBlobs string
 	platform  *platform.API // its output cache is removed at Close
@@ -258,13 +275,21 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	root.NotFound(notFound)
 	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log})
+	var controlRoot chi.Router
 	if !cfg.NoControl {
-		root.Mount("/_sim", control.New(Controller(e), log,
+		ctl := control.New(Controller(e), log,
 			control.Extension{Paths: ui.ControlPaths, Handler: web.ControlRoutes()},
 			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
 			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
 			control.Extension{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler()},
-		).Routes())
+		).Routes()
+		if cfg.SeparateControl {
+			controlRoot = chi.NewRouter()
+			controlRoot.NotFound(notFound)
+			controlRoot.Mount("/_sim", ctl)
+		} else {
+			root.Mount("/_sim", ctl)
+		}
 	}
 	st := studio.New(studio.Config{
 		Service: StudioService(e),
@@ -278,21 +303,36 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if !cfg.NoControl {
 		// The web application shows any company's records without a login,
 		// so it goes with the control API (fidelity UI1).
-		main, studioOnly = pages(main, web, true), pages(studioOnly, web, false)
+		main, studioOnly = pages(main, web, !cfg.SeparateControl), pages(studioOnly, web, false)
 	}
 	// Outermost, around every interface: a refused request's body is read
 	// after the answer (early answers, fidelity X1-X3). Routing comes next:
 	// it decides once (Decide) and names the interface on every answer, the
 	// health endpoint's included; the journal records the path as sent, so
 	// the prefix is removed inside it.
+	//
+	// The control guard comes after the health endpoint (always open) and
+	// before the journal: a refused call is not recorded, and an accepted
+	// one is recorded without its token.
 	early := newEarlyAnswers(cfg)
-	outer := func(rules Rules, h http.Handler) http.Handler {
-		return early.drain(routing(rules, s.health(s.Journal.Middleware(early.answer(h)), early.answer, cfg.Version, started, cfg.Clock.Now)))
+	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
+	outer := func(rules Rules, h http.Handler, guarded bool) http.Handler {
+		inner := s.Journal.Middleware(early.answer(h))
+		if guarded {
+			inner = guard.wrap(inner, early.answer)
+		}
+		return early.drain(routing(rules, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now)))
 	}
-	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main))
-	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly)
+	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main), controlRoot == nil && !cfg.NoControl)
+	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)
+	if controlRoot != nil {
+		s.ControlHandler = outer(Rules{ControlOnly: true}, pages(controlRoot, web, true), true)
+	}
 	if cfg.DateHeader != DateReal {
 		s.Handler, s.StudioHandler = simulatedDate(s.Handler, cfg.Clock.Now), simulatedDate(s.StudioHandler, cfg.Clock.Now)
+		if s.ControlHandler != nil {
+			s.ControlHandler = simulatedDate(s.ControlHandler, cfg.Clock.Now)
+		}
 	}
 	return s, nil
 }

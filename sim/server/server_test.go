@@ -44,6 +44,9 @@ func (in *inst) call(method, path, key, body string) (int, map[string]any) {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if strings.HasPrefix(path, "/_sim/") {
+		req.Header.Set(server.HeaderControl, "1") // as the Go client and ctl send it
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(in.t, err)
 	defer resp.Body.Close()

@@ -61,6 +61,9 @@ type Rules struct {
 	// StudioOnly: the studio-only listener; everything but the health
 	// endpoint is studio.
 	StudioOnly bool
+	// ControlOnly: the control-only listener (Config.SeparateControl);
+	// everything is control.
+	ControlOnly bool
 }
 
 // sniffLimit is how much of a POST /api/v1/projects body is read to tell the
@@ -81,6 +84,8 @@ var (
 //
 //   - on the studio-only listener: the health endpoint is control,
 //     everything else studio (address);
+//   - on the control-only listener (--control-addr): everything is
+//     control (address);
 //   - /_sim and /_sim/... are control (path);
 //   - /studio and /studio/... are studio (prefix);
 //   - with the pages on, GET or HEAD /projects/{id} (the page behind a
@@ -125,6 +130,8 @@ func decidePath(r *http.Request, rules Rules) (rt Route, sniff bool) {
 		return Route{Control, ByPath}, false
 	case rules.StudioOnly:
 		return Route{Studio, ByAddress}, false
+	case rules.ControlOnly:
+		return Route{Control, ByAddress}, false
 	case p == "/_sim" || strings.HasPrefix(p, "/_sim/"):
 		return Route{Control, ByPath}, false
 	case underStudioPrefix(p):

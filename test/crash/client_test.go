@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -49,6 +50,9 @@ func (c *client) do(ctx context.Context, method, path, apiKey, idemKey string, b
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if strings.HasPrefix(path, "/_sim/") {
+		req.Header.Set("X-Dubsim-Control", "1") // as the Go client and ctl send it (fidelity HC3)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

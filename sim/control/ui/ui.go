@@ -86,8 +86,8 @@ func (u *UI) ControlRoutes() chi.Router {
 }
 
 // dashboardCSP keeps the dashboard to its own files: no inline script, no
-// other origin.
-const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; media-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+// other origin (blob: plays the audio it fetched with the control token).
+const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; media-src 'self' blob:; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 func (u *UI) handleStatic(w http.ResponseWriter, r *http.Request) error {
 	name := chi.URLParam(r, "*")

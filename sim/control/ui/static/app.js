@@ -172,9 +172,56 @@ class ApiError extends Error {
   constructor(status, name, message) { super(message); this.status = status; this.name = name || 'Error'; }
 }
 
+// ---- Control token -------------------------------------------------------
+//
+// A dubsim started with --control-token answers control calls only with the
+// token. The dashboard takes it once, from ?token= in its address (removed
+// from the address at once) or by asking after the first 401, and keeps it
+// in sessionStorage: it is gone when the tab closes.
+
+const TOKEN_KEY = 'dubsim.control-token';
+(function takeTokenFromAddress() {
+  const url = new URL(location.href);
+  const t = url.searchParams.get('token');
+  if (t == null) return;
+  try { sessionStorage.setItem(TOKEN_KEY, t); } catch { /* private mode */ }
+  url.searchParams.delete('token');
+  history.replaceState(null, '', url.pathname + url.search + url.hash);
+})();
+
+function controlToken() { try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch { return ''; } }
+
+// askToken asks for the token once for every call refused at the same time;
+// it resolves to true when a token was given. After a cancel it does not ask
+// again until the page is reloaded (the refusals say what is missing).
+let asking = null;
+let declined = false;
+function askToken() {
+  if (declined) return Promise.resolve(false);
+  if (!asking) {
+    asking = new Promise((resolve) => setTimeout(() => {
+      const t = (prompt('This dubsim protects its control API with a token (--control-token or DUBSIM_CONTROL_TOKEN). Enter it:', '') || '').trim();
+      if (t) { try { sessionStorage.setItem(TOKEN_KEY, t); } catch { /* private mode */ } } else declined = true;
+      asking = null;
+      resolve(Boolean(t));
+    }, 0));
+  }
+  return asking;
+}
+
+// controlHeaders are the headers of every control call: X-Dubsim-Control
+// (no HTML form can send it, so dubsim knows the call is a program's) and
+// the token when there is one.
+function controlHeaders() {
+  const hdr = { Accept: 'application/json', 'X-Dubsim-Control': '1' };
+  const t = controlToken();
+  if (t) hdr.Authorization = `Bearer ${t}`;
+  return hdr;
+}
+
 // api calls the control API; errors carry the envelope's message.
-async function api(method, path, body) {
-  const opts = { method, headers: { Accept: 'application/json' }, cache: 'no-store' };
+async function api(method, path, body, retried) {
+  const opts = { method, headers: controlHeaders(), cache: 'no-store' };
   if (body !== undefined) {
     opts.headers['Content-Type'] = 'application/json';
     opts.body = JSON.stringify(body);
@@ -185,6 +232,7 @@ async function api(method, path, body) {
   } catch (e) {
     throw new ApiError(0, 'NetworkError', `Cannot reach the simulator (${e.message})`);
   }
+  if (res.status === 401 && !retried && await askToken()) return api(method, path, body, true);
   const text = await res.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
@@ -401,10 +449,32 @@ function audioPart({ url, full }) {
   // Only the simulator's own audio route is played.
   if (!url || !/^\/_sim\/projects\/[^/]+\/audio\.wav$/.test(url)) return h('p', { class: 'muted' }, 'No output yet.');
   const src = url.startsWith('/') ? ROOT + url : url;
+  if (controlToken()) return tokenAudio(src);
   return h('figure', { class: 'audio' },
     h('figcaption', { id: 'dubbed-audio-label' }, 'Dubbed audio'),
     h('audio', { controls: true, preload: 'none', src, 'aria-labelledby': 'dubbed-audio-label' }),
     h('p', { class: 'small' }, h('a', { href: src, download: '' }, 'Download WAV')));
+}
+
+// tokenAudio: an <audio> element cannot send the control token, so with one
+// the file is fetched with it on request and played from memory.
+function tokenAudio(src) {
+  const fig = h('figure', { class: 'audio' }, h('figcaption', { id: 'dubbed-audio-label' }, 'Dubbed audio'));
+  const load = h('button', { type: 'button', 'data-fk': 'load-audio', onclick: async () => {
+    load.disabled = true;
+    try {
+      const res = await fetch(src, { headers: controlHeaders(), cache: 'no-store' });
+      if (!res.ok) throw new Error(`${res.status} ${res.statusText}`.trim());
+      const blob = URL.createObjectURL(await res.blob());
+      load.replaceWith(h('audio', { controls: true, src: blob, 'aria-labelledby': 'dubbed-audio-label' }),
+        h('p', { class: 'small' }, h('a', { href: blob, download: 'audio.wav' }, 'Download WAV')));
+    } catch (e) {
+      load.disabled = false;
+      say(`Could not load the audio (${e.message})`);
+    }
+  } }, 'Load audio');
+  fig.append(load);
+  return fig;
 }
 
 // timelineEvents lists what happened (and is expected) to a project in time order.

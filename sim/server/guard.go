@@ -1,0 +1,228 @@
+package server
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Headers of the control API's protection (README, "Protecting the control
+// plane"; fidelity HC1-HC5).
+const (
+	// HeaderControlToken carries the control token, as an alternative to
+	// "Authorization: Bearer <token>".
+	HeaderControlToken = "X-Dubsim-Control-Token"
+	// HeaderControl marks a request as a control call of a program: a
+	// state-changing control call needs it or a JSON Content-Type, which
+	// no HTML form can send (any value).
+	HeaderControl = "X-Dubsim-Control"
+)
+
+// Messages of the control plane's refusals. Tests quote them.
+const (
+	MsgControlToken = "The control API needs the control token: send \"Authorization: Bearer TOKEN\" or " +
+		HeaderControlToken + ": TOKEN (the --control-token or DUBSIM_CONTROL_TOKEN the simulator was started with)"
+	MsgControlHost = "The control API answers only requests for localhost, an IP address or a name given by --control-hosts " +
+		"(DUBSIM_CONTROL_HOSTS); Host %q is none of them. Add the name to --control-hosts, or start dubsim with --control-token"
+	MsgControlOrigin = "The control API refuses calls from another site's page (Origin %q). Add that host to " +
+		"--control-hosts (DUBSIM_CONTROL_HOSTS), or start dubsim with --control-token"
+	MsgControlMediaType = "A control call that changes state needs Content-Type: application/json or the header " +
+		HeaderControl + " (any value), which no HTML form can send; got Content-Type %q"
+	MsgControlNoMediaType = "A control call that changes state needs Content-Type: application/json or the header " +
+		HeaderControl + " (any value), which no HTML form can send; send one of them, even with an empty body"
+)
+
+// controlGuard protects the control API: with a token, every control call
+// must carry it; without one, only requests for a loopback or configured
+// host and from no foreign page are answered. Always, a state-changing
+// call must be one no HTML form can send. It asks the routing decision
+// (RouteOf) whether a request is a control call; the platform and studio
+// interfaces pass untouched, and the health endpoint is answered before it.
+type controlGuard struct {
+	token []byte
+	hosts map[string]bool // lower case, without a trailing dot
+}
+
+func newControlGuard(token string, hosts []string) *controlGuard {
+	g := &controlGuard{hosts: map[string]bool{}}
+	if token != "" {
+		g.token = []byte(token)
+	}
+	for _, h := range hosts {
+		if h = normalHost(h); h != "" {
+			g.hosts[h] = true
+		}
+	}
+	return g
+}
+
+// refusal is an answer of the guard in the control envelope.
+type refusal struct {
+	status        int
+	name, message string
+}
+
+func (f refusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="dubsim control"`)
+	}
+	ct, body := Envelope(r, f.status, f.name, f.message)
+	writeRaw(w, f.status, ct, body)
+}
+
+// wrap puts the guard in front of next; answer wraps its refusals (early
+// answers, fidelity X1).
+func (g *controlGuard) wrap(next http.Handler, answer func(http.Handler) http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if RouteOf(r).Interface != Control {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if f, refused := g.check(r); refused {
+			answer(f).ServeHTTP(w, r)
+			return
+		}
+		if g.token != nil {
+			// Checked: nothing behind the guard (the journal, a log)
+			// sees the token.
+			r = r.Clone(r.Context())
+			r.Header.Del(HeaderControlToken)
+			if _, ok := bearer(r.Header.Get("Authorization")); ok {
+				r.Header.Del("Authorization")
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// check decides whether a control call is refused, and how.
+func (g *controlGuard) check(r *http.Request) (refusal, bool) {
+	if isDashboardFile(r) {
+		return refusal{}, false
+	}
+	if g.token != nil {
+		if !g.hasToken(r) {
+			return refusal{http.StatusUnauthorized, "UnauthorizedError", MsgControlToken}, true
+		}
+	} else {
+		if !g.allowedHost(hostOnly(r.Host)) {
+			return refusal{http.StatusForbidden, "ForbiddenError", fmt.Sprintf(MsgControlHost, r.Host)}, true
+		}
+		if o := r.Header.Values("Origin"); len(o) > 0 && !g.allowedOrigin(o, hostOnly(r.Host)) {
+			return refusal{http.StatusForbidden, "ForbiddenError", fmt.Sprintf(MsgControlOrigin, strings.Join(o, ", "))}, true
+		}
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return refusal{}, false
+	}
+	if r.Header.Get(HeaderControl) != "" {
+		return refusal{}, false
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return refusal{http.StatusBadRequest, "ValidationError", MsgControlNoMediaType}, true
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || !isJSONType(mt) {
+		return refusal{http.StatusUnsupportedMediaType, "UnsupportedMediaTypeError", fmt.Sprintf(MsgControlMediaType, ct)}, true
+	}
+	return refusal{}, false
+}
+
+// hasToken reports whether r carries the token, compared in constant time.
+func (g *controlGuard) hasToken(r *http.Request) bool {
+	ok := false
+	for _, v := range r.Header.Values(HeaderControlToken) {
+		ok = subtle.ConstantTimeCompare([]byte(strings.TrimSpace(v)), g.token) == 1 || ok
+	}
+	if t, isBearer := bearer(r.Header.Get("Authorization")); isBearer {
+		ok = subtle.ConstantTimeCompare([]byte(t), g.token) == 1 || ok
+	}
+	return ok
+}
+
+// allowedHost reports whether a request or origin host (no port) may use
+// the control API without a token: an IP literal, localhost, *.localhost
+// (which resolve to loopback, RFC 6761) or a configured name.
+func (g *controlGuard) allowedHost(h string) bool {
+	h = normalHost(h)
+	switch {
+	case h == "":
+		return false
+	case net.ParseIP(h) != nil:
+		return true
+	case h == "localhost" || strings.HasSuffix(h, ".localhost"):
+		return true
+	}
+	return g.hosts[h]
+}
+
+// allowedOrigin reports whether the Origin header(s) come from a page of
+// this dubsim or of a trusted host: its host is the request's own host, a
+// loopback name or address, or a configured name. "null" (a sandboxed or
+// local-file page) is foreign.
+func (g *controlGuard) allowedOrigin(origins []string, reqHost string) bool {
+	for _, o := range origins {
+		u, err := url.Parse(strings.TrimSpace(o))
+		if err != nil || u.Host == "" {
+			return false
+		}
+		h := normalHost(u.Hostname())
+		if h == normalHost(reqHost) && h != "" {
+			continue
+		}
+		if ip := net.ParseIP(h); ip != nil {
+			if !ip.IsLoopback() {
+				return false
+			}
+			continue
+		}
+		if !g.allowedHost(h) {
+			return false
+		}
+	}
+	return true
+}
+
+// isDashboardFile reports whether r reads one of the dashboard's own files
+// (/_sim/ui/...) or is a browser's GET / (a redirect to them): they are
+// the same embedded files for everyone and hold no data, and a browser
+// must load them before the page can ask for the token (or show why its
+// calls are refused). Everything the page then reads is guarded.
+func isDashboardFile(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	p := r.URL.Path
+	return p == "/_sim/ui" || strings.HasPrefix(p, "/_sim/ui/") || isDashboardRequest(r)
+}
+
+func isJSONType(mt string) bool {
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" value.
+func bearer(v string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// hostOnly is the host of a Host header value, without its port and the
+// brackets of an IPv6 literal.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+func normalHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
+}
