@@ -101,6 +101,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	log := newLogger(cfg.LogLevel, stderr)
+	if n, err := server.RemoveStaleSpools(); err != nil {
+		log.Warn("removing request bodies spooled by an earlier run", "dir", os.TempDir(), "err", err)
+	} else if n > 0 {
+		log.Info("removed request bodies spooled by an earlier run", "dir", os.TempDir(), "files", n)
+	}
 
 	var fsys fs.FS = fixtures.FS
 	if cfg.Fixtures != "" {

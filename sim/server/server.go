@@ -97,6 +97,14 @@ type Server struct {
 	tempBlobs string
 }
 
+// RemoveStaleSpools removes the request bodies an earlier dubsim process
+// spooled to the temporary directory and left there when it crashed (the
+// idempotency middleware's, named httpx.SpoolPattern), and no other file.
+// The binary calls it once at start; it returns how many it removed.
+func RemoveStaleSpools() (int, error) {
+	return httpx.RemoveSpools(os.TempDir())
+}
+
 // Close stops background work (artifact downloads) and removes a temporary
 // blob directory.
 func (s *Server) Close() error {

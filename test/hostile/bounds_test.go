@@ -1,0 +1,144 @@
+package hostile
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// boundsStart runs dubsim like start, with env added to its environment.
+func boundsStart(t *testing.T, env []string, args ...string) *proctest.Proc {
+	t.Helper()
+	base := []string{"--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "dubsim.db"), "--log-level", "off"}
+	return proctest.Start(t, proctest.Binary(t), env, append(base, args...)...)
+}
+
+// boundsDirBytes is the size of the regular files under dir.
+func boundsDirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// zeros is an endless body of zero bytes, counting what was read of it.
+type zeros struct {
+	left int64
+	read atomic.Int64
+}
+
+func (z *zeros) Read(p []byte) (int, error) {
+	if z.left <= 0 {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	n = min(n, z.left)
+	clear(p[:n])
+	z.left -= n
+	z.read.Add(n)
+	return int(n), nil
+}
+
+// A POST with an Idempotency-Key used to spool up to 1 GiB to the temp
+// directory before the 10 MiB body limit applied (issue 19): a 200 MB body
+// to Create Project wrote 200 MB there. The middleware now reads no more
+// than the route's limit, and the route answers its own 413.
+func TestIdempotencyKeySpoolsNoMoreThanTheRouteLimit(t *testing.T) {
+	tmp := t.TempDir()
+	p := boundsStart(t, []string{"TMPDIR=" + tmp})
+	post := func(size int64, key string) (*zeros, *http.Request) {
+		body := &zeros{left: size}
+		req, err := http.NewRequest(http.MethodPost, p.Base+"/api/v1/projects", body)
+		require.NoError(t, err)
+		req.ContentLength = size
+		req.Header.Set("Authorization", "Bearer dubsim-subscription")
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		return body, req
+	}
+	_, req := post(11<<20, "")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	want, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "without a key: %s", want)
+
+	body, req := post(200<<20, "bounds-spool")
+
+	var peak atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if n := boundsDirBytes(tmp); n > peak.Load() {
+					peak.Store(n)
+				}
+			}
+		}
+	}()
+	resp, err = http.DefaultClient.Do(req)
+	close(done)
+	var got []byte
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+		got, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	t.Logf("status %d, %s of the body sent, temp dir peak %s", status, mb(body.read.Load()), mb(peak.Load()))
+	require.NoError(t, err, "the server answers before the body ends")
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
+	assert.Equal(t, string(want), string(got), "the answer the route gives without a key")
+	assert.Contains(t, string(got), "10485760 bytes")
+	assert.LessOrEqual(t, peak.Load(), int64(10<<20+1), "bytes in the temp dir at any time")
+	assert.Zero(t, boundsDirBytes(tmp), "nothing left in the temp dir")
+	assert.True(t, p.Alive())
+}
+
+// Temp files a crash left (a spooled request body, a partial upload) were
+// never removed (issue 19). At start dubsim removes its own, and only those.
+func TestCrashTempFilesAreRemovedAtStart(t *testing.T) {
+	tmp, dataDir := t.TempDir(), t.TempDir()
+	data := filepath.Join(dataDir, "dubsim.db")
+	blobs := data + ".blobs"
+	require.NoError(t, os.MkdirAll(blobs, 0o755))
+	write := func(path string) {
+		require.NoError(t, os.WriteFile(path, make([]byte, 1<<20), 0o600))
+	}
+	write(filepath.Join(tmp, "dubsim-idem-123456"))
+	write(filepath.Join(tmp, "someone-elses"))
+	write(filepath.Join(blobs, "tmp~987654"))
+	p := proctest.Start(t, proctest.Binary(t), []string{"TMPDIR=" + tmp},
+		"--addr", "127.0.0.1:0", "--data", data, "--log-level", "off")
+	require.True(t, p.Alive())
+	for path, kept := range map[string]bool{
+		filepath.Join(tmp, "dubsim-idem-123456"): false,
+		filepath.Join(tmp, "someone-elses"):      true,
+		filepath.Join(blobs, "tmp~987654"):       false,
+	} {
+		_, err := os.Stat(path)
+		assert.Equal(t, kept, err == nil, "%s kept", path)
+	}
+}
