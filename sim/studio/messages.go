@@ -70,6 +70,7 @@ const (
 	msgNotString              = "%s must be a string; got %s"
 	msgNotEmpty               = "%s must not be empty"
 	msgNameLength             = "%s must be at most %d characters; got %d"
+	msgFieldBytes             = "%s must be at most %d bytes; got %d" // the field, its limit, the length received (docs/fidelity.md HB4)
 	msgNotBoolean             = "%s must be a boolean; got %s"
 	msgNotStringArray         = "%s must be an array of strings; got %s"
 	msgItemNotString          = "%s[%d] must be a string; got %s"

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -141,4 +142,38 @@ func TestCrashTempFilesAreRemovedAtStart(t *testing.T) {
 		_, err := os.Stat(path)
 		assert.Equal(t, kept, err == nil, "%s kept", path)
 	}
+}
+
+// Platform name and source_video_url accepted 9 MB each, and each project
+// kept them (issue 19). They are now refused past 500 characters and
+// 8192 bytes, with a message naming the field and the limit.
+func TestHugeStringFieldsAreRefused(t *testing.T) {
+	p := start(t)
+	huge := strings.Repeat("n", 9<<20)
+	cases := []struct{ name, body, msg string }{
+		{"name", `{"name":"` + huge + `","source_lang":"en","target_lang":"fr-FR","source_video_url":"https://cdn.test/v.mp4"}`,
+			"name must be at most 500 characters; got 9437184"},
+		{"source_video_url", `{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://cdn.test/` + huge + `"}`,
+			"source_video_url must be at most 8192 bytes; got 9437201"},
+	}
+	for _, c := range cases {
+		for i := range 10 {
+			req, err := http.NewRequest(http.MethodPost, p.Base+"/api/v1/projects", strings.NewReader(c.body))
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer dubsim-enterprise")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Dubsim-Interface", "platform") // the body's first 64 KiB do not tell (fidelity X4)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s, request %d: %.200s", c.name, i, got)
+			assert.JSONEq(t, `{"error":"ValidationError","message":"`+c.msg+`"}`, string(got))
+		}
+	}
+	rss, peak := memory(t, p)
+	t.Logf("after 20 creates with 9 MB fields: resident %s, peak %s", mb(rss), mb(peak))
+	assert.Less(t, peak, int64(300<<20), "peak resident memory")
+	assert.True(t, p.Alive())
 }
