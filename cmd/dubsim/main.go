@@ -137,6 +137,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,
 		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
 		StudioRateLimit: cfg.StudioRateLimit, SharedCreate: cfg.SharedCreate, Version: version,
+		Quota:         cfg.Quota,
 		DrainMaxBytes: drainMaxBytes(cfg.DrainMaxBytes), DrainIdleTimeout: cfg.DrainIdleTimeout, DrainTimeout: cfg.DrainTimeout,
 	})
 	if err != nil {

@@ -46,7 +46,8 @@ const (
 	msgStorageSignature    = "The request signature does not match; use the presignedUploadUrl exactly as returned, query string included"
 	msgStorageExpired      = "Request has expired: the presigned URL expired at %s" // the expiry, a studio timestamp
 	msgStorageTooLarge     = "Your proposed upload exceeds the maximum allowed size of 5 GB"
-	msgStorageNotStored    = "The upload could not be stored: %s" // the cause
+	msgStorageNotStored    = "The upload could not be stored: %s"      // the cause
+	msgStorageQuota        = "Your upload exceeds a storage quota: %s" // which quota (sim.QuotaError), docs/fidelity.md HB6
 
 	// Studio projects (POST /api/v1/projects, PATCH /api/v1/projects/{projectId}).
 	msgManagerEmail          = "managerEmail must be an email address; got %q"

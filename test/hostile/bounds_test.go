@@ -1,6 +1,8 @@
 package hostile
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -175,5 +177,68 @@ func TestHugeStringFieldsAreRefused(t *testing.T) {
 	rss, peak := memory(t, p)
 	t.Logf("after 20 creates with 9 MB fields: resident %s, peak %s", mb(rss), mb(peak))
 	assert.Less(t, peak, int64(300<<20), "peak resident memory")
+	assert.True(t, p.Alive())
+}
+
+// boundsPresign asks for a presigned upload URL with key.
+func boundsPresign(t *testing.T, p *proctest.Proc, key string) (string, int) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, p.Base+"/api/v1/artifacts/create?fileName=a.wav", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var v struct {
+		URL string `json:"presignedUploadUrl"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&v)
+	return v.URL, resp.StatusCode
+}
+
+// boundsPut PUTs size bytes to a presigned URL.
+func boundsPut(t *testing.T, url string, size int) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, url, bytes.NewReader(make([]byte, size)))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// Uploads had no quota: 5 GB each, unlimited presigns (issue 19). With a
+// company quota of 3 MB and a total of 5 MB, uploads past either are
+// refused with 403 QuotaExceeded and not stored, and presigns are capped.
+func TestUploadsBeyondTheQuotaAreRefused(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "dubsim.db")
+	p := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", data, "--log-level", "off",
+		"--company-blob-quota", "3000000", "--blob-quota", "5000000", "--presigns-per-company", "3")
+	const mbyte = 1_000_000
+	company := func(key string, size int) (int, string) {
+		url, status := boundsPresign(t, p, key)
+		require.Equal(t, http.StatusOK, status)
+		return boundsPut(t, url, size)
+	}
+	status, body := company("dubsim-free", 2*mbyte)
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = company("dubsim-subscription", 2*mbyte) // the same company: 4 MB
+	assert.Equal(t, http.StatusForbidden, status)
+	assert.Contains(t, body, "<Code>QuotaExceeded</Code><Message>Your upload exceeds a storage quota: the files of your company would exceed its storage quota of 0.003 GB</Message>")
+	status, body = company("dubsim-pro", 3*mbyte) // another company: 5 MB in all
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = company("dubsim-enterprise", 100<<20) // 100 MiB more, a third company
+	assert.Equal(t, http.StatusForbidden, status)
+	assert.Contains(t, body, "the files stored by this simulator would exceed its storage quota of 0.005 GB")
+	assert.LessOrEqual(t, boundsDirBytes(data+".blobs"), int64(5*mbyte), "bytes stored")
+
+	// The refused 100 MiB upload is still outstanding: two more, then no more.
+	for i := range 2 {
+		_, status := boundsPresign(t, p, "dubsim-enterprise")
+		require.Equal(t, http.StatusOK, status, "presign %d", i)
+	}
+	_, status = boundsPresign(t, p, "dubsim-enterprise")
+	assert.Equal(t, http.StatusForbidden, status, "a fourth outstanding presign")
 	assert.True(t, p.Alive())
 }

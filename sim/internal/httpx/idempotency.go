@@ -95,9 +95,9 @@ type Replayer func(w http.ResponseWriter, r *http.Request, recipe []byte) error
 // The request body is fingerprinted before the handler runs: up to MemBody
 // bytes in memory, the rest spooled to a temporary file, so large multipart
 // uploads never sit in memory. No more than the route's own body limit
-// (Limit) is read ahead: a larger body is not fingerprinted, and the request
-// goes on as if it had no key, so the route refuses it with the answer it
-// gives without one. Response bodies up to MaxStored bytes are stored;
+// (Limit) is read ahead, plus one byte: a larger body is identified by those
+// bytes, and the route, reading on, refuses it with the answer it gives
+// without a key (recorded and replayed as any 4xx). Response bodies up to MaxStored bytes are stored;
 // larger ones are replayed from a recipe (see SetReplayRecipe).
 type Idempotency struct {
 	Store IdemStore
@@ -161,12 +161,6 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 			}
 			defer body.Close()
 			r.Body = body
-			if body.over {
-				// Larger than the route accepts: the route refuses it as it
-				// would without a key, reading no more than its limit.
-				next.ServeHTTP(w, r)
-				return
-			}
 			slot := sc + "\x00" + key
 
 			slots := m.slots()
@@ -266,7 +260,7 @@ type spooledBody struct {
 	io.Reader
 	mem  []byte
 	file *os.File
-	over bool // the body is larger than the route's limit; Reader goes on with the unread rest
+	over bool // the body is larger than the route's limit: after the spool, Reader goes on with the unread rest
 }
 
 // rewind makes the body readable again from its start.
@@ -354,14 +348,9 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 		}
 		n += rest
 	}
-	if n > limit {
-		if err := sb.rewind(); err != nil {
-			sb.Close()
-			return nil, "", "", err
-		}
-		sb.Reader, sb.over = io.MultiReader(sb.Reader, r.Body), true
-		return sb, "", "", nil
-	}
+	// Past the limit the route refuses the body, whatever follows: its
+	// first limit+1 bytes identify the request.
+	sb.over = n > limit
 	if boundary == "" || !hashParts(h, sb, boundary) {
 		h.Write(raw.Sum(nil))
 	}
@@ -374,6 +363,9 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 	if err := sb.rewind(); err != nil {
 		sb.Close()
 		return nil, "", "", err
+	}
+	if sb.over {
+		sb.Reader = io.MultiReader(sb.Reader, r.Body)
 	}
 	return sb, fp, legacy, nil
 }

@@ -30,8 +30,8 @@ func dirBytes(t *testing.T, dir string) int64 {
 }
 
 // A body with an Idempotency-Key is read ahead no further than the route's
-// own limit: a larger one goes to the route, which refuses it as it does
-// without a key; one within the limit is fingerprinted and replayed.
+// own limit (plus one byte): the route refuses a larger one as it does
+// without a key, and a retry replays that refusal.
 func TestIdempotencySpoolsNoMoreThanTheRouteLimit(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir) // os.CreateTemp("") writes here
@@ -43,8 +43,8 @@ func TestIdempotencySpoolsNoMoreThanTheRouteLimit(t *testing.T) {
 		replayed   bool
 	}{
 		{"within the limit: spooled and replayed", limit, http.StatusOK, true},
-		{"one byte over: the route's own 413, no record", limit + 1, http.StatusRequestEntityTooLarge, false},
-		{"far over: the route's own 413, no record", 16 * limit, http.StatusRequestEntityTooLarge, false},
+		{"one byte over: the route's own 413, replayed", limit + 1, http.StatusRequestEntityTooLarge, true},
+		{"far over: the route's own 413, replayed", 16 * limit, http.StatusRequestEntityTooLarge, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
