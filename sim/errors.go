@@ -5,6 +5,19 @@ import (
 	"fmt"
 )
 
+// ErrStorageQuota means a file would take the stored bytes past a quota
+// (sim.BlobQuota); a *QuotaError says which.
+var ErrStorageQuota = errors.New("storage quota exceeded")
+
+// QuotaError is a refusal by a storage quota; Reason is in words the
+// client may see.
+type QuotaError struct{ Reason string }
+
+func (e *QuotaError) Error() string { return ErrStorageQuota.Error() + ": " + e.Reason }
+
+// Is makes errors.Is(err, ErrStorageQuota) hold for a *QuotaError.
+func (e *QuotaError) Is(target error) bool { return target == ErrStorageQuota }
+
 // Code is a transport-neutral error code. Each API maps codes to its own HTTP
 // status and envelope (the platform and studio interfaces use different bodies).
 type Code string

@@ -5,6 +5,15 @@ import (
 	"time"
 )
 
+// Limits of the string fields of client requests. The provider documents
+// none; these are conventional bounds (docs/fidelity.md, HB3 to HB5). Names
+// are bounded by MaxNameLength characters.
+const (
+	MaxURLBytes   = 8 << 10  // a URL or storage path: what common servers and proxies accept
+	MaxEmailBytes = 254      // an email address (RFC 5321's longest path)
+	MaxTextBytes  = 64 << 10 // any other string field of a studio JSON body
+)
+
 // NewProject is a validated Create Project request.
 type NewProject struct {
 	Name                 string

@@ -370,6 +370,22 @@ func (t StudioTiming) VideoProcessing(d time.Duration) time.Duration {
 	return t.VideoBase + time.Duration(d.Minutes()*float64(t.VideoPerMinute))
 }
 
+// BlobQuota bounds the files a shared dubsim stores: the bytes of every
+// uploaded file (Total), those of one company's (PerCompany), and the
+// presigned uploads a company has outstanding, neither used nor expired
+// (PresignsPerCompany). Zero is unlimited.
+type BlobQuota struct {
+	Total, PerCompany  int64
+	PresignsPerCompany int
+}
+
+// Default quotas of the binary (docs/fidelity.md HB6, HB7).
+const (
+	DefaultBlobQuota          = 20_000_000_000 // 20 GB
+	DefaultCompanyBlobQuota   = 10_000_000_000 // 10 GB
+	DefaultPresignsPerCompany = 1000
+)
+
 // Studio limits.
 const (
 	MaxArtifactBytes = 5 << 30 // 5 GB, as documented
@@ -380,18 +396,22 @@ const (
 // Studio messages quoted from the provider's docs (keep byte for byte),
 // then dubsim's own.
 const (
-	MsgStudioAuth       = "Missing or invalid authorization token"
-	MsgStudioDenied     = "Access denied to this project"
-	MsgStudioNotFound   = "Not Found"
-	MsgNoValidFields    = "No valid fields to update"
-	MsgArtifactDenied   = "Access denied to this artifact"
-	MsgRateLimitMinute  = "Rate limit exceeded: %d requests per minute per API key; retry after %d seconds"
-	MsgRateLimitDay     = "Rate limit exceeded: %d requests per day per API key; retry after %d seconds"
-	MsgUnsupportedMedia = "Unsupported media file %s: not a recognised audio or video container (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC) with a readable duration"
-	MsgUploadNotFound   = "File not found at s3Path %s: nothing was uploaded to its presigned URL"
-	MsgUploadExpired    = "The presigned upload for s3Path %s expired at %s before a file was uploaded"
-	MsgNoCredentials    = "Access denied to bucket %s: no storage credentials are configured for this API key (set them in the dashboard, or with POST /_sim/accounts)"
-	MsgBucketNotCovered = "Access denied to bucket %s: the storage credentials of this API key do not cover it"
+	MsgStudioAuth     = "Missing or invalid authorization token"
+	MsgStudioDenied   = "Access denied to this project"
+	MsgStudioNotFound = "Not Found"
+	// Quotas (docs/fidelity.md HB6, HB7): the limit.
+	MsgCompanyQuota        = "the files of your company would exceed its storage quota of %s"
+	MsgTotalQuota          = "the files stored by this simulator would exceed its storage quota of %s"
+	MsgPresignsOutstanding = "At most %d presigned uploads may be outstanding per company; upload to the ones you have or let them expire (24 hours)"
+	MsgNoValidFields       = "No valid fields to update"
+	MsgArtifactDenied      = "Access denied to this artifact"
+	MsgRateLimitMinute     = "Rate limit exceeded: %d requests per minute per API key; retry after %d seconds"
+	MsgRateLimitDay        = "Rate limit exceeded: %d requests per day per API key; retry after %d seconds"
+	MsgUnsupportedMedia    = "Unsupported media file %s: not a recognised audio or video container (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC) with a readable duration"
+	MsgUploadNotFound      = "File not found at s3Path %s: nothing was uploaded to its presigned URL"
+	MsgUploadExpired       = "The presigned upload for s3Path %s expired at %s before a file was uploaded"
+	MsgNoCredentials       = "Access denied to bucket %s: no storage credentials are configured for this API key (set them in the dashboard, or with POST /_sim/accounts)"
+	MsgBucketNotCovered    = "Access denied to bucket %s: the storage credentials of this API key do not cover it"
 )
 
 // Upload bucket of presigned uploads and of stored artifacts.

@@ -56,6 +56,9 @@ type config struct {
 	DrainMaxBytes    int64
 	DrainIdleTimeout time.Duration
 	DrainTimeout     time.Duration
+
+	// Quota bounds the uploaded files (0: unlimited).
+	Quota sim.BlobQuota
 }
 
 // flagControlToken is the flag of the control token, also read by ctl.
@@ -130,6 +133,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&drainMax, "drain-max-bytes", strconv.FormatInt(server.DefaultDrainMaxBytes, 10), "after a refusal sent before the request body was read, read and discard at most this many bytes of the body so the client sees the answer, not a reset (0 = never)")
 	fs.StringVar(&drainIdle, "drain-idle-timeout", server.DefaultDrainIdleTimeout.String(), "stop reading a refused request's body when no byte arrives for this long, and close the connection")
 	fs.StringVar(&drainTimeout, "drain-timeout", server.DefaultDrainTimeout.String(), "stop reading a refused request's body after this long in all, and close the connection")
+	var blobQuota, companyQuota, presigns string
+	fs.StringVar(&blobQuota, "blob-quota", strconv.FormatInt(sim.DefaultBlobQuota, 10), "bytes of uploaded files all companies may store; a presigned upload past it is refused with 403 QuotaExceeded (0 = unlimited)")
+	fs.StringVar(&companyQuota, "company-blob-quota", strconv.FormatInt(sim.DefaultCompanyBlobQuota, 10), "bytes of uploaded files one company may store (0 = unlimited)")
+	fs.StringVar(&presigns, "presigns-per-company", strconv.Itoa(sim.DefaultPresignsPerCompany), "presigned uploads a company may have outstanding, neither used nor expired (0 = unlimited)")
 	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
 	fs.BoolVar(&c.FetchLoopback, "fetch-loopback", true, "fetch media served on this machine (loopback, localhost, *.localhost) to read durations; false: treat it like any host not in --fetch-hosts")
 	fs.BoolVar(&c.FetchErrorDetail, "fetch-error-detail", false, "tell a creation why its source video could not be read (closed port, HTTP status, format); off, only that it could not (the reason goes to the log)")
@@ -215,6 +222,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.AdvanceWait <= 0 {
 		return c, errors.New("advance-wait must be positive")
+	}
+	for _, q := range []struct {
+		name, raw string
+		dst       *int64
+	}{{"blob-quota", blobQuota, &c.Quota.Total}, {"company-blob-quota", companyQuota, &c.Quota.PerCompany}} {
+		if *q.dst, err = strconv.ParseInt(q.raw, 10, 64); err != nil || *q.dst < 0 {
+			return c, fmt.Errorf("%s must be a non-negative number of bytes (0 = unlimited); got %q", q.name, q.raw)
+		}
+	}
+	if c.Quota.PresignsPerCompany, err = strconv.Atoi(presigns); err != nil || c.Quota.PresignsPerCompany < 0 {
+		return c, fmt.Errorf("presigns-per-company must be a non-negative integer (0 = unlimited); got %q", presigns)
 	}
 	if c.DrainMaxBytes, err = strconv.ParseInt(drainMax, 10, 64); err != nil || c.DrainMaxBytes < 0 {
 		return c, fmt.Errorf("drain-max-bytes must be a non-negative integer (0 = never); got %q", drainMax)

@@ -104,6 +104,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	log := newLogger(cfg.LogLevel, stderr)
+	if n, err := server.RemoveStaleSpools(); err != nil {
+		log.Warn("removing request bodies spooled by an earlier run", "dir", os.TempDir(), "err", err)
+	} else if n > 0 {
+		log.Info("removed request bodies spooled by an earlier run", "dir", os.TempDir(), "files", n)
+	}
 
 	var fsys fs.FS = fixtures.FS
 	if cfg.Fixtures != "" {
@@ -137,6 +142,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,
 		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
 		StudioRateLimit: cfg.StudioRateLimit, SharedCreate: cfg.SharedCreate, Version: version,
+		Quota:         cfg.Quota,
 		DrainMaxBytes: drainMaxBytes(cfg.DrainMaxBytes), DrainIdleTimeout: cfg.DrainIdleTimeout, DrainTimeout: cfg.DrainTimeout,
 	})
 	if err != nil {

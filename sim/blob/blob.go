@@ -38,7 +38,10 @@ type Dir struct {
 	dir string
 }
 
-// Open returns the blob directory dir, creating it if needed.
+// Open returns the blob directory dir, creating it if needed, and removes
+// the temporary files a crash in the middle of a Write left behind (only
+// those: their names cannot be blob names). The directory belongs to one
+// process, as the data file it goes with does.
 func Open(dir string) (*Dir, error) {
 	if dir == "" {
 		return nil, errors.New("blob: empty directory name")
@@ -46,7 +49,35 @@ func Open(dir string) (*Dir, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
-	return &Dir{dir: dir}, nil
+	d := &Dir{dir: dir}
+	if _, err := d.removeTemps(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// removeTemps removes the temporary files of interrupted Writes.
+func (d *Dir) removeTemps() (int, error) {
+	names, err := filepath.Glob(filepath.Join(d.dir, tempPattern))
+	if err != nil {
+		return 0, fmt.Errorf("blob: %w", err)
+	}
+	var errs []error
+	removed := 0
+	for _, name := range names {
+		if fi, err := os.Lstat(name); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	if err := errors.Join(errs...); err != nil {
+		return removed, fmt.Errorf("blob: removing temporary files: %w", err)
+	}
+	return removed, nil
 }
 
 // Path returns the directory holding the blobs.

@@ -446,3 +446,24 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// Open removes the temporary files a crash mid-Write left, and keeps the
+// blobs and anything else.
+func TestOpenRemovesCrashTemps(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "blobs")
+	d, err := Open(dir)
+	require.NoError(t, err)
+	_, err = d.Write("upload-1", strings.NewReader("kept"), 100)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tmp~123"), bytes.Repeat([]byte("x"), 1000), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tmp-not-ours"), []byte("x"), 0o600))
+
+	d, err = Open(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("kept"), readBlob(t, d, "upload-1"))
+	_, err = os.Stat(filepath.Join(dir, "tmp~123"))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = os.Stat(filepath.Join(dir, "tmp-not-ours"))
+	assert.NoError(t, err)
+}

@@ -169,6 +169,7 @@ func (m *artMedia) nextDownload(t *testing.T) string {
 type artOptions struct {
 	noMedia, noInspect, noBlobs bool
 	workWait                    time.Duration
+	quota                       sim.BlobQuota
 }
 
 type artHarness struct {
@@ -199,7 +200,7 @@ func openArtHarness(t *testing.T, path, blobDir string, media *artMedia, opts ar
 	b, err := blob.Open(blobDir)
 	require.NoError(t, err)
 	cfg := Config{Store: st, Clock: clock, IDs: sim.NewIDs(7), Prober: fakeProber{}, Timing: sim.DefaultTiming, Fixtures: fx,
-		WorkWait: opts.workWait}
+		WorkWait: opts.workWait, Quota: opts.quota}
 	if !opts.noMedia {
 		cfg.Media = media
 	}

@@ -44,6 +44,12 @@ type core struct {
 	media   StudioMedia
 	inspect Inspector
 	blobs   Blobs
+	quota   sim.BlobQuota
+	// Bytes of uploads being received, by company and in all, counted
+	// against the quotas until they are stored.
+	quotaMu       sync.Mutex
+	reserved      map[string]int64
+	reservedTotal int64
 	// Artifact downloads run in the background until Close.
 	bg    context.Context
 	stop  context.CancelFunc
@@ -227,6 +233,7 @@ func newCore(cfg Config) *core {
 	e.fixtures.Store(cfg.Fixtures)
 	e.fixtureFS = cfg.FixtureFS
 	e.studio, e.media, e.inspect, e.blobs = cfg.StudioTiming, cfg.Media, cfg.Inspect, cfg.Blobs
+	e.quota, e.reserved = cfg.Quota, map[string]int64{}
 	if e.studio == (sim.StudioTiming{}) {
 		e.studio = sim.DefaultStudioTiming
 	}

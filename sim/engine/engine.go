@@ -57,6 +57,8 @@ type Config struct {
 	Media        StudioMedia
 	Inspect      Inspector
 	Blobs        Blobs
+	// Quota bounds the uploaded files (zero value: unlimited).
+	Quota sim.BlobQuota
 }
 
 // Engine is the use-case layer: one service per resource, each a small

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/dubsim/dubsim/sim"
 )
@@ -13,11 +14,28 @@ import (
 type Uploads struct{ *core }
 
 // PresignUpload opens an upload slot for fileName, valid for 24 hours. Its
-// id is keyed by the store's secret, so another company cannot guess it.
+// id is keyed by the store's secret, so another company cannot guess it. A
+// company may have Quota.PresignsPerCompany slots outstanding (neither used
+// nor expired).
 func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName string) (sim.Upload, error) {
 	var u sim.Upload
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
+		if limit := e.quota.PresignsPerCompany; limit > 0 {
+			open := 0
+			err := tx.ForEachUpload(func(o sim.Upload) error {
+				if o.CompanyID == c.Company.ID && !o.Uploaded && now.Before(o.ExpiresAt) {
+					open++
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if open >= limit {
+				return sim.Errorf(sim.CodeForbidden, sim.MsgPresignsOutstanding, limit)
+			}
+		}
 		seq, err := tx.NextSequence("uploads")
 		if err != nil {
 			return err
@@ -56,7 +74,12 @@ func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) 
 		return sim.Upload{}, errors.New("uploads need a blob directory")
 	}
 	name := "upload-" + id
-	n, err := e.blobs.Write(name, body, sim.MaxArtifactBytes)
+	qr, err := e.quotaReader(ctx, id, body)
+	if err != nil {
+		return sim.Upload{}, err
+	}
+	defer qr.release() // once the record counts the file
+	n, err := e.blobs.Write(name, qr, sim.MaxArtifactBytes)
 	if err != nil {
 		return sim.Upload{}, err
 	}
@@ -89,3 +112,103 @@ func (e *core) inspectBlob(name string) (string, *float64, sim.MediaFormat) {
 	s := d.Seconds()
 	return format, &s, mf
 }
+
+// quotaReader counts the bytes of an upload being received against the
+// quotas, as they arrive, together with the other uploads in flight, and
+// fails with sim.ErrStorageQuota at the first byte past one. The stored
+// usage is read when the upload starts (its own earlier file, which it
+// replaces, not counted).
+type quotaReader struct {
+	r            io.Reader
+	e            *Uploads
+	company      string
+	stored, mine int64 // bytes stored when the upload started: in all, of the company
+	read         int64
+	released     bool
+}
+
+func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*quotaReader, error) {
+	qr := &quotaReader{r: body, e: e}
+	q := e.quota
+	if q.Total <= 0 && q.PerCompany <= 0 {
+		qr.released = true // nothing to count
+		return qr, nil
+	}
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		u, err := tx.Upload(id)
+		if err != nil {
+			return err
+		}
+		qr.company = u.CompanyID
+		return tx.ForEachUpload(func(o sim.Upload) error {
+			if !o.Uploaded || o.ID == id {
+				return nil
+			}
+			qr.stored += o.Size
+			if o.CompanyID == qr.company {
+				qr.mine += o.Size
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A file of 0 bytes is refused too when the quota is used up.
+	if err := qr.count(0); err != nil {
+		qr.release()
+		return nil, err
+	}
+	return qr, nil
+}
+
+func (qr *quotaReader) Read(p []byte) (int, error) {
+	if qr.released {
+		return qr.r.Read(p)
+	}
+	n, err := qr.r.Read(p)
+	if n > 0 {
+		if qerr := qr.count(int64(n)); qerr != nil {
+			return n, qerr
+		}
+	}
+	return n, err
+}
+
+// count adds n bytes read to the bytes in flight and checks the quotas.
+func (qr *quotaReader) count(n int64) error {
+	e, q := qr.e, qr.e.quota
+	e.quotaMu.Lock()
+	defer e.quotaMu.Unlock()
+	qr.read += n
+	e.reserved[qr.company] += n
+	e.reservedTotal += n
+	mine, total := qr.mine+e.reserved[qr.company], qr.stored+e.reservedTotal
+	switch {
+	case q.PerCompany > 0 && (mine > q.PerCompany || n == 0 && mine >= q.PerCompany):
+		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgCompanyQuota, gb(q.PerCompany))}
+	case q.Total > 0 && (total > q.Total || n == 0 && total >= q.Total):
+		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgTotalQuota, gb(q.Total))}
+	}
+	return nil
+}
+
+// release stops counting the upload's bytes as in flight: it is stored (or
+// failed).
+func (qr *quotaReader) release() {
+	e := qr.e
+	e.quotaMu.Lock()
+	defer e.quotaMu.Unlock()
+	if qr.released {
+		return
+	}
+	qr.released = true
+	e.reserved[qr.company] -= qr.read
+	if e.reserved[qr.company] == 0 {
+		delete(e.reserved, qr.company)
+	}
+	e.reservedTotal -= qr.read
+}
+
+// gb words a byte count in decimal gigabytes, as storage quotas are.
+func gb(n int64) string { return strconv.FormatFloat(float64(n)/1e9, 'f', -1, 64) + " GB" }

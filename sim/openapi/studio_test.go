@@ -1081,3 +1081,22 @@ func TestStudioFixturesContract(t *testing.T) {
 		})
 	}
 }
+
+// The quotas' answers (docs/fidelity.md HB6, HB7): a presign past the
+// company's outstanding ones, and a PUT past the company's stored bytes.
+func TestStudioQuotaContract(t *testing.T) {
+	t.Parallel()
+	e := newStudioEnv(t, func(c *server.Config) {
+		c.Quota = sim.BlobQuota{PerCompany: 10, PresignsPerCompany: 2}
+	})
+	_, first := e.presign(stKey, "a.wav")
+	e.presign(stKey, "b.wav")
+	r := e.do(stReq("GET", stArtifacts+"?fileName=c.wav", stKey, ""))
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Equal(t, "studioGetPresignedUploadUrl", r.Op)
+	assert.Equal(t, map[string]any{"error": fmt.Sprintf(sim.MsgPresignsOutstanding, 2)}, r.JSON)
+
+	r = e.put(first, make([]byte, 11))
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Contains(t, string(r.Body), "<Code>QuotaExceeded</Code>")
+}

@@ -9,6 +9,11 @@ const (
 	msgNoRoute      = "No route %s %s; see the endpoint list in the dubsim README"
 	msgFileNotFound = "File not found"
 
+	// Project creation: the string limits (docs/fidelity.md HB3), the
+	// field, the limit and the length received.
+	msgFieldCharacters = "%s must be at most %d characters; got %d"
+	msgFieldBytes      = "%s must be at most %d bytes; got %d"
+
 	// Project creation: source_script and glossary_content.
 	msgScriptOrder = "%s starts at %d ms, before the previous segment ends (%d ms): segments must be in order and must not overlap"
 	msgGlossaryTSV = "glossary_content line %d is not in TSV format: expected <source term><TAB><target term>"

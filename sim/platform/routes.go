@@ -85,7 +85,8 @@ func New(cfg Config) *API {
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
-	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Replayers: map[string]httpx.Replayer{recipeCloning: replayCloning}, Slots: cfg.IdemSlots}
+	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Limit: a.bodyLimit,
+		Replayers: map[string]httpx.Replayer{recipeCloning: replayCloning}, Slots: cfg.IdemSlots}
 	a.validate = newValidator(cfg.Service.Catalog)
 	return a
 }
@@ -111,13 +112,28 @@ func (a *API) Routes() chi.Router {
 		r.Delete("/api/v1/projects/{project_id}", a.http.Handle(a.handleDeleteProject))
 		r.Post("/api/v1/projects/{project_id}/translations", a.http.Handle(a.handleRetranslate))
 		r.Post("/api/v1/projects/{project_id}/validate-translation-request", a.http.Handle(a.handleValidateRetranslation))
-		r.Post("/api/v1/cloning/synthesize", a.http.Handle(a.handleSynthesize))
+		r.Post(pathCloning, a.http.Handle(a.handleSynthesize))
 	})
 
 	// Output downloads: unauthenticated, like the provider's storage links.
 	r.Get("/files/projects/{project_id}/{gen}/{file}", a.http.Handle(a.handleOutputFile))
 	r.Head("/files/projects/{project_id}/{gen}/{file}", a.http.Handle(a.handleOutputFile))
 	return r
+}
+
+// pathCloning is the voice cloning route, the one POST whose body is not JSON.
+const pathCloning = "/api/v1/cloning/synthesize"
+
+// bodyLimit is the body limit of the route r goes to: the cloning route's
+// own, or the JSON decoder's. The idempotency middleware reads no more.
+func (a *API) bodyLimit(r *http.Request) int64 {
+	if r.URL.Path == pathCloning {
+		return maxCloneBody
+	}
+	if a.dec.MaxBytes > 0 {
+		return a.dec.MaxBytes
+	}
+	return httpx.DefaultMaxBody
 }
 
 func routeNotFound(w http.ResponseWriter, r *http.Request) error {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/script"
@@ -68,6 +69,37 @@ func fieldPath(fe validator.FieldError) string {
 	return ns
 }
 
+// checkLengths refuses a name or source URL longer than its limit, before
+// any other rule reads them (docs/fidelity.md HB3).
+func checkLengths(b createProjectBody) error {
+	if b.Name != nil {
+		if n := utf8.RuneCountInString(*b.Name); n > sim.MaxNameLength {
+			return sim.Errorf(sim.CodeValidation, msgFieldCharacters, "name", sim.MaxNameLength, n)
+		}
+	}
+	if b.SourceVideoURL != nil && len(*b.SourceVideoURL) > sim.MaxURLBytes {
+		return sim.Errorf(sim.CodeValidation, msgFieldBytes, "source_video_url", sim.MaxURLBytes, len(*b.SourceVideoURL))
+	}
+	return nil
+}
+
+// maxEchoed is the longest client value a message quotes whole; a longer
+// one is cut, so a refusal is never the size of the request.
+const maxEchoed = 200
+
+// echoed cuts a client value quoted in a message to maxEchoed bytes (on a
+// character boundary), marking the cut with "...".
+func echoed(v string) string {
+	if len(v) <= maxEchoed {
+		return v
+	}
+	cut := maxEchoed - 3
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "..."
+}
+
 // validationMessage words one validator failure for the client.
 func validationMessage(fe validator.FieldError, catalog *sim.Catalog) string {
 	field := fieldPath(fe)
@@ -75,6 +107,7 @@ func validationMessage(fe validator.FieldError, catalog *sim.Catalog) string {
 	if p, ok := fe.Value().(*string); ok && p != nil {
 		value = *p
 	}
+	value = echoed(value)
 	switch fe.Tag() {
 	case "required":
 		return fmt.Sprintf(sim.MsgRequired, field)
@@ -114,6 +147,9 @@ func validationMessage(fe validator.FieldError, catalog *sim.Catalog) string {
 // does not depend on the account, and returns the request with defaults.
 func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 	cat := a.svc.Catalog()
+	if err := checkLengths(b); err != nil {
+		return sim.NewProject{}, err
+	}
 	if err := a.validate.Struct(b); err != nil {
 		var ves validator.ValidationErrors
 		if errors.As(err, &ves) && len(ves) > 0 {

@@ -98,7 +98,10 @@ type Config struct {
 	// route accepts; negative: never drain), giving up when no byte arrives
 	// for DrainIdleTimeout (zero: 30 s) or after DrainTimeout in all (zero:
 	// 60 s); then the connection is closed.
-	DrainMaxBytes    int64
+	DrainMaxBytes int64
+	// Quota bounds the uploaded files (zero value: unlimited, the in-process
+	// default; the binary sets sim.DefaultBlobQuota and the others).
+	Quota            sim.BlobQuota
 	DrainIdleTimeout time.Duration
 	DrainTimeout     time.Duration
 }
@@ -123,6 +126,14 @@ type Server struct {
 
 	tempBlobs string
 	platform  *platform.API // its output cache is removed at Close
+}
+
+// RemoveStaleSpools removes the request bodies an earlier dubsim process
+// spooled to the temporary directory and left there when it crashed (the
+// idempotency middleware's, named httpx.SpoolPattern), and no other file.
+// The binary calls it once at start; it returns how many it removed.
+func RemoveStaleSpools() (int, error) {
+	return httpx.RemoveSpools(os.TempDir())
 }
 
 // Close stops background work (artifact downloads) and removes a temporary
@@ -231,6 +242,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
 		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
+		Quota: cfg.Quota,
 	})
 	e := s.Engine
 	if err := e.Start(ctx); err != nil {

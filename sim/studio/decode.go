@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
@@ -72,8 +73,19 @@ func (o object) isNull(name string) bool {
 // given reports whether the field is present and not null.
 func (o object) given(name string) bool { return o.has(name) && !o.isNull(name) }
 
-// str returns a string field: nil when absent or null.
+// str returns a string field of at most sim.MaxTextBytes: nil when absent
+// or null.
 func (o object) str(name string) (*string, error) {
+	s, err := o.rawStr(name)
+	if err != nil || s == nil {
+		return s, err
+	}
+	return s, checkBytes(name, *s, sim.MaxTextBytes)
+}
+
+// rawStr returns a string field of any length: nil when absent or null.
+// Its callers check the length under the field's full name.
+func (o object) rawStr(name string) (*string, error) {
 	if !o.given(name) {
 		return nil, nil
 	}
@@ -84,9 +96,28 @@ func (o object) str(name string) (*string, error) {
 	return &s, nil
 }
 
-// requiredStr returns a required, non-empty string field.
+// checkBytes refuses a string field longer than limit bytes, naming the
+// field and the limit (docs/fidelity.md HB4).
+func checkBytes(field, s string, limit int) error {
+	if len(s) > limit {
+		return invalid(msgFieldBytes, field, limit, len(s))
+	}
+	return nil
+}
+
+// requiredStr returns a required, non-empty string field of at most
+// sim.MaxTextBytes.
 func (o object) requiredStr(name string) (string, error) {
-	s, err := o.str(name)
+	s, err := o.requiredRaw(name)
+	if err != nil {
+		return "", err
+	}
+	return s, checkBytes(name, s, sim.MaxTextBytes)
+}
+
+// requiredRaw is requiredStr without the length check.
+func (o object) requiredRaw(name string) (string, error) {
+	s, err := o.rawStr(name)
 	if err != nil {
 		return "", err
 	}
@@ -103,21 +134,21 @@ func (o object) requiredStr(name string) (string, error) {
 func (o object) name(field string, required bool) (*string, error) {
 	var s *string
 	if required {
-		v, err := o.requiredStr(field)
+		v, err := o.requiredRaw(field)
 		if err != nil {
 			return nil, err
 		}
 		s = &v
 	} else {
 		var err error
-		if s, err = o.str(field); err != nil || s == nil {
+		if s, err = o.rawStr(field); err != nil || s == nil {
 			return nil, err
 		}
 		if strings.TrimSpace(*s) == "" {
 			return nil, invalid(msgNotEmpty, field)
 		}
 	}
-	if n := len([]rune(*s)); n > sim.MaxNameLength {
+	if n := utf8.RuneCountInString(*s); n > sim.MaxNameLength {
 		return nil, invalid(msgNameLength, field, sim.MaxNameLength, n)
 	}
 	return s, nil
@@ -217,21 +248,30 @@ func (o object) stringVariables(name string) ([]sim.StringVariable, error) {
 		if err != nil {
 			return nil, invalid(msgStringVariable, name, i, abbreviate(v))
 		}
-		key, err := item.str("key")
+		key, err := item.rawStr("key")
 		if err != nil || key == nil || *key == "" {
 			return nil, invalid(msgStringVariableKey, name, i)
 		}
-		val, err := item.str("value")
+		val, err := item.rawStr("value")
 		if err != nil || val == nil {
 			return nil, invalid(msgStringVariableValue, name, i)
+		}
+		if err := checkBytes(sprintf("%s[%d].key", name, i), *key, sim.MaxTextBytes); err != nil {
+			return nil, err
+		}
+		if err := checkBytes(sprintf("%s[%d].value", name, i), *val, sim.MaxTextBytes); err != nil {
+			return nil, err
 		}
 		out = append(out, sim.StringVariable{Key: *key, Value: *val})
 	}
 	return out, nil
 }
 
-// httpURL checks an absolute http(s) URL.
+// httpURL checks an absolute http(s) URL of at most sim.MaxURLBytes.
 func httpURL(field, s string) error {
+	if err := checkBytes(field, s, sim.MaxURLBytes); err != nil {
+		return err
+	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return invalid(msgHTTPURL, field, s)
@@ -239,8 +279,11 @@ func httpURL(field, s string) error {
 	return nil
 }
 
-// s3Path checks an s3://bucket/key path.
+// s3Path checks an s3://bucket/key path of at most sim.MaxURLBytes.
 func s3Path(field, s string) error {
+	if err := checkBytes(field, s, sim.MaxURLBytes); err != nil {
+		return err
+	}
 	rest, ok := strings.CutPrefix(s, "s3://")
 	bucket, key, _ := strings.Cut(rest, "/")
 	if !ok || bucket == "" || key == "" || strings.HasSuffix(key, "/") {

@@ -126,7 +126,7 @@ func decodeFragments(o object) ([]sim.Fragment, error) {
 		case f.given("url") && f.given("s3Path"):
 			return nil, invalid(msgFragmentBothSources, field)
 		case f.given("url"):
-			u, err := f.str("url")
+			u, err := f.rawStr("url")
 			if err != nil {
 				return nil, invalid(msgFragmentURL, field)
 			}
@@ -135,7 +135,7 @@ func decodeFragments(o object) ([]sim.Fragment, error) {
 			}
 			fr.URL = *u
 		case f.given("s3Path"):
-			p, err := f.str("s3Path")
+			p, err := f.rawStr("s3Path")
 			if err != nil {
 				return nil, invalid(msgFragmentS3Path, field)
 			}
@@ -184,8 +184,13 @@ func decodeProject(o object, create bool) (sim.StudioProjectInput, error) {
 	if in.ManagerEmail, err = o.str("managerEmail"); err != nil {
 		return in, err
 	}
-	if in.ManagerEmail != nil && !strings.Contains(*in.ManagerEmail, "@") {
-		return in, invalid(msgManagerEmail, *in.ManagerEmail)
+	if in.ManagerEmail != nil {
+		if err := checkBytes("managerEmail", *in.ManagerEmail, sim.MaxEmailBytes); err != nil {
+			return in, err
+		}
+		if !strings.Contains(*in.ManagerEmail, "@") {
+			return in, invalid(msgManagerEmail, *in.ManagerEmail)
+		}
 	}
 	for _, g := range []struct {
 		name string
@@ -470,8 +475,13 @@ func decodeGuidance(o object) (*sim.Guidance, error) {
 		return nil, invalid(msgGuidance, abbreviate(o["translationGuidance"]))
 	}
 	var g sim.Guidance
-	if g.Common, err = sub.str("common"); err != nil {
+	if g.Common, err = sub.rawStr("common"); err != nil {
 		return nil, invalid(msgGuidanceCommon)
+	}
+	if g.Common != nil {
+		if err := checkBytes("translationGuidance.common", *g.Common, sim.MaxTextBytes); err != nil {
+			return nil, err
+		}
 	}
 	if sub.given("byLang") {
 		bl, err := sub.sub("byLang")
@@ -482,9 +492,12 @@ func decodeGuidance(o object) (*sim.Guidance, error) {
 			g.ByLang = map[string]string{}
 		}
 		for k := range bl {
-			s, err := bl.str(k)
+			s, err := bl.rawStr(k)
 			if err != nil || s == nil {
 				return nil, invalid(msgGuidanceByLangValue, k)
+			}
+			if err := checkBytes("translationGuidance.byLang."+k, *s, sim.MaxTextBytes); err != nil {
+				return nil, err
 			}
 			g.ByLang[k] = *s
 		}

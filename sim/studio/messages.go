@@ -46,7 +46,8 @@ const (
 	msgStorageSignature    = "The request signature does not match; use the presignedUploadUrl exactly as returned, query string included"
 	msgStorageExpired      = "Request has expired: the presigned URL expired at %s" // the expiry, a studio timestamp
 	msgStorageTooLarge     = "Your proposed upload exceeds the maximum allowed size of 5 GB"
-	msgStorageNotStored    = "The upload could not be stored: %s" // the cause
+	msgStorageNotStored    = "The upload could not be stored: %s"      // the cause
+	msgStorageQuota        = "Your upload exceeds a storage quota: %s" // which quota (sim.QuotaError), docs/fidelity.md HB6
 
 	// Studio projects (POST /api/v1/projects, PATCH /api/v1/projects/{projectId}).
 	msgManagerEmail          = "managerEmail must be an email address; got %q"
@@ -70,6 +71,7 @@ const (
 	msgNotString              = "%s must be a string; got %s"
 	msgNotEmpty               = "%s must not be empty"
 	msgNameLength             = "%s must be at most %d characters; got %d"
+	msgFieldBytes             = "%s must be at most %d bytes; got %d" // the field, its limit, the length received (docs/fidelity.md HB4)
 	msgNotBoolean             = "%s must be a boolean; got %s"
 	msgNotStringArray         = "%s must be an array of strings; got %s"
 	msgItemNotString          = "%s[%d] must be a string; got %s"

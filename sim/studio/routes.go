@@ -103,7 +103,10 @@ func New(cfg Config) *API {
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
-	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Slots: cfg.IdemSlots}
+	// Every POST of the interface has a JSON body: the decoder's limit is
+	// the limit of each route.
+	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Slots: cfg.IdemSlots,
+		Limit: func(*http.Request) int64 { return a.maxBody }}
 	return a
 }
 

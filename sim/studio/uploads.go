@@ -128,6 +128,13 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 			writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", msgStorageTooLarge)
 			return
 		}
+		// The code and status S3-compatible stores (Ceph RGW) answer for a
+		// quota.
+		var qe *sim.QuotaError
+		if errors.As(err, &qe) {
+			writeS3Error(w, r, http.StatusForbidden, "QuotaExceeded", sprintf(msgStorageQuota, qe.Reason))
+			return
+		}
 		if a.http.Log != nil {
 			a.http.Log.Error("upload", "id", id, "err", err)
 		}

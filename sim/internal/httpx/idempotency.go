@@ -8,10 +8,12 @@ import (
 	"errors"
 	"hash"
 	"io"
+	"io/fs"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,10 +30,16 @@ const (
 
 // Defaults of the Idempotency middleware.
 const (
-	DefaultIdemMaxBody   = 1 << 30 // largest request body fingerprinted
 	DefaultIdemMemBody   = 1 << 20 // kept in memory; the rest is spooled to a temp file
 	DefaultIdemMaxStored = 1 << 20 // largest response body stored for replay
 )
+
+// SpoolPattern names the temporary files request bodies are spooled to
+// (os.CreateTemp's pattern, in os.TempDir()); RemoveSpools removes those a
+// crash left behind.
+const SpoolPattern = spoolPrefix + "*"
+
+const spoolPrefix = "dubsim-idem-"
 
 // IdemStore keeps idempotency records; expired records are not returned.
 type IdemStore interface {
@@ -86,12 +94,17 @@ type Replayer func(w http.ResponseWriter, r *http.Request, recipe []byte) error
 //
 // The request body is fingerprinted before the handler runs: up to MemBody
 // bytes in memory, the rest spooled to a temporary file, so large multipart
-// uploads never sit in memory. Response bodies up to MaxStored bytes are
-// stored; larger ones are replayed from a recipe (see SetReplayRecipe).
+// uploads never sit in memory. No more than the route's own body limit
+// (Limit) is read ahead, plus one byte: a larger body is identified by those
+// bytes, and the route, reading on, refuses it with the answer it gives
+// without a key (recorded and replayed as any 4xx). Response bodies up to MaxStored bytes are stored;
+// larger ones are replayed from a recipe (see SetReplayRecipe).
 type Idempotency struct {
-	Store     IdemStore
-	API       API
-	MaxBody   int64
+	Store IdemStore
+	API   API
+	// Limit is the body limit of the route a request goes to (what the
+	// route's own decoder enforces); nil: DefaultMaxBody for every route.
+	Limit     func(*http.Request) int64
 	MemBody   int64
 	MaxStored int
 	Replayers map[string]Replayer
@@ -247,6 +260,7 @@ type spooledBody struct {
 	io.Reader
 	mem  []byte
 	file *os.File
+	over bool // the body is larger than the route's limit: after the spool, Reader goes on with the unread rest
 }
 
 // rewind makes the body readable again from its start.
@@ -287,8 +301,13 @@ const fpCanonicalJSON = "json1:"
 // raw bytes, the rule of records stored by earlier versions ("" when fp is
 // by that rule already).
 func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string, err error) {
-	maxBody := orDefault(m.MaxBody, DefaultIdemMaxBody)
-	memBody := orDefault(m.MemBody, DefaultIdemMemBody)
+	limit := int64(DefaultMaxBody)
+	if m.Limit != nil {
+		if l := m.Limit(r); l > 0 {
+			limit = l
+		}
+	}
+	memBody := min(orDefault(m.MemBody, DefaultIdemMemBody), satAdd1(limit))
 	ct := r.Header.Get("Content-Type")
 	var head bytes.Buffer
 	for _, part := range []string{r.Method, r.URL.EscapedPath(), r.URL.RawQuery} {
@@ -315,22 +334,23 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 		return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
 	sb = &spooledBody{mem: mem.Bytes()}
-	if n == memBody {
-		f, err := os.CreateTemp("", "dubsim-idem-*")
+	if n == memBody && n <= limit {
+		f, err := os.CreateTemp("", SpoolPattern)
 		if err != nil {
 			return nil, "", "", err
 		}
 		sb.file = f
-		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, maxBody-n+1), raw))
+		// At most limit+1 bytes in all: enough to know the body is too large.
+		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, satAdd1(limit)-n), raw))
 		if err != nil {
 			sb.Close()
 			return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 		}
-		if n+rest > maxBody {
-			sb.Close()
-			return nil, "", "", sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, maxBody)
-		}
+		n += rest
 	}
+	// Past the limit the route refuses the body, whatever follows: its
+	// first limit+1 bytes identify the request.
+	sb.over = n > limit
 	if boundary == "" || !hashParts(h, sb, boundary) {
 		h.Write(raw.Sum(nil))
 	}
@@ -343,6 +363,9 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 	if err := sb.rewind(); err != nil {
 		sb.Close()
 		return nil, "", "", err
+	}
+	if sb.over {
+		sb.Reader = io.MultiReader(sb.Reader, r.Body)
 	}
 	return sb, fp, legacy, nil
 }
@@ -396,6 +419,39 @@ func hashParts(h hash.Hash, sb *spooledBody, boundary string) bool {
 }
 
 func fingerprint(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+// satAdd1 returns v+1, or v when v+1 would overflow.
+func satAdd1(v int64) int64 {
+	if v+1 < v {
+		return v
+	}
+	return v + 1
+}
+
+// RemoveSpools removes the spooled request bodies (SpoolPattern) a crashed
+// process left in dir, and no other file; it returns how many it removed.
+// A running process's spool stays readable to it on Unix, where an open
+// file outlives its name.
+func RemoveSpools(dir string) (int, error) {
+	names, err := filepath.Glob(filepath.Join(dir, SpoolPattern))
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	var errs []error
+	for _, name := range names {
+		fi, err := os.Lstat(name)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
+}
 
 // SetReplayRecipe registers how to regenerate the response being written,
 // for a replay of its idempotency key; the body itself is then not stored.
