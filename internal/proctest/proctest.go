@@ -19,6 +19,12 @@ import (
 	"time"
 )
 
+// BuildRace says whether Binary builds dubsim with -race: by default when
+// the test itself runs under -race. A suite that measures the process
+// (memory, CPU) sets it to false in TestMain, before any Binary call: the
+// race detector multiplies memory use several times.
+var BuildRace = RaceEnabled
+
 // The dubsim binary under test, built once per test binary.
 var (
 	buildOnce sync.Once
@@ -34,7 +40,7 @@ func goTool() string {
 	return filepath.Join(runtime.GOROOT(), "bin", "go") //nolint:staticcheck // SA1019: the toolchain that built the test, when no go is on PATH
 }
 
-// Binary builds ./cmd/dubsim (with -race when this test runs with it) from
+// Binary builds ./cmd/dubsim (with -race when BuildRace) from
 // the module root found through `go env GOMOD`, once per test binary.
 func Binary(t testing.TB) string {
 	t.Helper()
@@ -56,7 +62,7 @@ func Binary(t testing.TB) string {
 		}
 		binPath = filepath.Join(buildDir, "dubsim")
 		args := []string{"build"}
-		if RaceEnabled {
+		if BuildRace {
 			args = append(args, "-race")
 		}
 		args = append(args, "-o", binPath, "./cmd/dubsim")
