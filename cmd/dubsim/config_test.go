@@ -20,6 +20,7 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", check: func(t *testing.T, c config) {
+			assert.Equal(t, int64(1<<30), c.MemoryLimit)
 			assert.Equal(t, ":8080", c.Addr)
 			assert.Equal(t, 1.0, c.TimeScale)
 			assert.Equal(t, sim.DefaultTiming, c.Timing)
@@ -70,6 +71,10 @@ func TestParseConfig(t *testing.T) {
 				assert.Equal(t, ":1", c.Addr)
 				assert.Equal(t, 2.0, c.TimeScale)
 			}},
+		{name: "memory limit from the variable", env: map[string]string{"DUBSIM_MEMORY_LIMIT": "268435456"},
+			check: func(t *testing.T, c config) { assert.Equal(t, int64(256<<20), c.MemoryLimit) }},
+		{name: "memory limit off", args: []string{"--memory-limit", "0"},
+			check: func(t *testing.T, c config) { assert.Zero(t, c.MemoryLimit) }},
 		{name: "drain bounds", args: []string{"--drain-max-bytes", "1048576", "--drain-idle-timeout", "5s"}, env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "2m", "DUBSIM_DRAIN_IDLE_TIMEOUT": "9s"},
 			check: func(t *testing.T, c config) {
 				assert.Equal(t, int64(1<<20), c.DrainMaxBytes)
@@ -92,6 +97,7 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{name: "control-hosts with a port", args: []string{"--control-hosts", "dubsim:8080"}, wantErr: `control-hosts must list host names without scheme or port, such as dubsim,ci-runner; got "dubsim:8080"`},
 		{name: "control-addr without control", args: []string{"--no-control", "--control-addr", ":9090"}, wantErr: "control-addr serves the control API, which no-control turns off: give one of them"},
+		{name: "bad memory-limit", args: []string{"--memory-limit", "1GB"}, wantErr: `memory-limit must be a non-negative number of bytes (0 = none); got "1GB"`},
 		{name: "bad drain-max-bytes", args: []string{"--drain-max-bytes", "5GB"}, wantErr: `drain-max-bytes must be a non-negative integer (0 = never); got "5GB"`},
 		{name: "zero drain-timeout", env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "0s"}, wantErr: `drain-timeout must be a positive duration such as 30s; got "0s"`},
 		{name: "negative time scale", args: []string{"--time-scale", "-1"}, wantErr: `time-scale must be a number between 0 and 1000000; got "-1"`},

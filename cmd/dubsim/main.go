@@ -104,6 +104,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	log := newLogger(cfg.LogLevel, stderr)
+	if cfg.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cfg.MemoryLimit)
+	}
 	if n, err := server.RemoveStaleSpools(); err != nil {
 		log.Warn("removing request bodies spooled by an earlier run", "dir", os.TempDir(), "err", err)
 	} else if n > 0 {
