@@ -120,15 +120,18 @@ func (e *core) download(w *work, typ string, i int, rawURL string) (int64, *floa
 	var n int64
 	var dlErr error
 	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				e.log.Error("artifact download: panic", "artifact", w.id, "panic", r, "stack", string(debug.Stack()))
-				dlErr = errDownloadPanic
-				pw.CloseWithError(dlErr)
-			}
-		}()
-		n, dlErr = e.media.Download(e.bg, rawURL, countingWriter{w: w, wr: pw}, sim.MaxArtifactBytes)
-		pw.CloseWithError(dlErr)
+		err := Recovered(func() error {
+			var err error
+			n, err = e.media.Download(e.bg, rawURL, countingWriter{w: w, wr: pw}, sim.MaxArtifactBytes)
+			return err
+		})
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			e.log.Error("artifact download: panic", "artifact", w.id, "panic", pe.Value, "stack", string(pe.Stack))
+			err = errDownloadPanic
+		}
+		dlErr = err
+		pw.CloseWithError(err)
 	}()
 	_, werr := e.blobs.Write(name, pr, sim.MaxArtifactBytes+1)
 	pr.CloseWithError(werr)
