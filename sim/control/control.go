@@ -100,7 +100,7 @@ type API struct {
 // MaxDumps is how many dumps (state, studio) are read and written at once;
 // more wait for a place while their request lasts. With pages of
 // sim.MaxStateLimit projects, it bounds what all dumps together hold.
-const MaxDumps = 4
+const MaxDumps = 2
 
 // NewDumpGate returns the gate the dumps of one server share.
 func NewDumpGate() *httpx.Gate { return httpx.NewGate(MaxDumps) }
