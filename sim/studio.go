@@ -496,4 +496,8 @@ type StudioDump struct {
 	Projects   []StudioProject `json:"projects"`
 	Videos     []Video         `json:"videos"`
 	Artifacts  []Artifact      `json:"artifacts"`
+	// Truncated is true when a list was cut to its first MaxStateList
+	// records; Totals then counts each cut list whole.
+	Truncated bool           `json:"truncated,omitempty"`
+	Totals    map[string]int `json:"totals,omitempty"`
 }

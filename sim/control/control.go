@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,11 +93,29 @@ type API struct {
 	http httpx.API
 	dec  httpx.Decoder
 	ext  []Extension
+	// dumps bounds the state dumps read and written at once.
+	dumps *httpx.Gate
+}
+
+// MaxDumps is how many dumps (state, studio) are read and written at once;
+// more wait for a place while their request lasts. With pages of
+// sim.MaxStateLimit projects, it bounds what all dumps together hold.
+const MaxDumps = 2
+
+// NewDumpGate returns the gate the dumps of one server share.
+func NewDumpGate() *httpx.Gate { return httpx.NewGate(MaxDumps) }
+
+// WithDumpGate makes the state dump share g (with the dashboard's studio
+// dump).
+func (a *API) WithDumpGate(g *httpx.Gate) *API {
+	a.dumps = g
+	return a
 }
 
 // New returns the control API; extensions add their routes to it.
 func New(ctl Controller, log *slog.Logger, ext ...Extension) *API {
-	return &API{ctl: ctl, http: httpx.API{Render: Render, Log: log}, dec: httpx.Decoder{MaxBytes: 64 << 20, RejectUnknown: true}, ext: ext}
+	return &API{ctl: ctl, http: httpx.API{Render: Render, Log: log}, dec: httpx.Decoder{MaxBytes: 64 << 20, RejectUnknown: true}, ext: ext,
+		dumps: NewDumpGate()}
 }
 
 // Routes returns the whole route table of the control API, mounted at /_sim.
@@ -572,21 +591,92 @@ func (a *API) handleReset(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handleState serves GET /_sim/state?api_key=&limit=.
+// handleState serves GET /_sim/state?api_key=&limit=&cursor=: one page of
+// the dump. A limit over sim.MaxStateLimit is clamped to it.
+//
+// The page is read whole in one store transaction (its memory bounded by
+// the page size), then the transaction ends and the page is written one
+// project at a time: a slow client never holds a read transaction open
+// (which would stall the store's file growth and every writer behind it),
+// and no encoding of the whole answer is ever built. At most MaxDumps
+// dumps run at once; the others wait while their request lasts.
 func (a *API) handleState(w http.ResponseWriter, r *http.Request) error {
-	f := sim.StateFilter{APIKey: r.URL.Query().Get("api_key")}
-	if l := r.URL.Query().Get("limit"); l != "" {
+	q := r.URL.Query()
+	f := sim.StateFilter{APIKey: q.Get("api_key"), Cursor: q.Get("cursor")}
+	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 {
 			return sim.Errorf(sim.CodeValidation, msgStateLimit, l)
 		}
 		f.Limit = n
 	}
+	if err := a.dumps.Enter(r.Context()); err != nil {
+		return err
+	}
+	defer a.dumps.Leave()
 	st, err := a.ctl.State(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, st)
+	return writeState(w, &st)
+}
+
+// stateHead and stateTail are the fields of sim.State before and after its
+// projects, in its order: the answer is the same bytes httpx.WriteJSON
+// writes of the whole State.
+type stateHead struct {
+	Now       string        `json:"now"`
+	TimeScale float64       `json:"time_scale"`
+	Frozen    bool          `json:"frozen"`
+	Accounts  []sim.Account `json:"accounts"`
+}
+
+type stateTail struct {
+	PendingTransitions      []sim.Transition  `json:"pending_transitions"`
+	OutcomeRules            []sim.OutcomeRule `json:"outcome_rules"`
+	IdempotencyKeys         int               `json:"idempotency_keys"`
+	Fixtures                map[string]int    `json:"fixtures"`
+	Studio                  map[string]int    `json:"studio"`
+	Truncated               bool              `json:"truncated,omitempty"`
+	NextCursor              string            `json:"next_cursor,omitempty"`
+	AccountsTotal           int               `json:"accounts_total,omitempty"`
+	PendingTransitionsTotal int               `json:"pending_transitions_total,omitempty"`
+}
+
+// writeState writes st with status 200, one project at a time, dropping
+// each project from st once written.
+func writeState(w http.ResponseWriter, st *sim.State) error {
+	head, err := httpx.Marshal(stateHead{st.Now, st.TimeScale, st.Frozen, st.Accounts})
+	if err != nil {
+		return err
+	}
+	tail, err := httpx.Marshal(stateTail{st.PendingTransitions, st.OutcomeRules, st.IdempotencyKeys, st.Fixtures, st.Studio,
+		st.Truncated, st.NextCursor, st.AccountsTotal, st.PendingTransitionsTotal})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
+	w.WriteHeader(http.StatusOK)
+	parts := [][]byte{head[:len(head)-1], []byte(`,"projects":[`)}
+	for i := range st.Projects {
+		b, err := httpx.Marshal(st.Projects[i])
+		if err != nil {
+			// Headers are sent: leave the JSON unterminated, so the client
+			// sees a broken answer rather than a short list.
+			return nil //nolint:nilerr // nothing more can be said to the client
+		}
+		st.Projects[i] = sim.ProjectState{}
+		if i > 0 {
+			parts = append(parts, []byte{','})
+		}
+		parts = append(parts, b)
+		if _, err := w.Write(bytes.Join(parts, nil)); err != nil {
+			return nil //nolint:nilerr // the client is gone
+		}
+		parts = parts[:0]
+	}
+	parts = append(parts, []byte("],"), tail[1:], []byte{'\n'})
+	_, _ = w.Write(bytes.Join(parts, nil))
 	return nil
 }
 

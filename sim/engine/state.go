@@ -1,23 +1,37 @@
 package engine
 
 import (
+	"container/heap"
 	"context"
+	"encoding/base64"
 	"errors"
 	"sort"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/dubsim/dubsim/sim"
 )
 
-// State returns the dump, projects newest first.
+// State returns a page of the dump, projects newest first (ties in id
+// order). Its memory follows the page, not the store: the projects before
+// the page are skipped on their heads, only the page's heads (its limit)
+// and the first MaxStateList accounts and pending transitions are kept
+// while the store is read, then the page's bodies are read.
 func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) {
+	after, err := parseStateCursor(f.Cursor)
+	if err != nil {
+		return sim.State{}, err
+	}
 	if _, err := e.tick(ctx); err != nil { // show settled state: every due transition applied
 		return sim.State{}, err
 	}
 	now := e.clock.Now()
 	limit := f.Limit
 	if limit <= 0 {
-		limit = 1000
+		limit = sim.DefaultStateLimit
 	}
+	limit = min(limit, sim.MaxStateLimit)
 	st := sim.State{Now: now.UTC().Format("2006-01-02T15:04:05.000Z"), TimeScale: e.clock.Scale(), Frozen: e.frozenNow(),
 		Accounts: []sim.Account{}, Projects: []sim.ProjectState{}, PendingTransitions: []sim.Transition{}}
 	fx := e.fixtureSet()
@@ -26,10 +40,13 @@ func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) 
 	for _, vs := range fx.Catalog.Voices {
 		st.Fixtures["voices"] += len(vs)
 	}
-	err := e.store.View(ctx, func(tx sim.Tx) error {
+	accounts := newFirstN(sim.MaxStateList, func(a, b sim.Account) bool { return a.APIKey < b.APIKey })
+	pending := newFirstN(sim.MaxStateList, pendingBefore)
+	page := newFirstN(limit+1, func(a, b stateKey) bool { return a.before(b) })
+	err = e.store.View(ctx, func(tx sim.Tx) error {
 		if err := tx.ForEachAccount(func(a sim.Account) error {
 			if f.APIKey == "" || a.APIKey == f.APIKey {
-				st.Accounts = append(st.Accounts, a)
+				accounts.add(a)
 			}
 			return nil
 		}); err != nil {
@@ -37,26 +54,31 @@ func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) 
 		}
 		// Filter and order on the project heads; read the bodies (history)
 		// of the projects shown only.
-		var heads []sim.Project
+		seq := 0
 		if err := tx.ForEachProjectHead(func(p sim.Project) error {
 			if f.APIKey != "" && p.APIKey != f.APIKey {
 				return nil
 			}
-			heads = append(heads, p)
+			k := stateKey{created: p.CreatedAt, id: p.ID}
+			if !p.DueAt.IsZero() {
+				pending.add(pendingEntry{tr: projectTransition(p), key: k, seq: seq})
+				seq++
+			}
+			if after == nil || after.before(k) {
+				page.add(k)
+			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		sort.SliceStable(heads, func(i, j int) bool { return heads[i].CreatedAt.After(heads[j].CreatedAt) })
-		for i, p := range heads {
-			if !p.DueAt.IsZero() {
-				st.PendingTransitions = append(st.PendingTransitions, projectTransition(p))
-			}
-			if i >= limit {
-				st.Truncated = true
-				continue
-			}
-			full, err := tx.Project(p.ID)
+		keys := page.sorted()
+		if len(keys) > limit {
+			keys = keys[:limit]
+			st.Truncated = true
+			st.NextCursor = keys[limit-1].cursor()
+		}
+		for _, k := range keys {
+			full, err := tx.Project(k.id)
 			if err != nil {
 				return err
 			}
@@ -68,11 +90,115 @@ func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) 
 		}
 		st.OutcomeRules = append([]sim.OutcomeRule{}, rules...)
 		st.IdempotencyKeys = tx.CountIdempotency()
-		return studioState(tx, &st)
+		return studioState(tx, &st, pending)
 	})
-	sort.SliceStable(st.PendingTransitions, func(i, j int) bool { return st.PendingTransitions[i].DueAt.Before(st.PendingTransitions[j].DueAt) })
-	sort.Slice(st.Accounts, func(i, j int) bool { return st.Accounts[i].APIKey < st.Accounts[j].APIKey })
+	st.Accounts = append(st.Accounts, accounts.sorted()...)
+	for _, p := range pending.sorted() {
+		st.PendingTransitions = append(st.PendingTransitions, p.tr)
+	}
+	if accounts.total > len(st.Accounts) {
+		st.AccountsTotal, st.Truncated = accounts.total, true
+	}
+	if pending.total > len(st.PendingTransitions) {
+		st.PendingTransitionsTotal, st.Truncated = pending.total, true
+	}
 	return st, err
+}
+
+// stateKey is a project's place in the dump: newest first, then by id.
+type stateKey struct {
+	created time.Time
+	id      string
+}
+
+func (a stateKey) before(b stateKey) bool {
+	if !a.created.Equal(b.created) {
+		return a.created.After(b.created)
+	}
+	return a.id < b.id
+}
+
+// cursor is the opaque next_cursor of a page that ends with k.
+func (a stateKey) cursor() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(a.created.UnixNano(), 10) + "." + a.id))
+}
+
+// parseStateCursor reads a cursor; "" is none.
+func parseStateCursor(c string) (*stateKey, error) {
+	if c == "" {
+		return nil, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	nanos, id, ok := strings.Cut(string(raw), ".")
+	n, perr := strconv.ParseInt(nanos, 10, 64)
+	if err != nil || !ok || perr != nil || id == "" {
+		return nil, sim.Errorf(sim.CodeValidation, sim.MsgStateCursor, c)
+	}
+	return &stateKey{created: time.Unix(0, n), id: id}, nil
+}
+
+// pendingEntry is a pending transition with its place among those of the
+// same time: projects first (in dump order), then videos, then artifacts,
+// each in store order.
+type pendingEntry struct {
+	tr   sim.Transition
+	kind int // 0 project, 1 video, 2 artifact
+	key  stateKey
+	seq  int
+}
+
+func pendingBefore(a, b pendingEntry) bool {
+	switch {
+	case !a.tr.DueAt.Equal(b.tr.DueAt):
+		return a.tr.DueAt.Before(b.tr.DueAt)
+	case a.kind != b.kind:
+		return a.kind < b.kind
+	case a.kind == 0:
+		return a.key.before(b.key)
+	}
+	return a.seq < b.seq
+}
+
+// firstN keeps the n first items by less of those added, and counts them
+// all: a max-heap of n items, so its memory is n items whatever is added.
+type firstN[T any] struct {
+	n     int
+	less  func(a, b T) bool
+	items []T
+	total int
+}
+
+func newFirstN[T any](n int, less func(a, b T) bool) *firstN[T] {
+	return &firstN[T]{n: n, less: less}
+}
+
+func (f *firstN[T]) Len() int           { return len(f.items) }
+func (f *firstN[T]) Less(i, j int) bool { return f.less(f.items[j], f.items[i]) } // the last first: a max-heap
+func (f *firstN[T]) Swap(i, j int)      { f.items[i], f.items[j] = f.items[j], f.items[i] }
+func (f *firstN[T]) Push(x any)         { f.items = append(f.items, x.(T)) }
+func (f *firstN[T]) Pop() any {
+	x := f.items[len(f.items)-1]
+	f.items = f.items[:len(f.items)-1]
+	return x
+}
+
+func (f *firstN[T]) add(x T) {
+	f.total++
+	if len(f.items) < f.n {
+		heap.Push(f, x)
+		return
+	}
+	if f.n > 0 && f.less(x, f.items[0]) {
+		f.items[0] = x
+		heap.Fix(f, 0)
+	}
+}
+
+// sorted returns the kept items in order.
+func (f *firstN[T]) sorted() []T {
+	out := append([]T(nil), f.items...)
+	sort.Slice(out, func(i, j int) bool { return f.less(out[i], out[j]) })
+	return out
 }
 
 // projectState is a project as the state dump shows it.
@@ -94,7 +220,8 @@ func projectState(p sim.Project) sim.ProjectState {
 }
 
 // studioState adds the studio counts and pending studio transitions.
-func studioState(tx sim.Tx, st *sim.State) error {
+func studioState(tx sim.Tx, st *sim.State, pending *firstN[pendingEntry]) error {
+	seq := 0
 	st.Studio = map[string]int{}
 	count := func(name string) func() { return func() { st.Studio[name]++ } }
 	steps := []error{
@@ -107,14 +234,16 @@ func studioState(tx sim.Tx, st *sim.State) error {
 		tx.ForEachVideo("", func(v sim.Video) error {
 			count("videos")()
 			if !v.DueAt.IsZero() {
-				st.PendingTransitions = append(st.PendingTransitions, videoTransition(v))
+				pending.add(pendingEntry{tr: videoTransition(v), kind: 1, seq: seq})
+				seq++
 			}
 			return nil
 		}),
 		tx.ForEachArtifact(func(a sim.Artifact) error {
 			count("artifacts")()
 			if !a.DueAt.IsZero() {
-				st.PendingTransitions = append(st.PendingTransitions, artifactTransition(a))
+				pending.add(pendingEntry{tr: artifactTransition(a), kind: 2, seq: seq})
+				seq++
 			}
 			return nil
 		}),
@@ -123,13 +252,15 @@ func studioState(tx sim.Tx, st *sim.State) error {
 }
 
 // StudioDump returns the studio records f selects, with every due
-// transition applied first (as the state dump does). A ProjectID that names
-// no studio project is a not-found error.
+// transition applied first (as the state dump does). Each list keeps its
+// first sim.MaxStateList records (in id order); a cut list sets Truncated
+// and its whole count in Totals. A ProjectID that names no studio project
+// is a not-found error.
 func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDump, error) {
 	if _, err := e.tick(ctx); err != nil {
 		return sim.StudioDump{}, err
 	}
-	d := sim.StudioDump{Companies: []sim.Company{}, Users: []sim.User{}, Folders: []sim.Folder{},
+	d := &sim.StudioDump{Companies: []sim.Company{}, Users: []sim.User{}, Folders: []sim.Folder{},
 		Glossaries: []sim.Glossary{}, Projects: []sim.StudioProject{}, Videos: []sim.Video{}, Artifacts: []sim.Artifact{}}
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		company := f.CompanyID
@@ -147,37 +278,37 @@ func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDu
 		steps := []error{
 			tx.ForEachCompany(func(c sim.Company) error {
 				if in(c.ID) {
-					d.Companies = append(d.Companies, c)
+					d.Companies = keep(d, "companies", d.Companies, c)
 				}
 				return nil
 			}),
 			tx.ForEachUser(func(u sim.User) error {
 				if in(u.CompanyID) {
-					d.Users = append(d.Users, u)
+					d.Users = keep(d, "users", d.Users, u)
 				}
 				return nil
 			}),
 			tx.ForEachFolder(func(fo sim.Folder) error {
 				if in(fo.CompanyID) {
-					d.Folders = append(d.Folders, fo)
+					d.Folders = keep(d, "folders", d.Folders, fo)
 				}
 				return nil
 			}),
 			tx.ForEachGlossary(func(g sim.Glossary) error {
 				if in(g.CompanyID) {
-					d.Glossaries = append(d.Glossaries, g)
+					d.Glossaries = keep(d, "glossaries", d.Glossaries, g)
 				}
 				return nil
 			}),
 			tx.ForEachStudioProject(company, func(p sim.StudioProject) error {
 				if f.ProjectID == "" || p.ID == f.ProjectID {
-					d.Projects = append(d.Projects, p)
+					d.Projects = keep(d, "projects", d.Projects, p)
 				}
 				return nil
 			}),
 			tx.ForEachVideo(f.ProjectID, func(v sim.Video) error {
 				if in(v.CompanyID) {
-					d.Videos = append(d.Videos, v)
+					d.Videos = keep(d, "videos", d.Videos, v)
 				}
 				return nil
 			}),
@@ -185,12 +316,29 @@ func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDu
 		if f.ProjectID == "" {
 			steps = append(steps, tx.ForEachArtifact(func(a sim.Artifact) error {
 				if in(a.CompanyID) {
-					d.Artifacts = append(d.Artifacts, a)
+					d.Artifacts = keep(d, "artifacts", d.Artifacts, a)
 				}
 				return nil
 			}))
 		}
 		return errors.Join(steps...)
 	})
-	return d, err
+	return *d, err
+}
+
+// keep appends x to list while it holds fewer than sim.MaxStateList
+// records, and counts it in d's totals either way.
+func keep[T any](d *sim.StudioDump, name string, list []T, x T) []T {
+	if len(list) < sim.MaxStateList {
+		return append(list, x)
+	}
+	if d.Totals == nil {
+		d.Totals = map[string]int{}
+	}
+	if d.Totals[name] == 0 {
+		d.Totals[name] = len(list)
+	}
+	d.Totals[name]++
+	d.Truncated = true
+	return list
 }

@@ -412,7 +412,10 @@ func ctlStateCases() []ctlCase {
 			check: func(t *testing.T, r resp) {
 				assert.Len(t, r.JSON["accounts"], 1)
 				assert.Len(t, r.JSON["projects"], 1)
+				assert.NotEmpty(t, r.JSON["next_cursor"])
 			}},
+		{name: "state/cursor not given by the dump", method: "GET", path: "/_sim/state?cursor=nope", status: 400, field: "message",
+			want: `cursor "nope" is not a next_cursor of the state dump`},
 		{name: "state/limit 0", method: "GET", path: "/_sim/state?limit=0", status: 400, field: "message", want: `limit must be a positive integer; got "0"`},
 		{name: "fixtures/load", method: "POST", path: "/_sim/fixtures",
 			json:   `{"accounts":[{"api_key":"team-a","name":"Team A","plan":"pro","balance_minutes":7}],"media_rules":[{"pattern":"*/trailer.mp4","duration_seconds":150}]}`,

@@ -286,7 +286,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		writeRaw(w, http.StatusNotFound, ct, body)
 	}
 	root.NotFound(notFound)
-	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log})
+	dumps := control.NewDumpGate()
+	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log, Dumps: dumps})
 	var controlRoot chi.Router
 	if !cfg.NoControl {
 		ctl := control.New(Controller(e), log,
@@ -294,7 +295,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
 			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
 			control.Extension{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler()},
-		).Routes()
+		).WithDumpGate(dumps).Routes()
 		if cfg.SeparateControl {
 			controlRoot = chi.NewRouter()
 			controlRoot.NotFound(notFound)

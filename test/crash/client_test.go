@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -143,7 +144,9 @@ type stateDump struct {
 		SourceURLPattern string `json:"source_url_pattern"`
 		Remaining        int    `json:"remaining"`
 	} `json:"outcome_rules"`
-	Truncated bool `json:"truncated"`
+	Truncated               bool   `json:"truncated"`
+	NextCursor              string `json:"next_cursor"`
+	PendingTransitionsTotal int    `json:"pending_transitions_total"`
 }
 
 type accountState struct {
@@ -176,12 +179,24 @@ type event struct {
 	Message string    `json:"message"`
 }
 
-// state reads the whole dump.
+// state reads the whole dump, page after page (the checks read it while
+// no load runs).
 func (c *client) state() (*stateDump, time.Time, error) {
 	var st stateDump
 	if err := c.control(http.MethodGet, "/_sim/state?limit=100000000", nil, &st, http.StatusOK); err != nil {
 		return nil, time.Time{}, err
 	}
+	for st.NextCursor != "" {
+		var page stateDump
+		if err := c.control(http.MethodGet, "/_sim/state?cursor="+url.QueryEscape(st.NextCursor), nil, &page, http.StatusOK); err != nil {
+			return nil, time.Time{}, err
+		}
+		st.Projects, st.NextCursor = append(st.Projects, page.Projects...), page.NextCursor
+	}
+	if st.PendingTransitionsTotal > 0 {
+		return nil, time.Time{}, fmt.Errorf("state: %d pending transitions, more than one dump shows", st.PendingTransitionsTotal)
+	}
+	st.Truncated = false
 	now, err := time.Parse(time.RFC3339Nano, st.Now)
 	if err != nil {
 		return nil, now, fmt.Errorf("state: now %q: %w", st.Now, err)

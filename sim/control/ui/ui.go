@@ -36,6 +36,9 @@ type Config struct {
 	// Track renders a project's dubbed audio (the platform's output file).
 	Track func(sim.Project) audio.Track
 	Log   *slog.Logger
+	// Dumps bounds the studio dumps read and written at once (shared with
+	// the control API's state dump); nil is a gate of its own.
+	Dumps *httpx.Gate
 }
 
 // UI is the web application.
@@ -44,6 +47,7 @@ type UI struct {
 	track func(sim.Project) audio.Track
 	api   httpx.API
 	page  *pageRenderer
+	dumps *httpx.Gate
 }
 
 // ControlPaths are the paths under the control API's mount point that ControlRoutes answers.
@@ -54,7 +58,11 @@ const DashboardPath = "/_sim/ui/"
 
 // New returns the web application.
 func New(cfg Config) *UI {
-	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: control.Render, Log: cfg.Log}, page: newPageRenderer()}
+	dumps := cfg.Dumps
+	if dumps == nil {
+		dumps = control.NewDumpGate()
+	}
+	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: control.Render, Log: cfg.Log}, page: newPageRenderer(), dumps: dumps}
 }
 
 // ControlRoutes answers ControlPaths, relative to the control API's mount
@@ -63,7 +71,7 @@ func New(cfg Config) *UI {
 //	GET /ui/                       the dashboard (and its files under /ui/)
 //	GET /projects/{id}             a platform project with scripts, speakers and history
 //	GET /projects/{id}/audio.wav   its dubbed audio, while it has an output
-//	GET /studio[?company_id=]      the studio records
+//	GET /studio[?company_id=]      the studio records (the first sim.MaxStateList of each kind)
 func (u *UI) ControlRoutes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(u.api.Recover)
@@ -177,6 +185,10 @@ func (u *UI) handleStudio(w http.ResponseWriter, r *http.Request) error {
 			return sim.Errorf(sim.CodeValidation, msgUnknownQueryParam, k)
 		}
 	}
+	if err := u.dumps.Enter(r.Context()); err != nil {
+		return err
+	}
+	defer u.dumps.Leave()
 	d, err := u.src.StudioDump(r.Context(), sim.StudioFilter{CompanyID: q.Get("company_id")})
 	if err != nil {
 		return err
