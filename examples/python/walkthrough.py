@@ -94,7 +94,7 @@ def main():
         advance(30)  # real service: time.sleep(15)
     if project["status"] != "ready":
         fail(f"project {pid}: status {project['status']} {project.get('error_message', '')}")
-    audio = send("GET", project["output_tts_audio_url"])  # output URLs need no key
+    audio = send("GET", project["output_tts_audio_url"])  # output URLs need no key: they are signed
     if audio[:4] != b"RIFF" or audio[8:12] != b"WAVE":
         fail(f"the dubbed audio is not a RIFF/WAVE file ({len(audio)} bytes)")
     print(f"downloaded dubbed audio: {len(audio)} bytes, RIFF/WAVE")

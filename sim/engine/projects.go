@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,8 +92,16 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 	return p, err
 }
 
+// OutputSignature signs the download URLs of a project's outputs of its
+// current generation, keyed by the store's secret: only this store can make
+// or check it, so a project id (which follows the seed) is not enough to
+// download a file. A re-translation (a new generation) gives a new one.
+func (e *Projects) OutputSignature(p sim.Project) string {
+	return e.secretToken(16, "output", p.ID, strconv.Itoa(p.OutputGen))
+}
+
 // ProjectOutput returns a project for serving its output files, whoever
-// asks (download URLs carry no key, like presigned links).
+// asks (download URLs carry no key but a signature, like presigned links).
 func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, error) {
 	var p sim.Project
 	err := e.store.View(ctx, func(tx sim.Tx) error {

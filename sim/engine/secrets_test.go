@@ -61,3 +61,25 @@ func TestStartRefusesAStoreWithoutSecret(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, fmt.Sprintf("engine: the store's secret has 0 bytes, at least %d are needed", minSecret), err.Error())
 }
+
+// TestOutputSignature: the signature of a project's download URLs is keyed
+// by the store's secret over the project id and its output generation (issue
+// 19: output URLs were the project id alone, which follows the seed): the
+// same after the store is reopened, another for another project, another
+// generation or another store of the same seed.
+func TestOutputSignature(t *testing.T) {
+	t.Parallel()
+	h := newArtHarness(t, artOptions{})
+	p := sim.Project{ID: "960265782", OutputGen: 1}
+	sig := h.e.Projects.OutputSignature(p)
+	assert.Regexp(t, `^[0-9a-f]{32}$`, sig)
+	assert.Equal(t, sig, h.e.Projects.OutputSignature(p), "deterministic")
+	assert.NotEqual(t, sig, h.e.Projects.OutputSignature(sim.Project{ID: "960265783", OutputGen: 1}), "another project")
+	assert.NotEqual(t, sig, h.e.Projects.OutputSignature(sim.Project{ID: p.ID, OutputGen: 2}), "another generation")
+	assert.NotEqual(t, sig, newArtHarness(t, artOptions{}).e.Projects.OutputSignature(p), "another store of the same seed")
+
+	h.closeEng()
+	require.NoError(t, h.st.Close())
+	again := openArtHarness(t, h.path, filepath.Join(filepath.Dir(h.path), "blobs"), newArtMedia(), artOptions{}, h.clock)
+	assert.Equal(t, sig, again.e.Projects.OutputSignature(p), "the reopened store signs alike: URLs handed out stay valid")
+}

@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,7 +319,7 @@ func TestPlatformProjectLifecycle(t *testing.T) {
 	assert.NotContains(t, r.JSON, "estimated_completion_date")
 	assert.NotContains(t, r.JSON, "error_message")
 	audioURL := r.JSON["output_tts_audio_url"].(string)
-	assert.Equal(t, fmt.Sprintf("%s/files/projects/%s/1/dubbed_audio.wav", e.url, ready), audioURL)
+	assert.Regexp(t, "^"+regexp.QuoteMeta(fmt.Sprintf("%s/files/projects/%s/1/dubbed_audio.wav?signed=", e.url, ready))+"[0-9a-f]{32}$", audioURL)
 
 	r = e.do(pl("GET", "/api/v1/projects/"+failing, plPro, ""))
 	plExpect(t, r, 200, "")
@@ -445,7 +446,7 @@ func TestPlatformRetranslation(t *testing.T) {
 	plExpect(t, r, 200, "")
 	assert.Equal(t, "ready", r.JSON["status"])
 	assert.Equal(t, "voiceover_only", r.JSON["mixing_mode"])
-	assert.Equal(t, fmt.Sprintf("%s/files/projects/%s/2/dubbed_video.mov", e.url, ready), r.JSON["output_video_url"])
+	assert.Regexp(t, "^"+regexp.QuoteMeta(fmt.Sprintf("%s/files/projects/%s/2/dubbed_video.mov?signed=", e.url, ready))+"[0-9a-f]{32}$", r.JSON["output_video_url"])
 	speakers, _ := r.JSON["output_target_speakers"].([]any)
 	require.Len(t, speakers, 1)
 	assert.Equal(t, denise, speakers[0].(map[string]any)["voice_key"])
@@ -456,6 +457,7 @@ func TestPlatformOutputFiles(t *testing.T) {
 	e := newEnv(t, nil)
 	id := plCreate(e, plEnt, plShort)
 	failed := plCreate(e, plEnt, plFail)
+	other := plCreate(e, plEnt, plShort)
 	e.advance(4 * time.Minute)
 	p := e.do(pl("GET", "/api/v1/projects/"+id, plEnt, ""))
 	require.Equal(t, "ready", p.JSON["status"])
@@ -502,6 +504,9 @@ func TestPlatformOutputFiles(t *testing.T) {
 		{name: "generation not a number", path: strings.Replace(wav, "/1/", "/one/", 1), status: 404, errName: "NotFoundError"},
 		{name: "another file", path: strings.Replace(wav, "dubbed_audio.wav", "dubbed_audio.mp3", 1), status: 404, errName: "NotFoundError"},
 		{name: "failed project", path: "/files/projects/" + failed + "/1/dubbed_audio.wav", status: 404, errName: "NotFoundError"},
+		{name: "no signature", path: strings.SplitN(wav, "?", 2)[0], status: 404, errName: "NotFoundError"},
+		{name: "wrong signature", path: strings.SplitN(wav, "=", 2)[0] + "=" + strings.Repeat("0", 32), status: 404, errName: "NotFoundError"},
+		{name: "the signature of another project", path: strings.Replace(wav, "/"+id+"/", "/"+other+"/", 1), status: 404, errName: "NotFoundError"},
 	}
 	for _, method := range []string{"GET", "HEAD"} {
 		for _, tc := range cases {
@@ -530,16 +535,29 @@ func TestPlatformOutputGenerations(t *testing.T) {
 	e := newEnv(t, nil)
 	id := plCreate(e, plEnt, plShort)
 	e.advance(2 * time.Minute)
-	gen := func(n int) req {
-		return req{Interface: openapi.Platform, Method: "GET", Path: fmt.Sprintf("/files/projects/%s/%d/dubbed_audio.wav", id, n)}
-	}
-	plExpect(t, e.do(gen(1)), 200, "")
+	file := func(u string) req { return req{Interface: openapi.Platform, Method: "GET", Path: u} }
+	gen1 := plOutputPath(e, id, plEnt, "output_tts_audio_url")
+	plExpect(t, e.do(file(gen1)), 200, "")
 	plExpect(t, e.do(pl("POST", "/api/v1/projects/"+id+"/translations", plEnt, plRetranslation)), 200, "")
-	plExpect(t, e.do(gen(1)), 200, "")
-	plExpect(t, e.do(gen(2)), 404, "NotFoundError")
+	plExpect(t, e.do(file(gen1)), 200, "")
+	plExpect(t, e.do(file(strings.Replace(gen1, "/1/", "/2/", 1))), 404, "NotFoundError")
 	e.advance(2 * time.Minute)
-	plExpect(t, e.do(gen(1)), 404, "NotFoundError")
-	plExpect(t, e.do(gen(2)), 200, "")
+	gen2 := plOutputPath(e, id, plEnt, "output_tts_audio_url")
+	assert.Contains(t, gen2, "/2/dubbed_audio.wav?signed=")
+	assert.NotEqual(t, strings.SplitN(gen1, "?", 2)[1], strings.SplitN(gen2, "?", 2)[1], "a new generation, a new signature")
+	plExpect(t, e.do(file(gen1)), 404, "NotFoundError")
+	plExpect(t, e.do(file(strings.Replace(gen1, "/1/", "/2/", 1))), 404, "NotFoundError")
+	plExpect(t, e.do(file(gen2)), 200, "")
+}
+
+// plOutputPath is the path (and query) of a ready project's output URL field.
+func plOutputPath(e *env, id, key, field string) string {
+	e.t.Helper()
+	r := e.do(pl("GET", "/api/v1/projects/"+id, key, ""))
+	require.Equal(e.t, "ready", r.JSON["status"], "%s", r.Body)
+	u, _ := r.JSON[field].(string)
+	require.True(e.t, strings.HasPrefix(u, e.url), "%s", u)
+	return strings.TrimPrefix(u, e.url)
 }
 
 func TestPlatformCloning(t *testing.T) {

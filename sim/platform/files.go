@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,10 +22,16 @@ const (
 	outputSampleRate = 22050
 )
 
+// signedParam is the query parameter of a download URL that carries its
+// signature (the shape of the provider's signed download links, "?signed=").
+const signedParam = "signed"
+
 // fileURL is the download URL of an output of p's current generation; a
 // re-translation changes the generation, so clients never get stale files.
-func fileURL(base string, p sim.Project, name string) string {
-	return fmt.Sprintf("%s/files/projects/%s/%d/%s", base, p.ID, p.OutputGen, name)
+// The URL is signed (Service.OutputSignature): a project id, which follows
+// the seed, is not enough to build it.
+func (a *API) fileURL(base string, p sim.Project, name string) string {
+	return fmt.Sprintf("%s/files/projects/%s/%d/%s?%s=%s", base, p.ID, p.OutputGen, name, signedParam, a.svc.OutputSignature(p))
 }
 
 // baseURL is the base of download URLs (httpx.BaseURL).
@@ -61,7 +68,9 @@ func VoiceOf(s sim.Speaker) audio.Voice {
 	return audio.Voice{PitchHz: pitch, Seed: h}
 }
 
-// handleOutputFile serves GET/HEAD /files/projects/{project_id}/{gen}/{file}.
+// handleOutputFile serves GET/HEAD /files/projects/{project_id}/{gen}/{file}?signed=...
+// A missing or wrong signature answers the 404 of an unknown file, so the
+// answer tells nothing about which projects exist.
 func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 	notFound := sim.Errorf(sim.CodeNotFound, msgFileNotFound)
 	p, err := a.svc.ProjectOutput(r.Context(), chi.URLParam(r, "project_id"))
@@ -73,6 +82,10 @@ func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	gen, err := strconv.Atoi(chi.URLParam(r, "gen"))
 	if err != nil || gen != p.OutputGen || gen == 0 || p.Status == sim.StatusError {
+		return notFound
+	}
+	sig := r.URL.Query().Get(signedParam)
+	if subtle.ConstantTimeCompare([]byte(sig), []byte(a.svc.OutputSignature(p))) != 1 {
 		return notFound
 	}
 	t := Track(p)

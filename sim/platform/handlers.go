@@ -151,8 +151,8 @@ func (a *API) view(base string, p sim.Project) projectView {
 		v.EstimatedCompletionDate = sim.PlatformTime(p.DueAt)
 	case sim.StatusReady:
 		v.CompletionDate = sim.PlatformTime(p.CompletedAt)
-		v.OutputVideoURL = fileURL(base, p, fileVideo)
-		v.OutputTTSAudioURL = fileURL(base, p, fileAudio)
+		v.OutputVideoURL = a.fileURL(base, p, fileVideo)
+		v.OutputTTSAudioURL = a.fileURL(base, p, fileAudio)
 		v.OutputSourceScript = nonNil(p.SourceScript)
 		v.OutputTargetScript = nonNil(p.TargetScript)
 		v.OutputTargetSpeakers = nonNil(p.Speakers)

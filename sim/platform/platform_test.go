@@ -299,9 +299,11 @@ func TestOutputFiles(t *testing.T) {
 		header: map[string]string{"X-Forwarded-Proto": "https", "Host": "dubsim.internal:9000"}}).json(t)
 	audioURL := get["output_tts_audio_url"].(string)
 	videoURL := get["output_video_url"].(string)
-	assert.Equal(t, "https://dubsim.internal:9000/files/projects/"+id+"/1/dubbed_audio.wav", audioURL)
-	assert.Equal(t, "https://dubsim.internal:9000/files/projects/"+id+"/1/dubbed_video.mov", videoURL)
+	assert.Regexp(t, `^https://dubsim\.internal:9000/files/projects/`+id+`/1/dubbed_audio\.wav\?signed=[0-9a-f]{32}$`, audioURL)
+	assert.Regexp(t, `^https://dubsim\.internal:9000/files/projects/`+id+`/1/dubbed_video\.mov\?signed=[0-9a-f]{32}$`, videoURL)
 	audioPath := strings.TrimPrefix(audioURL, "https://dubsim.internal:9000")
+	_, sig, _ := strings.Cut(audioPath, "?")
+	assert.Equal(t, sig, videoURL[strings.Index(videoURL, "?")+1:], "one signature per generation")
 
 	r := e.do(call{method: "GET", path: audioPath})
 	require.Equal(t, http.StatusOK, r.status)
@@ -329,6 +331,10 @@ func TestOutputFiles(t *testing.T) {
 		"/files/projects/" + id + "/x/dubbed_audio.wav",
 		"/files/projects/" + id + "/1/other.wav",
 		"/files/projects/999999999/1/dubbed_audio.wav",
+		"/files/projects/" + id + "/1/dubbed_audio.wav",                     // no signature
+		"/files/projects/" + id + "/1/dubbed_audio.wav?signed=",             // an empty one
+		"/files/projects/" + id + "/1/dubbed_audio.wav?" + sig[:len(sig)-1], // a wrong one
+		"/files/projects/" + id + "/2/dubbed_audio.wav?" + sig,              // another generation's
 	} {
 		r = e.do(call{method: "GET", path: p})
 		assert.Equal(t, http.StatusNotFound, r.status, p)

@@ -22,6 +22,8 @@ type Service interface {
 	CreateProject(ctx context.Context, apiKey string, np sim.NewProject, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error)
 	Project(ctx context.Context, apiKey, id string) (sim.Project, error)
 	ProjectOutput(ctx context.Context, id string) (sim.Project, error)
+	// OutputSignature signs the download URLs of p's current outputs.
+	OutputSignature(p sim.Project) string
 	DeleteProject(ctx context.Context, apiKey, id string) error
 	Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error)
 	httpx.IdemStore

@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -43,7 +44,13 @@ func TestRepeatedOutputDownloadsCostARead(t *testing.T) {
 	id = strings.Trim(id[:strings.IndexAny(id, ",}")], `" `)
 	st, body = outputsCall(t, "POST", p.Base+"/_sim/clock/advance", "", `{"seconds":86400}`)
 	require.Equal(t, http.StatusOK, st, body)
-	url := p.Base + "/files/projects/" + id + "/1/dubbed_audio.wav"
+	st, body = outputsCall(t, "GET", p.Base+"/api/v1/projects/"+id, "dubsim-enterprise", "")
+	require.Equal(t, http.StatusOK, st, body)
+	var view struct {
+		URL string `json:"output_tts_audio_url"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &view), body)
+	url := view.URL // signed (TestOutputURLsCannotBeComputed)
 
 	var cpu [3]time.Duration
 	for i := range cpu {

@@ -192,21 +192,32 @@ const TOKEN_KEY = 'dubsim.control-token';
 function controlToken() { try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch { return ''; } }
 
 // askToken asks for the token once for every call refused at the same time;
-// it resolves to true when a token was given. After a cancel it does not ask
-// again until the page is reloaded (the refusals say what is missing).
+// it resolves to true when a token was given. refused says the token sent
+// was wrong, so the prompt says so. After a cancel it does not ask again
+// until the page is reloaded (the refusals say what is missing).
 let asking = null;
 let declined = false;
-function askToken() {
+const TOKEN_PROMPT = 'This dubsim protects its control API with a token (--control-token or DUBSIM_CONTROL_TOKEN). Enter it:';
+const TOKEN_REFUSED = 'The control token was refused: it is not the --control-token (or DUBSIM_CONTROL_TOKEN) this dubsim was started with. Enter the right one:';
+function askToken(refused) {
   if (declined) return Promise.resolve(false);
   if (!asking) {
     asking = new Promise((resolve) => setTimeout(() => {
-      const t = (prompt('This dubsim protects its control API with a token (--control-token or DUBSIM_CONTROL_TOKEN). Enter it:', '') || '').trim();
+      const t = (prompt(refused ? TOKEN_REFUSED : TOKEN_PROMPT, '') || '').trim();
       if (t) { try { sessionStorage.setItem(TOKEN_KEY, t); } catch { /* private mode */ } } else declined = true;
       asking = null;
       resolve(Boolean(t));
     }, 0));
   }
   return asking;
+}
+
+// tokenRefusal is the message of a control call refused for its token, as
+// the dashboard shows it (the API's own message speaks to programs).
+function tokenRefusal(sent) {
+  return sent
+    ? 'Refused: the control token entered is wrong. Reload the page to enter the --control-token this dubsim was started with.'
+    : 'Refused: this dubsim needs its control token (--control-token). Reload the page to enter it.';
 }
 
 // controlHeaders are the headers of every control call: X-Dubsim-Control
@@ -222,6 +233,7 @@ function controlHeaders() {
 // api calls the control API; errors carry the envelope's message.
 async function api(method, path, body, retried) {
   const opts = { method, headers: controlHeaders(), cache: 'no-store' };
+  const sent = controlToken();
   if (body !== undefined) {
     opts.headers['Content-Type'] = 'application/json';
     opts.body = JSON.stringify(body);
@@ -232,12 +244,19 @@ async function api(method, path, body, retried) {
   } catch (e) {
     throw new ApiError(0, 'NetworkError', `Cannot reach the simulator (${e.message})`);
   }
-  if (res.status === 401 && !retried && await askToken()) return api(method, path, body, true);
+  if (res.status === 401 && !retried) {
+    // A call refused without the token (or with an old one) while another
+    // call's prompt got a new token retries with it, without asking again.
+    const now = controlToken();
+    if ((now && now !== sent) || await askToken(Boolean(sent))) return api(method, path, body, true);
+  }
   const text = await res.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
   if (!res.ok) {
-    const msg = (data && (data.message || data.error)) || `${res.status} ${res.statusText}`.trim();
+    const msg = res.status === 401 && data?.error === 'UnauthorizedError'
+      ? tokenRefusal(sent)
+      : (data && (data.message || data.error)) || `${res.status} ${res.statusText}`.trim();
     throw new ApiError(res.status, data?.error, msg);
   }
   return data;
