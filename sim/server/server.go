@@ -242,7 +242,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
 		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
-		Quota: cfg.Quota,
+		Quota: cfg.Quota, FetchErrorDetail: cfg.FetchErrorDetail,
 	})
 	e := s.Engine
 	if err := e.Start(ctx); err != nil {
