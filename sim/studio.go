@@ -188,6 +188,9 @@ type ArtifactResult struct {
 	Duration *float64 `json:"duration,omitempty"`
 	// Blob names the stored file, when dubsim holds the bytes.
 	Blob string `json:"blob,omitempty"`
+	// Stored is the bytes dubsim downloaded and keeps for the artifact
+	// (its URL parts); they count toward the storage quotas (BlobQuota).
+	Stored int64 `json:"stored,omitempty"`
 	// Origin says where size and duration came from: upload, media,
 	// rule or derived.
 	Origin string `json:"origin,omitempty"`
@@ -373,10 +376,13 @@ func (t StudioTiming) VideoProcessing(d time.Duration) time.Duration {
 // BlobQuota bounds the files a shared dubsim stores: the bytes of every
 // uploaded file (Total), those of one company's (PerCompany), and the
 // presigned uploads a company has outstanding, neither used nor expired
-// (PresignsPerCompany). Zero is unlimited.
+// (PresignsPerCompany), and the artifact downloads a company may have
+// pending, queued or running (DownloadsPerCompany). Downloaded artifacts
+// count toward Total and PerCompany. Zero is unlimited.
 type BlobQuota struct {
-	Total, PerCompany  int64
-	PresignsPerCompany int
+	Total, PerCompany   int64
+	PresignsPerCompany  int
+	DownloadsPerCompany int
 }
 
 // Default quotas of the binary (docs/fidelity.md HB6, HB7).
@@ -384,6 +390,9 @@ const (
 	DefaultBlobQuota          = 20_000_000_000 // 20 GB
 	DefaultCompanyBlobQuota   = 10_000_000_000 // 10 GB
 	DefaultPresignsPerCompany = 1000
+	// DefaultDownloadsPerCompany: artifact downloads a company may have
+	// pending (docs/fidelity.md HX1).
+	DefaultDownloadsPerCompany = 100
 )
 
 // Studio limits.
@@ -403,15 +412,21 @@ const (
 	MsgCompanyQuota        = "the files of your company would exceed its storage quota of %s"
 	MsgTotalQuota          = "the files stored by this simulator would exceed its storage quota of %s"
 	MsgPresignsOutstanding = "At most %d presigned uploads may be outstanding per company; upload to the ones you have or let them expire (24 hours)"
-	MsgNoValidFields       = "No valid fields to update"
-	MsgArtifactDenied      = "Access denied to this artifact"
-	MsgRateLimitMinute     = "Rate limit exceeded: %d requests per minute per API key; retry after %d seconds"
-	MsgRateLimitDay        = "Rate limit exceeded: %d requests per day per API key; retry after %d seconds"
-	MsgUnsupportedMedia    = "Unsupported media file %s: not a recognised audio or video container (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC) with a readable duration"
-	MsgUploadNotFound      = "File not found at s3Path %s: nothing was uploaded to its presigned URL"
-	MsgUploadExpired       = "The presigned upload for s3Path %s expired at %s before a file was uploaded"
-	MsgNoCredentials       = "Access denied to bucket %s: no storage credentials are configured for this API key (set them in the dashboard, or with POST /_sim/accounts)"
-	MsgBucketNotCovered    = "Access denied to bucket %s: the storage credentials of this API key do not cover it"
+	// Artifact downloads (docs/fidelity.md HX1-HX3).
+	MsgDownloadsPending = "At most %d artifact downloads may be pending per company; create more once some have finished (their status leaves created)"
+	MsgDownloadQuota    = "download of %s failed: %s" // the URL, MsgCompanyQuota or MsgTotalQuota
+	// MsgDownloadUnreadable is all an artifact is told when the download of
+	// a URL fails, not why (fidelity HX3); the log has the reason.
+	MsgDownloadUnreadable = "download of %s failed: the media could not be read (it is not reachable, not answered, or not a supported media file: WAV, MP4/MOV, WebM/Matroska, MP3, FLAC)"
+	MsgNoValidFields      = "No valid fields to update"
+	MsgArtifactDenied     = "Access denied to this artifact"
+	MsgRateLimitMinute    = "Rate limit exceeded: %d requests per minute per API key; retry after %d seconds"
+	MsgRateLimitDay       = "Rate limit exceeded: %d requests per day per API key; retry after %d seconds"
+	MsgUnsupportedMedia   = "Unsupported media file %s: not a recognised audio or video container (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC) with a readable duration"
+	MsgUploadNotFound     = "File not found at s3Path %s: nothing was uploaded to its presigned URL"
+	MsgUploadExpired      = "The presigned upload for s3Path %s expired at %s before a file was uploaded"
+	MsgNoCredentials      = "Access denied to bucket %s: no storage credentials are configured for this API key (set them in the dashboard, or with POST /_sim/accounts)"
+	MsgBucketNotCovered   = "Access denied to bucket %s: the storage credentials of this API key do not cover it"
 )
 
 // Upload bucket of presigned uploads and of stored artifacts.

@@ -143,13 +143,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&drainMax, "drain-max-bytes", strconv.FormatInt(server.DefaultDrainMaxBytes, 10), "after a refusal sent before the request body was read, read and discard at most this many bytes of the body so the client sees the answer, not a reset (0 = never)")
 	fs.StringVar(&drainIdle, "drain-idle-timeout", server.DefaultDrainIdleTimeout.String(), "stop reading a refused request's body when no byte arrives for this long, and close the connection")
 	fs.StringVar(&drainTimeout, "drain-timeout", server.DefaultDrainTimeout.String(), "stop reading a refused request's body after this long in all, and close the connection")
-	var blobQuota, companyQuota, presigns string
-	fs.StringVar(&blobQuota, "blob-quota", strconv.FormatInt(sim.DefaultBlobQuota, 10), "bytes of uploaded files all companies may store; a presigned upload past it is refused with 403 QuotaExceeded (0 = unlimited)")
-	fs.StringVar(&companyQuota, "company-blob-quota", strconv.FormatInt(sim.DefaultCompanyBlobQuota, 10), "bytes of uploaded files one company may store (0 = unlimited)")
+	var blobQuota, companyQuota, presigns, downloads string
+	fs.StringVar(&blobQuota, "blob-quota", strconv.FormatInt(sim.DefaultBlobQuota, 10), "bytes of uploaded and downloaded files all companies may store; a presigned upload past it is refused with 403 QuotaExceeded, an artifact download past it fails (0 = unlimited)")
+	fs.StringVar(&companyQuota, "company-blob-quota", strconv.FormatInt(sim.DefaultCompanyBlobQuota, 10), "bytes of uploaded and downloaded files one company may store (0 = unlimited)")
 	fs.StringVar(&presigns, "presigns-per-company", strconv.Itoa(sim.DefaultPresignsPerCompany), "presigned uploads a company may have outstanding, neither used nor expired (0 = unlimited)")
+	fs.StringVar(&downloads, "downloads-per-company", strconv.Itoa(sim.DefaultDownloadsPerCompany), "artifact downloads (from a url or fragments) a company may have pending; past it, creating one is refused with 403 (0 = unlimited)")
 	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
 	fs.BoolVar(&c.FetchLoopback, "fetch-loopback", true, "fetch media served on this machine (loopback, localhost, *.localhost) to read durations; false: treat it like any host not in --fetch-hosts")
-	fs.BoolVar(&c.FetchErrorDetail, "fetch-error-detail", false, "tell a creation why its source video could not be read (closed port, HTTP status, format); off, only that it could not (the reason goes to the log)")
+	fs.BoolVar(&c.FetchErrorDetail, "fetch-error-detail", false, "tell a creation why its source video could not be read, and an artifact why its download failed (closed port, HTTP status, format); off, only that it could not (the reason goes to the log)")
 	fs.StringVar(&c.ControlToken, flagControlToken, "", "token every /_sim control call must carry (Authorization: Bearer TOKEN or X-Dubsim-Control-Token); without one, the control API answers only requests for localhost, an IP address or --control-hosts")
 	fs.StringVar(&controlHosts, "control-hosts", "", "comma-separated host names (besides localhost, *.localhost and IP addresses) the control API answers without a token, such as a compose service name")
 	fs.StringVar(&c.ControlAddr, "control-addr", "", "listen address of the control API and the dashboard alone (default: none; the main address serves them)")
@@ -243,6 +244,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.Quota.PresignsPerCompany, err = strconv.Atoi(presigns); err != nil || c.Quota.PresignsPerCompany < 0 {
 		return c, fmt.Errorf("presigns-per-company must be a non-negative integer (0 = unlimited); got %q", presigns)
+	}
+	if c.Quota.DownloadsPerCompany, err = strconv.Atoi(downloads); err != nil || c.Quota.DownloadsPerCompany < 0 {
+		return c, fmt.Errorf("downloads-per-company must be a non-negative integer (0 = unlimited); got %q", downloads)
 	}
 	if c.MemoryLimit, err = strconv.ParseInt(memoryLimit, 10, 64); err != nil || c.MemoryLimit < 0 {
 		return c, fmt.Errorf("memory-limit must be a non-negative number of bytes (0 = none); got %q", memoryLimit)

@@ -33,11 +33,11 @@ func TestParseConfig(t *testing.T) {
 			assert.Equal(t, int64(5<<30), c.DrainMaxBytes)
 			assert.Equal(t, 30*time.Second, c.DrainIdleTimeout)
 			assert.Equal(t, time.Minute, c.DrainTimeout)
-			assert.Equal(t, sim.BlobQuota{Total: 20_000_000_000, PerCompany: 10_000_000_000, PresignsPerCompany: 1000}, c.Quota)
+			assert.Equal(t, sim.BlobQuota{Total: 20_000_000_000, PerCompany: 10_000_000_000, PresignsPerCompany: 1000, DownloadsPerCompany: 100}, c.Quota)
 		}},
-		{name: "quotas", args: []string{"--blob-quota", "0", "--presigns-per-company", "5"}, env: map[string]string{"DUBSIM_COMPANY_BLOB_QUOTA": "1000", "DUBSIM_BLOB_QUOTA": "7"},
+		{name: "quotas", args: []string{"--blob-quota", "0", "--presigns-per-company", "5"}, env: map[string]string{"DUBSIM_COMPANY_BLOB_QUOTA": "1000", "DUBSIM_BLOB_QUOTA": "7", "DUBSIM_DOWNLOADS_PER_COMPANY": "3"},
 			check: func(t *testing.T, c config) {
-				assert.Equal(t, sim.BlobQuota{Total: 0, PerCompany: 1000, PresignsPerCompany: 5}, c.Quota)
+				assert.Equal(t, sim.BlobQuota{Total: 0, PerCompany: 1000, PresignsPerCompany: 5, DownloadsPerCompany: 3}, c.Quota)
 			}},
 		{name: "bad blob-quota", args: []string{"--blob-quota", "20GB"}, wantErr: `blob-quota must be a non-negative number of bytes (0 = unlimited); got "20GB"`},
 		{name: "shared-create platform", args: []string{"--shared-create", "platform"}, check: func(t *testing.T, c config) {

@@ -112,6 +112,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else if n > 0 {
 		log.Info("removed request bodies spooled by an earlier run", "dir", os.TempDir(), "files", n)
 	}
+	if n, err := server.RemoveStaleTempDirs(); err != nil {
+		log.Warn("removing temporary directories left by ended processes", "dir", os.TempDir(), "err", err)
+	} else if n > 0 {
+		log.Info("removed temporary directories left by ended processes", "dir", os.TempDir(), "dirs", n)
+	}
 
 	var fsys fs.FS = fixtures.FS
 	if cfg.Fixtures != "" {

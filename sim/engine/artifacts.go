@@ -125,6 +125,12 @@ func derivedSize(typ string, d time.Duration) int64 {
 func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact, idem *sim.IdemWrite[sim.Artifact]) (sim.Artifact, error) {
 	frags := na.Fragments
 	parts := e.resolveParts(c, na.Type, na.URL, na.S3Path, frags)
+	download := hasDownload(parts)
+	if download {
+		if err := e.reserveDownload(c.Company.ID, false); err != nil {
+			return sim.Artifact{}, err
+		}
+	}
 	var a sim.Artifact
 	err := e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
@@ -161,13 +167,13 @@ func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.New
 		}
 		return saveIdem(tx, idem, a, now)
 	})
-	if err != nil {
-		return a, err
+	switch {
+	case a.Pending && err == nil:
+		e.startDownload(a, parts) // releases the reservation when done
+	case download:
+		e.releaseDownload(c.Company.ID)
 	}
-	if a.Pending {
-		e.startDownload(a, parts)
-	}
-	return a, nil
+	return a, err
 }
 
 func fileNameOf(rawURL string) string {

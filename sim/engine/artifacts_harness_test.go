@@ -170,6 +170,7 @@ type artOptions struct {
 	noMedia, noInspect, noBlobs bool
 	workWait                    time.Duration
 	quota                       sim.BlobQuota
+	genericErrors               bool // FetchErrorDetail off
 }
 
 type artHarness struct {
@@ -200,7 +201,7 @@ func openArtHarness(t *testing.T, path, blobDir string, media *artMedia, opts ar
 	b, err := blob.Open(blobDir)
 	require.NoError(t, err)
 	cfg := Config{Store: st, Clock: clock, IDs: sim.NewIDs(7), Prober: fakeProber{}, Timing: sim.DefaultTiming, Fixtures: fx,
-		WorkWait: opts.workWait, Quota: opts.quota}
+		WorkWait: opts.workWait, Quota: opts.quota, FetchErrorDetail: !opts.genericErrors}
 	if !opts.noMedia {
 		cfg.Media = media
 	}

@@ -55,6 +55,13 @@ type core struct {
 	stop  context.CancelFunc
 	dlWG  sync.WaitGroup
 	dlSem chan struct{}
+	// dlPending counts the downloads each company has pending (queued for
+	// a slot or running), bounded by quota.DownloadsPerCompany.
+	dlMu      sync.Mutex
+	dlPending map[string]int
+	// fetchDetail: an artifact's errorMessage says why its download
+	// failed (--fetch-error-detail).
+	fetchDetail bool
 	// work is the background work in flight; workWait bounds how long an
 	// advance or a read waits for the work its answer depends on.
 	work     workSet
@@ -239,6 +246,7 @@ func newCore(cfg Config) *core {
 	}
 	e.bg, e.stop = context.WithCancel(context.Background())
 	e.dlSem = make(chan struct{}, maxDownloads)
+	e.dlPending, e.fetchDetail = map[string]int{}, cfg.FetchErrorDetail
 	return e
 }
 

@@ -10,14 +10,52 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
+// hasDownload reports whether one of parts is fetched for real.
+func hasDownload(parts []part) bool {
+	for _, p := range parts {
+		if p.download != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// reserveDownload counts a pending download of company's, refusing it when
+// the company has quota.DownloadsPerCompany pending already (unless force:
+// a download a previous process left, resumed). At most maxDownloads run at
+// once; the others wait for a slot (fidelity HX1).
+func (e *core) reserveDownload(company string, force bool) error {
+	e.dlMu.Lock()
+	defer e.dlMu.Unlock()
+	if limit := e.quota.DownloadsPerCompany; !force && limit > 0 && e.dlPending[company] >= limit {
+		return sim.Errorf(sim.CodeForbidden, sim.MsgDownloadsPending, limit)
+	}
+	e.dlPending[company]++
+	return nil
+}
+
+// releaseDownload ends a reservation of reserveDownload.
+func (e *core) releaseDownload(company string) {
+	e.dlMu.Lock()
+	defer e.dlMu.Unlock()
+	if e.dlPending[company]--; e.dlPending[company] <= 0 {
+		delete(e.dlPending, company)
+	}
+}
+
 // startDownload fetches the URL parts of an artifact in the background;
 // when done it records the result and schedules the completion at the
 // simulated time processing ends (start + processing time of the size),
 // however long the download took in real time. The work is registered
 // before startDownload returns, so a clock advance or a read that needs its
-// result waits for it (see work.go).
+// result waits for it (see work.go). The caller has reserved the download
+// (reserveDownload); it is released when the download ends.
+//
+// The downloaded bytes count toward the storage quotas as they arrive
+// (fidelity HX2); a download that would pass one fails the artifact and
+// keeps nothing.
 func (e *core) startDownload(a sim.Artifact, parts []part) {
-	id, typ := a.ID, a.Type
+	id, typ, company := a.ID, a.Type, a.CompanyID
 	w := &work{kind: WorkDownload, resource: "artifact", id: id, started: e.clock.Now(),
 		needed: a.StartAt.Add(e.studio.ArtifactProcessing(0))}
 	for _, p := range parts {
@@ -31,6 +69,7 @@ func (e *core) startDownload(a sim.Artifact, parts []part) {
 	e.dlWG.Add(1)
 	go func() {
 		defer e.dlWG.Done()
+		defer e.releaseDownload(company)
 		defer e.work.remove(w)
 		defer e.reportPanic("artifact download", "artifact", id)
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -41,6 +80,24 @@ func (e *core) startDownload(a sim.Artifact, parts []part) {
 		}
 		defer func() { <-e.dlSem }()
 		res := sim.ArtifactResult{Known: true, Origin: "media"}
+		var blobs []string // the files written, removed if the download fails
+		qc, err := e.newQuotaCount(e.bg, company, "")
+		if err != nil && e.bg.Err() != nil {
+			return // shutting down: the download restarts with the next Start
+		}
+		// quotaFail is the failure of every download when the quotas are
+		// used up already (or the usage could not be read).
+		quotaFail := func(string) string { return "" }
+		if qe := (*sim.QuotaError)(nil); errors.As(err, &qe) {
+			quotaFail = func(u string) string { return fmt.Sprintf(sim.MsgDownloadQuota, u, qe.Reason) }
+		} else if err != nil {
+			e.log.Error("artifact download: reading the storage usage", "artifact", id, "err", err)
+			quotaFail = func(string) string { return errDownloadPanic.Error() }
+		}
+		if qc == nil {
+			qc = &quotaCount{e: e, released: true}
+		}
+		defer qc.release() // once the record counts the files
 		var total float64
 		media := make([]sim.MediaFormat, len(parts))
 		for i, p := range parts {
@@ -58,12 +115,18 @@ func (e *core) startDownload(a sim.Artifact, parts []part) {
 				continue
 			}
 			w.setURL(p.download)
-			size, dur, blob, mf, fail := e.download(w, typ, i, p.download)
+			if fail := quotaFail(p.download); fail != "" {
+				res.Fail = fail
+				break
+			}
+			size, dur, blob, mf, fail := e.download(w, qc, typ, i, p.download)
 			media[i] = mf
 			if fail != "" {
 				res.Fail = fail
 				break
 			}
+			blobs = append(blobs, blob)
+			res.Stored += size
 			res.Size += size
 			if dur != nil {
 				total += *dur
@@ -76,8 +139,16 @@ func (e *core) startDownload(a sim.Artifact, parts []part) {
 		if e.bg.Err() != nil {
 			return // shutting down: the download restarts with the next Start
 		}
+		if res.Fail != "" {
+			// A failed artifact keeps no file: nothing counts toward the
+			// quotas.
+			for _, b := range blobs {
+				_ = e.blobs.Remove(b)
+			}
+			res.Blob, res.Stored = "", 0
+		}
 		w.set(waitRecord)
-		err := e.update(context.Background(), func(tx sim.Tx) error {
+		err = e.update(context.Background(), func(tx sim.Tx) error {
 			a, err := tx.Artifact(id)
 			if errors.Is(err, sim.ErrNotFound) {
 				return nil // reset meanwhile
@@ -109,7 +180,7 @@ func (e *core) startDownload(a sim.Artifact, parts []part) {
 	}()
 }
 
-func (e *core) download(w *work, typ string, i int, rawURL string) (int64, *float64, string, sim.MediaFormat, string) {
+func (e *core) download(w *work, qc *quotaCount, typ string, i int, rawURL string) (int64, *float64, string, sim.MediaFormat, string) {
 	var none sim.MediaFormat
 	if e.blobs == nil || e.media == nil {
 		return 0, nil, "", none, "downloads are not available in this dubsim (no blob directory)"
@@ -122,7 +193,7 @@ func (e *core) download(w *work, typ string, i int, rawURL string) (int64, *floa
 	go func() {
 		err := Recovered(func() error {
 			var err error
-			n, err = e.media.Download(e.bg, rawURL, countingWriter{w: w, wr: pw}, sim.MaxArtifactBytes)
+			n, err = e.media.Download(e.bg, rawURL, countingWriter{w: w, wr: quotaWriter{quotaCount: qc, w: pw}}, sim.MaxArtifactBytes)
 			return err
 		})
 		var pe *PanicError
@@ -135,15 +206,25 @@ func (e *core) download(w *work, typ string, i int, rawURL string) (int64, *floa
 	}()
 	_, werr := e.blobs.Write(name, pr, sim.MaxArtifactBytes+1)
 	pr.CloseWithError(werr)
-	if dlErr != nil {
+	var qe *sim.QuotaError
+	switch {
+	case errors.As(dlErr, &qe):
+		return 0, nil, "", none, fmt.Sprintf(sim.MsgDownloadQuota, rawURL, qe.Reason)
+	case dlErr != nil:
 		return 0, nil, "", none, dlErr.Error()
-	}
-	if werr != nil {
-		return 0, nil, "", none, "storing the download failed: " + werr.Error()
+	case werr != nil:
+		e.log.Error("artifact download: storing the file", "artifact", w.id, "err", werr)
+		return 0, nil, "", none, "storing the download failed"
 	}
 	_, dur, mf := e.inspectBlob(name)
 	if dur == nil && typ != sim.ArtifactScript && e.inspect != nil {
 		_ = e.blobs.Remove(name)
+		if !e.fetchDetail {
+			// What the URL serves, when it is not media, is as telling as
+			// an HTTP status (fidelity HX3).
+			e.log.Warn("artifact download failed", "url", rawURL, "err", "not a supported media file")
+			return 0, nil, "", none, fmt.Sprintf(sim.MsgDownloadUnreadable, rawURL)
+		}
 		return 0, nil, "", none, fmt.Sprintf(sim.MsgUnsupportedMedia, "at "+rawURL)
 	}
 	return n, dur, name, mf, ""
@@ -195,6 +276,7 @@ func (e *core) restartDownloads(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
+		_ = e.reserveDownload(a.CompanyID, true) // resumed, never refused
 		e.startDownload(a, e.resolveParts(c, a.Type, a.SourceURL, a.SourcePath, a.Fragments))
 	}
 	return nil

@@ -83,7 +83,7 @@ func TestArtifactDownloadPending(t *testing.T) {
 	stored := h.stored(t, a.ID)
 	assert.False(t, stored.Pending)
 	assert.Equal(t, sim.ArtifactResult{Known: true, Origin: "media", Size: wavLen(), Duration: secs(1500 * time.Millisecond),
-		Blob: "artifact-" + a.ID + "-0"}, stored.Result)
+		Blob: "artifact-" + a.ID + "-0", Stored: wavLen()}, stored.Result)
 	end := processingEnd(start, wavLen())
 	assert.Equal(t, end, stored.DoneAt, "the end follows the size, not the real time the download took")
 	assert.Equal(t, end, stored.DueAt)

@@ -57,8 +57,13 @@ type Config struct {
 	Media        StudioMedia
 	Inspect      Inspector
 	Blobs        Blobs
-	// Quota bounds the uploaded files (zero value: unlimited).
+	// Quota bounds the stored files and the pending downloads (zero value:
+	// unlimited).
 	Quota sim.BlobQuota
+	// FetchErrorDetail: an artifact's errorMessage says why the download of
+	// a URL failed or why its file is not media; otherwise only that it could
+	// not be read (the log says why).
+	FetchErrorDetail bool
 }
 
 // Engine is the use-case layer: one service per resource, each a small

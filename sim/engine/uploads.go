@@ -113,77 +113,82 @@ func (e *core) inspectBlob(name string) (string, *float64, sim.MediaFormat) {
 	return format, &s, mf
 }
 
-// quotaReader counts the bytes of an upload being received against the
-// quotas, as they arrive, together with the other uploads in flight, and
-// fails with sim.ErrStorageQuota at the first byte past one. The stored
-// usage is read when the upload starts (its own earlier file, which it
-// replaces, not counted).
-type quotaReader struct {
-	r            io.Reader
-	e            *Uploads
+// quotaCount counts the bytes of a file being received (an upload, or an
+// artifact's download) against the quotas, as they arrive, together with
+// the other files in flight, and fails with sim.ErrStorageQuota at the first
+// byte past one. The stored usage is read when the file starts (the
+// upload's own earlier file, which it replaces, not counted).
+type quotaCount struct {
+	e            *core
 	company      string
-	stored, mine int64 // bytes stored when the upload started: in all, of the company
+	stored, mine int64 // bytes stored when the file started: in all, of the company
 	read         int64
 	released     bool
 }
 
-func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*quotaReader, error) {
-	qr := &quotaReader{r: body, e: e}
+// newQuotaCount starts counting a file of company's; exceptUpload is the
+// upload it replaces ("": none).
+func (e *core) newQuotaCount(ctx context.Context, company, exceptUpload string) (*quotaCount, error) {
+	qc := &quotaCount{e: e, company: company}
 	q := e.quota
 	if q.Total <= 0 && q.PerCompany <= 0 {
-		qr.released = true // nothing to count
-		return qr, nil
+		qc.released = true // nothing to count
+		return qc, nil
 	}
 	err := e.store.View(ctx, func(tx sim.Tx) error {
-		u, err := tx.Upload(id)
-		if err != nil {
-			return err
-		}
-		qr.company = u.CompanyID
-		return tx.ForEachUpload(func(o sim.Upload) error {
-			if !o.Uploaded || o.ID == id {
-				return nil
-			}
-			qr.stored += o.Size
-			if o.CompanyID == qr.company {
-				qr.mine += o.Size
-			}
-			return nil
-		})
+		var err error
+		qc.stored, qc.mine, err = storedBytes(tx, company, exceptUpload)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	// A file of 0 bytes is refused too when the quota is used up.
-	if err := qr.count(0); err != nil {
-		qr.release()
+	if err := qc.count(0); err != nil {
+		qc.release()
 		return nil, err
 	}
-	return qr, nil
+	return qc, nil
 }
 
-func (qr *quotaReader) Read(p []byte) (int, error) {
-	if qr.released {
-		return qr.r.Read(p)
-	}
-	n, err := qr.r.Read(p)
-	if n > 0 {
-		if qerr := qr.count(int64(n)); qerr != nil {
-			return n, qerr
+// storedBytes is the bytes of the files stored, in all and of company's:
+// the uploaded files but exceptUpload's, and the downloaded artifacts.
+func storedBytes(tx sim.Tx, company, exceptUpload string) (all, mine int64, err error) {
+	err = tx.ForEachUpload(func(o sim.Upload) error {
+		if !o.Uploaded || o.ID == exceptUpload {
+			return nil
 		}
+		all += o.Size
+		if o.CompanyID == company {
+			mine += o.Size
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
 	}
-	return n, err
+	err = tx.ForEachArtifact(func(a sim.Artifact) error {
+		all += a.Result.Stored
+		if a.CompanyID == company {
+			mine += a.Result.Stored
+		}
+		return nil
+	})
+	return all, mine, err
 }
 
 // count adds n bytes read to the bytes in flight and checks the quotas.
-func (qr *quotaReader) count(n int64) error {
-	e, q := qr.e, qr.e.quota
+func (qc *quotaCount) count(n int64) error {
+	if qc.released {
+		return nil
+	}
+	e, q := qc.e, qc.e.quota
 	e.quotaMu.Lock()
 	defer e.quotaMu.Unlock()
-	qr.read += n
-	e.reserved[qr.company] += n
+	qc.read += n
+	e.reserved[qc.company] += n
 	e.reservedTotal += n
-	mine, total := qr.mine+e.reserved[qr.company], qr.stored+e.reservedTotal
+	mine, total := qc.mine+e.reserved[qc.company], qc.stored+e.reservedTotal
 	switch {
 	case q.PerCompany > 0 && (mine > q.PerCompany || n == 0 && mine >= q.PerCompany):
 		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgCompanyQuota, gb(q.PerCompany))}
@@ -193,21 +198,69 @@ func (qr *quotaReader) count(n int64) error {
 	return nil
 }
 
-// release stops counting the upload's bytes as in flight: it is stored (or
-// failed).
-func (qr *quotaReader) release() {
-	e := qr.e
+// release stops counting the file's bytes as in flight: it is stored (and
+// its record counts it) or failed.
+func (qc *quotaCount) release() {
+	e := qc.e
 	e.quotaMu.Lock()
 	defer e.quotaMu.Unlock()
-	if qr.released {
+	if qc.released {
 		return
 	}
-	qr.released = true
-	e.reserved[qr.company] -= qr.read
-	if e.reserved[qr.company] == 0 {
-		delete(e.reserved, qr.company)
+	qc.released = true
+	e.reserved[qc.company] -= qc.read
+	if e.reserved[qc.company] == 0 {
+		delete(e.reserved, qc.company)
 	}
-	e.reservedTotal -= qr.read
+	e.reservedTotal -= qc.read
+}
+
+// quotaReader counts an upload's body (quotaCount).
+type quotaReader struct {
+	*quotaCount
+	r io.Reader
+}
+
+func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*quotaReader, error) {
+	var company string
+	if q := e.quota; q.Total > 0 || q.PerCompany > 0 {
+		err := e.store.View(ctx, func(tx sim.Tx) error {
+			u, err := tx.Upload(id)
+			company = u.CompanyID
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	qc, err := e.newQuotaCount(ctx, company, id)
+	if err != nil {
+		return nil, err
+	}
+	return &quotaReader{quotaCount: qc, r: body}, nil
+}
+
+func (qr *quotaReader) Read(p []byte) (int, error) {
+	n, err := qr.r.Read(p)
+	if n > 0 {
+		if qerr := qr.count(int64(n)); qerr != nil {
+			return n, qerr
+		}
+	}
+	return n, err
+}
+
+// quotaWriter counts a download's bytes (quotaCount) before they are written.
+type quotaWriter struct {
+	*quotaCount
+	w io.Writer
+}
+
+func (qw quotaWriter) Write(p []byte) (int, error) {
+	if err := qw.count(int64(len(p))); err != nil {
+		return 0, err
+	}
+	return qw.w.Write(p)
 }
 
 // gb words a byte count in decimal gigabytes, as storage quotas are.

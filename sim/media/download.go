@@ -19,7 +19,8 @@ import (
 const (
 	MsgUnknownFormat = "not a supported media file (WAV, MP4/MOV, WebM/Matroska, MP3, FLAC)"
 	// MsgCannotRead is all a creation is told when a probe fails: not why
-	// (fidelity HF2); the server log has the reason.
+	// (fidelity HF2); the server log has the reason. An artifact's download
+	// says the same (sim.MsgDownloadUnreadable).
 	MsgCannotRead = "the media could not be read (it is not reachable, not answered, or not a supported media file: WAV, MP4/MOV, WebM/Matroska, MP3, FLAC)"
 	MsgNoDuration = "the media header has no duration"
 )
@@ -94,10 +95,27 @@ func (r *Resolver) checkFetch(rawURL string) string {
 // The default client's overall timeout (meant for probes) does not apply:
 // a download is bounded by ctx and the stall timeout, and by the Timeout of
 // a Client set on the Resolver.
+//
+// With GenericErrors, a failed download names no reason (sim.MsgDownloadUnreadable;
+// the error still wraps its cause, and the reason is logged): a closed
+// port or an HTTP status would make dubsim a port scanner (fidelity HX3).
+// A refusal (a URL dubsim may not contact) still says why: it contacted
+// nothing.
 func (r *Resolver) Download(ctx context.Context, rawURL string, w io.Writer, limit int64) (int64, error) {
 	if reason := r.checkFetch(rawURL); reason != "" {
 		return 0, &userError{msg: fmt.Sprintf(MsgDownloadRefused, rawURL, reason)}
 	}
+	n, err := r.download(ctx, rawURL, w, limit)
+	if err != nil && r.GenericErrors {
+		if r.Log != nil {
+			r.Log.Warn("artifact download failed", "url", rawURL, "err", err)
+		}
+		err = &userError{msg: fmt.Sprintf(sim.MsgDownloadUnreadable, rawURL), cause: err}
+	}
+	return n, err
+}
+
+func (r *Resolver) download(ctx context.Context, rawURL string, w io.Writer, limit int64) (int64, error) {
 	fail := func(cause error, reason string, args ...any) error {
 		return &userError{msg: fmt.Sprintf(MsgDownloadFailed, rawURL, fmt.Sprintf(reason, args...)), cause: cause}
 	}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -500,4 +502,26 @@ func TestDerivedMatchesProbe(t *testing.T) {
 		assert.Equal(t, info.Duration, r.Derived(url), url)
 		assert.Equal(t, r.Derived(url), r.Derived(url), "deterministic")
 	}
+}
+
+// With GenericErrors, a failed download names no reason (fidelity HX3): an
+// HTTP status and a closed port read alike; the cause stays wrapped and is
+// logged. A refusal still says why: nothing was contacted.
+func TestDownloadGenericErrors(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, http.NotFoundHandler())
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL + "/x.mp4"
+	closed.Close()
+	var logged strings.Builder
+	r := &Resolver{Client: srv.Client(), GenericErrors: true, Log: slog.New(slog.NewTextHandler(&logged, nil))}
+	for _, url := range []string{srv.URL + "/x.mp4", closedURL} {
+		_, _, err := download(t, r, context.Background(), url, 10)
+		assert.EqualError(t, err, fmt.Sprintf(sim.MsgDownloadUnreadable, url))
+	}
+	assert.Contains(t, logged.String(), "HTTP 404 Not Found")
+	assert.Contains(t, logged.String(), "refused")
+
+	_, _, err := download(t, r, context.Background(), "https://example.com/x.mp4", 10)
+	assert.EqualError(t, err, fmt.Sprintf(MsgDownloadRefused, "https://example.com/x.mp4", "example.com is not a host dubsim may contact (loopback, or allowed with --fetch-hosts)"))
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -1099,4 +1100,27 @@ func TestStudioQuotaContract(t *testing.T) {
 	r = e.put(first, make([]byte, 11))
 	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
 	assert.Contains(t, string(r.Body), "<Code>QuotaExceeded</Code>")
+}
+
+// A creation past the company's pending downloads (docs/fidelity.md HX1).
+func TestStudioDownloadsContract(t *testing.T) {
+	t.Parallel()
+	hold := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(hold) }) // runs first: the download ends
+	e := newStudioEnv(t, func(c *server.Config) {
+		c.Quota = sim.BlobQuota{DownloadsPerCompany: 1}
+	})
+	body := `{"name":"Slow","type":"video","url":"` + slow.URL + `/slow.mp4"}`
+	e.ok(stReq("POST", stArtifacts, stKey, body))
+	r := e.do(stReq("POST", stArtifacts, stKey, body))
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Equal(t, "studioCreateArtifact", r.Op)
+	assert.Equal(t, map[string]any{"error": fmt.Sprintf(sim.MsgDownloadsPending, 1)}, r.JSON)
 }

@@ -228,7 +228,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		NoLoopback: cfg.NoLoopbackFetch, GenericErrors: !cfg.FetchErrorDetail, Log: log}
 	blobDir := cfg.BlobDir
 	if blobDir == "" {
-		d, err := os.MkdirTemp("", "dubsim-blobs-")
+		d, err := makeTempDir(blobsPrefix)
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +242,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
 		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
-		Quota: cfg.Quota,
+		Quota: cfg.Quota, FetchErrorDetail: cfg.FetchErrorDetail,
 	})
 	e := s.Engine
 	if err := e.Start(ctx); err != nil {
@@ -263,7 +263,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	slots := &httpx.IdemSlots{}
 	// Rendered output files are cached in a directory of this process,
 	// removed at Close (fidelity HO1).
-	outputs, err := os.MkdirTemp("", "dubsim-outputs-")
+	outputs, err := makeTempDir(outputsPrefix)
 	if err != nil {
 		_ = s.Close()
 		return nil, err

@@ -306,7 +306,7 @@ func TestArtifactLifecycleByUploadMethod(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			in := start(t, nil)
+			in := start(t, func(c *server.Config) { c.FetchErrorDetail = true }) // the reasons below
 			id, want := tc.create(t, in)
 			created := in.srv.Engine.Clock.Now()
 			in.srv.Engine.Artifacts.WaitDownloads()

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Prefixes of the temporary directories of an instance: its blobs, when it
+// has no blob directory, and its cache of rendered outputs. The name
+// carries the process id (dubsim-outputs-<pid>-<random>), so a later start
+// can tell the directories of a process that is gone (fidelity HX4).
+const (
+	blobsPrefix   = "dubsim-blobs-"
+	outputsPrefix = "dubsim-outputs-"
+	// legacyAge: a directory named without a process id (by an older
+	// dubsim) is removed once untouched this long.
+	legacyAge = 24 * time.Hour
+)
+
+// makeTempDir creates a temporary directory named after prefix and this
+// process.
+func makeTempDir(prefix string) (string, error) {
+	return os.MkdirTemp("", prefix+strconv.Itoa(os.Getpid())+"-")
+}
+
+// RemoveStaleTempDirs removes the temporary directories (blobs, rendered
+// outputs) that instances left in the temporary directory when their
+// process ended without closing them (a crash, kill -9): those whose
+// process is gone, and those named without a process id untouched for 24
+// hours. A directory of a live process is kept. It returns how many it
+// removed.
+func RemoveStaleTempDirs() (int, error) {
+	removed := 0
+	var errs []error
+	for _, prefix := range []string{blobsPrefix, outputsPrefix} {
+		names, err := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
+		if err != nil {
+			return removed, err
+		}
+		for _, name := range names {
+			fi, err := os.Lstat(name)
+			if err != nil || !fi.IsDir() || !staleTempDir(strings.TrimPrefix(filepath.Base(name), prefix), fi.ModTime()) {
+				continue
+			}
+			if err := os.RemoveAll(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("removing %s: %w", name, err))
+				continue
+			}
+			removed++
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// staleTempDir tells whether a directory whose name ends in rest
+// ("<pid>-<random>", or "<random>" from an older dubsim) is left over.
+func staleTempDir(rest string, modified time.Time) bool {
+	pid, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return time.Since(modified) > legacyAge
+	}
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
+		return false
+	}
+	return n != os.Getpid() && !processAlive(n)
+}
