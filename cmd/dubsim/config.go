@@ -61,6 +61,12 @@ type config struct {
 	DrainIdleTimeout time.Duration
 	DrainTimeout     time.Duration
 
+	// Slow and broken clients (fidelity HW1, HW3): a request body fails
+	// when no byte arrives for BodyIdleTimeout (0: no deadline), and each
+	// listener holds at most MaxConnections connections (0: unlimited).
+	BodyIdleTimeout time.Duration
+	MaxConnections  int
+
 	// Quota bounds the uploaded files (0: unlimited).
 	Quota sim.BlobQuota
 }
@@ -108,7 +114,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll, advanceWait string
 	var rateLimit, aStart, aBase, aPerGB, vStart, vBase, vPerMin string
 	var drainMax, drainIdle, drainTimeout, controlHosts string
-	var memoryLimit string
+	var memoryLimit, bodyIdle, maxConns string
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
@@ -143,6 +149,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&drainMax, "drain-max-bytes", strconv.FormatInt(server.DefaultDrainMaxBytes, 10), "after a refusal sent before the request body was read, read and discard at most this many bytes of the body so the client sees the answer, not a reset (0 = never)")
 	fs.StringVar(&drainIdle, "drain-idle-timeout", server.DefaultDrainIdleTimeout.String(), "stop reading a refused request's body when no byte arrives for this long, and close the connection")
 	fs.StringVar(&drainTimeout, "drain-timeout", server.DefaultDrainTimeout.String(), "stop reading a refused request's body after this long in all, and close the connection")
+	fs.StringVar(&bodyIdle, "body-idle-timeout", server.DefaultBodyIdleTimeout.String(), "end the reading of a request body when no byte of it arrives for this long (400, or S3's RequestTimeout for an upload); a body that keeps arriving is never cut (0 = no limit)")
+	fs.StringVar(&maxConns, "max-connections", strconv.Itoa(defaultMaxConnections), "open connections each listen address holds at most; past it, new connections wait in the kernel's accept queue until one closes (0 = unlimited)")
 	var blobQuota, companyQuota, presigns, downloads string
 	fs.StringVar(&blobQuota, "blob-quota", strconv.FormatInt(sim.DefaultBlobQuota, 10), "bytes of uploaded and downloaded files all companies may store; a presigned upload past it is refused with 403 QuotaExceeded, an artifact download past it fails (0 = unlimited)")
 	fs.StringVar(&companyQuota, "company-blob-quota", strconv.FormatInt(sim.DefaultCompanyBlobQuota, 10), "bytes of uploaded and downloaded files one company may store (0 = unlimited)")
@@ -250,6 +258,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.MemoryLimit, err = strconv.ParseInt(memoryLimit, 10, 64); err != nil || c.MemoryLimit < 0 {
 		return c, fmt.Errorf("memory-limit must be a non-negative number of bytes (0 = none); got %q", memoryLimit)
+	}
+	if c.BodyIdleTimeout, err = time.ParseDuration(bodyIdle); err != nil || c.BodyIdleTimeout < 0 {
+		return c, fmt.Errorf("body-idle-timeout must be a non-negative duration such as 60s (0 = no limit); got %q", bodyIdle)
+	}
+	if c.MaxConnections, err = strconv.Atoi(maxConns); err != nil || c.MaxConnections < 0 {
+		return c, fmt.Errorf("max-connections must be a non-negative integer (0 = unlimited); got %q", maxConns)
 	}
 	if c.DrainMaxBytes, err = strconv.ParseInt(drainMax, 10, 64); err != nil || c.DrainMaxBytes < 0 {
 		return c, fmt.Errorf("drain-max-bytes must be a non-negative integer (0 = never); got %q", drainMax)

@@ -295,6 +295,9 @@ func multipartError(err error, field string) error {
 	if errors.As(err, &tooLarge) {
 		return err
 	}
+	if ferr := httpx.BodyFailure(err); ferr != nil {
+		return ferr // the body did not arrive (no network address)
+	}
 	if field != "" {
 		return sim.Errorf(sim.CodeValidation, msgMultipartField, field, err)
 	}

@@ -147,7 +147,7 @@ func TestCreateProjectValidation(t *testing.T) {
 		{"insufficient balance (docs example)", "dubsim-broke", body(), "", 402, "PaymentRequiredError", "Insufficient balance for this project"},
 		{"unreadable video", "dubsim-pro", body("source_video_url", `"https://media.dubsim.test/unreadable.mp4"`), "", 400, "VideoInfoError",
 			"Unable to read video info: the file at this URL is not a video"},
-		{"malformed JSON", "dubsim-pro", `{"source_lang":`, "", 400, "ValidationError", "Malformed JSON body: unexpected end of input"},
+		{"malformed JSON", "dubsim-pro", `{"source_lang":`, "", 400, "ValidationError", "Malformed JSON body: the JSON ends early: the body stops before the value is complete (truncated?)"},
 		{"syntax error", "dubsim-pro", `{"source_lang" "en"}`, "", 400, "ValidationError", "Malformed JSON body: invalid character '\"' after object key (at byte 16)"},
 		{"array body", "dubsim-pro", `[1,2]`, "", 400, "ValidationError", "Request body must be a JSON object"},
 		{"trailing data", "dubsim-pro", body() + `{}`, "", 400, "ValidationError", "Malformed JSON body: unexpected data after the JSON object"},

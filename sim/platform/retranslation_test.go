@@ -94,7 +94,7 @@ func TestRetranslationErrorsOverHTTP(t *testing.T) {
 		{"unknown project", key, "123456789", `{}`, 404, `{"error":"NotFoundError","message":"Project not found"}`},
 		{"not enabled", "dubsim-pro", id, `{}`, 403,
 			`{"error":"ForbiddenError","message":"Re-translation is not enabled for this account; contact support@dubformer.ai to enable it"}`},
-		{"malformed", key, id, `{"target_script":`, 400, `{"error":"ValidationError","message":"Malformed JSON body: unexpected end of input"}`},
+		{"malformed", key, id, `{"target_script":`, 400, `{"error":"ValidationError","message":"Malformed JSON body: the JSON ends early: the body stops before the value is complete (truncated?)"}`},
 	}
 	for _, tc := range tests {
 		for _, endpoint := range []string{"/translations", "/validate-translation-request"} {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Bounds of the reading of a refused request's body (fidelity X2).
@@ -302,6 +303,9 @@ func (w *earlyWriter) finish() {
 		return
 	}
 	rc := http.NewResponseController(w.ResponseWriter)
+	// From here the early answers bound the reading of the rest of the
+	// body (the journal's look, then drain), not the body idle timeout.
+	httpx.ReleaseBodyDeadline(w.r)
 	waits := waitsForContinue(w.r, w.body)
 	if !waits && !w.body.failed {
 		if rc.EnableFullDuplex() == nil && !w.e.willDrain(w.r, w.body) {

@@ -104,7 +104,15 @@ type Config struct {
 	Quota            sim.BlobQuota
 	DrainIdleTimeout time.Duration
 	DrainTimeout     time.Duration
+	// BodyIdleTimeout ends the reading of a request body when no byte
+	// arrives for that long (fidelity HW1): the connection's read deadline
+	// moves with every read, so a long upload at any steady rate is never
+	// cut. Zero: DefaultBodyIdleTimeout; negative: no deadline.
+	BodyIdleTimeout time.Duration
 }
+
+// DefaultBodyIdleTimeout is the default of Config.BodyIdleTimeout.
+const DefaultBodyIdleTimeout = 60 * time.Second
 
 // Server is an assembled instance.
 type Server struct {
@@ -328,13 +336,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// before the journal: a refused call is not recorded, and an accepted
 	// one is recorded without its token.
 	early := newEarlyAnswers(cfg)
+	// Inside drain, so that drain's own reading of a refused body keeps
+	// its bounds; outside routing, whose Decide reads the body.
+	bodyIdle := cfg.BodyIdleTimeout
+	if bodyIdle == 0 {
+		bodyIdle = DefaultBodyIdleTimeout
+	}
 	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
 	outer := func(rules Rules, h http.Handler, guarded bool) http.Handler {
 		inner := s.Journal.Middleware(early.answer(h))
 		if guarded {
 			inner = guard.wrap(inner, early.answer)
 		}
-		return early.drain(routing(rules, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now)))
+		return early.drain(httpx.IdleBody(bodyIdle, log, routing(rules, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now))))
 	}
 	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main), controlRoot == nil && !cfg.NoControl)
 	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)

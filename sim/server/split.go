@@ -112,15 +112,23 @@ func Decide(r *http.Request, rules Rules) Route {
 		return rt
 	}
 	head, err := io.ReadAll(io.LimitReader(r.Body, sniffLimit))
+	rest := io.Reader(r.Body)
 	if err != nil {
-		head = nil
+		// The body did not arrive whole: the handler reads what came,
+		// then the same error, and says so (not that the body is empty).
+		rest = errReader{err}
 	}
 	r.Body = struct {
 		io.Reader
 		io.Closer
-	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	}{io.MultiReader(bytes.NewReader(head), rest), r.Body}
 	return decideBody(head, rules)
 }
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // decidePath is Decide without the body; sniff says the body decides.
 func decidePath(r *http.Request, rules Rules) (rt Route, sniff bool) {

@@ -3,6 +3,7 @@ package studio
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -41,6 +42,9 @@ func (a *API) parseObject(body []byte, fields ...string) (object, error) {
 	var o object
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(&o); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, httpx.MsgIncompleteJSON)
+		}
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); err != io.EOF {

@@ -48,6 +48,13 @@ const (
 	msgStorageTooLarge     = "Your proposed upload exceeds the maximum allowed size of 5 GB"
 	msgStorageNotStored    = "The upload could not be stored: %s"      // the cause
 	msgStorageQuota        = "Your upload exceeds a storage quota: %s" // which quota (sim.QuotaError), docs/fidelity.md HB6
+	// S3's documented texts for a body that stopped arriving (RequestTimeout)
+	// and one shorter than its Content-Length (IncompleteBody), fidelity
+	// HW2; the causes of msgStorageNotStored (HW4), without file paths.
+	msgStorageTimeout    = "Your socket connection to the server was not read from or written to within the timeout period. Idle connections will be closed."
+	msgStorageIncomplete = "You did not provide the number of bytes specified by the Content-Length HTTP header."
+	msgStorageCauseDisk  = "the simulator's disk is full"
+	msgStorageCauseLog   = "see the dubsim log"
 
 	// Studio projects (POST /api/v1/projects, PATCH /api/v1/projects/{projectId}).
 	msgManagerEmail          = "managerEmail must be an email address; got %q"

@@ -1087,7 +1087,7 @@ func TestRequestBodies(t *testing.T) {
 			{name: "string", call: c(`"name"`, nil), msg: sim.MsgBodyNotObject},
 			{name: "number", call: c(`42`, nil), msg: sim.MsgBodyNotObject},
 			{name: "not JSON", call: c(`name=P`, nil), msg: "Malformed JSON body: the body is not valid JSON"},
-			{name: "truncated", call: c(ep.valid[:len(ep.valid)-1], nil), msg: "Malformed JSON body: unexpected EOF"},
+			{name: "truncated", call: c(ep.valid[:len(ep.valid)-1], nil), msg: "Malformed JSON body: the JSON ends early: the body stops before the value is complete (truncated?)"},
 			{name: "trailing comma", call: c(`{"name":"P",}`, nil), msg: "Malformed JSON body: invalid character '}' looking for beginning of object key string"},
 			{name: "bad literal", call: c(`{"name":tru}`, nil), msg: "Malformed JSON body: invalid character '}' in literal true (expecting 'e')"},
 			{name: "second object", call: c(ep.valid+` {}`, nil), msg: trailing},

@@ -135,10 +135,27 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 			writeS3Error(w, r, http.StatusForbidden, "QuotaExceeded", sprintf(msgStorageQuota, qe.Reason))
 			return
 		}
+		// The body did not arrive: S3's answers (fidelity HW2), logged
+		// at INFO by httpx.IdleBody; the client's error names no address.
+		var be *httpx.BodyError
+		if errors.As(err, &be) {
+			if be.Timeout {
+				writeS3Error(w, r, http.StatusBadRequest, "RequestTimeout", msgStorageTimeout)
+			} else {
+				writeS3Error(w, r, http.StatusBadRequest, "IncompleteBody", msgStorageIncomplete)
+			}
+			return
+		}
+		// The simulator's fault: logged with its cause (file paths), and
+		// answered without them (fidelity HW4).
 		if a.http.Log != nil {
 			a.http.Log.Error("upload", "id", id, "err", err)
 		}
-		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", sprintf(msgStorageNotStored, err.Error()))
+		cause := msgStorageCauseLog
+		if httpx.IsNoSpace(err) {
+			cause = msgStorageCauseDisk
+		}
+		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", sprintf(msgStorageNotStored, cause))
 		return
 	}
 	w.Header().Set("ETag", `"`+hex.EncodeToString(h.Sum(nil))+`"`)

@@ -46,7 +46,7 @@ func TestRoutes(t *testing.T) {
 		{"empty body", "POST", "/_sim/faults", ct, ``, 400,
 			`{"error":"ValidationError","message":"Request body must be a JSON object"}`},
 		{"malformed body", "POST", "/_sim/faults", ct, `{"action":`, 400,
-			`{"error":"ValidationError","message":"Malformed JSON body: unexpected end of input"}`},
+			`{"error":"ValidationError","message":"Malformed JSON body: the JSON ends early: the body stops before the value is complete (truncated?)"}`},
 		{"body too large", "POST", "/_sim/faults", ct, `{"action":{"type":"error","status":500,"message":"` + strings.Repeat("a", MaxBodyBytes) + `"}}`, 413,
 			`{"error":"ValidationError","message":"Request body exceeds the limit of 65536 bytes"}`},
 		{"list in order", "GET", "/_sim/faults", "", "", 200,

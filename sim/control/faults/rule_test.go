@@ -191,7 +191,7 @@ func TestDecodeRule(t *testing.T) {
 		{"null", `null`, "Request body must be a JSON object"},
 		{"empty", ``, "Request body must be a JSON object"},
 		{"blank", " \n", "Request body must be a JSON object"},
-		{"truncated", `{"action":`, "Malformed JSON body: unexpected end of input"},
+		{"truncated", `{"action":`, "Malformed JSON body: the JSON ends early: the body stops before the value is complete (truncated?)"},
 		{"syntax error", `{"count":}`, "Malformed JSON body: invalid character '}' looking for beginning of value (at byte 10)"},
 		{"trailing data", `{"action":{"type":"drop"}} {}`, "Malformed JSON body: unexpected data after the JSON object"},
 	}

@@ -117,7 +117,7 @@ func TestRouteErrors(t *testing.T) {
 		{"verify without content type", "POST", "/_sim/requests/verify", `{"path":"/x"}`, "", 400,
 			envelope(`"Content-Type must be application/json for a request with a JSON body"`)},
 		{"verify malformed", "POST", "/_sim/requests/verify", `{"count":`, "application/json", 400,
-			envelope(`"Malformed JSON body: unexpected end of input"`)},
+			envelope(`"Malformed JSON body: the JSON ends early: the body stops before the value is complete (truncated?)"`)},
 		{"verify syntax error", "POST", "/_sim/requests/verify", `{"count" 1}`, "application/json", 400,
 			envelope(`"Malformed JSON body: invalid character '1' after object key (at byte 10)"`)},
 		{"verify wrong type", "POST", "/_sim/requests/verify", `{"count":"2"}`, "application/json", 400,

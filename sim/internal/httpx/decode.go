@@ -62,6 +62,9 @@ func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, 
 		if errors.As(err, &mb) {
 			return nil, sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, limit)
 		}
+		if ferr := BodyFailure(err); ferr != nil {
+			return nil, ferr
+		}
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -114,7 +117,7 @@ func (d Decoder) jsonError(body []byte, err error) error {
 	case errors.As(err, &syn):
 		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(syn.Error(), "json: "), syn.Offset))
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected end of input")
+		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, MsgIncompleteJSON)
 	case errors.As(err, &typ):
 		field := typ.Field
 		if field == "" {

@@ -49,7 +49,7 @@ func TestDecodeBytesMessages(t *testing.T) {
 		{"empty body", strict, ``, sim.MsgBodyNotObject},
 		{"an array", strict, `[1]`, sim.MsgBodyNotObject},
 		{"syntax error", strict, `{"name":}`, "Malformed JSON body: invalid character '}' looking for beginning of value (at byte 9)"},
-		{"cut short", strict, `{"name":"a"`, "Malformed JSON body: unexpected end of input"},
+		{"cut short", strict, `{"name":"a"`, "Malformed JSON body: the JSON ends early: the body stops before the value is complete (truncated?)"},
 		{"trailing data", strict, `{} {}`, "Malformed JSON body: unexpected data after the JSON object"},
 		{"a string for a boolean", strict, `{"enabled":"yes"}`, "enabled must be a boolean; got string"},
 		{"a number for an array", strict, `{"tags":3}`, "tags must be an array; got number"},

@@ -331,20 +331,20 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 	var mem bytes.Buffer
 	n, err := io.Copy(&mem, io.TeeReader(io.LimitReader(r.Body, memBody), raw))
 	if err != nil {
-		return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+		return nil, "", "", spoolError(err)
 	}
 	sb = &spooledBody{mem: mem.Bytes()}
 	if n == memBody && n <= limit {
 		f, err := os.CreateTemp("", SpoolPattern)
 		if err != nil {
-			return nil, "", "", err
+			return nil, "", "", spoolError(err)
 		}
 		sb.file = f
 		// At most limit+1 bytes in all: enough to know the body is too large.
 		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, satAdd1(limit)-n), raw))
 		if err != nil {
 			sb.Close()
-			return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+			return nil, "", "", spoolError(err)
 		}
 		n += rest
 	}
@@ -368,6 +368,36 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 		sb.Reader = io.MultiReader(sb.Reader, r.Body)
 	}
 	return sb, fp, legacy, nil
+}
+
+// spoolError words a failure to spool a body: the client's (the body did
+// not arrive: 400) or the simulator's (a full disk: 500 saying so; any
+// other: a masked internal error, logged with its cause). No file path
+// reaches the client.
+func spoolError(err error) error {
+	if ferr := BodyFailure(err); ferr != nil {
+		if sim.ErrorCode(ferr) == sim.CodeInternal {
+			return &spoolFailure{msg: ferr, cause: err}
+		}
+		return ferr
+	}
+	return &spoolFailure{cause: err}
+}
+
+// spoolFailure is an internal error of the spool: WriteError logs Error
+// (the cause, with its path) and answers msg (nil: the masked message).
+type spoolFailure struct {
+	msg   error
+	cause error
+}
+
+func (e *spoolFailure) Error() string { return "spooling the request body: " + e.cause.Error() }
+
+func (e *spoolFailure) Unwrap() []error {
+	if e.msg == nil {
+		return []error{e.cause}
+	}
+	return []error{e.msg, e.cause}
 }
 
 // canonicalFingerprint hashes the request head, the media type (without

@@ -1,0 +1,189 @@
+package httpx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// BodyError is a request body that did not arrive, the client's doing: no
+// byte came for the idle timeout (Timeout), or the body ended before its
+// declared length or its last chunk (the client closed or reset the
+// connection, or sent a malformed chunked body). Its Error text is for the
+// log (it names the network addresses); Message is for the client.
+type BodyError struct {
+	Err     error
+	Timeout bool
+	Idle    time.Duration // the idle timeout, when Timeout
+	Read    int64         // bytes of the body received
+	Length  int64         // the declared Content-Length, -1 when chunked
+}
+
+func (e *BodyError) Error() string {
+	return fmt.Sprintf("request body not received (%d bytes read): %v", e.Read, e.Err)
+}
+
+func (e *BodyError) Unwrap() error { return e.Err }
+
+// Message words e for the client, without network addresses.
+func (e *BodyError) Message() string {
+	switch {
+	case e.Timeout:
+		return fmt.Sprintf(MsgBodyStalled, e.Idle, e.Read)
+	case e.Length >= 0:
+		return fmt.Sprintf(MsgBodyIncomplete, e.Read, e.Length)
+	default:
+		return fmt.Sprintf(MsgBodyIncompleteChunked, e.Read)
+	}
+}
+
+// IsNoSpace reports whether err is the disk being full.
+func IsNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC)
+}
+
+// BodyFailure words a failure to read or keep a request body, blaming the
+// right side: a *BodyError (the client) is a validation error (400) saying
+// the body stopped arriving; a full disk (the simulator) is an internal
+// error (500) saying the body could not be stored; nil for other errors.
+// Neither message names a network address or a file path.
+func BodyFailure(err error) error {
+	var be *BodyError
+	switch {
+	case errors.As(err, &be):
+		return sim.Errorf(sim.CodeValidation, "%s", be.Message())
+	case IsNoSpace(err):
+		return sim.Errorf(sim.CodeInternal, MsgNoSpace)
+	}
+	return nil
+}
+
+// IdleBody makes the reading of request bodies end when no byte arrives
+// for idle (fidelity HW1), instead of a whole-request timeout that cuts a
+// long upload at any rate: before each read of the body the connection's
+// read deadline is moved to now+idle, and once the body has ended it is
+// cleared (net/http then watches the connection for the client closing
+// it, which a deadline would turn into a cancelled request). A body that
+// does not arrive fails with a *BodyError, logged at INFO (the client's
+// doing, not a fault of the simulator). idle <= 0 sets no deadline but
+// still words the failures.
+func IdleBody(idle time.Duration, log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		b := &idleBody{ReadCloser: r.Body, w: w, rc: http.NewResponseController(w), idle: idle, length: r.ContentLength, log: log, r: r}
+		// net/http cancels the request's context when a read of the
+		// connection fails: the handler could not answer a body that
+		// stopped arriving (its next store call failed with "context
+		// canceled", a 500). The handler's context is cancelled with the
+		// request's unless a body read is what failed.
+		ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), idleBodyKey{}, b))
+		b.cancel = cancel
+		stop := context.AfterFunc(r.Context(), b.parentDone)
+		defer stop()
+		defer cancel()
+		r2 := r.WithContext(ctx)
+		r2.Body = b
+		next.ServeHTTP(w, r2)
+	})
+}
+
+type idleBodyKey struct{}
+
+// ReleaseBodyDeadline stops IdleBody from moving the read deadline of r's
+// connection: whoever calls it (the early answers, once a refusal has gone
+// out) bounds the rest of the reading with deadlines of its own.
+func ReleaseBodyDeadline(r *http.Request) {
+	if b, ok := r.Context().Value(idleBodyKey{}).(*idleBody); ok {
+		b.mu.Lock()
+		b.released = true
+		b.mu.Unlock()
+	}
+}
+
+// parentDone is called when the request's context is cancelled.
+func (b *idleBody) parentDone() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.reading:
+		b.cancelled = true // the read decides
+	case b.failed == nil:
+		b.cancel()
+	}
+}
+
+type idleBody struct {
+	io.ReadCloser
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	reading   bool // a Read of the body is in progress
+	cancelled bool // the request's context was cancelled during it
+	released  bool // ReleaseBodyDeadline: the deadline is not ours to move
+
+	idle   time.Duration
+	length int64
+	n      int64
+	ended  bool
+	failed *BodyError
+	log    *slog.Logger
+	r      *http.Request
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	if b.failed != nil {
+		return 0, b.failed
+	}
+	b.mu.Lock()
+	b.reading = true
+	if b.idle > 0 && !b.ended && !b.released {
+		_ = b.rc.SetReadDeadline(time.Now().Add(b.idle))
+	}
+	b.mu.Unlock()
+	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reading = false
+	b.n += int64(n)
+	switch {
+	case err == nil:
+	case err == io.EOF:
+		if !b.ended {
+			b.ended = true
+			if b.idle > 0 && !b.released {
+				_ = b.rc.SetReadDeadline(time.Time{})
+			}
+		}
+	case errors.Is(err, http.ErrBodyReadAfterClose):
+	default:
+		var ne interface{ Timeout() bool }
+		be := &BodyError{Err: err, Read: b.n, Length: b.length, Idle: b.idle}
+		be.Timeout = errors.As(err, &ne) && ne.Timeout()
+		b.failed = be
+		// What is left of the body cannot be told from a next request:
+		// the connection ends with the answer.
+		b.w.Header().Set("Connection", "close")
+		if b.log != nil {
+			b.log.Info("request body not received", "method", b.r.Method, "path", b.r.URL.Path,
+				"read", b.n, "declared", b.length, "timeout", be.Timeout, "err", err)
+		}
+		return n, be
+	}
+	if b.cancelled {
+		b.cancel()
+	}
+	return n, err
+}
