@@ -64,3 +64,50 @@ func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
 	}
 	assert.Less(t, peak, int64(300<<20), "peak resident memory")
 }
+
+// Forty creations whose source_video_url was dubsim's own /_sim/state, over
+// a store of long projects, took the process to 4 GB (issue 19; 2.5 GB over
+// these 2,000 projects): each probe
+// made the server build a whole state dump and buffered it. Probes now run
+// a few at a time with bounded buffers, and state dumps are pages written
+// a few at a time, so the loop through the server's own control plane is
+// bounded too; each creation is told the URL is no video.
+func TestProbesOfTheServersOwnStateAreBounded(t *testing.T) {
+	p := start(t)
+	stateFill(t, p, 2000)
+	_, before := memory(t, p)
+	body := `{"source_lang":"en","target_lang":"fr-FR","source_video_url":"` + p.Base + `/_sim/state?limit=1000"}`
+	const creations = 40
+	statuses := make([]int, creations)
+	answers := make([]string, creations)
+	var wg sync.WaitGroup
+	for i := range creations {
+		wg.Go(func() {
+			req, err := http.NewRequest(http.MethodPost, p.Base+"/api/v1/projects", strings.NewReader(body))
+			if !assert.NoError(t, err) {
+				return
+			}
+			req.Header.Set("Authorization", "Bearer dubsim-pro")
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if !assert.NoError(t, err, "creation %d", i) {
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			statuses[i], answers[i] = resp.StatusCode, string(bytes.TrimSpace(b))
+		})
+	}
+	wg.Wait()
+	rss, peak := memory(t, p)
+	t.Logf("resident memory: %s after filling, %s after %d parallel probes of /_sim/state (peak %s)", mb(before), mb(rss), creations, mb(peak))
+	require.True(t, p.Alive())
+	for i := range creations {
+		assert.Equal(t, http.StatusBadRequest, statuses[i], "creation %d: %s", i, answers[i])
+		assert.Contains(t, answers[i], "Unable to read video info", "creation %d", i)
+	}
+	// The live heap stays near 100 MB (4 probe buffers of 16 MiB, 2 dump
+	// pages); the rest is the collector's target once serving (GOGC 400,
+	// under the 1 GiB soft limit). Before: 2,527 MB over 2,000 projects.
+	assert.Less(t, peak, int64(800<<20), "peak resident memory")
+}
