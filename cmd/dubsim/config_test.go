@@ -81,19 +81,26 @@ func TestParseConfig(t *testing.T) {
 				assert.Equal(t, 5*time.Second, c.DrainIdleTimeout)
 				assert.Equal(t, 2*time.Minute, c.DrainTimeout)
 			}},
-		{name: "slow clients", args: []string{"--body-idle-timeout", "5s"}, env: map[string]string{"DUBSIM_MAX_CONNECTIONS": "64", "DUBSIM_BODY_IDLE_TIMEOUT": "9s"},
+		{name: "slow clients", args: []string{"--body-idle-timeout", "5s", "--body-min-rate", "100"}, env: map[string]string{"DUBSIM_MAX_CONNECTIONS": "64", "DUBSIM_BODY_IDLE_TIMEOUT": "9s", "DUBSIM_BODY_MIN_RATE": "7"},
 			check: func(t *testing.T, c config) {
 				assert.Equal(t, 5*time.Second, c.BodyIdleTimeout)
+				assert.Equal(t, int64(100), c.BodyMinRate)
 				assert.Equal(t, 64, c.MaxConnections)
 			}},
+		{name: "body min rate from env", env: map[string]string{"DUBSIM_BODY_MIN_RATE": "7"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, int64(7), c.BodyMinRate)
+		}},
 		{name: "slow clients by default", check: func(t *testing.T, c config) {
 			assert.Equal(t, time.Minute, c.BodyIdleTimeout)
+			assert.Equal(t, int64(1024), c.BodyMinRate)
 			assert.Equal(t, 1024, c.MaxConnections)
 		}},
-		{name: "slow clients unlimited", args: []string{"--body-idle-timeout", "0", "--max-connections", "0"}, check: func(t *testing.T, c config) {
+		{name: "slow clients unlimited", args: []string{"--body-idle-timeout", "0", "--max-connections", "0", "--body-min-rate", "0"}, check: func(t *testing.T, c config) {
 			assert.Zero(t, c.BodyIdleTimeout)
+			assert.Zero(t, c.BodyMinRate)
 			assert.Zero(t, c.MaxConnections)
 		}},
+		{name: "bad body-min-rate", args: []string{"--body-min-rate", "1k"}, wantErr: `body-min-rate must be a non-negative number of bytes per second (0 = no minimum); got "1k"`},
 		{name: "bad max-connections", args: []string{"--max-connections", "-1"}, wantErr: `max-connections must be a non-negative integer (0 = unlimited); got "-1"`},
 		{name: "bad body-idle-timeout", env: map[string]string{"DUBSIM_BODY_IDLE_TIMEOUT": "1"}, wantErr: `body-idle-timeout must be a non-negative duration such as 60s (0 = no limit); got "1"`},
 		{name: "drain never", env: map[string]string{"DUBSIM_DRAIN_MAX_BYTES": "0"}, check: func(t *testing.T, c config) {

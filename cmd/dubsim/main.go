@@ -152,7 +152,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		StudioRateLimit: cfg.StudioRateLimit, SharedCreate: cfg.SharedCreate, Version: version,
 		Quota:         cfg.Quota,
 		DrainMaxBytes: drainMaxBytes(cfg.DrainMaxBytes), DrainIdleTimeout: cfg.DrainIdleTimeout, DrainTimeout: cfg.DrainTimeout,
-		BodyIdleTimeout: bodyIdleTimeout(cfg.BodyIdleTimeout),
+		BodyIdleTimeout: bodyIdleTimeout(cfg.BodyIdleTimeout), BodyMinRate: bodyMinRate(cfg.BodyMinRate),
 	})
 	if err != nil {
 		return err
@@ -288,6 +288,15 @@ func drainMaxBytes(flag int64) int64 {
 // bodyIdleTimeout maps --body-idle-timeout to server.Config.BodyIdleTimeout,
 // where 0 means the default: the flag's 0 is no limit (negative there).
 func bodyIdleTimeout(flag time.Duration) time.Duration {
+	if flag == 0 {
+		return -1
+	}
+	return flag
+}
+
+// bodyMinRate maps --body-min-rate to server.Config.BodyMinRate, where 0
+// means the default: the flag's 0 is no minimum (negative there).
+func bodyMinRate(flag int64) int64 {
 	if flag == 0 {
 		return -1
 	}

@@ -228,6 +228,13 @@ func (e *stEnv) put(uploadPath string, body []byte) resp {
 // harness's do does.
 func (e *stEnv) putAnnounced(uploadPath string, contentLength int64, send []byte) resp {
 	e.t.Helper()
+	return e.putRaw(uploadPath, contentLength, send, false)
+}
+
+// putRaw is putAnnounced; halfClose closes the connection's sending side
+// after send (a client that gave up: the body ends early).
+func (e *stEnv) putRaw(uploadPath string, contentLength int64, send []byte, halfClose bool) resp {
+	e.t.Helper()
 	u, err := url.Parse(e.url + uploadPath)
 	require.NoError(e.t, err)
 	conn, err := net.Dial("tcp", u.Host)
@@ -238,6 +245,9 @@ func (e *stEnv) putAnnounced(uploadPath string, contentLength int64, send []byte
 	require.NoError(e.t, err)
 	_, err = conn.Write(send)
 	require.NoError(e.t, err)
+	if halfClose {
+		require.NoError(e.t, conn.(*net.TCPConn).CloseWrite())
+	}
 	hres, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: http.MethodPut})
 	require.NoError(e.t, err)
 	raw, err := io.ReadAll(hres.Body)
@@ -1100,6 +1110,25 @@ func TestStudioQuotaContract(t *testing.T) {
 	r = e.put(first, make([]byte, 11))
 	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
 	assert.Contains(t, string(r.Body), "<Code>QuotaExceeded</Code>")
+}
+
+// A body that did not arrive (docs/fidelity.md HW2, HW5): stalled, or
+// trickled below the minimum rate, it is S3's RequestTimeout; shorter than
+// its Content-Length when the client closes, IncompleteBody.
+func TestStudioBodyNotReceivedContract(t *testing.T) {
+	t.Parallel()
+	e := newStudioEnv(t, func(c *server.Config) {
+		c.BodyIdleTimeout = 200 * time.Millisecond
+	})
+	_, up := e.presign(stKey, "a.wav")
+	r := e.putRaw(up, 100, make([]byte, 10), false)
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Contains(t, string(r.Body), "<Code>RequestTimeout</Code>")
+
+	_, up = e.presign(stKey, "b.wav")
+	r = e.putRaw(up, 100, make([]byte, 10), true)
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Contains(t, string(r.Body), "<Code>IncompleteBody</Code>")
 }
 
 // A creation past the company's pending downloads (docs/fidelity.md HX1).

@@ -109,10 +109,23 @@ type Config struct {
 	// moves with every read, so a long upload at any steady rate is never
 	// cut. Zero: DefaultBodyIdleTimeout; negative: no deadline.
 	BodyIdleTimeout time.Duration
+	// BodyMinRate is the rate in bytes per second a request body must
+	// average once BodyIdleTimeout has passed since its first read
+	// (fidelity HW5), else it fails like a stalled one. Zero:
+	// DefaultBodyMinRate; negative: no minimum. No effect without an idle
+	// deadline.
+	BodyMinRate int64
 }
 
 // DefaultBodyIdleTimeout is the default of Config.BodyIdleTimeout.
 const DefaultBodyIdleTimeout = 60 * time.Second
+
+// DefaultBodyMinRate is the default of Config.BodyMinRate: 1 KiB/s (8
+// kbit/s), below any link a client uploads over (GPRS does about 5 KB/s, a
+// 56k modem 7 KB/s), averaged over the whole body after a minute, so a
+// body that keeps a real link's pace is never cut while a trickle of a
+// byte every few seconds is.
+const DefaultBodyMinRate = 1024
 
 // Server is an assembled instance.
 type Server struct {
@@ -342,13 +355,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if bodyIdle == 0 {
 		bodyIdle = DefaultBodyIdleTimeout
 	}
+	bodyMinRate := cfg.BodyMinRate
+	if bodyMinRate == 0 {
+		bodyMinRate = DefaultBodyMinRate
+	}
 	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
 	outer := func(rules Rules, h http.Handler, guarded bool) http.Handler {
 		inner := s.Journal.Middleware(early.answer(h))
 		if guarded {
 			inner = guard.wrap(inner, early.answer)
 		}
-		return early.drain(httpx.IdleBody(bodyIdle, log, routing(rules, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now))))
+		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, routing(rules, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now))))
 	}
 	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main), controlRoot == nil && !cfg.NoControl)
 	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)

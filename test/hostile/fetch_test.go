@@ -55,7 +55,8 @@ func TestFetchErrorsDoNotMapPorts(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, st, "%s: %s", what, body)
 		answers[what] = strings.ReplaceAll(body, url, "URL")
 		for _, leak := range []string{"refused", "404", "Not Found", "text/html", "dial", "tcp"} {
-			assert.NotContains(t, body, leak, "%s: the answer tells why", what)
+			// The URL (its port may hold "404") is taken out first.
+			assert.NotContains(t, answers[what], leak, "%s: the answer tells why", what)
 		}
 	}
 	t.Logf("answers: %v", answers)

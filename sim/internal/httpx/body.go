@@ -17,12 +17,16 @@ import (
 // BodyError is a request body that did not arrive, the client's doing: no
 // byte came for the idle timeout (Timeout), or the body ended before its
 // declared length or its last chunk (the client closed or reset the
-// connection, or sent a malformed chunked body). Its Error text is for the
-// log (it names the network addresses); Message is for the client.
+// connection, or sent a malformed chunked body), or it arrived slower than
+// the minimum rate (Timeout and Slow). Its Error text is for the log (it
+// names the network addresses); Message is for the client.
 type BodyError struct {
 	Err     error
 	Timeout bool
-	Idle    time.Duration // the idle timeout, when Timeout
+	Slow    bool          // the minimum rate was not kept (Timeout too)
+	Idle    time.Duration // the idle timeout (and grace of the rate), when Timeout
+	MinRate int64         // the minimum rate in bytes per second, when Slow
+	Elapsed time.Duration // time since the first read of the body, when Slow
 	Read    int64         // bytes of the body received
 	Length  int64         // the declared Content-Length, -1 when chunked
 }
@@ -36,6 +40,8 @@ func (e *BodyError) Unwrap() error { return e.Err }
 // Message words e for the client, without network addresses.
 func (e *BodyError) Message() string {
 	switch {
+	case e.Slow:
+		return fmt.Sprintf(MsgBodySlow, e.Read, e.Elapsed.Round(time.Second), e.MinRate, e.Idle)
 	case e.Timeout:
 		return fmt.Sprintf(MsgBodyStalled, e.Idle, e.Read)
 	case e.Length >= 0:
@@ -75,13 +81,22 @@ func BodyFailure(err error) error {
 // does not arrive fails with a *BodyError, logged at INFO (the client's
 // doing, not a fault of the simulator). idle <= 0 sets no deadline but
 // still words the failures.
-func IdleBody(idle time.Duration, log *slog.Logger, next http.Handler) http.Handler {
+//
+// minRate > 0 also bounds a body that keeps arriving too slowly (fidelity
+// HW5), as Apache's mod_reqtimeout MinRate does: after a grace of idle
+// from the first read, the body must average minRate bytes per second.
+// The deadline of each read is the earlier of now+idle and
+// start+idle+received/minRate, so every byte buys 1/minRate seconds; a
+// body one byte every idle-1 seconds, which the idle deadline alone let
+// hold its connection forever, fails like a stalled one. With idle <= 0
+// there is no rate either.
+func IdleBody(idle time.Duration, minRate int64, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 			next.ServeHTTP(w, r)
 			return
 		}
-		b := &idleBody{ReadCloser: r.Body, w: w, rc: http.NewResponseController(w), idle: idle, length: r.ContentLength, log: log, r: r}
+		b := &idleBody{ReadCloser: r.Body, w: w, rc: http.NewResponseController(w), idle: idle, minRate: minRate, length: r.ContentLength, log: log, r: r}
 		// net/http cancels the request's context when a read of the
 		// connection fails: the handler could not answer a body that
 		// stopped arriving (its next store call failed with "context
@@ -134,13 +149,16 @@ type idleBody struct {
 	cancelled bool // the request's context was cancelled during it
 	released  bool // ReleaseBodyDeadline: the deadline is not ours to move
 
-	idle   time.Duration
-	length int64
-	n      int64
-	ended  bool
-	failed *BodyError
-	log    *slog.Logger
-	r      *http.Request
+	idle    time.Duration
+	minRate int64
+	start   time.Time // the first read, when minRate > 0
+	slow    bool      // the deadline set is the rate's
+	length  int64
+	n       int64
+	ended   bool
+	failed  *BodyError
+	log     *slog.Logger
+	r       *http.Request
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
@@ -150,7 +168,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	b.reading = true
 	if b.idle > 0 && !b.ended && !b.released {
-		_ = b.rc.SetReadDeadline(time.Now().Add(b.idle))
+		_ = b.rc.SetReadDeadline(b.deadline(time.Now()))
 	}
 	b.mu.Unlock()
 	n, err := b.ReadCloser.Read(p)
@@ -172,13 +190,16 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		var ne interface{ Timeout() bool }
 		be := &BodyError{Err: err, Read: b.n, Length: b.length, Idle: b.idle}
 		be.Timeout = errors.As(err, &ne) && ne.Timeout()
+		if be.Timeout && b.slow {
+			be.Slow, be.MinRate, be.Elapsed = true, b.minRate, time.Since(b.start)
+		}
 		b.failed = be
 		// What is left of the body cannot be told from a next request:
 		// the connection ends with the answer.
 		b.w.Header().Set("Connection", "close")
 		if b.log != nil {
 			b.log.Info("request body not received", "method", b.r.Method, "path", b.r.URL.Path,
-				"read", b.n, "declared", b.length, "timeout", be.Timeout, "err", err)
+				"read", b.n, "declared", b.length, "timeout", be.Timeout, "slow", be.Slow, "err", err)
 		}
 		return n, be
 	}
@@ -186,4 +207,23 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		b.cancel()
 	}
 	return n, err
+}
+
+// deadline is the read deadline of a read starting at now: now+idle, or
+// earlier the time by which the bytes received keep the minimum rate
+// (start+idle+n/minRate), which b.slow then records. Called with b.mu held.
+func (b *idleBody) deadline(now time.Time) time.Time {
+	d := now.Add(b.idle)
+	b.slow = false
+	if b.minRate <= 0 {
+		return d
+	}
+	if b.start.IsZero() {
+		b.start = now
+	}
+	owed := time.Duration(float64(b.n) / float64(b.minRate) * float64(time.Second))
+	if r := b.start.Add(b.idle + owed); r.Before(d) {
+		d, b.slow = r, true
+	}
+	return d
 }

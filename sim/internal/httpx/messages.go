@@ -11,7 +11,10 @@ const (
 	// A request body that did not arrive (BodyError.Message, fidelity
 	// HW2): the idle timeout and the bytes received; the bytes received
 	// and declared; the bytes received of a chunked body.
-	MsgBodyStalled           = "The request body stopped arriving: no byte came for %s (%d bytes received); send the body without pausing"
+	MsgBodyStalled = "The request body stopped arriving: no byte came for %s (%d bytes received); send the body without pausing"
+	// MsgBodySlow: the bytes received, the time taken, the minimum rate
+	// and its grace (fidelity HW5).
+	MsgBodySlow              = "The request body arrived too slowly: %d bytes in %s, under the minimum of %d bytes per second after the first %s; send the body faster"
 	MsgBodyIncomplete        = "The request body ended early: %d of the %d bytes declared by Content-Length arrived before the client closed the connection"
 	MsgBodyIncompleteChunked = "The request body ended early: %d bytes arrived, then the connection closed (or the chunked encoding broke) before the last chunk"
 	// MsgNoSpace: the simulator's disk is full (fidelity HW4).
