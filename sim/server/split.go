@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/dubsim/dubsim/sim"
@@ -66,9 +67,17 @@ type Rules struct {
 	ControlOnly bool
 }
 
-// sniffLimit is how much of a POST /api/v1/projects body is read to tell the
-// two create requests apart.
-const sniffLimit = 64 << 10
+// sniffLimit is the most of a POST /api/v1/projects body read to tell the
+// two create requests apart: the body limit of both create routes (the
+// server sets neither platform.Config.MaxBody nor studio.Config.MaxBody).
+// A larger body is refused by the route that gets it.
+const sniffLimit = httpx.DefaultMaxBody
+
+// sniffMin is how much of the body is read in any case (or to its end),
+// even once the decision is made: as much as was read when only the first
+// 64 KiB decided, so that early answers (fidelity X4) to a body up to that
+// size do not change.
+const sniffMin = 64 << 10
 
 // Fields only one of the two Create Project bodies has.
 var (
@@ -104,14 +113,17 @@ var (
 //     studio by default (default);
 //   - everything else is platform (path).
 //
-// Deciding a POST /api/v1/projects reads up to 64 KiB of its body; r.Body
-// is replaced by one that gives the whole body again.
+// Deciding a POST /api/v1/projects reads its body (at least 64 KiB, or to
+// its end) until a platform field, the end of the top-level object or the
+// route's body limit; r.Body is replaced by one that gives the whole body
+// again.
 func Decide(r *http.Request, rules Rules) Route {
 	rt, sniff := decidePath(r, rules)
 	if !sniff {
 		return rt
 	}
-	head, err := io.ReadAll(io.LimitReader(r.Body, sniffLimit))
+	var keys keyScan
+	head, err := keys.read(r.Body)
 	rest := io.Reader(r.Body)
 	if err != nil {
 		// The body did not arrive whole: the handler reads what came,
@@ -122,7 +134,7 @@ func Decide(r *http.Request, rules Rules) Route {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(head), rest), r.Body}
-	return decideBody(head, rules)
+	return keys.route(rules)
 }
 
 // errReader fails every read with err.
@@ -184,44 +196,140 @@ func decidePath(r *http.Request, rules Rules) (rt Route, sniff bool) {
 	return Route{Platform, ByPath}, false
 }
 
-// decideBody decides a POST /api/v1/projects from the top-level field names
-// of its JSON body (the first sniffLimit bytes): a platform-only field makes
-// it platform, else a studio-only field studio, else rules.SharedCreate.
+// decideBody decides a POST /api/v1/projects whose whole body is body.
 func decideBody(body []byte, rules Rules) Route {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	fallback := Route{Studio, ByDefault}
-	if rules.SharedCreate == Platform {
-		fallback.Interface = Platform
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return fallback
-	}
-	studio := false
-	for dec.More() {
-		t, err := dec.Token()
+	var keys keyScan
+	keys.feed(body)
+	return keys.route(rules)
+}
+
+// maxKeyBytes is the most of a top-level key kept to compare it with the
+// create fields: the longest of them, every character escaped as \uXXXX,
+// fits.
+const maxKeyBytes = 256
+
+// keyScan finds the top-level keys of a JSON object as its bytes arrive.
+// It keeps nothing of the values and at most maxKeyBytes of a key: it
+// follows strings (and their escapes) and the depth of nested objects and
+// arrays, without checking the rest of the syntax (the route that gets the
+// body does). It stops (done) at a platform create field, at the end of the
+// top-level object, or at a first non-blank byte that does not open one.
+type keyScan struct {
+	started, done     bool
+	depth             int
+	inString, escaped bool
+	isKey, wantKey    bool // the string is a top-level key; the next string at depth 1 is one
+	key               []byte
+	long              bool // the key is longer than maxKeyBytes
+	platform, studio  bool // a platform (studio) create field was seen
+}
+
+// read reads body for the decision: at least sniffMin bytes (or to its
+// end), then on while undecided, up to sniffLimit; it returns what it read.
+func (s *keyScan) read(body io.Reader) ([]byte, error) {
+	buf := make([]byte, 0, 512)
+	for len(buf) < sniffLimit && (!s.done || len(buf) < sniffMin) {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(cap(buf), sniffLimit-len(buf)))
+		}
+		n, err := body.Read(buf[len(buf):min(cap(buf), sniffLimit)])
+		s.feed(buf[len(buf) : len(buf)+n])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
 		if err != nil {
-			break
-		}
-		key, _ := t.(string)
-		for _, f := range platformCreateFields {
-			if key == f {
-				return Route{Platform, ByBody}
-			}
-		}
-		for _, f := range studioCreateFields {
-			if key == f {
-				studio = true
-			}
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			break
+			return buf, err
 		}
 	}
-	if studio {
+	return buf, nil
+}
+
+// feed scans the next bytes of the body.
+func (s *keyScan) feed(p []byte) {
+	for _, c := range p {
+		if s.done {
+			return
+		}
+		if s.inString {
+			switch {
+			case s.escaped:
+				s.escaped = false
+			case c == '\\':
+				s.escaped = true
+			case c == '"':
+				s.inString = false
+				if s.isKey {
+					s.endKey()
+				}
+				continue
+			}
+			if s.isKey {
+				if len(s.key) < maxKeyBytes {
+					s.key = append(s.key, c)
+				} else {
+					s.long = true
+				}
+			}
+			continue
+		}
+		if !s.started {
+			switch c {
+			case ' ', '\t', '\r', '\n':
+			case '{':
+				s.started, s.depth, s.wantKey = true, 1, true
+			default:
+				s.done = true // not an object
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			s.inString, s.isKey = true, s.depth == 1 && s.wantKey
+			s.wantKey, s.key, s.long = false, s.key[:0], false
+		case '{', '[':
+			s.depth++
+		case '}', ']':
+			s.depth--
+			s.done = s.depth <= 0
+		case ',':
+			s.wantKey = s.depth == 1
+		}
+	}
+}
+
+// endKey looks at a top-level key that has ended.
+func (s *keyScan) endKey() {
+	if s.long {
+		return
+	}
+	key := string(s.key)
+	if bytes.IndexByte(s.key, '\\') >= 0 {
+		quoted := append(append([]byte{'"'}, s.key...), '"')
+		if json.Unmarshal(quoted, &key) != nil {
+			return
+		}
+	}
+	if slices.Contains(platformCreateFields, key) {
+		s.platform, s.done = true, true
+	}
+	if slices.Contains(studioCreateFields, key) {
+		s.studio = true
+	}
+}
+
+// route is the decision from the keys seen: a platform-only field makes it
+// platform, else a studio-only field studio, else rules.SharedCreate.
+func (s *keyScan) route(rules Rules) Route {
+	switch {
+	case s.platform:
+		return Route{Platform, ByBody}
+	case s.studio:
 		return Route{Studio, ByBody}
+	case rules.SharedCreate == Platform:
+		return Route{Platform, ByDefault}
 	}
-	return fallback
+	return Route{Studio, ByDefault}
 }
 
 func underStudioPrefix(p string) bool {
