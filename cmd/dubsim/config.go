@@ -84,6 +84,16 @@ const flagControlToken = "control-token"
 // dubsim uses in normal runs (under 400 MB with 100,000 projects under load).
 const defaultMemoryLimit = 1 << 30
 
+// nonNegative parses a non-negative integer; msg words the error, with one
+// %q for v.
+func nonNegative(v, msg string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf(msg, v)
+	}
+	return n, nil
+}
+
 // envName maps a flag name to its environment variable.
 func envName(flagName string) string {
 	return "DUBSIM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
@@ -264,8 +274,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.Quota.DownloadsPerCompany, err = strconv.Atoi(downloads); err != nil || c.Quota.DownloadsPerCompany < 0 {
 		return c, fmt.Errorf("downloads-per-company must be a non-negative integer (0 = unlimited); got %q", downloads)
 	}
-	if c.MemoryLimit, err = strconv.ParseInt(memoryLimit, 10, 64); err != nil || c.MemoryLimit < 0 {
-		return c, fmt.Errorf("memory-limit must be a non-negative number of bytes (0 = none); got %q", memoryLimit)
+	if c.MemoryLimit, err = nonNegative(memoryLimit, "memory-limit must be a non-negative number of bytes (0 = none); got %q"); err != nil {
+		return c, err
 	}
 	if c.BodyIdleTimeout, err = time.ParseDuration(bodyIdle); err != nil || c.BodyIdleTimeout < 0 {
 		return c, fmt.Errorf("body-idle-timeout must be a non-negative duration such as 60s (0 = no limit); got %q", bodyIdle)
@@ -273,8 +283,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.BodyMinRate, err = strconv.ParseInt(bodyMinRate, 10, 64); err != nil || c.BodyMinRate < 0 {
 		return c, fmt.Errorf("body-min-rate must be a non-negative number of bytes per second (0 = no minimum); got %q", bodyMinRate)
 	}
-	if c.BodyMemory, err = strconv.ParseInt(bodyMemory, 10, 64); err != nil || c.BodyMemory < 0 {
-		return c, fmt.Errorf("body-memory must be a non-negative number of bytes (0 = unlimited); got %q", bodyMemory)
+	if c.BodyMemory, err = nonNegative(bodyMemory, "body-memory must be a non-negative number of bytes (0 = unlimited); got %q"); err != nil {
+		return c, err
 	}
 	if c.MaxConnections, err = strconv.Atoi(maxConns); err != nil || c.MaxConnections < 0 {
 		return c, fmt.Errorf("max-connections must be a non-negative integer (0 = unlimited); got %q", maxConns)
