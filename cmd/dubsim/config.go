@@ -69,6 +69,9 @@ type config struct {
 	// BodyMinRate (fidelity HW5): bytes per second a body must average
 	// once BodyIdleTimeout has passed since its start (0: no minimum).
 	BodyMinRate int64
+	// BodyMemory (fidelity HY1): request-body bytes held in memory at
+	// once, process-wide (0: unlimited).
+	BodyMemory int64
 
 	// Quota bounds the uploaded files (0: unlimited).
 	Quota sim.BlobQuota
@@ -80,6 +83,16 @@ const flagControlToken = "control-token"
 // defaultMemoryLimit is --memory-limit's default: 1 GiB, far above what
 // dubsim uses in normal runs (under 400 MB with 100,000 projects under load).
 const defaultMemoryLimit = 1 << 30
+
+// nonNegative parses a non-negative integer; msg words the error, with one
+// %q for v.
+func nonNegative(v, msg string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf(msg, v)
+	}
+	return n, nil
+}
 
 // envName maps a flag name to its environment variable.
 func envName(flagName string) string {
@@ -117,7 +130,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll, advanceWait string
 	var rateLimit, aStart, aBase, aPerGB, vStart, vBase, vPerMin string
 	var drainMax, drainIdle, drainTimeout, controlHosts string
-	var memoryLimit, bodyIdle, bodyMinRate, maxConns string
+	var memoryLimit, bodyIdle, bodyMinRate, maxConns, bodyMemory string
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
@@ -154,6 +167,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&drainTimeout, "drain-timeout", server.DefaultDrainTimeout.String(), "stop reading a refused request's body after this long in all, and close the connection")
 	fs.StringVar(&bodyIdle, "body-idle-timeout", server.DefaultBodyIdleTimeout.String(), "end the reading of a request body when no byte of it arrives for this long (400, or S3's RequestTimeout for an upload); a body that keeps arriving is never cut (0 = no limit)")
 	fs.StringVar(&bodyMinRate, "body-min-rate", strconv.Itoa(server.DefaultBodyMinRate), "bytes per second a request body must average once body-idle-timeout has passed since it started, else it fails like a stalled one; stops a trickle of a byte now and then from holding a connection forever (0 = no minimum)")
+	fs.StringVar(&bodyMemory, "body-memory", strconv.Itoa(server.DefaultBodyMemory), "request-body bytes the process holds in memory at once (JSON bodies, the shared address's create routing, the idempotency read-ahead); a request waits for its share before its body is read (0 = unlimited)")
 	fs.StringVar(&maxConns, "max-connections", strconv.Itoa(defaultMaxConnections), "open connections each listen address holds at most; past it, new connections wait in the kernel's accept queue until one closes (0 = unlimited)")
 	var blobQuota, companyQuota, presigns, downloads string
 	fs.StringVar(&blobQuota, "blob-quota", strconv.FormatInt(sim.DefaultBlobQuota, 10), "bytes of uploaded and downloaded files all companies may store; a presigned upload past it is refused with 403 QuotaExceeded, an artifact download past it fails (0 = unlimited)")
@@ -260,14 +274,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.Quota.DownloadsPerCompany, err = strconv.Atoi(downloads); err != nil || c.Quota.DownloadsPerCompany < 0 {
 		return c, fmt.Errorf("downloads-per-company must be a non-negative integer (0 = unlimited); got %q", downloads)
 	}
-	if c.MemoryLimit, err = strconv.ParseInt(memoryLimit, 10, 64); err != nil || c.MemoryLimit < 0 {
-		return c, fmt.Errorf("memory-limit must be a non-negative number of bytes (0 = none); got %q", memoryLimit)
+	if c.MemoryLimit, err = nonNegative(memoryLimit, "memory-limit must be a non-negative number of bytes (0 = none); got %q"); err != nil {
+		return c, err
 	}
 	if c.BodyIdleTimeout, err = time.ParseDuration(bodyIdle); err != nil || c.BodyIdleTimeout < 0 {
 		return c, fmt.Errorf("body-idle-timeout must be a non-negative duration such as 60s (0 = no limit); got %q", bodyIdle)
 	}
 	if c.BodyMinRate, err = strconv.ParseInt(bodyMinRate, 10, 64); err != nil || c.BodyMinRate < 0 {
 		return c, fmt.Errorf("body-min-rate must be a non-negative number of bytes per second (0 = no minimum); got %q", bodyMinRate)
+	}
+	if c.BodyMemory, err = nonNegative(bodyMemory, "body-memory must be a non-negative number of bytes (0 = unlimited); got %q"); err != nil {
+		return c, err
 	}
 	if c.MaxConnections, err = strconv.Atoi(maxConns); err != nil || c.MaxConnections < 0 {
 		return c, fmt.Errorf("max-connections must be a non-negative integer (0 = unlimited); got %q", maxConns)

@@ -100,6 +100,16 @@ func TestParseConfig(t *testing.T) {
 			assert.Zero(t, c.BodyMinRate)
 			assert.Zero(t, c.MaxConnections)
 		}},
+		{name: "body memory by default", check: func(t *testing.T, c config) {
+			assert.Equal(t, int64(64<<20), c.BodyMemory)
+		}},
+		{name: "body memory", args: []string{"--body-memory", "1048576"}, env: map[string]string{"DUBSIM_BODY_MEMORY": "7"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, int64(1<<20), c.BodyMemory)
+		}},
+		{name: "body memory from env, unlimited", env: map[string]string{"DUBSIM_BODY_MEMORY": "0"}, check: func(t *testing.T, c config) {
+			assert.Zero(t, c.BodyMemory)
+		}},
+		{name: "bad body-memory", args: []string{"--body-memory", "64MiB"}, wantErr: `body-memory must be a non-negative number of bytes (0 = unlimited); got "64MiB"`},
 		{name: "bad body-min-rate", args: []string{"--body-min-rate", "1k"}, wantErr: `body-min-rate must be a non-negative number of bytes per second (0 = no minimum); got "1k"`},
 		{name: "bad max-connections", args: []string{"--max-connections", "-1"}, wantErr: `max-connections must be a non-negative integer (0 = unlimited); got "-1"`},
 		{name: "bad body-idle-timeout", env: map[string]string{"DUBSIM_BODY_IDLE_TIMEOUT": "1"}, wantErr: `body-idle-timeout must be a non-negative duration such as 60s (0 = no limit); got "1"`},

@@ -152,7 +152,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		StudioRateLimit: cfg.StudioRateLimit, SharedCreate: cfg.SharedCreate, Version: version,
 		Quota:         cfg.Quota,
 		DrainMaxBytes: drainMaxBytes(cfg.DrainMaxBytes), DrainIdleTimeout: cfg.DrainIdleTimeout, DrainTimeout: cfg.DrainTimeout,
-		BodyIdleTimeout: bodyIdleTimeout(cfg.BodyIdleTimeout), BodyMinRate: bodyMinRate(cfg.BodyMinRate),
+		BodyIdleTimeout: bodyIdleTimeout(cfg.BodyIdleTimeout), BodyMinRate: bodyMinRate(cfg.BodyMinRate), BodyMemory: zeroOff(cfg.BodyMemory),
 	})
 	if err != nil {
 		return err
@@ -297,6 +297,15 @@ func bodyIdleTimeout(flag time.Duration) time.Duration {
 // bodyMinRate maps --body-min-rate to server.Config.BodyMinRate, where 0
 // means the default: the flag's 0 is no minimum (negative there).
 func bodyMinRate(flag int64) int64 {
+	if flag == 0 {
+		return -1
+	}
+	return flag
+}
+
+// zeroOff maps a flag whose 0 means off (--body-memory) to a
+// server.Config field where 0 means the default and negative off.
+func zeroOff(flag int64) int64 {
 	if flag == 0 {
 		return -1
 	}

@@ -115,10 +115,22 @@ type Config struct {
 	// DefaultBodyMinRate; negative: no minimum. No effect without an idle
 	// deadline.
 	BodyMinRate int64
+	// BodyMemory is the budget of request-body bytes the process holds in
+	// memory at once, shared by every in-memory body read (fidelity HY1):
+	// a request waits for its bytes before it reads its body. Zero:
+	// DefaultBodyMemory; negative: no budget.
+	BodyMemory int64
 }
 
 // DefaultBodyIdleTimeout is the default of Config.BodyIdleTimeout.
 const DefaultBodyIdleTimeout = 60 * time.Second
+
+// DefaultBodyMemory is the default of Config.BodyMemory: 64 MiB, six
+// bodies of the JSON routes' 10 MiB limit at once (three on the shared
+// address's create, which holds two copies). Decoding takes about twice a
+// body's bytes again, outside the budget: the process holds about three
+// times the budget in request bodies at most.
+const DefaultBodyMemory = 64 << 20
 
 // DefaultBodyMinRate is the default of Config.BodyMinRate: 1 KiB/s (8
 // kbit/s), below any link a client uploads over (GPRS does about 5 KB/s, a
@@ -359,13 +371,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if bodyMinRate == 0 {
 		bodyMinRate = DefaultBodyMinRate
 	}
+	bodyMemory := cfg.BodyMemory
+	if bodyMemory == 0 {
+		bodyMemory = DefaultBodyMemory
+	}
+	// One budget for every listener: the bytes are the process's.
+	budget := httpx.NewBodyBudget(bodyMemory)
 	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
 	outer := func(rules Rules, h http.Handler, guarded bool) http.Handler {
 		inner := s.Journal.Middleware(early.answer(h))
 		if guarded {
 			inner = guard.wrap(inner, early.answer)
 		}
-		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, routing(rules, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now))))
+		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, budget.Middleware(routing(rules, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now)))))
 	}
 	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main), controlRoot == nil && !cfg.NoControl)
 	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)

@@ -116,14 +116,24 @@ var (
 // Deciding a POST /api/v1/projects reads its body (at least 64 KiB, or to
 // its end) until a platform field, the end of the top-level object or the
 // route's body limit; r.Body is replaced by one that gives the whole body
-// again.
+// again. The read takes its bytes, and the handler's copy, from the body
+// budget (httpx.ReserveBody) first.
 func Decide(r *http.Request, rules Rules) Route {
 	rt, sniff := decidePath(r, rules)
 	if !sniff {
 		return rt
 	}
+	// The sniffed bytes and the handler's own copy of them (it reads
+	// them again from the replay) are reserved at once, so the request
+	// never waits for more budget while it holds some.
+	size := httpx.ReserveSize(r, sniffLimit)
+	if httpx.ReserveBody(r, 2*size) != nil {
+		// The request ended while it waited: route it unread.
+		var keys keyScan
+		return keys.route(rules)
+	}
 	var keys keyScan
-	head, err := keys.read(r.Body)
+	head, err := keys.read(r.Body, r.ContentLength)
 	rest := io.Reader(r.Body)
 	if err != nil {
 		// The body did not arrive whole: the handler reads what came,
@@ -226,8 +236,13 @@ type keyScan struct {
 
 // read reads body for the decision: at least sniffMin bytes (or to its
 // end), then on while undecided, up to sniffLimit; it returns what it read.
-func (s *keyScan) read(body io.Reader) ([]byte, error) {
+// length is the body's declared length (-1: none): the buffer is made that
+// large at once, instead of growing by copies.
+func (s *keyScan) read(body io.Reader, length int64) ([]byte, error) {
 	buf := make([]byte, 0, 512)
+	if length >= 0 {
+		buf = make([]byte, 0, min(length+1, sniffLimit))
+	}
 	for len(buf) < sniffLimit && (!s.done || len(buf) < sniffMin) {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, min(cap(buf), sniffLimit-len(buf)))

@@ -53,10 +53,17 @@ func (d Decoder) Decode(w http.ResponseWriter, r *http.Request, dst any) error {
 
 // ReadJSONBody reads a JSON request body with the documented checks, in
 // order: the size limit (CodeTooLarge), a non-empty body, and a JSON
-// Content-Type. Decoders with their own rules (fault rules, verify
+// Content-Type. Its bytes come out of the body budget (ReserveBody), held
+// until the request's handler returns. Decoders with their own rules (fault rules, verify
 // matchers) start from its bytes.
 func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	size, err := ReserveBodyFor(r, limit)
+	if err != nil {
+		// The request ended (the client left, the server stops) while it
+		// waited for the body budget.
+		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+	}
+	body, err := readAllSized(http.MaxBytesReader(w, r.Body, limit), size)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {

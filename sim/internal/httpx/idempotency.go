@@ -308,6 +308,12 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 		}
 	}
 	memBody := min(orDefault(m.MemBody, DefaultIdemMemBody), satAdd1(limit))
+	// The bytes kept in memory and the route's own copy of the body (it
+	// reads it again from the spool) are reserved at once (fidelity HY1).
+	size := ReserveSize(r, limit)
+	if err := ReserveBody(r, min(size, memBody)+size); err != nil {
+		return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+	}
 	ct := r.Header.Get("Content-Type")
 	var head bytes.Buffer
 	for _, part := range []string{r.Method, r.URL.EscapedPath(), r.URL.RawQuery} {
