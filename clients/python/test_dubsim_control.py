@@ -202,9 +202,12 @@ class ControlClientTest(unittest.TestCase):
         pid = create_project(self.key)
         reqs = self.sim.journal.requests(api_key=self.key, method="POST", path="/api/v1/projects")
         self.assertEqual([r["status"] for r in reqs], [200, 503])  # newest first
-        self.assertEqual(reqs[1]["fault"] != "", True)
+        self.assertNotEqual(reqs[1]["fault"], "")
         self.assertEqual(len(self.sim.journal.requests(api_key=self.key, status="5xx")), 1)
         self.assertEqual(len(self.sim.journal.requests(api_key=self.key, limit=1)), 1)
+        self.assertEqual(self.sim.journal.requests(path="/_sim/requests"), [])  # its own calls are not recorded
+        mine = self.sim.journal.requests(path="/_sim/faults")
+        self.assertEqual(mine[0]["headers"]["User-Agent"], dubsim_control.USER_AGENT)
 
         ok = self.sim.journal.verify(method="POST", path="/api/v1/projects", api_key=self.key, count=2)
         self.assertTrue(ok["ok"], ok)
