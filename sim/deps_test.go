@@ -47,6 +47,7 @@ func TestImportDirection(t *testing.T) {
 		"bench/startwait":       {},
 		"cmd/dubsim":            nil, // the composition root may import anything
 		"examples":              nil, // tests only: runs the client examples against a real dubsim
+		"clients":               nil, // tests only: runs the Python and JavaScript control clients against a real dubsim
 		"examples/goclient":     {},  // client example: standard library only
 		// in-process dubsim for Go tests, and the control API client
 		"dubsimtest": {"sim", "sim/control/faults", "sim/control/journal", "sim/server", "internal/simtest", "fixtures"},

@@ -1,0 +1,357 @@
+// Tests of dubsim-control.js against a real dubsim:
+//
+//   DUBSIM_URL=http://127.0.0.1:8080 node --test test/
+//
+// DUBSIM_URL names the dubsim to use (required: the tests do not start one);
+// DUBSIM_CONTROL_TOKEN its control token when it was started with one. The tests freeze the
+// clock, reset the simulator and clear its fault rules: use a dubsim of their own.
+// clients/clients_test.go runs them against the real binary, with and without a token.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, beforeEach, describe, test } from "node:test";
+
+import * as dubsim from "../dubsim-control.js";
+import { DubsimClient, DubsimError, OUTCOME_ERROR, USER_AGENT } from "../dubsim-control.js";
+
+const BASE = process.env.DUBSIM_URL;
+const SHORT_VIDEO = "https://media.dubsim.test/short.mp4"; // 12 s, 1 minute charged
+
+/** One call of the simulated service's API (not the control API). */
+async function platform(method, path, key, body) {
+  const headers = { Authorization: `Bearer ${key}` };
+  const init = { method, headers };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const resp = await fetch(BASE.replace(/\/+$/, "") + path, init);
+  const text = await resp.text();
+  return { status: resp.status, body: text ? JSON.parse(text) : null };
+}
+
+async function createProject(key, url = SHORT_VIDEO) {
+  const { status, body } = await platform("POST", "/api/v1/projects", key, {
+    source_lang: "en",
+    target_lang: "fr-FR",
+    source_video_url: url,
+  });
+  assert.equal(status, 200, `create project: ${JSON.stringify(body)}`);
+  return String(body.project_id);
+}
+
+async function projectStatus(key, id) {
+  const { status, body } = await platform("GET", `/api/v1/projects/${id}`, key);
+  assert.equal(status, 200, `get project ${id}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Rejects with a DubsimError of that status (and error name, when given). */
+async function rejectsWith(promise, status, error) {
+  await assert.rejects(promise, (e) => {
+    assert.ok(e instanceof DubsimError, `not a DubsimError: ${e}`);
+    assert.equal(e.status, status, e.message);
+    if (error !== undefined) assert.equal(e.error, error, e.message);
+    return true;
+  });
+}
+
+test("the declarations name the module's exports and methods, no more, no less", () => {
+  const dts = readFileSync(new URL("../dubsim-control.d.ts", import.meta.url), "utf8");
+  const declared = [...dts.matchAll(/^export declare (?:const|class) (\w+)/gm)].map((m) => m[1]);
+  assert.deepEqual(declared.sort(), Object.keys(dubsim).sort());
+  for (const [, name, body] of dts.matchAll(/^export declare class (\w+)[^{]*\{([\s\S]*?)^\}/gm)) {
+    const methods = new Set([...body.matchAll(/^ {2}(?!private |constructor)(\w+)\(/gm)].map((m) => m[1]));
+    const actual = Object.getOwnPropertyNames(dubsim[name].prototype).filter((n) => n !== "constructor");
+    assert.deepEqual([...methods].sort(), actual.sort(), name);
+  }
+});
+
+describe("dubsim control client", { skip: !BASE && "DUBSIM_URL names no running dubsim" }, () => {
+  const sim = new DubsimClient(); // DUBSIM_URL and DUBSIM_CONTROL_TOKEN
+  let key;
+
+  before(async () => {
+    await sim.clock.freeze();
+    await sim.faults.clear();
+  });
+
+  beforeEach(async () => {
+    key = (await sim.accounts.create({ plan: "pro", balance_minutes: 100 })).api_key;
+  });
+
+  after(async () => {
+    await sim.faults.clear();
+  });
+
+  test("health and work", async () => {
+    const h = await sim.health();
+    assert.equal(h.status, "ok");
+    assert.ok(Array.isArray(await sim.work()));
+  });
+
+  test("clock", async () => {
+    assert.equal((await sim.clock.freeze()).frozen, true);
+    const start = Date.parse((await sim.clock.get()).now);
+    const moved = await sim.clock.advance(90);
+    assert.equal(Date.parse(moved.now) - start, 90_000);
+    const target = new Date(start + 3_600_250);
+    assert.equal(Date.parse((await sim.clock.advanceTo(target)).now), target.getTime());
+    await assert.rejects(sim.clock.advanceTo(new Date(start).toISOString()), RangeError);
+    try {
+      const ck = await sim.clock.setScale(60);
+      assert.equal(ck.frozen, false);
+      assert.equal(ck.time_scale, 60);
+      assert.equal((await sim.clock.freeze()).frozen, true);
+      const resumed = await sim.clock.resume();
+      assert.equal(resumed.frozen, false);
+      assert.equal(resumed.time_scale, 60);
+    } finally {
+      await sim.clock.freeze();
+    }
+  });
+
+  test("a project becomes ready when the clock passes its due time", async () => {
+    const id = await createProject(key);
+    assert.equal((await projectStatus(key, id)).status, "in_progress");
+    await sim.clock.advance(3600);
+    assert.equal((await projectStatus(key, id)).status, "ready");
+    const st = await sim.state({ api_key: key });
+    assert.deepEqual(st.projects.map((p) => p.status), ["ready"]);
+    assert.deepEqual(st.accounts.map((a) => a.balance_minutes), [99]);
+  });
+
+  test("next due", async () => {
+    const id = await createProject(key);
+    const ck = await sim.clock.nextDue();
+    assert.equal(ck.transition.to, "ready");
+    await sim.clock.advance(3600);
+    assert.equal((await projectStatus(key, id)).status, "ready");
+    await rejectsWith(sim.clock.nextDue(), 409, "ConflictError");
+  });
+
+  test("force a project's outcome", async () => {
+    const id = await createProject(key);
+    const forced = await sim.outcomes.forceProject(id, {
+      outcome: OUTCOME_ERROR,
+      error_message: "No speech detected",
+      now: true,
+    });
+    assert.equal(forced.status, "error");
+    const got = await projectStatus(key, id);
+    assert.deepEqual([got.status, got.error_message], ["error", "No speech detected"]);
+    await rejectsWith(sim.outcomes.forceProject(id, { outcome: "ready" }), 409);
+  });
+
+  test("outcome rules", async () => {
+    const rule = await sim.outcomes.addRule({
+      outcome: "error",
+      api_key: key,
+      count: 1,
+      error_message: "TTS quota exceeded",
+    });
+    const other = await sim.outcomes.addRule({ outcome: "ready", api_key: key, source_url_pattern: "*/never/*" });
+    let ids = (await sim.outcomes.rules()).map((r) => r.id);
+    assert.ok(ids.includes(rule.id) && ids.includes(other.id), ids.join(","));
+    await sim.outcomes.removeRule(other.id);
+    const id = await createProject(key);
+    await sim.clock.advance(3600);
+    const got = await projectStatus(key, id);
+    assert.deepEqual([got.status, got.error_message], ["error", "TTS quota exceeded"]);
+    ids = (await sim.outcomes.rules()).map((r) => r.id);
+    assert.ok(!ids.includes(rule.id), "used up");
+    assert.ok(!ids.includes(other.id), "removed");
+    await rejectsWith(sim.outcomes.removeRule(other.id), 404, "NotFoundError");
+  });
+
+  test("studio artifact outcome and video status", async () => {
+    const art = await platform("POST", "/api/v1/artifacts/create", key, {
+      name: "Clip",
+      type: "video",
+      url: "https://media.dubsim.test/clip.mp4",
+    });
+    assert.equal(art.status, 200, JSON.stringify(art.body));
+    const forced = await sim.outcomes.forceArtifact(art.body.id, {
+      outcome: "ready",
+      now: true,
+      size: 1234,
+      duration_seconds: 42.5,
+    });
+    assert.equal(forced.status, "upload_completed");
+    const proj = await platform("POST", "/api/v1/projects", key, { name: "Launch" });
+    assert.equal(proj.status, 200, JSON.stringify(proj.body));
+    const video = await platform("POST", `/api/v1/projects/${proj.body.id}/videos/create`, key, {
+      name: "Teaser",
+      workflowType: "dubbing",
+      sourceArtifactId: art.body.id,
+      sourceLanguage: "en",
+      targetLanguages: ["es-ES"],
+    });
+    assert.equal(video.status, 200, JSON.stringify(video.body));
+    assert.equal(video.body.status, "new");
+    const v = await sim.outcomes.setVideoStatus(video.body.id, "completed");
+    assert.deepEqual([v.video_id, v.status], [video.body.id, "completed"]);
+  });
+
+  test("faults", async () => {
+    const fault = await sim.faults.add({
+      method: "POST",
+      path: "/api/v1/projects",
+      api_key: key,
+      count: 1,
+      action: { type: "error", status: 503, message: "Try again later" },
+    });
+    assert.deepEqual([fault.state, fault.remaining, fault.hits], ["active", 1, 0]);
+    const refused = await platform("POST", "/api/v1/projects", key, {
+      source_lang: "en",
+      target_lang: "fr-FR",
+      source_video_url: SHORT_VIDEO,
+    });
+    assert.equal(refused.status, 503);
+    assert.equal(refused.body.message, "Try again later");
+    const listed = (await sim.faults.list()).find((f) => f.id === fault.id);
+    assert.deepEqual([listed?.state, listed?.hits], ["spent", 1]);
+    await sim.faults.remove(fault.id);
+    assert.ok(!(await sim.faults.list()).some((f) => f.id === fault.id));
+    await sim.faults.add({ path: "/api/v1/voices", action: { type: "latency", latency_ms: 1 } });
+    await sim.faults.add({ path: "/api/v1/options", action: { type: "drop" } });
+    assert.equal(await sim.faults.clear(), 2);
+    assert.deepEqual(await sim.faults.list(), []);
+  });
+
+  test("journal, verify and report", async () => {
+    await sim.journal.clear();
+    await sim.faults.add({
+      method: "POST",
+      path: "/api/v1/projects",
+      api_key: key,
+      count: 1,
+      action: { type: "error", status: 503 },
+    });
+    await platform("POST", "/api/v1/projects", key, {
+      source_lang: "en",
+      target_lang: "fr-FR",
+      source_video_url: SHORT_VIDEO,
+    });
+    await createProject(key);
+    const reqs = await sim.journal.requests({ api_key: key, method: "POST", path: "/api/v1/projects" });
+    assert.deepEqual(reqs.map((r) => r.status), [200, 503]); // newest first
+    assert.notEqual(reqs[1].fault, "");
+    assert.equal((await sim.journal.requests({ api_key: key, status: "5xx" })).length, 1);
+    assert.equal((await sim.journal.requests({ api_key: key, limit: 1 })).length, 1);
+    const controls = await sim.journal.requests({ path: "/_sim/requests" });
+    assert.deepEqual(controls, [], "the journal's own calls are not recorded");
+    const mine = await sim.journal.requests({ path: "/_sim/faults" });
+    assert.equal(mine[0]?.headers["User-Agent"], USER_AGENT);
+
+    const ok = await sim.journal.verify({ method: "POST", path: "/api/v1/projects", api_key: key, count: 2 });
+    assert.equal(ok.ok, true, JSON.stringify(ok));
+    assert.equal(ok.matched, 2);
+    const missed = await sim.journal.verify({
+      method: "POST",
+      path: "/api/v1/projects",
+      api_key: key,
+      headers: { "Idempotency-Key": "k-1" },
+    });
+    assert.equal(missed.ok, false);
+    assert.equal(missed.near_misses.length, 2);
+
+    const report = await sim.journal.report(key);
+    assert.equal(report.api_key, key);
+    assert.equal(report.summary.requests, 2);
+    assert.ok(report.findings.some((f) => f.rule === "post-without-idempotency-key"));
+    const text = await sim.journal.report(key, { text: true });
+    assert.equal(typeof text, "string");
+    assert.ok(text.includes(key) && text.includes("post-without-idempotency-key"), text);
+  });
+
+  test("accounts", async () => {
+    const acct = await sim.accounts.create({
+      plan: "enterprise",
+      balance_minutes: 50,
+      retranslation_enabled: true,
+      user_email: "qa@example.test",
+    });
+    assert.match(acct.api_key, /^dsk_/);
+    assert.deepEqual([acct.plan, acct.balance_minutes, acct.user_email], ["enterprise", 50, "qa@example.test"]);
+    const updated = await sim.accounts.update(acct.api_key, { rate_limit: { per_minute: 5, per_day: 100 } });
+    assert.deepEqual(updated.rate_limit, { per_minute: 5, per_day: 100 });
+    assert.equal(updated.storage, null);
+    assert.equal((await sim.accounts.update(acct.api_key, { rate_limit: null })).rate_limit, null);
+
+    await createProject(acct.api_key);
+    assert.equal((await sim.state({ api_key: acct.api_key })).accounts[0].balance_minutes, 49);
+    await sim.accounts.reset(acct.api_key);
+    const st = await sim.state({ api_key: acct.api_key });
+    assert.equal(st.accounts[0].balance_minutes, 50);
+    assert.deepEqual(st.projects, []);
+  });
+
+  test("state pages", async () => {
+    const ids = [await createProject(key), await createProject(key), await createProject(key)];
+    const first = await sim.state({ api_key: key, limit: 2 });
+    assert.equal(first.truncated, true);
+    assert.equal(first.projects.length, 2);
+    const rest = await sim.state({ api_key: key, limit: 2, cursor: first.next_cursor });
+    assert.equal(rest.projects.length, 1);
+    assert.equal(rest.next_cursor, undefined);
+    const seen = [];
+    for await (const p of sim.projects({ api_key: key, page_size: 1 })) seen.push(p.id);
+    assert.deepEqual(seen.sort(), ids.sort());
+  });
+
+  test("load fixtures", async () => {
+    const teamKey = `team-js-${key.slice(-8)}`;
+    const loaded = await sim.loadFixtures({ accounts: [{ api_key: teamKey, plan: "pro", balance_minutes: 40 }] });
+    assert.ok(loaded.accounts >= 1, JSON.stringify(loaded));
+    await createProject(teamKey);
+    assert.equal((await sim.state({ api_key: teamKey })).accounts[0].balance_minutes, 39);
+  });
+
+  test("reset", async () => {
+    await createProject(key);
+    await sim.outcomes.addRule({ outcome: "error", api_key: key });
+    await sim.reset();
+    const st = await sim.state();
+    assert.ok(!st.accounts.some((a) => a.api_key === key));
+    assert.ok(st.accounts.length > 0);
+    assert.ok(st.accounts.every((a) => a.fixture), "only the fixture accounts remain");
+    assert.deepEqual(st.projects, []);
+    assert.deepEqual(await sim.outcomes.rules(), []);
+  });
+
+  test("errors carry the status and the control API's error body", async () => {
+    await assert.rejects(sim.outcomes.forceProject("999999999", { outcome: "ready" }), (e) => {
+      assert.ok(e instanceof DubsimError);
+      assert.deepEqual([e.name, e.method, e.path, e.status, e.error, e.apiMessage], [
+        "DubsimError",
+        "POST",
+        "/_sim/projects/999999999/outcome",
+        404,
+        "NotFoundError",
+        "Project not found",
+      ]);
+      assert.match(e.body, /"NotFoundError"/);
+      assert.match(e.message, /404 NotFoundError/);
+      return true;
+    });
+    await rejectsWith(sim.faults.add({ path: "/x", action: { type: "no-such-action" } }), 400, "ValidationError");
+    await rejectsWith(sim.outcomes.setVideoStatus("000000000000000000000000", "completed"), 404);
+    await rejectsWith(sim.outcomes.forceArtifact("000000000000000000000000", { outcome: "error", now: true }), 404);
+  });
+
+  test("control token", async (t) => {
+    const token = process.env.DUBSIM_CONTROL_TOKEN ?? "";
+    if (!token) {
+      t.skip("dubsim runs without a control token (DUBSIM_CONTROL_TOKEN is empty)");
+      return;
+    }
+    assert.equal(sim.token, token);
+    for (const wrong of ["", `${token}-wrong`]) {
+      const other = new DubsimClient({ token: wrong });
+      assert.equal((await other.health()).status, "ok"); // open to all
+      await rejectsWith(other.clock.get(), 401, "UnauthorizedError");
+    }
+    assert.ok((await new DubsimClient({ token }).clock.get()).now);
+  });
+});
