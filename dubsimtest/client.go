@@ -11,35 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/control/faults"
-	"github.com/dubsim/dubsim/sim/control/journal"
-	"github.com/dubsim/dubsim/sim/server"
 )
 
-// Types of the control API that the simulator defines with their wire
-// format; the aliases let a test use them without importing sim packages.
-type (
-	// State is the dump of GET /_sim/state.
-	State = sim.State
-	// OutcomeRule is a stored forced-outcome rule.
-	OutcomeRule = sim.OutcomeRule
-	// FaultRule is an HTTP fault to add; see the schema in package
-	// github.com/dubsim/dubsim/sim/control/faults.
-	FaultRule = faults.Rule
-	// FaultAction is what a firing FaultRule does.
-	FaultAction = faults.Action
-	// Matcher selects journal requests and states how many are expected.
-	Matcher = journal.Matcher
-	// Report is the conformance report of one API key; Report.Text renders
-	// it for a person (a test failure message, say).
-	Report = journal.Report
-	// StorageCredentials are a studio key's external-bucket credentials.
-	StorageCredentials = sim.StorageCredentials
-	// RateLimit is a studio key's request limit.
-	RateLimit = sim.RateLimit
-)
+// headerControl marks a program's control call: no HTML form can send it,
+// and dubsim needs it (or a JSON body) on calls that change state.
+const headerControl = "X-Dubsim-Control"
 
 // Outcomes of forced outcomes and outcome rules.
 const (
@@ -136,9 +112,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	// A program's control call: no HTML form can send this header, and
-	// dubsim needs it (or a JSON body) on calls that change state.
-	req.Header.Set(server.HeaderControl, "1")
+	req.Header.Set(headerControl, "1")
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
@@ -625,7 +599,7 @@ func (g *JournalAPI) Clear(ctx context.Context) error {
 	return g.client.do(ctx, http.MethodDelete, "/_sim/requests", nil, nil)
 }
 
-// VerifyResult says how many requests matched a Matcher and whether that
+// VerifyResult says how many requests matched a Match and whether that
 // is what it expected; when not, NearMisses shows up to three requests
 // with its method and path that differ in the rest, and why.
 type VerifyResult struct {
@@ -642,10 +616,10 @@ type NearMiss struct {
 	Reason  string  `json:"reason"`
 }
 
-// Verify counts the journal's requests that m selects against its
-// expectation (at least one when m states none). A failed check is not an
+// Verify counts the journal's requests that m selects against m.Times
+// (at least one when m.Times is zero). A failed check is not an
 // error: see VerifyResult.OK.
-func (g *JournalAPI) Verify(ctx context.Context, m Matcher) (VerifyResult, error) {
+func (g *JournalAPI) Verify(ctx context.Context, m Match) (VerifyResult, error) {
 	var v VerifyResult
 	return v, g.client.do(ctx, http.MethodPost, "/_sim/requests/verify", m, &v)
 }

@@ -47,7 +47,6 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // would fail.
 func TestClientCalls(t *testing.T) {
 	t.Parallel()
-	count := 2
 	for _, tc := range []struct {
 		name string
 		call func(ctx context.Context, c *dubsimtest.Client) error
@@ -133,7 +132,7 @@ func TestClientCalls(t *testing.T) {
 		{"Journal.Clear", func(ctx context.Context, c *dubsimtest.Client) error { return c.Journal.Clear(ctx) },
 			[]string{"DELETE /_sim/requests"}},
 		{"Journal.Verify", func(ctx context.Context, c *dubsimtest.Client) error {
-			_, err := c.Journal.Verify(ctx, dubsimtest.Matcher{Method: "POST", Count: &count})
+			_, err := c.Journal.Verify(ctx, dubsimtest.Match{Method: "POST", Times: dubsimtest.Exactly(2)})
 			return err
 		}, []string{`POST /_sim/requests/verify {"method":"POST","count":2}`}},
 		{"Journal.Report", func(ctx context.Context, c *dubsimtest.Client) error {

@@ -39,7 +39,7 @@
 //	s.Accounts.Create(ctx, dubsimtest.AccountSpec{Plan: "pro"})
 //	s.Outcomes.ForceProject(ctx, id, dubsimtest.Outcome{Outcome: dubsimtest.OutcomeError})
 //	s.Faults.Add(ctx, dubsimtest.FaultRule{...})
-//	s.Journal.Verify(ctx, dubsimtest.Matcher{...})
+//	s.Journal.Verify(ctx, dubsimtest.Match{Method: "POST", Times: dubsimtest.Exactly(1)})
 //
 // Client alone (NewClient) drives any other dubsim, such as a container.
 // Must turns a call that must succeed into a one-liner. Errors of the
@@ -54,7 +54,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"sync"
 	"testing"
@@ -87,7 +89,8 @@ type options struct {
 	fixtures string
 	seed     uint64
 	start    time.Time
-	config   []func(*server.Config)
+	addr     string
+	token    string
 }
 
 // WithTimeScale sets the speed of simulated time: 0 (the default) freezes
@@ -106,13 +109,18 @@ func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
 // WithStart sets the initial simulated time.
 func WithStart(t time.Time) Option { return func(o *options) { o.start = t } }
 
-// WithConfig changes the assembled configuration before the simulator is
-// built (an escape hatch: timings, logging, strict decoding, ...). Store,
-// Clock, Fixtures and FixtureFS are already set; replacing them is
-// possible but the options above are then ignored.
-func WithConfig(f func(*server.Config)) Option {
-	return func(o *options) { o.config = append(o.config, f) }
-}
+// WithAddr sets the TCP address the simulator listens on, such as
+// "127.0.0.1:8089" (a fixed port, for a client whose base URL cannot be
+// set at run time) or ":0" (every interface, a random port). The default
+// is "127.0.0.1:0": loopback only, a random port. Sim.URL names the
+// address bound; when the host is unspecified ("", "0.0.0.0", "::") it
+// names the loopback address instead.
+func WithAddr(addr string) Option { return func(o *options) { o.addr = addr } }
+
+// WithControlToken starts the simulator with a control token, like
+// dubsim's --control-token: every control call must carry it. Sim's client
+// sends it.
+func WithControlToken(token string) Option { return func(o *options) { o.token = token } }
 
 // Sim is a running in-process simulator.
 type Sim struct {
@@ -126,11 +134,6 @@ type Sim struct {
 	// StudioURL is URL plus "/studio", where every request is the studio
 	// interface's, for clients configured with one base URL per interface.
 	URL, PlatformURL, StudioURL string
-
-	// Server is the assembled instance, for what the HTTP API does not
-	// offer (its Engine, Journal, Faults: the Go values, where Sim.Journal
-	// and Sim.Faults call the control API).
-	Server *server.Server
 
 	// Dir holds the store (dubsim.db) and the blobs.
 	Dir string
@@ -223,8 +226,8 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 		return t0.Add(time.Since(base))
 	}, o.scale)
 	inst, err := simtest.Open(dir, simtest.Options{Clock: clock, FixtureFS: fsys, Seed: o.seed, Config: func(c *server.Config) {
-		for _, f := range o.config {
-			f(c)
+		if o.token != "" {
+			c.ControlToken = o.token
 		}
 	}})
 	if err != nil {
@@ -238,15 +241,41 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 	go sweep(sweepCtx, srv, cfg, swept)
 	undo = append(undo, func() error { stopSweep(); <-swept; return nil })
 
-	hs := httptest.NewServer(srv.Handler)
+	addr := o.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	hs := httptest.NewUnstartedServer(srv.Handler)
+	_ = hs.Listener.Close() // httptest's own 127.0.0.1:0 listener, replaced
+	hs.Listener = ln
+	hs.Start()
 	undo = append(undo, func() error { hs.Close(); return nil })
 
-	client := NewClient(hs.URL)
+	u := baseURL(ln.Addr())
+	client := NewClient(u)
 	client.Token = cfg.ControlToken
 	return &Sim{
-		Client: client, URL: hs.URL, PlatformURL: hs.URL, StudioURL: hs.URL + server.StudioPrefix,
-		Server: srv, Dir: dir, stop: closeAll,
+		Client: client, URL: u, PlatformURL: u, StudioURL: u + server.StudioPrefix,
+		Dir: dir, stop: closeAll,
 	}, nil
+}
+
+// baseURL is the URL of a bound address, with 127.0.0.1 for an
+// unspecified host (a "tcp" listener on "::" takes IPv4 too).
+func baseURL(a net.Addr) string {
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return "http://" + a.String()
+	}
+	ip := ap.Addr()
+	if ip.IsUnspecified() {
+		ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
+	return "http://" + netip.AddrPortFrom(ip, ap.Port()).String()
 }
 
 // sweep applies due transitions while the clock runs, until ctx ends.
@@ -269,14 +298,26 @@ func sweep(ctx context.Context, srv *server.Server, cfg server.Config, done chan
 	}
 }
 
-// Must returns v, or fails the test if err is not nil. It makes a control
-// call that must succeed a one-liner:
+// Must makes a control call that must succeed a one-liner: it takes the
+// results of a call, a value and an error or an error alone, and returns
+// a function that fails the test (t.Fatal) if the error is not nil, else
+// returns the value:
 //
 //	now := dubsimtest.Must(s.Clock.Advance(ctx, time.Hour))(t)
 //	acct := dubsimtest.Must(s.Accounts.Create(ctx, dubsimtest.AccountSpec{Plan: "pro"}))(t)
+//	dubsimtest.Must(s.Reset(ctx))(t)
 //
-// (A call that returns only an error is require.NoError(t, s.Reset(ctx)).)
-func Must[T any](v T, err error) func(t testing.TB) T {
+// For a call that returns only an error, the function returns that error,
+// which is nil when the test goes on: errcheck reports it as unchecked,
+// so where errcheck runs on tests, require.NoError(t, s.Reset(ctx)) reads
+// as well.
+func Must[T any](v T, errs ...error) func(t testing.TB) T {
+	err := errors.Join(errs...)
+	if len(errs) == 0 {
+		if e, ok := any(v).(error); ok {
+			err = e
+		}
+	}
 	return func(t testing.TB) T {
 		t.Helper()
 		if err != nil {

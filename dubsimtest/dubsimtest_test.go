@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +19,6 @@ import (
 	"github.com/dubsim/dubsim/dubsimtest"
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -352,19 +353,25 @@ func TestJournalVerifyAndReport(t *testing.T) {
 	assert.Contains(t, reqs[1].RequestBody, shortVideo)
 	assert.False(t, reqs[1].Time.IsZero())
 
-	one, two := 1, 2
 	for _, tc := range []struct {
 		name     string
-		m        dubsimtest.Matcher
+		m        dubsimtest.Match
 		ok       bool
 		matched  int
 		nearMiss bool
 	}{
-		{"created once", dubsimtest.Matcher{Method: "POST", Path: "/api/v1/projects", APIKey: key, Count: &one}, true, 1, false},
-		{"not twice", dubsimtest.Matcher{Method: "POST", Path: "/api/v1/projects", Count: &two}, false, 1, false},
-		{"without idempotency key", dubsimtest.Matcher{Method: "POST", Path: "/api/v1/projects", Headers: map[string]string{"Idempotency-Key": ""}}, true, 1, false},
-		{"a 4xx on the project", dubsimtest.Matcher{Path: "/api/v1/projects/*", Status: "4xx"}, true, 1, false},
-		{"near miss", dubsimtest.Matcher{Method: "POST", Path: "/api/v1/projects", Status: "201"}, false, 0, true},
+		{"created once", dubsimtest.Match{Method: "POST", Path: "/api/v1/projects", APIKey: key, Times: dubsimtest.Exactly(1)}, true, 1, false},
+		{"not twice", dubsimtest.Match{Method: "POST", Path: "/api/v1/projects", Times: dubsimtest.Exactly(2)}, false, 1, false},
+		{"never a delete", dubsimtest.Match{Method: "DELETE", Times: dubsimtest.Exactly(0)}, true, 0, false},
+		{"zero Times is at least one", dubsimtest.Match{Method: "DELETE"}, false, 0, false},
+		{"any times, none", dubsimtest.Match{Method: "DELETE", Times: dubsimtest.AnyTimes}, true, 0, false},
+		{"at least 2", dubsimtest.Match{Path: "/api/v1/projects*", APIKey: key, Times: dubsimtest.AtLeast(2)}, true, 2, false},
+		{"at least 3", dubsimtest.Match{Path: "/api/v1/projects*", APIKey: key, Times: dubsimtest.AtLeast(3)}, false, 2, false},
+		{"at most 1", dubsimtest.Match{Path: "/api/v1/projects*", APIKey: key, Times: dubsimtest.AtMost(1)}, false, 2, false},
+		{"between 2 and 5", dubsimtest.Match{Path: "/api/v1/projects*", APIKey: key, Times: dubsimtest.Between(2, 5)}, true, 2, false},
+		{"without idempotency key", dubsimtest.Match{Method: "POST", Path: "/api/v1/projects", Headers: map[string]string{"Idempotency-Key": ""}}, true, 1, false},
+		{"a 4xx on the project", dubsimtest.Match{Path: "/api/v1/projects/*", Status: "4xx"}, true, 1, false},
+		{"near miss", dubsimtest.Match{Method: "POST", Path: "/api/v1/projects", Status: "201"}, false, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := dubsimtest.Must(s.Journal.Verify(ctx, tc.m))(t)
@@ -511,8 +518,19 @@ func TestOptions(t *testing.T) {
 			st, _ := call(t, s, "GET", "/api/v1/balance", dubsimtest.KeyPro, "")
 			assert.Equal(t, http.StatusUnauthorized, st, "the overlay's accounts.json replaces the embedded one")
 		}},
-		{"config", []dubsimtest.Option{dubsimtest.WithConfig(func(c *server.Config) { c.Version = "v9.9.9" })}, func(t *testing.T, s *dubsimtest.Sim) {
-			assert.Equal(t, "v9.9.9", dubsimtest.Must(s.Health(t.Context()))(t).Version)
+		{"control token", []dubsimtest.Option{dubsimtest.WithControlToken("s3cret")}, func(t *testing.T, s *dubsimtest.Sim) {
+			assert.Equal(t, "s3cret", s.Token, "the Sim's client carries it")
+			dubsimtest.Must(s.Clock.Get(t.Context()))(t)
+			anon := dubsimtest.NewClient(s.URL)
+			_, err := anon.Clock.Get(t.Context())
+			apiError(t, err, http.StatusUnauthorized, "UnauthorizedError")
+		}},
+		{"address", []dubsimtest.Option{dubsimtest.WithAddr(":0")}, func(t *testing.T, s *dubsimtest.Sim) {
+			u, err := url.Parse(s.URL)
+			require.NoError(t, err)
+			assert.Equal(t, "127.0.0.1", u.Hostname(), "an unspecified host is reached on loopback")
+			assert.NotEqual(t, "0", u.Port())
+			assert.Equal(t, "ok", dubsimtest.Must(s.Health(t.Context()))(t).Status)
 		}},
 		{"seed", []dubsimtest.Option{dubsimtest.WithSeed(7)}, func(t *testing.T, s *dubsimtest.Sim) {
 			same := dubsimtest.Start(t, dubsimtest.WithSeed(7))
@@ -702,4 +720,44 @@ func TestStudioURLIsTheStudioInterface(t *testing.T) {
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "studio", reqs[0].Interface)
 	assert.Equal(t, "prefix", reqs[0].RoutedBy)
+}
+
+// fatalTB records a Fatalf instead of ending the test.
+type fatalTB struct {
+	testing.TB
+	failed string
+}
+
+func (f *fatalTB) Helper()                        {}
+func (f *fatalTB) Fatalf(format string, a ...any) { f.failed = fmt.Sprintf(format, a...) }
+
+func TestMust(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	value := func(err error) (int, error) { return 7, err }
+	only := func(err error) error { return err }
+	for _, tc := range []struct {
+		name   string
+		check  func(tb testing.TB) any
+		failed string
+	}{
+		{"value, no error", func(tb testing.TB) any { return dubsimtest.Must(value(nil))(tb) }, ""},
+		{"value, error", func(tb testing.TB) any { return dubsimtest.Must(value(boom))(tb) }, "boom"},
+		{"error only, nil", func(tb testing.TB) any { return dubsimtest.Must(only(nil))(tb) }, ""},
+		{"error only, error", func(tb testing.TB) any { return dubsimtest.Must(only(boom))(tb) }, "boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := &fatalTB{TB: t}
+			v := tc.check(tb)
+			assert.Equal(t, tc.failed, tb.failed)
+			if tc.failed == "" && strings.HasPrefix(tc.name, "value") {
+				assert.Equal(t, 7, v)
+			}
+		})
+	}
+	// Against a simulator: a call that returns only an error.
+	s := dubsimtest.Start(t)
+	tb := &fatalTB{TB: t}
+	_ = dubsimtest.Must(s.Faults.Remove(t.Context(), "flt_none"))(tb)
+	assert.Contains(t, tb.failed, "404 NotFoundError")
 }

@@ -9,8 +9,11 @@
 //
 //	import dubsim "github.com/dubsim/dubsim/contrib/testcontainers"
 //
-// The container is driven with the control client of the in-process
-// simulator, dubsimtest.Client.
+// The module depends on testcontainers-go only, not on the dubsim module:
+// it talks to the container over HTTP. Client makes the control calls a
+// container test needs most (health, clock, reset) and any other one with
+// Client.Do; for the whole typed control API, give the container's URL
+// and control token to dubsimtest.NewClient.
 package dubsim
 
 import (
@@ -19,14 +22,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dubsim/dubsim/dubsimtest"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
 
 const (
-	// DefaultImage is the image the repository's Dockerfile builds
-	// (docker build -t dubsim/dubsim:latest .).
+	// DefaultImage is the image this repository builds: scripts/image
+	// (buildah) and `docker build -t dubsim/dubsim:latest .` at its root
+	// both tag it so. Nobody publishes it to a registry: build it on the
+	// machine that runs the tests, or pass Run the name of an image you
+	// built or pushed yourself.
 	DefaultImage = "dubsim/dubsim:latest"
 	// Port is the container port of every interface and of /_sim.
 	Port = "8080/tcp"
@@ -39,12 +44,13 @@ type Container struct {
 	testcontainers.Container
 }
 
-// Run starts a dubsim container from image (DefaultImage when empty),
-// exposes Port and waits until HealthPath answers 200. Simulated time is
-// frozen (DUBSIM_TIME_SCALE=0), as with dubsimtest: tests move it with
-// Client.Clock.Advance; WithTimeScale changes that. opts come last and can
-// change anything (testcontainers.WithEnv for other DUBSIM_* settings,
-// say).
+// Run starts a dubsim container from image, exposes Port and waits until
+// HealthPath answers 200. image is any reference the container engine
+// resolves ("ghcr.io/you/dubsim:v1.2.3", say); "" is DefaultImage.
+// Simulated time is frozen (DUBSIM_TIME_SCALE=0), as with dubsimtest:
+// tests move it with Client.Advance; WithTimeScale changes that. opts come
+// last and can change anything (testcontainers.WithEnv for other DUBSIM_*
+// settings, say).
 //
 // As with every testcontainers-go module, a container is returned also
 // with an error when it was created, so that the caller can terminate it
@@ -82,7 +88,7 @@ func WithSeed(seed uint64) testcontainers.CustomizeRequestOption {
 
 // WithControlToken starts dubsim with a control token
 // (DUBSIM_CONTROL_TOKEN): every control call must then carry it, from any
-// host. Client passes it.
+// host. Container.Client passes it.
 func WithControlToken(token string) testcontainers.CustomizeRequestOption {
 	return testcontainers.WithEnv(map[string]string{"DUBSIM_CONTROL_TOKEN": token})
 }
@@ -93,25 +99,35 @@ func (c *Container) URL(ctx context.Context) (string, error) {
 	return c.PortEndpoint(ctx, Port, "http")
 }
 
+// ControlToken returns the container's control token
+// (DUBSIM_CONTROL_TOKEN, set by WithControlToken or WithEnv), "" when it
+// has none.
+func (c *Container) ControlToken(ctx context.Context) (string, error) {
+	info, err := c.Inspect(ctx)
+	if err != nil {
+		return "", fmt.Errorf("inspect dubsim: %w", err)
+	}
+	token := ""
+	if info.Config != nil {
+		for _, kv := range info.Config.Env {
+			if t, ok := strings.CutPrefix(kv, "DUBSIM_CONTROL_TOKEN="); ok {
+				token = t
+			}
+		}
+	}
+	return token, nil
+}
+
 // Client returns a client of the container's control API, with the
-// container's control token (DUBSIM_CONTROL_TOKEN, set by WithControlToken
-// or WithEnv) when it has one.
-func (c *Container) Client(ctx context.Context) (*dubsimtest.Client, error) {
+// container's control token when it has one.
+func (c *Container) Client(ctx context.Context) (*Client, error) {
 	u, err := c.URL(ctx)
 	if err != nil {
 		return nil, err
 	}
-	client := dubsimtest.NewClient(u)
-	info, err := c.Inspect(ctx)
+	token, err := c.ControlToken(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("inspect dubsim: %w", err)
+		return nil, err
 	}
-	if info.Config != nil {
-		for _, kv := range info.Config.Env {
-			if t, ok := strings.CutPrefix(kv, "DUBSIM_CONTROL_TOKEN="); ok {
-				client.Token = t
-			}
-		}
-	}
-	return client, nil
+	return &Client{BaseURL: u, Token: token}, nil
 }

@@ -29,11 +29,11 @@ func ExampleRun() {
 	}
 	fmt.Println("platform and studio API at", base)
 
-	sim, err := ctr.Client(ctx)
+	sim, err := ctr.Client(ctx) // or dubsimtest.NewClient(base), for the whole control API
 	if err != nil {
 		log.Fatal(err)
 	}
-	now, err := sim.Clock.Advance(ctx, time.Hour)
+	now, err := sim.Advance(ctx, time.Hour)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/dubsim/dubsim/dubsimtest"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +18,7 @@ import (
 func TestDashboardControlTokenInChromium(t *testing.T) {
 	node := requireTools(t)
 	const token = "browser-test-control-token-5c1e"
-	sim := dubsimtest.Start(t, dubsimtest.WithConfig(func(c *server.Config) { c.ControlToken = token }))
+	sim := dubsimtest.Start(t, dubsimtest.WithControlToken(token))
 
 	var created struct {
 		ID string `json:"project_id"`

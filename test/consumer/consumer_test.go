@@ -1,0 +1,181 @@
+// Package consumer_test builds a module outside this repository against
+// the tagged modules, as a user would get them: the closest this machine
+// comes to publishing.
+package consumer_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
+)
+
+const (
+	mainPath = "github.com/dubsim/dubsim"
+	tcDir    = "contrib/testcontainers"
+	tcPath   = mainPath + "/" + tcDir
+	// version is the tag of both modules: v0.1.0 for the main module,
+	// contrib/testcontainers/v0.1.0 in Git for the nested one.
+	version = "v0.1.0"
+)
+
+// TestConsumerModule lays out a file-based module proxy (GOPROXY=file://,
+// the layout of the GOPROXY protocol: @v/list, .info, .mod, .zip) holding
+// github.com/dubsim/dubsim and its nested module contrib/testcontainers
+// at v0.1.0, made from this working tree (the files Git tracks or would:
+// git ls-files -co --exclude-standard), then runs go mod tidy and go test
+// in testdata/consumer, a module with no replace directive. Third-party
+// modules come from the local module cache when it holds them, else from
+// the machine's GOPROXY; checksums of the dubsim modules are not looked up
+// (GONOSUMDB), those of every other module are. A fresh module cache keeps
+// an earlier run's v0.1.0 out.
+func TestConsumerModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module from a file proxy (about a minute)")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	files := trackedFiles(t, root)
+	proxy := t.TempDir()
+	writeModule(t, proxy, root, mainPath, "", files)
+	writeModule(t, proxy, root, tcPath, tcDir, files)
+	var layout []string
+	require.NoError(t, filepath.WalkDir(proxy, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(proxy, p)
+			layout = append(layout, filepath.ToSlash(rel))
+		}
+		return err
+	}))
+	t.Logf("file proxy %s:\n%s", proxy, strings.Join(layout, "\n"))
+
+	work := filepath.Join(t.TempDir(), "consumer")
+	require.NoError(t, os.CopyFS(work, os.DirFS("testdata/consumer")))
+	modcache := filepath.Join(t.TempDir(), "modcache")
+	t.Cleanup(func() {
+		// The module cache is read-only; go clean removes it.
+		cmd := exec.Command("go", "clean", "-modcache")
+		cmd.Env = append(os.Environ(), "GOMODCACHE="+modcache, "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("go clean -modcache: %v\n%s", err, out)
+		}
+	})
+
+	shared := goEnv(t, "GOMODCACHE")
+	upstream := goEnv(t, "GOPROXY")
+	env := append(os.Environ(),
+		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(shared, "cache", "download"))+","+upstream,
+		// -trimpath: the build cache then serves packages of a module
+		// cache at another path, as this one is new every run.
+		"GONOSUMDB="+mainPath, "GONOPROXY=", "GOPRIVATE=", "GOFLAGS=-mod=mod -trimpath", "GOWORK=off",
+		"GOTOOLCHAIN=local", "GOMODCACHE="+modcache,
+	)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	run := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir, cmd.Env = work, env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go %s:\n%s", strings.Join(args, " "), out)
+		return string(out)
+	}
+	run("mod", "tidy")
+	gomod, err := os.ReadFile(filepath.Join(work, "go.mod"))
+	require.NoError(t, err)
+	t.Logf("consumer go.mod after go mod tidy:\n%s", gomod)
+	assert.NotContains(t, string(gomod), "replace")
+	assert.Contains(t, string(gomod), "\t"+mainPath+" "+version+"\n")
+	assert.Contains(t, string(gomod), "\t"+tcPath+" "+version+"\n")
+
+	out := run("test", "-count=1", "-v", "./...")
+	t.Logf("go test -v ./... in the consumer:\n%s", out)
+	assert.Contains(t, out, "--- PASS: TestInProcess")
+	assert.Regexp(t, `--- (PASS|SKIP): TestContainer`, out)
+	// The build used the proxy's copy, not this checkout.
+	list := run("list", "-m", "-f", "{{.Path}} {{.Version}} {{.Dir}}", mainPath, tcPath)
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		assert.Contains(t, line, " "+version+" "+modcache, "module from the proxy: %s", line)
+	}
+}
+
+// trackedFiles lists the files of the working tree that Git tracks or
+// would (not ignored), relative to root, with forward slashes.
+func trackedFiles(t *testing.T, root string) []string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("git is needed to list the module's files: %v", err)
+	}
+	cmd := exec.Command("git", "-C", root, "ls-files", "-z", "-co", "--exclude-standard")
+	out, err := cmd.Output()
+	require.NoError(t, err, "git ls-files (is %s a Git checkout?)", root)
+	var files []string
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if st, err := os.Lstat(filepath.Join(root, f)); err == nil && st.Mode().IsRegular() {
+			files = append(files, f) // a tracked file deleted in the tree is left out
+		}
+	}
+	require.NotEmpty(t, files)
+	return files
+}
+
+// writeModule writes the proxy files of the module at dir (relative to
+// root; "" is root) at version: @v/list, .info, .mod and the .zip, whose
+// entries x/mod/zip names <path>@<version>/... and from which it leaves
+// out what a module zip must not hold (nested modules, vendor, .git).
+func writeModule(t *testing.T, proxy, root, path, dir string, files []string) {
+	t.Helper()
+	esc, err := module.EscapePath(path)
+	require.NoError(t, err)
+	vdir := filepath.Join(proxy, filepath.FromSlash(esc), "@v")
+	require.NoError(t, os.MkdirAll(vdir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(vdir, "list"), []byte(version+"\n"), 0o644))
+	info, err := json.Marshal(map[string]string{"Version": version, "Time": "2026-01-01T00:00:00Z"})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(vdir, version+".info"), info, 0o644))
+	modDir := filepath.Join(root, filepath.FromSlash(dir))
+	gomod, err := os.ReadFile(filepath.Join(modDir, "go.mod"))
+	require.NoError(t, err)
+	require.NotContains(t, string(gomod), "replace", "a published go.mod with a replace directive works nowhere else")
+	require.NoError(t, os.WriteFile(filepath.Join(vdir, version+".mod"), gomod, 0o644))
+
+	prefix := ""
+	if dir != "" {
+		prefix = dir + "/"
+	}
+	var zfiles []modzip.File
+	for _, f := range files {
+		if rel, ok := strings.CutPrefix(f, prefix); ok {
+			zfiles = append(zfiles, osFile{path: rel, file: filepath.Join(modDir, filepath.FromSlash(rel))})
+		}
+	}
+	var buf bytes.Buffer
+	require.NoError(t, modzip.Create(&buf, module.Version{Path: path, Version: version}, zfiles))
+	require.NoError(t, os.WriteFile(filepath.Join(vdir, version+".zip"), buf.Bytes(), 0o644))
+	t.Logf("%s@%s: %d files in the tree, zip of %d bytes", path, version, len(zfiles), buf.Len())
+}
+
+// osFile is a file of the working tree for modzip.Create.
+type osFile struct{ path, file string }
+
+func (f osFile) Path() string                 { return f.path }
+func (f osFile) Lstat() (os.FileInfo, error)  { return os.Lstat(f.file) }
+func (f osFile) Open() (io.ReadCloser, error) { return os.Open(f.file) }
+
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	require.NoError(t, err)
+	return strings.TrimSpace(string(out))
+}
