@@ -422,7 +422,7 @@ func ctlStateCases() []ctlCase {
 			status: 200, field: "loaded.media_rules", want: float64(1),
 			check: func(t *testing.T, r resp) { assert.Equal(t, float64(1), ctlLookup(r.JSON, "loaded.accounts")) }},
 		{name: "fixtures/nothing", refused: true, method: "POST", path: "/_sim/fixtures", json: `{}`, status: 400,
-			field: "message", want: "send at least one of accounts, options, voices, media_rules, studio"},
+			field: "message", want: "send at least one of accounts, options, voices, media_rules, studio, or from_startup: true"},
 		{name: "fixtures/invalid content", method: "POST", path: "/_sim/fixtures", json: `{"accounts":[{"api_key":"x","plan":"gold"}]}`, status: 400,
 			field: "message", contains: "accounts.json"},
 		{name: "fixtures/too large", method: "POST", path: "/_sim/fixtures", body: ctlHuge(64 << 20), header: ctlJSONType, status: 413, heavy: true},
