@@ -418,9 +418,10 @@ func ctlStateCases() []ctlCase {
 			want: `cursor "nope" is not a next_cursor of the state dump`},
 		{name: "state/limit 0", method: "GET", path: "/_sim/state?limit=0", status: 400, field: "message", want: `limit must be a positive integer; got "0"`},
 		{name: "fixtures/load", method: "POST", path: "/_sim/fixtures",
-			json:   `{"accounts":[{"api_key":"team-a","name":"Team A","plan":"pro","balance_minutes":7}],"media_rules":[{"pattern":"*/trailer.mp4","duration_seconds":150}]}`,
-			status: 200, field: "loaded.media_rules", want: float64(1),
-			check: func(t *testing.T, r resp) { assert.Equal(t, float64(1), ctlLookup(r.JSON, "loaded.accounts")) }},
+			json: `{"accounts":[{"api_key":"team-a","name":"Team A","plan":"pro","balance_minutes":7}],"media_rules":[{"pattern":"*/trailer.mp4","duration_seconds":150}]}`,
+			// Laid over the 8 media rules and 5 accounts of the default set.
+			status: 200, field: "loaded.media_rules", want: float64(9),
+			check: func(t *testing.T, r resp) { assert.Equal(t, float64(6), ctlLookup(r.JSON, "loaded.accounts")) }},
 		{name: "fixtures/nothing", refused: true, method: "POST", path: "/_sim/fixtures", json: `{}`, status: 400,
 			field: "message", want: "send at least one of accounts, options, voices, media_rules, studio, or from_startup: true"},
 		{name: "fixtures/invalid content", method: "POST", path: "/_sim/fixtures", json: `{"accounts":[{"api_key":"x","plan":"gold"}]}`, status: 400,
