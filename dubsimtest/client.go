@@ -365,7 +365,10 @@ func (g *AccountsAPI) Reset(ctx context.Context, apiKey string) error {
 	return g.client.do(ctx, http.MethodPost, "/_sim/reset", map[string]string{"api_key": apiKey}, nil)
 }
 
-// LoadFixtures loads fixture content over the startup set: fixtures is
+// LoadFixtures lays fixture content over the fixture set in use, entry by
+// entry (accounts by api_key, media rules by pattern, ...; see "Fixtures at
+// run time" in docs/control-api.md; "from_startup": true builds on the
+// startup set instead): fixtures is
 // marshaled to a JSON object with any of "accounts", "options", "voices",
 // "media_rules" and "studio", each in the shape of its file in fixtures/
 // (pass a json.RawMessage to send JSON as it is). It returns the counts of

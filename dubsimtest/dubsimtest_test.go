@@ -436,11 +436,12 @@ func TestLoadFixtures(t *testing.T) {
 	s := dubsimtest.Start(t)
 	ctx := t.Context()
 	loaded := dubsimtest.Must(s.LoadFixtures(ctx, json.RawMessage(`{"accounts":[{"api_key":"team-b","plan":"pro","balance_minutes":50}]}`)))(t)
-	assert.Equal(t, 1, loaded["accounts"])
+	assert.Equal(t, 6, loaded["accounts"], "laid over the 5 fixture accounts")
 	assert.Equal(t, float64(50), balance(t, s, "team-b"))
 
 	loaded = dubsimtest.Must(s.LoadFixtures(ctx, map[string]any{"media_rules": []map[string]any{{"pattern": "*/trailer.mp4", "duration_seconds": 150}}}))(t)
-	assert.Equal(t, 1, loaded["media_rules"])
+	assert.Equal(t, 9, loaded["media_rules"], "laid over the 8 fixture rules")
+	assert.Equal(t, 6, loaded["accounts"], "the previous load's account stays")
 
 	_, err := s.LoadFixtures(ctx, map[string]any{})
 	apiError(t, err, http.StatusBadRequest, "ValidationError")

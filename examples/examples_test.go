@@ -3,7 +3,8 @@
 // example, and checks that it succeeds and prints its walkthrough.
 //
 // An example whose tool is missing (bash and curl, python3) is skipped, or
-// fails when DUBSIM_REQUIRE_TOOLS=1 (as in CI).
+// fails when DUBSIM_REQUIRE_TOOLS=1 (as in CI). The examples run with a PATH
+// that has no jq, which proves they need none.
 package examples_test
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -63,16 +65,20 @@ func TestExamples(t *testing.T) {
 				requireTool(t, tool)
 			}
 			base := startDubsim(t)
+			path := pathWithout(t, "jq")
 
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, ex.args[0], ex.args[1:]...)
-			cmd.Env = append(environWithoutDubsim(), "DUBSIM_URL="+base, "DUBSIM_API_KEY=dubsim-pro")
+			// No jq on PATH: the walkthroughs read JSON with grep and sed, or
+			// their language's own parser.
+			cmd.Env = append(environWith("PATH", path), "DUBSIM_URL="+base, "DUBSIM_API_KEY=dubsim-pro")
 			cmd.WaitDelay = 10 * time.Second // a grandchild of go run may hold the pipes
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
 			require.NoError(t, err, "%s failed\nstdout:\n%s\nstderr:\n%s", strings.Join(ex.args, " "), &stdout, &stderr)
+			assert.NotContains(t, stderr.String(), "jq", "the example looked for jq")
 
 			// Every expected line, in order, each a whole line.
 			out := stdout.String()
@@ -151,6 +157,49 @@ func startDubsim(t *testing.T) string {
 	return m[1]
 }
 
+// pathWithout returns a PATH of one directory that links every program of
+// this process's PATH but the named ones (the first of each name, as a
+// lookup finds it), and checks that they are not found there.
+func pathWithout(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if slices.Contains(names, e.Name()) {
+				continue
+			}
+			target := filepath.Join(d, e.Name())
+			if fi, err := os.Stat(target); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(dir, e.Name())); err == nil {
+				continue // an earlier PATH entry has it
+			}
+			require.NoError(t, os.Symlink(target, filepath.Join(dir, e.Name())))
+		}
+	}
+	for _, n := range names {
+		_, err := os.Stat(filepath.Join(dir, n))
+		require.True(t, os.IsNotExist(err), "%s is still on the PATH", n)
+	}
+	return dir
+}
+
+// environWith is environWithoutDubsim with the variable name set to value.
+func environWith(name, value string) []string {
+	var env []string
+	for _, kv := range environWithoutDubsim() {
+		if !strings.HasPrefix(kv, name+"=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, name+"="+value)
+}
+
 // environWithoutDubsim is this process's environment without DUBSIM_*
 // variables, which would configure dubsim or the examples.
 func environWithoutDubsim() []string {
@@ -192,4 +241,16 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(buildDir)
 	}
 	os.Exit(code)
+}
+
+// TestShippedClipIsTheWalkthroughsWAV: examples/clip.wav, the sample the
+// README's requests upload, is the one-second WAV the walkthroughs write
+// (a 44-byte header: 16-bit mono PCM at 8 kHz; 16000 zero bytes).
+func TestShippedClipIsTheWalkthroughsWAV(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("clip.wav")
+	require.NoError(t, err)
+	want := append([]byte("RIFF\xa4\x3e\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x80\x3e\x00\x00\x02\x00\x10\x00data\x80\x3e\x00\x00"),
+		make([]byte, 16000)...)
+	assert.Equal(t, want, b)
 }

@@ -31,7 +31,7 @@ type Controller interface {
 	Reset(ctx context.Context) error
 	ResetAccount(ctx context.Context, apiKey string) error
 	State(ctx context.Context, f sim.StateFilter) (sim.State, error)
-	LoadFixtureFiles(ctx context.Context, files map[string][]byte) (*sim.Fixtures, error)
+	LoadFixtureFiles(ctx context.Context, files map[string][]byte, fromStartup bool) (*sim.Fixtures, error)
 	ForceProject(ctx context.Context, id, outcome, message string, now bool) (sim.Project, error)
 	AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.OutcomeRule, error)
 	OutcomeRules(ctx context.Context) ([]sim.OutcomeRule, error)
@@ -687,11 +687,15 @@ type fixturesBody struct {
 	MediaRules json.RawMessage `json:"media_rules"`
 	// Studio is the content of a studio.json (companies, users, ...).
 	Studio json.RawMessage `json:"studio"`
+	// FromStartup: lay the content over the startup set instead of the set
+	// in use (alone, it restores the startup set).
+	FromStartup bool `json:"from_startup"`
 }
 
 // handleFixtures serves POST /_sim/fixtures: any of accounts, options,
-// voices and media_rules, each in the shape of its fixture file's content,
-// loaded over the startup fixture set.
+// voices, media_rules and studio, each in the shape of its fixture file's
+// content, laid entry by entry over the fixture set in use (or the
+// startup set with from_startup; see fixtures.Merge).
 func (a *API) handleFixtures(w http.ResponseWriter, r *http.Request) error {
 	var b fixturesBody
 	if err := a.dec.Decode(w, r, &b); err != nil {
@@ -713,10 +717,10 @@ func (a *API) handleFixtures(w http.ResponseWriter, r *http.Request) error {
 	wrap(sim.FixtureVoices, "voices", b.Voices)
 	wrap(sim.FixtureMedia, "rules", b.MediaRules)
 	wrap(sim.FixtureStudio, "", b.Studio)
-	if len(files) == 0 {
+	if len(files) == 0 && !b.FromStartup {
 		return sim.Errorf(sim.CodeValidation, msgFixturesEmpty)
 	}
-	fx, err := a.ctl.LoadFixtureFiles(r.Context(), files)
+	fx, err := a.ctl.LoadFixtureFiles(r.Context(), files, b.FromStartup)
 	if err != nil {
 		return err
 	}

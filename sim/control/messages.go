@@ -27,5 +27,5 @@ const (
 
 	// State and fixtures.
 	msgStateLimit    = "limit must be a positive integer; got %q"
-	msgFixturesEmpty = "send at least one of accounts, options, voices, media_rules, studio"
+	msgFixturesEmpty = "send at least one of accounts, options, voices, media_rules, studio, or from_startup: true"
 )

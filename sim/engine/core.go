@@ -34,6 +34,11 @@ type core struct {
 	idemTTL   time.Duration
 	fixtures  atomic.Pointer[sim.Fixtures]
 	fixtureFS fs.FS
+	// fixtureCur is the file set of the fixtures in use once fixtures
+	// were loaded at run time (nil: fixtureFS); fixtureMu serialises
+	// those loads.
+	fixtureMu  sync.Mutex
+	fixtureCur fs.FS
 
 	// Accounts are read on every request (authentication); a small cache
 	// spares the store read. Every write transaction bumps writes, and an

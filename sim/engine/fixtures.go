@@ -132,16 +132,36 @@ func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
 	})
 }
 
-// LoadFixtureFiles loads fixture files (accounts.json, options.json,
-// voices.json, media.json, studio.json; any subset) over the startup fixture set and
-// applies the result with SetFixtures.
-func (e *Data) LoadFixtureFiles(ctx context.Context, files map[string][]byte) (*sim.Fixtures, error) {
+// LoadFixtureFiles lays fixture files (accounts.json, options.json,
+// voices.json, media.json, studio.json; any subset, each in the shape of
+// its file) over the fixture set in use, or over the startup set when
+// fromStartup is true, entry by entry (fixtures.Merge: accounts by
+// api_key, media rules by pattern, options and voices by key, studio
+// records by id), and applies the result with SetFixtures. The merged set
+// is the base of the next call; fromStartup with no files restores the
+// startup set.
+func (e *Data) LoadFixtureFiles(ctx context.Context, files map[string][]byte, fromStartup bool) (*sim.Fixtures, error) {
 	if e.fixtureFS == nil {
 		return nil, errors.New("engine: no fixture file set configured")
 	}
-	fx, err := fixtures.Load(fixtures.Overlay{Top: fixtures.MemFS(files), Base: e.fixtureFS})
+	// One load at a time: each merges over the set the previous one left.
+	e.fixtureMu.Lock()
+	defer e.fixtureMu.Unlock()
+	base := e.fixtureCur
+	if base == nil || fromStartup {
+		base = e.fixtureFS
+	}
+	merged, err := fixtures.Merge(base, files)
 	if err != nil {
 		return nil, sim.Errorf(sim.CodeValidation, "%v", err)
 	}
-	return fx, e.SetFixtures(ctx, fx)
+	fx, err := fixtures.Load(merged)
+	if err != nil {
+		return nil, sim.Errorf(sim.CodeValidation, "%v", err)
+	}
+	if err := e.SetFixtures(ctx, fx); err != nil {
+		return nil, err
+	}
+	e.fixtureCur = merged
+	return fx, nil
 }

@@ -1484,8 +1484,8 @@ func (f *fuzzer) count(route string, status int) {
 	f.byRoute[route][status]++
 }
 
-// fixtureRestoreBody is a POST /_sim/fixtures body that loads the embedded
-// fixtures again (catalogue, media rules, fixture accounts).
+// fixtureRestoreBody is a POST /_sim/fixtures body that restores the
+// startup fixtures (catalogue, media rules, fixture accounts).
 func fixtureRestoreBody(t testing.TB) []byte {
 	t.Helper()
 	read := func(name, key string) json.RawMessage {
@@ -1498,9 +1498,12 @@ func fixtureRestoreBody(t testing.TB) []byte {
 		require.NoError(t, json.Unmarshal(b, &m))
 		return m[key]
 	}
+	// Over the startup set: a load lays its entries over the set in use,
+	// which keeps what earlier random loads added.
 	b, err := json.Marshal(map[string]json.RawMessage{
 		"accounts": read(sim.FixtureAccounts, "accounts"), "options": read(sim.FixtureOptions, ""),
 		"voices": read(sim.FixtureVoices, "voices"), "media_rules": read(sim.FixtureMedia, "rules"),
+		"from_startup": json.RawMessage("true"),
 	})
 	require.NoError(t, err)
 	return b

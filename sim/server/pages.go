@@ -42,3 +42,21 @@ func isDashboardRequest(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
 		r.URL.Path == "/" && strings.Contains(r.Header.Get("Accept"), "text/html")
 }
+
+// isPageView reports whether r is answered by the project page: a page
+// request on its path as sent, or under StudioPrefix when the prefix
+// routed it (the page is served on that mount too).
+func isPageView(r *http.Request) bool {
+	if isPage(r) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, StudioPrefix)
+	if !ok || RouteOf(r).By != ByPrefix {
+		return false
+	}
+	r2 := *r
+	u := *r.URL
+	u.Path = rest
+	r2.URL = &u
+	return isPage(&r2)
+}

@@ -282,7 +282,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval, Route: journalRoute})
+	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval, Route: journalRoute,
+		// The project pages are a person reading, like the dashboard: not
+		// recorded (fidelity EF3).
+		Unrecorded: func(r *http.Request) bool { return !cfg.NoControl && isPageView(r) }})
 	// Fault rules expire on real time plus clock advances, as rate-limit
 	// windows pass (fidelity K9).
 	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, Now: s.Engine.Clock.Wall,

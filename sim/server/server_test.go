@@ -257,7 +257,7 @@ func TestFixturesAtRunTime(t *testing.T) {
 	assert.Contains(t, m["message"], "accounts.json")
 	st, m = in.call("POST", "/_sim/fixtures", "", `{}`)
 	assert.Equal(t, http.StatusBadRequest, st)
-	assert.Equal(t, "send at least one of accounts, options, voices, media_rules, studio", m["message"])
+	assert.Equal(t, "send at least one of accounts, options, voices, media_rules, studio, or from_startup: true", m["message"])
 }
 
 func TestSeedChangesIDs(t *testing.T) {

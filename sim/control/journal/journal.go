@@ -47,6 +47,10 @@ type Config struct {
 	// so the journal never decides that itself. Without it every request is
 	// InterfaceOther.
 	Route func(r *http.Request) (iface, routedBy string)
+	// Unrecorded names requests that are not client traffic and are not
+	// recorded, besides the control API's reads (the web pages a person
+	// opens); nil: none.
+	Unrecorded func(r *http.Request) bool
 }
 
 // Journal records the requests that pass through its Middleware in a ring
@@ -58,6 +62,7 @@ type Journal struct {
 	simNow   func() time.Time
 	minPoll  time.Duration
 	route    func(r *http.Request) (string, string)
+	skip     func(r *http.Request) bool
 
 	mu      sync.RWMutex
 	ring    []Entry // len grows to capacity, then entries are overwritten
@@ -69,7 +74,7 @@ type Journal struct {
 
 // New returns an empty journal.
 func New(cfg Config) *Journal {
-	j := &Journal{capacity: cfg.Capacity, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval, route: cfg.Route}
+	j := &Journal{capacity: cfg.Capacity, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval, route: cfg.Route, skip: cfg.Unrecorded}
 	if j.capacity <= 0 {
 		j.capacity = DefaultCapacity
 	}

@@ -80,7 +80,7 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 		if j.route != nil {
 			iface, routedBy = j.route(r)
 		}
-		if isOwnEndpoint(r.Method, r.URL.Path, iface) {
+		if isOwnEndpoint(r.Method, r.URL.Path, iface) || (j.skip != nil && j.skip(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}
