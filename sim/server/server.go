@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -315,7 +316,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			control.Extension{Paths: ui.ControlPaths, Handler: web.ControlRoutes()},
 			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
 			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
-			control.Extension{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler()},
+			control.Extension{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler(func(r *http.Request) string { return httpx.BaseURL(r, strings.TrimRight(cfg.PublicURL, "/")) })},
 		).WithDumpGate(dumps).Routes()
 		if cfg.SeparateControl {
 			controlRoot = chi.NewRouter()
