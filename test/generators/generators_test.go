@@ -232,3 +232,36 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestReferencePage: the real binary serves the API reference page (with
+// no tool needed), linked from the dashboard, with its own address as the
+// server and an entry per operation.
+func TestReferencePage(t *testing.T) {
+	t.Parallel()
+	sim := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "dubsim.db"), "--log-level", "off")
+	get := func(path string) string {
+		res, err := http.Get(sim.Base + path)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode, "%s: %s", path, b)
+		return string(b)
+	}
+	assert.Contains(t, get("/_sim/ui/"), `href="api.html"`, "the dashboard links the reference")
+	page := get("/_sim/ui/api.html")
+	assert.Contains(t, page, "<code>"+sim.Base+"</code>")
+	assert.Contains(t, page, `data-operation-id="getProject_or_studioGetProject"`)
+	var doc struct{ Paths map[string]map[string]json.RawMessage }
+	require.NoError(t, json.Unmarshal([]byte(get("/_sim/openapi.json")), &doc))
+	ops := 0
+	for _, item := range doc.Paths {
+		for m := range item {
+			if m != "parameters" && m != "servers" {
+				ops++
+			}
+		}
+	}
+	assert.Equal(t, ops, strings.Count(page, `<details class="op"`), "an entry per operation")
+	assert.Contains(t, get("/_sim/ui/api.js"), "openTarget")
+}
