@@ -42,6 +42,7 @@ func TestImportDirection(t *testing.T) {
 		"test/crash":            nil, // tests only
 		"test/hostile":          nil, // tests only: attacks on the real binary (issue 19)
 		"test/browser":          nil, // tests only: drives chromium against the dashboard
+		"test/generators":       nil, // tests only: OpenAPI generators over the served documents (issue 20)
 		"bench/ceiling":         {},  // the benchmark's minimal handler: stdlib only
 		"bench/seed":            nil, // benchmark tooling: fills a data file through the store
 		"bench/startwait":       {},
