@@ -252,7 +252,9 @@ func TestReferencePage(t *testing.T) {
 	page := get("/_sim/ui/api.html")
 	assert.Contains(t, page, "<code>"+sim.Base+"</code>")
 	assert.Contains(t, page, `data-operation-id="getProject_or_studioGetProject"`)
-	var doc struct{ Paths map[string]map[string]json.RawMessage }
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage
+	}
 	require.NoError(t, json.Unmarshal([]byte(get("/_sim/openapi.json")), &doc))
 	ops := 0
 	for _, item := range doc.Paths {
