@@ -43,6 +43,7 @@ func TestImportDirection(t *testing.T) {
 		"test/hostile":          nil, // tests only: attacks on the real binary (issue 19)
 		"test/browser":          nil, // tests only: drives chromium against the dashboard
 		"test/consumer":         nil, // tests only: a module outside this one built from a file-based module proxy (issue 20)
+		"test/generators":       nil, // tests only: OpenAPI generators over the served documents (issue 20)
 		"bench/ceiling":         {},  // the benchmark's minimal handler: stdlib only
 		"bench/seed":            nil, // benchmark tooling: fills a data file through the store
 		"bench/startwait":       {},

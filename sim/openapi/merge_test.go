@@ -2,8 +2,10 @@ package openapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/dubsim/dubsim/sim/openapi"
@@ -91,7 +93,7 @@ func TestCombinedServesEveryInterface(t *testing.T) {
 
 func TestHandler(t *testing.T) {
 	t.Parallel()
-	h := openapi.Handler()
+	h := openapi.Handler(nil)
 	cases := []struct {
 		method, path string
 		status       int
@@ -125,4 +127,81 @@ func TestHandler(t *testing.T) {
 			assert.Contains(t, m["info"].(map[string]any)["title"], c.title)
 		})
 	}
+}
+
+// TestServersFollowTheAddress: each served document names the address it
+// was fetched from first (base), the real service's entries after it, and
+// is otherwise the embedded document.
+func TestServersFollowTheAddress(t *testing.T) {
+	t.Parallel()
+	h := openapi.Handler(func(r *http.Request) string { return "https://" + r.Host })
+	for _, path := range []string{"/_sim/openapi.json", "/_sim/openapi/platform.json", "/_sim/openapi/studio.json", "/_sim/openapi/control.json"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest("GET", path, nil)
+			req.Host = "sim.test:9999"
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, 200, rec.Code)
+			assert.Equal(t, fmt.Sprint(rec.Body.Len()), rec.Header().Get("Content-Length"))
+			var served, embedded map[string]any
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &served))
+			servers := served["servers"].([]any)
+			first := servers[0].(map[string]any)
+			assert.Equal(t, "https://sim.test:9999", first["url"])
+			assert.NotContains(t, rec.Body.String(), `"url": "`+openapi.DefaultServer+`"`, "path-level servers too")
+			for _, s := range servers[1:] {
+				assert.NotContains(t, s.(map[string]any)["url"], "sim.test", "one entry names dubsim")
+			}
+			name := strings.TrimSuffix(strings.TrimPrefix(path, "/_sim/openapi/"), ".json")
+			raw, err := openapi.Combined()
+			if name != "/_sim/openapi" {
+				raw, err = openapi.Document(name)
+			}
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(raw, &embedded))
+			assert.Len(t, servers, len(embedded["servers"].([]any)), "the dubsim entry is replaced, not added")
+			delete(served, "servers")
+			delete(embedded, "servers")
+			assert.Equal(t, strings.ReplaceAll(mustJSON(t, embedded), `"url":"`+openapi.DefaultServer+`"`, `"url":"https://sim.test:9999"`), mustJSON(t, served), "only servers change")
+		})
+	}
+}
+
+func TestWithServers(t *testing.T) {
+	t.Parallel()
+	doc := []byte("{\n  \"openapi\": \"3.1.0\",\n  \"servers\": [\n    {\n      \"url\": \"https://real.example\"\n    },\n    {\n      \"url\": \"http://localhost:8080\",\n      \"description\": \"dubsim at http://localhost:8080/x\"\n    }\n  ],\n  \"paths\": {}\n}\n")
+	got, err := openapi.WithServers(doc, "http://127.0.0.1:5")
+	require.NoError(t, err)
+	assert.Equal(t, "{\n  \"openapi\": \"3.1.0\",\n  \"servers\": [\n    {\n      \"url\": \"http://127.0.0.1:5\",\n      \"description\": \"dubsim at http://127.0.0.1:5/x\"\n    },\n    {\n      \"url\": \"https://real.example\"\n    }\n  ],\n  \"paths\": {}\n}\n", string(got))
+	none := []byte(`{"openapi":"3.1.0","paths":{}}`)
+	got, err = openapi.WithServers(none, "http://127.0.0.1:5")
+	require.NoError(t, err)
+	assert.Equal(t, string(none), string(got), "a document without servers is left alone")
+	got, err = openapi.WithServers([]byte(`{"servers":[{"url":"https://real.example"}]}`), "http://h")
+	require.NoError(t, err)
+	assert.Equal(t, "{\"servers\":[\n    {\n      \"url\": \"http://h\",\n      \"description\": \"dubsim\"\n    },\n    {\n      \"url\": \"https://real.example\"\n    }\n  ]}", string(got), "added first when no entry names dubsim")
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestMergeRewritesDiscriminatorMappings: a mapping names a schema like a
+// $ref does (as a reference or a bare name), so it gains the prefix too.
+func TestMergeRewritesDiscriminatorMappings(t *testing.T) {
+	t.Parallel()
+	doc := `{"openapi":"3.1.0","info":{"title":"a","version":"1"},"paths":{},
+ "components":{"schemas":{"P":{"oneOf":[{"$ref":"#/components/schemas/R"},{"$ref":"#/components/schemas/E"}],
+   "discriminator":{"propertyName":"status","mapping":{"ready":"#/components/schemas/R","error":"E"}}},
+  "R":{"type":"object","properties":{"status":{"const":"ready"}}},"E":{"type":"object","properties":{"status":{"const":"error"}}}}}}`
+	out, err := openapi.Merge([]string{"a"}, [][]byte{[]byte(doc)})
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out, &m))
+	p := m["components"].(map[string]any)["schemas"].(map[string]any)["a.P"].(map[string]any)
+	assert.Equal(t, map[string]any{"propertyName": "status", "mapping": map[string]any{"ready": "#/components/schemas/a.R", "error": "a.E"}}, p["discriminator"])
 }

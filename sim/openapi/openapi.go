@@ -53,8 +53,11 @@ func Combined() ([]byte, error) {
 
 // Handler serves the documents under /_sim: /_sim/openapi.json (combined)
 // and /_sim/openapi/{platform,studio,control}.json (".json" optional), with
-// GET or HEAD. Errors are in the control API's envelope.
-func Handler() http.Handler {
+// GET or HEAD. Errors are in the control API's envelope. base, when not
+// nil, gives the address a request reached dubsim at (the --public-url, or
+// the request's scheme and host): each document names it first in its
+// servers (see WithServers).
+func Handler(base func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fail := func(status int, name, msg string) {
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -80,6 +83,12 @@ func Handler() http.Handler {
 			w.Header().Set("Allow", "GET, HEAD")
 			fail(http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
 			return
+		}
+		if base != nil {
+			if b, err = WithServers(b, base(r)); err != nil {
+				fail(http.StatusInternalServerError, "InternalServerError", "The document could not be served: "+err.Error())
+				return
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", fmt.Sprint(len(b)))
@@ -393,17 +402,26 @@ func asList(v any) []any {
 	return append([]any(nil), l...)
 }
 
-// rewriteRefs prefixes the component names that local $refs point at.
+// rewriteRefs prefixes the component names that local $refs point at, and
+// those that discriminator mappings name (a reference or a bare schema
+// name, OpenAPI 3.1 section 4.8.25).
 func rewriteRefs(v any, prefix string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
 			if k == "$ref" {
 				if s, ok := e.(string); ok {
-					for _, kind := range componentKinds {
-						p := "#/components/" + kind + "/"
-						if strings.HasPrefix(s, p) {
-							x[k] = p + prefix + strings.TrimPrefix(s, p)
+					x[k] = prefixRef(s, prefix)
+				}
+				continue
+			}
+			if k == "discriminator" {
+				if d, ok := e.(map[string]any); ok {
+					if m, ok := d["mapping"].(map[string]any); ok {
+						for val, target := range m {
+							if s, ok := target.(string); ok {
+								m[val] = prefixMapping(s, prefix)
+							}
 						}
 					}
 				}
@@ -417,4 +435,23 @@ func rewriteRefs(v any, prefix string) any {
 		}
 	}
 	return v
+}
+
+func prefixRef(s, prefix string) string {
+	for _, kind := range componentKinds {
+		p := "#/components/" + kind + "/"
+		if strings.HasPrefix(s, p) {
+			return p + prefix + strings.TrimPrefix(s, p)
+		}
+	}
+	return s
+}
+
+// prefixMapping rewrites one discriminator mapping value: a local reference
+// like a $ref, a bare schema name as the prefixed name.
+func prefixMapping(s, prefix string) string {
+	if strings.Contains(s, "#") || strings.Contains(s, "/") {
+		return prefixRef(s, prefix)
+	}
+	return prefix + s
 }

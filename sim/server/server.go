@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -325,12 +326,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	dumps := control.NewDumpGate()
 	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log, Dumps: dumps})
 	var controlRoot chi.Router
+	// The OpenAPI documents name the address they are served from.
+	docBase := func(r *http.Request) string { return httpx.BaseURL(r, strings.TrimRight(cfg.PublicURL, "/")) }
 	if !cfg.NoControl {
 		ctl := control.New(Controller(e), log,
 			control.Extension{Paths: ui.ControlPaths, Handler: web.ControlRoutes()},
 			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
 			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
-			control.Extension{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler()},
+			control.Extension{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler(docBase)},
+			control.Extension{Paths: openapi.ReferencePaths, Handler: openapi.Reference(docBase)},
 		).WithDumpGate(dumps).Routes()
 		if cfg.SeparateControl {
 			controlRoot = chi.NewRouter()

@@ -1,0 +1,269 @@
+// Package generators runs OpenAPI tools over the documents a running dubsim
+// serves (/_sim/openapi.json and /_sim/openapi/{platform,studio,control}.json):
+// redocly lint, openapi-typescript with tsc --strict over the README's
+// requests (readme.ts, then run with node against the same dubsim), and
+// oapi-codegen generating Go clients of the platform and studio interfaces,
+// built in a module of their own and used against the same dubsim
+// (testdata/goclient).
+//
+// The npm tools are pinned in package.json and package-lock.json (npm ci in
+// this directory); oapi-codegen and its runtime come from the Go module proxy
+// at the versions below. Without node or the npm packages the test skips,
+// unless DUBSIM_REQUIRE_TOOLS=1 (as in CI), where it fails.
+package generators
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	oapiCodegen = "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2"
+	oapiRuntime = "github.com/oapi-codegen/runtime v1.9.0"
+)
+
+// documents are the served documents, by the file name they are saved as.
+var documents = map[string]string{
+	"platform.json": "/_sim/openapi/platform.json",
+	"studio.json":   "/_sim/openapi/studio.json",
+	"control.json":  "/_sim/openapi/control.json",
+	"openapi.json":  "/_sim/openapi.json",
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	proctest.Cleanup()
+	os.Exit(code)
+}
+
+func missing(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
+		t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1)", what)
+	}
+	t.Skipf("%s is missing; install it to run the generator test", what)
+}
+
+// npmTool is the path of a tool of node_modules/.bin.
+func npmTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("node_modules", ".bin", name))
+	require.NoError(t, err)
+	if _, err := os.Stat(p); err != nil {
+		missing(t, name+" (npm ci in test/generators)")
+	}
+	return p
+}
+
+// run runs a command in dir (with env added) and returns its combined
+// output, logging how long it took.
+func run(t *testing.T, dir string, env []string, name string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s %s: %s", filepath.Base(name), strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	return string(out), err
+}
+
+// quiet keeps redocly from asking the network about updates and telemetry.
+var quiet = []string{"REDOCLY_TELEMETRY=off", "REDOCLY_SUPPRESS_UPDATE_NOTICE=true", "NO_COLOR=1"}
+
+func TestGenerators(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		missing(t, "node")
+	}
+	redocly, openapiTS, tsc := npmTool(t, "redocly"), npmTool(t, "openapi-typescript"), npmTool(t, "tsc")
+
+	sim := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "dubsim.db"), "--log-level", "off")
+	dir := t.TempDir()
+	for file, path := range documents {
+		res, err := http.Get(sim.Base + path)
+		require.NoError(t, err)
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode, "%s: %s", path, b)
+		var doc struct {
+			Servers []struct{ URL string } `json:"servers"`
+		}
+		require.NoError(t, json.Unmarshal(b, &doc), path)
+		require.NotEmpty(t, doc.Servers, path)
+		assert.Equal(t, sim.Base, doc.Servers[0].URL, "%s names the address it was served from first", path)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, file), b, 0o644))
+	}
+
+	t.Run("redocly lint", func(t *testing.T) {
+		for _, file := range []string{"platform.json", "studio.json", "control.json", "openapi.json"} {
+			out, err := run(t, dir, quiet, redocly, "lint", "--format=summary", file)
+			assert.NoError(t, err, "redocly lint %s reports errors:\n%s", file, out)
+			t.Logf("redocly lint %s: %s", file, summary(out))
+		}
+	})
+
+	t.Run("openapi-typescript and tsc", func(t *testing.T) {
+		gen := filepath.Join(dir, "gen")
+		require.NoError(t, os.MkdirAll(gen, 0o755))
+		for _, file := range []string{"platform.json", "studio.json", "control.json", "openapi.json"} {
+			// --default-non-nullable false: a property with a default
+			// stays optional in a request (the tool's default makes it
+			// required everywhere).
+			out, err := run(t, dir, nil, openapiTS, file, "-o", filepath.Join(gen, strings.TrimSuffix(file, ".json")+".ts"), "--default-non-nullable", "false")
+			require.NoError(t, err, "openapi-typescript %s:\n%s", file, out)
+		}
+		for _, f := range []string{"readme.ts", "testdata/wrong.ts"} {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644))
+		}
+		tscArgs := []string{"--strict", "--target", "es2022", "--module", "es2022", "--moduleResolution", "bundler", "--lib", "es2022,dom", "--outDir", "out"}
+		out, err := run(t, dir, nil, tsc, append(tscArgs, "readme.ts")...)
+		require.NoError(t, err, "tsc --strict readme.ts:\n%s", out)
+		out, err = run(t, dir, nil, tsc, append(tscArgs, "--noEmit", "wrong.ts")...)
+		require.Error(t, err, "tsc accepts a body without target_lang")
+		assert.Contains(t, out, "target_lang", "tsc names the missing field")
+
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "out", "package.json"), []byte(`{"type":"module"}`), 0o644))
+		out, err = run(t, dir, nil, "node", filepath.Join("out", "readme.js"), sim.Base)
+		require.NoError(t, err, "the README's requests with the generated types:\n%s", out)
+		var got struct {
+			Platform, Studio string
+			OK               bool
+		}
+		require.NoError(t, json.Unmarshal([]byte(lastLine(out)), &got), out)
+		assert.True(t, got.OK)
+		assert.Regexp(t, `^[0-9]{9}$`, got.Platform)
+		assert.Regexp(t, `^[0-9a-f]{24}$`, got.Studio)
+	})
+
+	t.Run("oapi-codegen", func(t *testing.T) {
+		mod := filepath.Join(dir, "goclient")
+		require.NoError(t, os.MkdirAll(filepath.Join(mod, "goclient"), 0o755))
+		goEnv := []string{"GOFLAGS=-mod=mod", "GOWORK=off"}
+		for _, iface := range []string{"platform", "studio"} {
+			pkg := iface + "client"
+			require.NoError(t, os.MkdirAll(filepath.Join(mod, pkg), 0o755))
+			cfg := "package: " + pkg + "\ngenerate:\n  client: true\n  models: true\noutput: " + pkg + "/client.gen.go\n"
+			require.NoError(t, os.WriteFile(filepath.Join(mod, pkg+".yaml"), []byte(cfg), 0o644))
+			out, err := run(t, mod, goEnv, "go", "run", oapiCodegen, "-config", pkg+".yaml", filepath.Join(dir, iface+".json"))
+			if err != nil && offline(out) {
+				missing(t, "oapi-codegen from the Go module proxy ("+strings.TrimSpace(out)+")")
+			}
+			require.NoError(t, err, "oapi-codegen %s:\n%s", iface, out)
+		}
+		main, err := os.ReadFile(filepath.Join("testdata", "goclient", "main.go"))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(mod, "goclient", "main.go"), main, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/generated\n\ngo 1.24\n\nrequire "+oapiRuntime+"\n"), 0o644))
+		out, err := run(t, mod, goEnv, "go", "mod", "tidy")
+		require.NoError(t, err, "go mod tidy:\n%s", out)
+		out, err = run(t, mod, goEnv, "go", "vet", "./...")
+		require.NoError(t, err, "go vet of the generated clients:\n%s", out)
+		cmd := exec.Command("go", "run", "./goclient", sim.Base)
+		cmd.Dir, cmd.Env = mod, append(os.Environ(), goEnv...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, err := cmd.Output()
+		require.NoError(t, err, "the generated clients against dubsim:\n%s", stderr.String())
+		var got struct {
+			PlatformProject string `json:"platform_project"`
+			CostMinutes     int    `json:"cost_minutes"`
+			Status, Name    string
+			FrenchVoices    int    `json:"french_voices"`
+			StudioProject   string `json:"studio_project"`
+			StudioName      string `json:"studio_name"`
+			StudioListHasIt bool   `json:"studio_list_has_it"`
+			UnknownKey      int    `json:"unknown_key_status"`
+		}
+		require.NoError(t, json.Unmarshal(stdout, &got), "%s", stdout)
+		assert.Regexp(t, `^[0-9]{9}$`, got.PlatformProject)
+		assert.Equal(t, 10, got.CostMinutes, "the docs' example video is 10 minutes")
+		assert.Equal(t, "in_progress", got.Status)
+		assert.Equal(t, "My Project", got.Name)
+		assert.Positive(t, got.FrenchVoices, "voices for fr-FR")
+		assert.Regexp(t, `^[0-9a-f]{24}$`, got.StudioProject)
+		assert.Equal(t, "Launch", got.StudioName)
+		assert.True(t, got.StudioListHasIt, "the new studio project is listed")
+		assert.Equal(t, http.StatusUnauthorized, got.UnknownKey)
+		t.Logf("generated clients against dubsim: %s", bytes.TrimSpace(stdout))
+	})
+}
+
+// offline says whether a go command failed for want of the module proxy.
+func offline(out string) bool {
+	for _, s := range []string{"dial tcp", "no such host", "proxyconnect", "connection refused", "i/o timeout"} {
+		if strings.Contains(out, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// summary is the problem counts of redocly's summary format, on one line.
+func summary(out string) string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "error") || strings.HasPrefix(l, "warning") {
+			lines = append(lines, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	if len(lines) == 0 {
+		return "no problems"
+	}
+	return strings.Join(lines, "; ")
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestReferencePage: the real binary serves the API reference page (with
+// no tool needed), linked from the dashboard, with its own address as the
+// server and an entry per operation.
+func TestReferencePage(t *testing.T) {
+	t.Parallel()
+	sim := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "dubsim.db"), "--log-level", "off")
+	get := func(path string) string {
+		res, err := http.Get(sim.Base + path)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode, "%s: %s", path, b)
+		return string(b)
+	}
+	assert.Contains(t, get("/_sim/ui/"), `href="api.html"`, "the dashboard links the reference")
+	page := get("/_sim/ui/api.html")
+	assert.Contains(t, page, "<code>"+sim.Base+"</code>")
+	assert.Contains(t, page, `data-operation-id="getProject_or_studioGetProject"`)
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal([]byte(get("/_sim/openapi.json")), &doc))
+	ops := 0
+	for _, item := range doc.Paths {
+		for m := range item {
+			if m != "parameters" && m != "servers" {
+				ops++
+			}
+		}
+	}
+	assert.Equal(t, ops, strings.Count(page, `<details class="op"`), "an entry per operation")
+	assert.Contains(t, get("/_sim/ui/api.js"), "openTarget")
+}
