@@ -34,36 +34,12 @@ func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
 	t.Cleanup(media.Close)
 	p := start(t)
 	_, before := memory(t, p)
-	body := `{"source_lang":"en","target_lang":"fr-FR","source_video_url":"` + media.URL + `/big.mp4"}`
+	sourceURL := media.URL + "/big.mp4"
 	const creations = 40
-	statuses := make([]int, creations)
-	answers := make([]string, creations)
-	var wg sync.WaitGroup
-	for i := range creations {
-		wg.Go(func() {
-			req, err := http.NewRequest(http.MethodPost, p.Base+"/api/v1/projects", strings.NewReader(body))
-			if !assert.NoError(t, err) {
-				return
-			}
-			req.Header.Set("Authorization", "Bearer dubsim-pro")
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if !assert.NoError(t, err, "creation %d", i) {
-				return
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			statuses[i], answers[i] = resp.StatusCode, string(bytes.TrimSpace(b))
-		})
-	}
-	wg.Wait()
+	probesCreate(t, p, sourceURL, creations)
 	rss, peak := memory(t, p)
 	t.Logf("resident memory: %s at start, %s after %d parallel probes of a 64 MiB file without Range (peak %s)", mb(before), mb(rss), creations, mb(peak))
 	require.True(t, p.Alive())
-	for i := range creations {
-		assert.Equal(t, http.StatusBadRequest, statuses[i], "creation %d: %s", i, answers[i])
-		assert.Contains(t, answers[i], "Unable to read video info", "creation %d", i)
-	}
 	assert.Less(t, peak, int64(300<<20), "peak resident memory")
 }
 
@@ -101,12 +77,25 @@ func probesOwnState(t *testing.T, p *proctest.Proc) int64 {
 	t.Helper()
 	stateFill(t, p, 2000)
 	_, before := memory(t, p)
-	body := `{"source_lang":"en","target_lang":"fr-FR","source_video_url":"` + p.Base + `/_sim/state?limit=1000"}`
+	sourceURL := p.Base + "/_sim/state?limit=1000"
 	const creations = 40
-	statuses := make([]int, creations)
-	answers := make([]string, creations)
+	probesCreate(t, p, sourceURL, creations)
+	rss, peak := memory(t, p)
+	t.Logf("resident memory: %s after filling, %s after %d parallel probes of /_sim/state (peak %s)", mb(before), mb(rss), creations, mb(peak))
+	require.True(t, p.Alive())
+	return peak
+}
+
+// probesCreate makes n parallel creations on p whose source video is
+// sourceURL, which is no video: each must get 400 "Unable to read video
+// info".
+func probesCreate(t *testing.T, p *proctest.Proc, sourceURL string, n int) {
+	t.Helper()
+	body := `{"source_lang":"en","target_lang":"fr-FR","source_video_url":"` + sourceURL + `"}`
+	statuses := make([]int, n)
+	answers := make([]string, n)
 	var wg sync.WaitGroup
-	for i := range creations {
+	for i := range n {
 		wg.Go(func() {
 			req, err := http.NewRequest(http.MethodPost, p.Base+"/api/v1/projects", strings.NewReader(body))
 			if !assert.NoError(t, err) {
@@ -124,12 +113,8 @@ func probesOwnState(t *testing.T, p *proctest.Proc) int64 {
 		})
 	}
 	wg.Wait()
-	rss, peak := memory(t, p)
-	t.Logf("resident memory: %s after filling, %s after %d parallel probes of /_sim/state (peak %s)", mb(before), mb(rss), creations, mb(peak))
-	require.True(t, p.Alive())
-	for i := range creations {
+	for i := range n {
 		assert.Equal(t, http.StatusBadRequest, statuses[i], "creation %d: %s", i, answers[i])
 		assert.Contains(t, answers[i], "Unable to read video info", "creation %d", i)
 	}
-	return peak
 }
