@@ -198,7 +198,7 @@ func runCtl(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	fs.StringVar(&base, "url", base, "base URL of the simulator")
 	token := getenv(envName(flagControlToken))
 	fs.StringVar(&token, flagControlToken, token, "control token of the simulator")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	call, err := ctlRequest(fs.Args())

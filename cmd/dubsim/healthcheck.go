@@ -21,7 +21,7 @@ func runHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 	base := fs.String("url", "", "base URL of the simulator (default: $DUBSIM_URL, else loopback at the port of $DUBSIM_ADDR, else http://127.0.0.1:8080)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
 	quiet := fs.Bool("quiet", false, "print nothing on success")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -93,6 +93,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return runHealthcheck(ctx, args[1:], getenv, stdout, stderr)
 		case "parity":
 			return runParity(ctx, args[1:], getenv, stdout, stderr)
+		case "version":
+			if len(args) > 1 {
+				return fmt.Errorf("version: unexpected argument %q", args[1])
+			}
+			fmt.Fprintln(stdout, "dubsim", version)
+			return nil
 		}
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
@@ -104,6 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	log := newLogger(cfg.LogLevel, stderr)
+	warnUnknownVariables(log, cfg.UnknownVariables)
 	if cfg.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.MemoryLimit)
 	}
@@ -243,6 +250,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				lastSave = time.Now()
 				saveErr.report(ctx, log, "save clock", engineRecovered(func() error { return engine.Clock.SaveClock(ctx) }))
 			}
+		}
+	}
+}
+
+// warnUnknownVariables reports, once at start, each DUBSIM_* variable that
+// names no setting: a typo would otherwise be ignored in silence (fidelity
+// EV2).
+func warnUnknownVariables(log *slog.Logger, unknown [][2]string) {
+	for _, u := range unknown {
+		if u[1] != "" {
+			log.Warn("unknown environment variable, ignored; did you mean "+u[1]+"?", "variable", u[0], "closest", u[1])
+		} else {
+			log.Warn("unknown environment variable, ignored (dubsim -help lists the DUBSIM_* variables)", "variable", u[0])
 		}
 	}
 }
