@@ -77,14 +77,29 @@ type config struct {
 	// Quota bounds the uploaded files (0: unlimited).
 	Quota sim.BlobQuota
 
+	// HTTPS (fidelity EV5): a certificate and key files, or one made at
+	// start.
+	TLSCert, TLSKey string
+	TLSSelfSigned   bool
+	// CORSOrigins is --cors-origins as given; CORS its parsed list (nil:
+	// no CORS; fidelity EV4).
+	CORSOrigins string
+	CORS        []string
+	// tlsFingerprint is set at start, for the banner.
+	tlsFingerprint string
+
 	// UnknownVariables are the DUBSIM_* variables of the environment that
 	// name no setting, each with the closest known name ("" when none is
 	// near): reported at start (fidelity EV2).
 	UnknownVariables [][2]string
 }
 
-// flagControlToken is the flag of the control token, also read by ctl.
-const flagControlToken = "control-token"
+// Flags whose variables ctl and healthcheck also read (resolveTarget).
+const (
+	flagControlToken  = "control-token"
+	flagTLSCert       = "tls-cert"
+	flagTLSSelfSigned = "tls-self-signed"
+)
 
 // defaultMemoryLimit is --memory-limit's default: 1 GiB, far above what
 // dubsim uses in normal runs (under 400 MB with 100,000 projects under load).
@@ -197,6 +212,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.ControlToken, flagControlToken, "", "`token` every /_sim control call must carry (Authorization: Bearer TOKEN or X-Dubsim-Control-Token); without one, the control API answers only requests for localhost, an IP address or --control-hosts")
 	fs.StringVar(&controlHosts, "control-hosts", "", "comma-separated host `names` (besides localhost, *.localhost and IP addresses) the control API answers without a token, such as a compose service name")
 	fs.StringVar(&c.ControlAddr, "control-addr", "", "listen `address` of the control API and the dashboard alone (default: none; the main address serves them)")
+	fs.StringVar(&c.TLSCert, flagTLSCert, "", "PEM certificate `file` (with --tls-key): every listener serves HTTPS")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
+	fs.BoolVar(&c.TLSSelfSigned, flagTLSSelfSigned, false, "serve HTTPS on every listener with a certificate made at start (ECDSA P-256, for localhost, 127.0.0.1, ::1 and the listen hosts; its SHA-256 fingerprint is printed)")
+	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated `origins` (https://app.example.com) whose pages may call the platform and studio interfaces (CORS, preflight answered); * any, none: no CORS. Never the control API")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit (also: dubsim version)")
 	envHelp(fs, "version")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -239,8 +258,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			c.ControlHosts = append(c.ControlHosts, h)
 		}
 	}
+	var err error
 	if c.NoControl && c.ControlAddr != "" {
 		return c, errors.New("control-addr serves the control API, which no-control turns off: give one of them")
+	}
+	if err := checkTLS(c); err != nil {
+		return c, err
+	}
+	if c.CORS, err = parseOrigins(c.CORSOrigins); err != nil {
+		return c, err
 	}
 	if err := checkDurations(fs); err != nil {
 		return c, err
@@ -256,7 +282,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return c, fmt.Errorf("%s must be a non-negative integer (0 = unlimited); got %d", n.name, n.v)
 		}
 	}
-	var err error
 	if c.UnknownFields != "ignore" && c.UnknownFields != "reject" {
 		return c, fmt.Errorf("unknown-fields must be ignore or reject; got %q", c.UnknownFields)
 	}

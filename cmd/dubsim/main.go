@@ -167,6 +167,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer srvParts.Close()
 	engine := srvParts.Engine
 
+	tlsCfg, fp, err := serverTLS(cfg, time.Now(), cfg.Addr, cfg.StudioAddr, cfg.ControlAddr)
+	if err != nil {
+		return err
+	}
+	cfg.tlsFingerprint = fp
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -180,9 +185,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      30 * time.Minute, // output files can be long downloads
 		IdleTimeout:       2 * time.Minute,
+		TLSConfig:         tlsCfg,
+	}
+	if tlsCfg != nil {
+		// A client that refuses the certificate (a browser, before its
+		// user accepts a self-signed one) is no server problem.
+		srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	}
 	serveErr := make(chan error, 3)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- serve(srv, ln) }()
 	var studioSrv *http.Server
 	studioAddr := ""
 	if cfg.StudioAddr != "" {
@@ -194,8 +205,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		studioAddr = sln.Addr().String()
 		sln = limitListener(sln, cfg.MaxConnections)
 		studioSrv = &http.Server{Handler: srvParts.StudioHandler, ReadHeaderTimeout: srv.ReadHeaderTimeout,
-			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout}
-		go func() { serveErr <- studioSrv.Serve(sln) }()
+			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout, TLSConfig: tlsCfg.Clone(), ErrorLog: srv.ErrorLog}
+		go func() { serveErr <- serve(studioSrv, sln) }()
 	}
 
 	var controlSrv *http.Server
@@ -212,8 +223,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		controlAddr = cln.Addr().String()
 		cln = limitListener(cln, cfg.MaxConnections)
 		controlSrv = &http.Server{Handler: srvParts.ControlHandler, ReadHeaderTimeout: srv.ReadHeaderTimeout,
-			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout}
-		go func() { serveErr <- controlSrv.Serve(cln) }()
+			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout, TLSConfig: tlsCfg.Clone(), ErrorLog: srv.ErrorLog}
+		go func() { serveErr <- serve(controlSrv, cln) }()
 	}
 
 	banner(stdout, ln.Addr().String(), studioAddr, controlAddr, cfg, fx)
@@ -296,6 +307,15 @@ func (t *tickErrors) report(ctx context.Context, log *slog.Logger, task string, 
 	}
 }
 
+// serve serves srv on ln, over TLS when srv has a TLS configuration (every
+// listener alike; fidelity EV5).
+func serve(srv *http.Server, ln net.Listener) error {
+	if srv.TLSConfig != nil {
+		return srv.ServeTLS(ln, "", "")
+	}
+	return srv.Serve(ln)
+}
+
 // drainMaxBytes maps the flag (0: never) to server.Config (negative: never;
 // 0: the default).
 func drainMaxBytes(flag int64) int64 {
@@ -365,7 +385,7 @@ func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
 	where := addr
 	if controlAddr != "" {
 		where = controlAddr
-		fmt.Fprintf(w, "  control API: http://%s/_sim (its own address; the main address serves only /_sim/health)\n", displayAddr(controlAddr))
+		fmt.Fprintf(w, "  control API: %s://%s/_sim (its own address; the main address serves only /_sim/health)\n", cfg.scheme(), displayAddr(controlAddr))
 	}
 	if cfg.ControlToken != "" {
 		fmt.Fprintf(w, "  control API protection: token (Authorization: Bearer TOKEN or %s: TOKEN)\n", server.HeaderControlToken)
@@ -382,12 +402,24 @@ func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
 	}
 }
 
-func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *sim.Fixtures) {
-	fmt.Fprintf(w, "dubsim %s listening on http://%s (platform and studio interfaces)\n", version, displayAddr(addr))
-	fmt.Fprintf(w, "  studio only: http://%s%s\n", displayAddr(addr), server.StudioPrefix)
-	if studioAddr != "" {
-		fmt.Fprintf(w, "  studio only: http://%s\n", displayAddr(studioAddr))
+// tlsBanner names the certificate in use (fidelity EV5).
+func tlsBanner(w io.Writer, cfg config) {
+	switch {
+	case cfg.TLSSelfSigned:
+		fmt.Fprintf(w, "  TLS: self-signed certificate made at start (clients must trust it or skip verification)\n")
+		fmt.Fprintf(w, "  TLS certificate SHA-256 fingerprint: %s\n", cfg.tlsFingerprint)
+	case cfg.TLSCert != "":
+		fmt.Fprintf(w, "  TLS: certificate %s (SHA-256 fingerprint %s)\n", cfg.TLSCert, cfg.tlsFingerprint)
 	}
+}
+
+func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *sim.Fixtures) {
+	fmt.Fprintf(w, "dubsim %s listening on %s://%s (platform and studio interfaces)\n", version, cfg.scheme(), displayAddr(addr))
+	fmt.Fprintf(w, "  studio only: %s://%s%s\n", cfg.scheme(), displayAddr(addr), server.StudioPrefix)
+	if studioAddr != "" {
+		fmt.Fprintf(w, "  studio only: %s://%s\n", cfg.scheme(), displayAddr(studioAddr))
+	}
+	tlsBanner(w, cfg)
 	controlBanner(w, addr, controlAddr, cfg)
 	fmt.Fprintf(w, "  data file:  %s\n", cfg.Data)
 	fmt.Fprintf(w, "  time scale: %g\n", cfg.TimeScale)
