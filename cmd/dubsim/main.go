@@ -186,7 +186,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      30 * time.Minute, // output files can be long downloads
 		IdleTimeout:       2 * time.Minute,
-		TLSConfig:         tlsCfg,
+		// Each server its own copy: serving adds HTTP/2 to its NextProtos.
+		TLSConfig: tlsCfg.Clone(),
 	}
 	if tlsCfg != nil {
 		// A client that refuses the certificate (a browser, before its
