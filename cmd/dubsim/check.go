@@ -25,7 +25,7 @@ func runCheck(args []string, getenv func(string) string, stdout, stderr io.Write
 		fmt.Fprint(stderr, "usage: dubsim check [--data FILE]\n\nChecks a data file without changing it: its header, bbolt's consistency\ncheck and every record. Exit status 0: sound; 1: problems (listed).\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,23 +76,58 @@ type config struct {
 
 	// Quota bounds the uploaded files (0: unlimited).
 	Quota sim.BlobQuota
+
+	// HTTPS (fidelity EV5): a certificate and key files, or one made at
+	// start.
+	TLSCert, TLSKey string
+	TLSSelfSigned   bool
+	// CORSOrigins is --cors-origins as given; CORS its parsed list (nil:
+	// no CORS; fidelity EV4).
+	CORSOrigins string
+	CORS        []string
+	// tlsFingerprint is set at start, for the banner.
+	tlsFingerprint string
+
+	// UnknownVariables are the DUBSIM_* variables of the environment that
+	// name no setting, each with the closest known name ("" when none is
+	// near): reported at start (fidelity EV2).
+	UnknownVariables [][2]string
 }
 
-// flagControlToken is the flag of the control token, also read by ctl.
-const flagControlToken = "control-token"
+// Flags whose variables ctl and healthcheck also read (resolveTarget).
+const (
+	flagControlToken  = "control-token"
+	flagTLSCert       = "tls-cert"
+	flagTLSSelfSigned = "tls-self-signed"
+)
 
 // defaultMemoryLimit is --memory-limit's default: 1 GiB, far above what
 // dubsim uses in normal runs (under 400 MB with 100,000 projects under load).
 const defaultMemoryLimit = 1 << 30
 
-// nonNegative parses a non-negative integer; msg words the error, with one
-// %q for v.
-func nonNegative(v, msg string) (int64, error) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf(msg, v)
-	}
-	return n, nil
+// positiveDurations are the duration flags that must be above zero; every
+// other one may be 0 (checkDurations).
+var positiveDurations = []string{"tick", "advance-wait", "drain-idle-timeout", "drain-timeout"}
+
+// checkDurations refuses a negative duration flag, and a zero one where
+// positiveDurations says so.
+func checkDurations(fs *flag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		d, ok := g.Get().(time.Duration)
+		switch {
+		case !ok:
+		case d < 0:
+			err = fmt.Errorf("%s must be a non-negative duration such as 90s or 2m; got %s", f.Name, d)
+		case d == 0 && slices.Contains(positiveDurations, f.Name):
+			err = fmt.Errorf("%s must be a positive duration such as 30s; got %s", f.Name, d)
+		}
+	})
+	return err
 }
 
 // envName maps a flag name to its environment variable.
@@ -116,7 +152,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("dubsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: dubsim [FLAGS]                 serve the simulator (flags below; each has a DUBSIM_* variable)
+		fmt.Fprint(stderr, `usage: dubsim [FLAGS]                 serve the simulator (flags below; each has the DUBSIM_* variable named in [$...]; flags win)
+       dubsim version                print the version
        dubsim ctl COMMAND [ARGS]     call the control API (dubsim ctl -help)
        dubsim check [--data FILE]    check a data file (stopped server): exit 0 when sound, 1 with its problems
        dubsim healthcheck [--url U]  exit 0 when GET /_sim/health answers 200 (for container HEALTHCHECKs)
@@ -126,66 +163,66 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 `)
 		fs.PrintDefaults()
 	}
-	var timeScale, seed, fetchHosts, createStatus string
-	var base, perMin, rBase, rPerMin, tick, journalSize, minPoll, advanceWait string
-	var rateLimit, aStart, aBase, aPerGB, vStart, vBase, vPerMin string
-	var drainMax, drainIdle, drainTimeout, controlHosts string
-	var memoryLimit, bodyIdle, bodyMinRate, maxConns, bodyMemory string
-	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
-	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
-	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
-	fs.StringVar(&timeScale, "time-scale", "1", "speed of simulated time (1 = real time, 60 = a minute per second, 0 = frozen)")
-	fs.StringVar(&seed, "seed", "0", "seed of generated ids and content (not of generated API keys, upload ids or signatures: the data file's random secret keys those)")
-	fs.StringVar(&fetchHosts, "fetch-hosts", "", "comma-separated hosts (besides loopback) whose media dubsim may fetch to read durations; *.example.com and * allowed")
-	fs.StringVar(&c.PublicURL, "public-url", "", "base URL of output download links (default: the request's scheme and host)")
-	fs.StringVar(&base, "processing-base", sim.DefaultTiming.Base.String(), "processing time of a project, fixed part")
-	fs.StringVar(&perMin, "processing-per-minute", sim.DefaultTiming.PerMinute.String(), "processing time added per minute of source")
-	fs.StringVar(&rBase, "retranslation-base", sim.DefaultTiming.RetransBase.String(), "processing time of a re-translation, fixed part")
-	fs.StringVar(&rPerMin, "retranslation-per-minute", sim.DefaultTiming.RetransPerMinute.String(), "re-translation time added per minute of source")
-	fs.StringVar(&c.UnknownFields, "unknown-fields", "ignore", "unknown JSON body fields: ignore or reject")
-	fs.StringVar(&createStatus, "create-status", "200", "HTTP status of a successful create or re-translation: 200 or 201")
-	fs.StringVar(&tick, "tick", "200ms", "real-time interval of the transition sweep")
-	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn, error or off")
-	fs.StringVar(&journalSize, "journal-size", "1000", "requests kept in the request journal (a ring buffer)")
-	fs.StringVar(&minPoll, "min-poll-interval", "2s", "polling faster than this is reported by the conformance report")
-	fs.StringVar(&c.DateHeader, "date-header", "simulated", "clock of the HTTP Date header of every answer: simulated (the time bodies use) or real")
-	fs.StringVar(&advanceWait, "advance-wait", "30s", "real time a clock advance (or an artifact read) waits for the downloads its answer depends on before answering 504")
-	fs.StringVar(&c.StudioAddr, "studio-addr", "", "second listen address that serves only the studio interface (default: none; the main address serves both)")
-	fs.StringVar(&c.BlobDir, "blob-dir", "", "directory of uploaded and downloaded artifact files (default: the data file's path plus .blobs)")
-	fs.StringVar(&rateLimit, "studio-rate-limit", "off", "studio rate limit of keys without their own: off, documented (60/minute and 1000/day) or PER_MINUTE,PER_DAY (0 = no limit)")
-	fs.StringVar(&c.SharedCreate, "shared-create", "studio", "interface of a POST /api/v1/projects on the shared address whose body has no platform field and no studio field (only name, empty, not JSON): studio, or platform for the earlier answer (400 source_lang is required)")
-	fs.StringVar(&c.StudioEnums, "studio-enums", "strict", "video update processingType and status: strict (values seen in the docs) or lax (any string)")
-	fs.StringVar(&aStart, "artifact-start", sim.DefaultStudioTiming.ArtifactStart.String(), "time from artifact created to upload_started")
-	fs.StringVar(&aBase, "artifact-processing-base", sim.DefaultStudioTiming.ArtifactBase.String(), "time from upload_started to the end, fixed part")
-	fs.StringVar(&aPerGB, "artifact-processing-per-gb", sim.DefaultStudioTiming.ArtifactPerGB.String(), "artifact processing time added per gigabyte")
-	fs.StringVar(&vStart, "video-start", sim.DefaultStudioTiming.VideoStart.String(), "time from video new to in_progress")
-	fs.StringVar(&vBase, "video-processing-base", sim.DefaultStudioTiming.VideoBase.String(), "time from video in_progress to completed, fixed part")
-	fs.StringVar(&vPerMin, "video-processing-per-minute", sim.DefaultStudioTiming.VideoPerMinute.String(), "video processing time added per minute of video")
-	fs.StringVar(&memoryLimit, "memory-limit", strconv.FormatInt(defaultMemoryLimit, 10), "soft memory limit of the Go runtime in bytes: the collector works harder as the heap nears it (0 = none; GOMEMLIMIT, when set, wins)")
-	fs.StringVar(&drainMax, "drain-max-bytes", strconv.FormatInt(server.DefaultDrainMaxBytes, 10), "after a refusal sent before the request body was read, read and discard at most this many bytes of the body so the client sees the answer, not a reset (0 = never)")
-	fs.StringVar(&drainIdle, "drain-idle-timeout", server.DefaultDrainIdleTimeout.String(), "stop reading a refused request's body when no byte arrives for this long, and close the connection")
-	fs.StringVar(&drainTimeout, "drain-timeout", server.DefaultDrainTimeout.String(), "stop reading a refused request's body after this long in all, and close the connection")
-	fs.StringVar(&bodyIdle, "body-idle-timeout", server.DefaultBodyIdleTimeout.String(), "end the reading of a request body when no byte of it arrives for this long (400, or S3's RequestTimeout for an upload); a body that keeps arriving is never cut (0 = no limit)")
-	fs.StringVar(&bodyMinRate, "body-min-rate", strconv.Itoa(server.DefaultBodyMinRate), "bytes per second a request body must average once body-idle-timeout has passed since it started, else it fails like a stalled one; stops a trickle of a byte now and then from holding a connection forever (0 = no minimum)")
-	fs.StringVar(&bodyMemory, "body-memory", strconv.Itoa(server.DefaultBodyMemory), "request-body bytes the process holds in memory at once (JSON bodies, the shared address's create routing, the idempotency read-ahead); a request waits for its share before its body is read (0 = unlimited)")
-	fs.StringVar(&maxConns, "max-connections", strconv.Itoa(defaultMaxConnections), "open connections each listen address holds at most; past it, new connections wait in the kernel's accept queue until one closes (0 = unlimited)")
-	var blobQuota, companyQuota, presigns, downloads string
-	fs.StringVar(&blobQuota, "blob-quota", strconv.FormatInt(sim.DefaultBlobQuota, 10), "bytes of uploaded and downloaded files all companies may store; a presigned upload past it is refused with 403 QuotaExceeded, an artifact download past it fails (0 = unlimited)")
-	fs.StringVar(&companyQuota, "company-blob-quota", strconv.FormatInt(sim.DefaultCompanyBlobQuota, 10), "bytes of uploaded and downloaded files one company may store (0 = unlimited)")
-	fs.StringVar(&presigns, "presigns-per-company", strconv.Itoa(sim.DefaultPresignsPerCompany), "presigned uploads a company may have outstanding, neither used nor expired (0 = unlimited)")
-	fs.StringVar(&downloads, "downloads-per-company", strconv.Itoa(sim.DefaultDownloadsPerCompany), "artifact downloads (from a url or fragments) a company may have pending; past it, creating one is refused with 403 (0 = unlimited)")
+	var fetchHosts, controlHosts, rateLimit string
+	fs.StringVar(&c.Addr, "addr", ":8080", "listen `address` (host:port; :0 picks a free port)")
+	fs.StringVar(&c.Data, "data", "", "bbolt data `file` (default: dubsim/dubsim.db under the user's cache directory)")
+	fs.StringVar(&c.Fixtures, "fixtures", "", "`directory` whose fixture files override the embedded ones")
+	fs.Float64Var(&c.TimeScale, "time-scale", 1, "speed of simulated time (1 = real time, 60 = a minute per second, 0 = frozen)")
+	fs.Uint64Var(&c.Seed, "seed", 0, "seed of generated ids and content (not of generated API keys, upload ids or signatures: the data file's random secret keys those)")
+	fs.StringVar(&fetchHosts, "fetch-hosts", "", "comma-separated `hosts` (besides loopback) whose media dubsim may fetch to read durations; *.example.com and * allowed")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of output download links (default: the request's scheme and host)")
+	fs.DurationVar(&c.Timing.Base, "processing-base", sim.DefaultTiming.Base, "processing time of a project, fixed part")
+	fs.DurationVar(&c.Timing.PerMinute, "processing-per-minute", sim.DefaultTiming.PerMinute, "processing time added per minute of source")
+	fs.DurationVar(&c.Timing.RetransBase, "retranslation-base", sim.DefaultTiming.RetransBase, "processing time of a re-translation, fixed part")
+	fs.DurationVar(&c.Timing.RetransPerMinute, "retranslation-per-minute", sim.DefaultTiming.RetransPerMinute, "re-translation time added per minute of source")
+	fs.StringVar(&c.UnknownFields, "unknown-fields", "ignore", "unknown JSON body fields: `ignore|reject`")
+	fs.IntVar(&c.CreateStatus, "create-status", 200, "HTTP `status` of a successful create or re-translation: 200 or 201")
+	fs.DurationVar(&c.Tick, "tick", 200*time.Millisecond, "real-time interval of the transition sweep")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "`level`: debug, info, warn, error or off")
+	fs.IntVar(&c.JournalSize, "journal-size", 1000, "requests kept in the request journal (a ring buffer), 1 to 10000000")
+	fs.DurationVar(&c.MinPollInterval, "min-poll-interval", 2*time.Second, "polling faster than this is reported by the conformance report")
+	fs.StringVar(&c.DateHeader, "date-header", "simulated", "clock of the HTTP Date header of every answer: `simulated|real` (simulated: the time bodies use)")
+	fs.DurationVar(&c.AdvanceWait, "advance-wait", 30*time.Second, "real time a clock advance (or an artifact read) waits for the downloads its answer depends on before answering 504")
+	fs.StringVar(&c.StudioAddr, "studio-addr", "", "second listen `address` that serves only the studio interface (default: none; the main address serves both)")
+	fs.StringVar(&c.BlobDir, "blob-dir", "", "`directory` of uploaded and downloaded artifact files (default: the data file's path plus .blobs)")
+	fs.StringVar(&rateLimit, "studio-rate-limit", "off", "studio rate limit of keys without their own: off, documented (60/minute and 1000/day) or `PER_MINUTE,PER_DAY` (0 = no limit)")
+	fs.StringVar(&c.SharedCreate, "shared-create", "studio", "interface of a POST /api/v1/projects on the shared address whose body has no platform field and no studio field (only name, empty, not JSON): `studio|platform` (platform: the earlier answer, 400 source_lang is required)")
+	fs.StringVar(&c.StudioEnums, "studio-enums", "strict", "video update processingType and status: `strict|lax` (strict: values seen in the docs; lax: any string)")
+	fs.DurationVar(&c.StudioTiming.ArtifactStart, "artifact-start", sim.DefaultStudioTiming.ArtifactStart, "time from artifact created to upload_started")
+	fs.DurationVar(&c.StudioTiming.ArtifactBase, "artifact-processing-base", sim.DefaultStudioTiming.ArtifactBase, "time from upload_started to the end, fixed part")
+	fs.DurationVar(&c.StudioTiming.ArtifactPerGB, "artifact-processing-per-gb", sim.DefaultStudioTiming.ArtifactPerGB, "artifact processing time added per gigabyte")
+	fs.DurationVar(&c.StudioTiming.VideoStart, "video-start", sim.DefaultStudioTiming.VideoStart, "time from video new to in_progress")
+	fs.DurationVar(&c.StudioTiming.VideoBase, "video-processing-base", sim.DefaultStudioTiming.VideoBase, "time from video in_progress to completed, fixed part")
+	fs.DurationVar(&c.StudioTiming.VideoPerMinute, "video-processing-per-minute", sim.DefaultStudioTiming.VideoPerMinute, "video processing time added per minute of video")
+	bytesVar(fs, &c.MemoryLimit, "memory-limit", defaultMemoryLimit, "soft memory limit of the Go runtime, in `bytes`: the collector works harder as the heap nears it (0 = none; GOMEMLIMIT, when set, wins)")
+	bytesVar(fs, &c.DrainMaxBytes, "drain-max-bytes", server.DefaultDrainMaxBytes, "after a refusal sent before the request body was read, read and discard at most this many `bytes` of the body so the client sees the answer, not a reset (0 = never)")
+	fs.DurationVar(&c.DrainIdleTimeout, "drain-idle-timeout", server.DefaultDrainIdleTimeout, "stop reading a refused request's body when no byte arrives for this long, and close the connection")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", server.DefaultDrainTimeout, "stop reading a refused request's body after this long in all, and close the connection")
+	fs.DurationVar(&c.BodyIdleTimeout, "body-idle-timeout", server.DefaultBodyIdleTimeout, "end the reading of a request body when no byte of it arrives for this long (400, or S3's RequestTimeout for an upload); a body that keeps arriving is never cut (0 = no limit)")
+	bytesVar(fs, &c.BodyMinRate, "body-min-rate", server.DefaultBodyMinRate, "`bytes` per second a request body must average once body-idle-timeout has passed since it started, else it fails like a stalled one; stops a trickle of a byte now and then from holding a connection forever (0 = no minimum)")
+	bytesVar(fs, &c.BodyMemory, "body-memory", server.DefaultBodyMemory, "request-body `bytes` the process holds in memory at once (JSON bodies, the shared address's create routing, the idempotency read-ahead); a request waits for its share before its body is read (0 = unlimited)")
+	fs.IntVar(&c.MaxConnections, "max-connections", defaultMaxConnections, "open connections each listen address holds at most; past it, new connections wait in the kernel's accept queue until one closes (0 = unlimited)")
+	bytesVar(fs, &c.Quota.Total, "blob-quota", sim.DefaultBlobQuota, "`bytes` of uploaded and downloaded files all companies may store; a presigned upload past it is refused with 403 QuotaExceeded, an artifact download past it fails (0 = unlimited)")
+	bytesVar(fs, &c.Quota.PerCompany, "company-blob-quota", sim.DefaultCompanyBlobQuota, "`bytes` of uploaded and downloaded files one company may store (0 = unlimited)")
+	fs.IntVar(&c.Quota.PresignsPerCompany, "presigns-per-company", sim.DefaultPresignsPerCompany, "presigned uploads a company may have outstanding, neither used nor expired (0 = unlimited)")
+	fs.IntVar(&c.Quota.DownloadsPerCompany, "downloads-per-company", sim.DefaultDownloadsPerCompany, "artifact downloads (from a url or fragments) a company may have pending; past it, creating one is refused with 403 (0 = unlimited)")
 	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
 	fs.BoolVar(&c.FetchLoopback, "fetch-loopback", true, "fetch media served on this machine (loopback, localhost, *.localhost) to read durations; false: treat it like any host not in --fetch-hosts")
 	fs.BoolVar(&c.FetchErrorDetail, "fetch-error-detail", false, "tell a creation why its source video could not be read, and an artifact why its download failed (closed port, HTTP status, format); off, only that it could not (the reason goes to the log)")
-	fs.StringVar(&c.ControlToken, flagControlToken, "", "token every /_sim control call must carry (Authorization: Bearer TOKEN or X-Dubsim-Control-Token); without one, the control API answers only requests for localhost, an IP address or --control-hosts")
-	fs.StringVar(&controlHosts, "control-hosts", "", "comma-separated host names (besides localhost, *.localhost and IP addresses) the control API answers without a token, such as a compose service name")
-	fs.StringVar(&c.ControlAddr, "control-addr", "", "listen address of the control API and the dashboard alone (default: none; the main address serves them)")
-	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
+	fs.StringVar(&c.ControlToken, flagControlToken, "", "`token` every /_sim control call must carry (Authorization: Bearer TOKEN or X-Dubsim-Control-Token); without one, the control API answers only requests for localhost, an IP address or --control-hosts")
+	fs.StringVar(&controlHosts, "control-hosts", "", "comma-separated host `names` (besides localhost, *.localhost and IP addresses) the control API answers without a token, such as a compose service name")
+	fs.StringVar(&c.ControlAddr, "control-addr", "", "listen `address` of the control API and the dashboard alone (default: none; the main address serves them)")
+	fs.StringVar(&c.TLSCert, flagTLSCert, "", "PEM certificate `file` (with --tls-key): every listener serves HTTPS")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
+	fs.BoolVar(&c.TLSSelfSigned, flagTLSSelfSigned, false, "serve HTTPS on every listener with a certificate made at start (ECDSA P-256, for localhost, 127.0.0.1, ::1 and the listen hosts; its SHA-256 fingerprint is printed)")
+	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated `origins` (https://app.example.com) whose pages may call the platform and studio interfaces (CORS, preflight answered); * any, none: no CORS. Never the control API")
+	fs.BoolVar(&c.Version, "version", false, "print the version and exit (also: dubsim version)")
+	envHelp(fs, "version")
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, fmt.Errorf("unexpected argument %q (dubsim -help lists the commands and flags)", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -195,21 +232,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return
 		}
 		if v := getenv(envName(f.Name)); v != "" {
-			if err := f.Value.Set(v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", envName(f.Name), err))
+			if err := setFromEnv(f, v); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
+	c.UnknownVariables = unknownVariables(os.Environ(), knownVariables(fs))
 
-	var err error
-	if c.TimeScale, err = strconv.ParseFloat(timeScale, 64); err != nil || c.TimeScale < 0 || c.TimeScale > 1e6 {
-		return c, fmt.Errorf("time-scale must be a number between 0 and 1000000; got %q", timeScale)
-	}
-	if c.Seed, err = strconv.ParseUint(seed, 10, 64); err != nil {
-		return c, fmt.Errorf("seed must be a non-negative integer; got %q", seed)
+	if c.TimeScale < 0 || c.TimeScale > 1e6 {
+		return c, fmt.Errorf("time-scale must be a number between 0 and 1000000; got %g", c.TimeScale)
 	}
 	for _, h := range strings.Split(fetchHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -224,87 +258,35 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			c.ControlHosts = append(c.ControlHosts, h)
 		}
 	}
+	var err error
 	if c.NoControl && c.ControlAddr != "" {
 		return c, errors.New("control-addr serves the control API, which no-control turns off: give one of them")
 	}
-	durations := []struct {
+	if err := checkTLS(c); err != nil {
+		return c, err
+	}
+	if c.CORS, err = parseOrigins(c.CORSOrigins); err != nil {
+		return c, err
+	}
+	if err := checkDurations(fs); err != nil {
+		return c, err
+	}
+	if c.JournalSize < 1 || c.JournalSize > 10_000_000 {
+		return c, fmt.Errorf("journal-size must be an integer between 1 and 10000000; got %d", c.JournalSize)
+	}
+	for _, n := range []struct {
 		name string
-		raw  string
-		dst  *time.Duration
-	}{
-		{"processing-base", base, &c.Timing.Base},
-		{"processing-per-minute", perMin, &c.Timing.PerMinute},
-		{"retranslation-base", rBase, &c.Timing.RetransBase},
-		{"retranslation-per-minute", rPerMin, &c.Timing.RetransPerMinute},
-		{"tick", tick, &c.Tick},
-		{"min-poll-interval", minPoll, &c.MinPollInterval},
-		{"advance-wait", advanceWait, &c.AdvanceWait},
-		{"artifact-start", aStart, &c.StudioTiming.ArtifactStart},
-		{"artifact-processing-base", aBase, &c.StudioTiming.ArtifactBase},
-		{"artifact-processing-per-gb", aPerGB, &c.StudioTiming.ArtifactPerGB},
-		{"video-start", vStart, &c.StudioTiming.VideoStart},
-		{"video-processing-base", vBase, &c.StudioTiming.VideoBase},
-		{"video-processing-per-minute", vPerMin, &c.StudioTiming.VideoPerMinute},
-	}
-	for _, d := range durations {
-		if *d.dst, err = time.ParseDuration(d.raw); err != nil || *d.dst < 0 {
-			return c, fmt.Errorf("%s must be a non-negative duration such as 90s or 2m; got %q", d.name, d.raw)
-		}
-	}
-	if c.JournalSize, err = strconv.Atoi(journalSize); err != nil || c.JournalSize < 1 || c.JournalSize > 10_000_000 {
-		return c, fmt.Errorf("journal-size must be an integer between 1 and 10000000; got %q", journalSize)
-	}
-	if c.Tick <= 0 {
-		return c, errors.New("tick must be positive")
-	}
-	if c.AdvanceWait <= 0 {
-		return c, errors.New("advance-wait must be positive")
-	}
-	for _, q := range []struct {
-		name, raw string
-		dst       *int64
-	}{{"blob-quota", blobQuota, &c.Quota.Total}, {"company-blob-quota", companyQuota, &c.Quota.PerCompany}} {
-		if *q.dst, err = strconv.ParseInt(q.raw, 10, 64); err != nil || *q.dst < 0 {
-			return c, fmt.Errorf("%s must be a non-negative number of bytes (0 = unlimited); got %q", q.name, q.raw)
-		}
-	}
-	if c.Quota.PresignsPerCompany, err = strconv.Atoi(presigns); err != nil || c.Quota.PresignsPerCompany < 0 {
-		return c, fmt.Errorf("presigns-per-company must be a non-negative integer (0 = unlimited); got %q", presigns)
-	}
-	if c.Quota.DownloadsPerCompany, err = strconv.Atoi(downloads); err != nil || c.Quota.DownloadsPerCompany < 0 {
-		return c, fmt.Errorf("downloads-per-company must be a non-negative integer (0 = unlimited); got %q", downloads)
-	}
-	if c.MemoryLimit, err = nonNegative(memoryLimit, "memory-limit must be a non-negative number of bytes (0 = none); got %q"); err != nil {
-		return c, err
-	}
-	if c.BodyIdleTimeout, err = time.ParseDuration(bodyIdle); err != nil || c.BodyIdleTimeout < 0 {
-		return c, fmt.Errorf("body-idle-timeout must be a non-negative duration such as 60s (0 = no limit); got %q", bodyIdle)
-	}
-	if c.BodyMinRate, err = strconv.ParseInt(bodyMinRate, 10, 64); err != nil || c.BodyMinRate < 0 {
-		return c, fmt.Errorf("body-min-rate must be a non-negative number of bytes per second (0 = no minimum); got %q", bodyMinRate)
-	}
-	if c.BodyMemory, err = nonNegative(bodyMemory, "body-memory must be a non-negative number of bytes (0 = unlimited); got %q"); err != nil {
-		return c, err
-	}
-	if c.MaxConnections, err = strconv.Atoi(maxConns); err != nil || c.MaxConnections < 0 {
-		return c, fmt.Errorf("max-connections must be a non-negative integer (0 = unlimited); got %q", maxConns)
-	}
-	if c.DrainMaxBytes, err = strconv.ParseInt(drainMax, 10, 64); err != nil || c.DrainMaxBytes < 0 {
-		return c, fmt.Errorf("drain-max-bytes must be a non-negative integer (0 = never); got %q", drainMax)
-	}
-	for _, d := range []struct {
-		name, raw string
-		dst       *time.Duration
-	}{{"drain-idle-timeout", drainIdle, &c.DrainIdleTimeout}, {"drain-timeout", drainTimeout, &c.DrainTimeout}} {
-		if *d.dst, err = time.ParseDuration(d.raw); err != nil || *d.dst <= 0 {
-			return c, fmt.Errorf("%s must be a positive duration such as 30s; got %q", d.name, d.raw)
+		v    int
+	}{{"max-connections", c.MaxConnections}, {"presigns-per-company", c.Quota.PresignsPerCompany}, {"downloads-per-company", c.Quota.DownloadsPerCompany}} {
+		if n.v < 0 {
+			return c, fmt.Errorf("%s must be a non-negative integer (0 = unlimited); got %d", n.name, n.v)
 		}
 	}
 	if c.UnknownFields != "ignore" && c.UnknownFields != "reject" {
 		return c, fmt.Errorf("unknown-fields must be ignore or reject; got %q", c.UnknownFields)
 	}
-	if c.CreateStatus, err = strconv.Atoi(createStatus); err != nil || (c.CreateStatus != 200 && c.CreateStatus != 201) {
-		return c, fmt.Errorf("create-status must be 200 or 201; got %q", createStatus)
+	if c.CreateStatus != 200 && c.CreateStatus != 201 {
+		return c, fmt.Errorf("create-status must be 200 or 201; got %d", c.CreateStatus)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error", "off":

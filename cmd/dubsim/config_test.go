@@ -39,7 +39,20 @@ func TestParseConfig(t *testing.T) {
 			check: func(t *testing.T, c config) {
 				assert.Equal(t, sim.BlobQuota{Total: 0, PerCompany: 1000, PresignsPerCompany: 5, DownloadsPerCompany: 3}, c.Quota)
 			}},
-		{name: "bad blob-quota", args: []string{"--blob-quota", "20GB"}, wantErr: `blob-quota must be a non-negative number of bytes (0 = unlimited); got "20GB"`},
+		{name: "blob-quota with a unit", args: []string{"--blob-quota", "20GB", "--company-blob-quota", "512MiB"}, env: map[string]string{"DUBSIM_MEMORY_LIMIT": "2gib"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, int64(20_000_000_000), c.Quota.Total)
+				assert.Equal(t, int64(512<<20), c.Quota.PerCompany)
+				assert.Equal(t, int64(2<<30), c.MemoryLimit)
+			}},
+		{name: "bad blob-quota", args: []string{"--blob-quota", "20 apples"}, wantErr: `invalid value "20 apples" for flag -blob-quota: want a non-negative number of bytes, such as 1048576, 512MiB or 20GB (dubsim -help lists the flags)`},
+		{name: "negative bytes", env: map[string]string{"DUBSIM_BLOB_QUOTA": "-1"}, wantErr: `invalid value "-1" for DUBSIM_BLOB_QUOTA: want a non-negative number of bytes, such as 1048576, 512MiB or 20GB`},
+		{name: "bytes overflow", args: []string{"--body-memory", "9000000TiB"}, wantErr: `invalid value "9000000TiB" for flag -body-memory: want a non-negative number of bytes, such as 1048576, 512MiB or 20GB (dubsim -help lists the flags)`},
+		{name: "bad boolean from the environment", env: map[string]string{"DUBSIM_NO_CONTROL": "yes"}, wantErr: `invalid value "yes" for DUBSIM_NO_CONTROL: want true or false`},
+		{name: "boolean from the environment", env: map[string]string{"DUBSIM_FETCH_LOOPBACK": "false", "DUBSIM_NO_CONTROL": "1"}, check: func(t *testing.T, c config) {
+			assert.False(t, c.FetchLoopback)
+			assert.True(t, c.NoControl)
+		}},
 		{name: "shared-create platform", args: []string{"--shared-create", "platform"}, check: func(t *testing.T, c config) {
 			assert.Equal(t, "platform", c.SharedCreate)
 		}},
@@ -109,10 +122,13 @@ func TestParseConfig(t *testing.T) {
 		{name: "body memory from env, unlimited", env: map[string]string{"DUBSIM_BODY_MEMORY": "0"}, check: func(t *testing.T, c config) {
 			assert.Zero(t, c.BodyMemory)
 		}},
-		{name: "bad body-memory", args: []string{"--body-memory", "64MiB"}, wantErr: `body-memory must be a non-negative number of bytes (0 = unlimited); got "64MiB"`},
-		{name: "bad body-min-rate", args: []string{"--body-min-rate", "1k"}, wantErr: `body-min-rate must be a non-negative number of bytes per second (0 = no minimum); got "1k"`},
-		{name: "bad max-connections", args: []string{"--max-connections", "-1"}, wantErr: `max-connections must be a non-negative integer (0 = unlimited); got "-1"`},
-		{name: "bad body-idle-timeout", env: map[string]string{"DUBSIM_BODY_IDLE_TIMEOUT": "1"}, wantErr: `body-idle-timeout must be a non-negative duration such as 60s (0 = no limit); got "1"`},
+		{name: "body memory with a unit", args: []string{"--body-memory", "64MiB"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, int64(64<<20), c.BodyMemory)
+		}},
+		{name: "bad body-min-rate", args: []string{"--body-min-rate", "1k"}, wantErr: `invalid value "1k" for flag -body-min-rate: want a non-negative number of bytes, such as 1048576, 512MiB or 20GB (dubsim -help lists the flags)`},
+		{name: "bad max-connections", args: []string{"--max-connections", "-1"}, wantErr: `max-connections must be a non-negative integer (0 = unlimited); got -1`},
+		{name: "bad body-idle-timeout", env: map[string]string{"DUBSIM_BODY_IDLE_TIMEOUT": "1"}, wantErr: `invalid value "1" for DUBSIM_BODY_IDLE_TIMEOUT: want a duration such as 90s, 2m or 1h30m`},
+		{name: "negative body-idle-timeout", args: []string{"--body-idle-timeout", "-1s"}, wantErr: `body-idle-timeout must be a non-negative duration such as 90s or 2m; got -1s`},
 		{name: "drain never", env: map[string]string{"DUBSIM_DRAIN_MAX_BYTES": "0"}, check: func(t *testing.T, c config) {
 			assert.Equal(t, int64(0), c.DrainMaxBytes)
 		}},
@@ -129,18 +145,44 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{name: "control-hosts with a port", args: []string{"--control-hosts", "dubsim:8080"}, wantErr: `control-hosts must list host names without scheme or port, such as dubsim,ci-runner; got "dubsim:8080"`},
 		{name: "control-addr without control", args: []string{"--no-control", "--control-addr", ":9090"}, wantErr: "control-addr serves the control API, which no-control turns off: give one of them"},
-		{name: "bad memory-limit", args: []string{"--memory-limit", "1GB"}, wantErr: `memory-limit must be a non-negative number of bytes (0 = none); got "1GB"`},
-		{name: "bad drain-max-bytes", args: []string{"--drain-max-bytes", "5GB"}, wantErr: `drain-max-bytes must be a non-negative integer (0 = never); got "5GB"`},
-		{name: "zero drain-timeout", env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "0s"}, wantErr: `drain-timeout must be a positive duration such as 30s; got "0s"`},
-		{name: "negative time scale", args: []string{"--time-scale", "-1"}, wantErr: `time-scale must be a number between 0 and 1000000; got "-1"`},
-		{name: "bad env time scale", env: map[string]string{"DUBSIM_TIME_SCALE": "fast"}, wantErr: `time-scale must be a number between 0 and 1000000; got "fast"`},
-		{name: "bad seed", args: []string{"--seed", "x"}, wantErr: `seed must be a non-negative integer; got "x"`},
-		{name: "bad duration", args: []string{"--processing-base", "soon"}, wantErr: `processing-base must be a non-negative duration such as 90s or 2m; got "soon"`},
+		{name: "bad memory-limit", args: []string{"--memory-limit", "1 gigabyte"}, wantErr: `invalid value "1 gigabyte" for flag -memory-limit: want a non-negative number of bytes, such as 1048576, 512MiB or 20GB (dubsim -help lists the flags)`},
+		{name: "drain-max-bytes with a unit", args: []string{"--drain-max-bytes", "5GB"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, int64(5e9), c.DrainMaxBytes)
+		}},
+		{name: "zero drain-timeout", env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "0s"}, wantErr: `drain-timeout must be a positive duration such as 30s; got 0s`},
+		{name: "negative time scale", args: []string{"--time-scale", "-1"}, wantErr: `time-scale must be a number between 0 and 1000000; got -1`},
+		{name: "bad env time scale", env: map[string]string{"DUBSIM_TIME_SCALE": "fast"}, wantErr: `invalid value "fast" for DUBSIM_TIME_SCALE: want a number such as 60 or 0.5`},
+		{name: "bad seed", args: []string{"--seed", "x"}, wantErr: `invalid value "x" for flag -seed: want a non-negative integer (dubsim -help lists the flags)`},
+		{name: "bad duration", args: []string{"--processing-base", "soon"}, wantErr: `invalid value "soon" for flag -processing-base: want a duration such as 90s, 2m or 1h30m (dubsim -help lists the flags)`},
+		{name: "negative duration", env: map[string]string{"DUBSIM_VIDEO_START": "-2s"}, wantErr: `video-start must be a non-negative duration such as 90s or 2m; got -2s`},
+		{name: "bad journal-size", args: []string{"--journal-size", "0"}, wantErr: `journal-size must be an integer between 1 and 10000000; got 0`},
+		{name: "two bad variables, both reported", env: map[string]string{"DUBSIM_TICK": "x", "DUBSIM_SEED": "-1"},
+			wantErr: "invalid value \"-1\" for DUBSIM_SEED: want a non-negative integer\ninvalid value \"x\" for DUBSIM_TICK: want a duration such as 90s, 2m or 1h30m"},
 		{name: "bad unknown-fields", args: []string{"--unknown-fields", "warn"}, wantErr: `unknown-fields must be ignore or reject; got "warn"`},
-		{name: "bad create-status", args: []string{"--create-status", "202"}, wantErr: `create-status must be 200 or 201; got "202"`},
-		{name: "zero tick", args: []string{"--tick", "0s"}, wantErr: "tick must be positive"},
-		{name: "stray argument", args: []string{"serve"}, wantErr: `unexpected argument "serve"`},
-		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope"},
+		{name: "bad create-status", args: []string{"--create-status", "202"}, wantErr: `create-status must be 200 or 201; got 202`},
+		{name: "zero tick", args: []string{"--tick", "0s"}, wantErr: "tick must be a positive duration such as 30s; got 0s"},
+		{name: "stray argument", args: []string{"serve"}, wantErr: `unexpected argument "serve" (dubsim -help lists the commands and flags)`},
+		{name: "TLS off, CORS for any origin by default", check: func(t *testing.T, c config) {
+			assert.False(t, c.tlsOn())
+			assert.Equal(t, []string{"*"}, c.CORS)
+		}},
+		{name: "self-signed TLS", env: map[string]string{"DUBSIM_TLS_SELF_SIGNED": "true"}, check: func(t *testing.T, c config) {
+			assert.True(t, c.tlsOn())
+			assert.Equal(t, "https", c.scheme())
+		}},
+		{name: "TLS files", args: []string{"--tls-cert", "c.pem", "--tls-key", "k.pem"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, "https", c.scheme())
+		}},
+		{name: "TLS cert without key", env: map[string]string{"DUBSIM_TLS_CERT": "c.pem"}, wantErr: "tls-cert and tls-key go together: give both files or neither"},
+		{name: "TLS files and self-signed", args: []string{"--tls-self-signed", "--tls-cert", "c.pem", "--tls-key", "k.pem"}, wantErr: "tls-self-signed makes its own certificate: give it or tls-cert and tls-key, not both"},
+		{name: "CORS origins", env: map[string]string{"DUBSIM_CORS_ORIGINS": "https://app.example.com, http://localhost:3000/"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, []string{"https://app.example.com", "http://localhost:3000"}, c.CORS)
+		}},
+		{name: "CORS off", args: []string{"--cors-origins", "none"}, check: func(t *testing.T, c config) {
+			assert.Nil(t, c.CORS)
+		}},
+		{name: "bad CORS origin", args: []string{"--cors-origins", "app.example.com"}, wantErr: `cors-origins must be *, none or origins such as https://app.example.com,http://localhost:3000; got "app.example.com"`},
+		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope (dubsim -help lists the flags)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 // ctlUsage lists the control subcommands: each is one call of the /_sim
 // control API, for scripts that would rather not write curl lines.
-const ctlUsage = `usage: dubsim ctl [--url URL] COMMAND [ARGS]
+const ctlUsage = `usage: dubsim ctl [--url URL] [--insecure] [--control-token TOKEN] COMMAND [ARGS]
 
   clock                          GET  /_sim/clock
   advance SECONDS | next         POST /_sim/clock/advance (by SECONDS, or to the next due transition)
@@ -50,7 +50,10 @@ const ctlUsage = `usage: dubsim ctl [--url URL] COMMAND [ARGS]
   report API_KEY [text]          GET  /_sim/report
   raw METHOD PATH [JSON]         any control call
 
-The URL defaults to $DUBSIM_URL, else http://localhost:8080. The control token
+The URL defaults to $DUBSIM_URL, else the address the server reads from the same
+environment ($DUBSIM_CONTROL_ADDR, else $DUBSIM_ADDR, on 127.0.0.1; https with
+$DUBSIM_TLS_CERT or $DUBSIM_TLS_SELF_SIGNED), else http://127.0.0.1:8080; --insecure
+(or $DUBSIM_INSECURE) skips the check of a TLS certificate. The control token
 (--control-token) defaults to $DUBSIM_CONTROL_TOKEN; it is needed when the simulator
 was started with one. The answer is printed; the exit status is 1 when the simulator
 answers an error.`
@@ -191,21 +194,19 @@ func runCtl(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("dubsim ctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, ctlUsage) }
-	base := getenv("DUBSIM_URL")
-	if base == "" {
-		base = "http://localhost:8080"
-	}
-	fs.StringVar(&base, "url", base, "base URL of the simulator")
+	urlFlag := fs.String("url", "", "base URL of the simulator (default: $DUBSIM_URL, else the port of $DUBSIM_CONTROL_ADDR or $DUBSIM_ADDR on 127.0.0.1, else http://127.0.0.1:8080)")
+	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate (default: $DUBSIM_INSECURE; on for a self-signed dubsim found through the environment)")
 	token := getenv(envName(flagControlToken))
 	fs.StringVar(&token, flagControlToken, token, "control token of the simulator")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
+	to := resolveTarget(getenv, *urlFlag, *insecure, true)
 	call, err := ctlRequest(fs.Args())
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequest(call.method, strings.TrimRight(base, "/")+call.path, bytes.NewReader(call.body))
+	req, err := http.NewRequest(call.method, to.Base+call.path, bytes.NewReader(call.body))
 	if err != nil {
 		return err
 	}
@@ -216,7 +217,7 @@ func runCtl(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	resp, err := (&http.Client{Timeout: 30 * time.Second, Transport: to.transport()}).Do(req)
 	if err != nil {
 		return err
 	}

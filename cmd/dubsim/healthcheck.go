@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -13,32 +12,32 @@ import (
 
 // runHealthcheck is `dubsim healthcheck`: one GET of /_sim/health, exit 0
 // when it answers 200. It exists for the container's HEALTHCHECK, since a
-// minimal image has no shell or curl. The address comes from --url, else
-// $DUBSIM_URL, else the port of $DUBSIM_ADDR on loopback, else :8080.
+// minimal image has no shell or curl. The address is resolved as ctl's
+// (resolveTarget): --url, else $DUBSIM_URL, else the port of $DUBSIM_ADDR
+// on loopback (https when the server's TLS variables are set), else :8080.
 func runHealthcheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dubsim healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("url", "", "base URL of the simulator (default: $DUBSIM_URL, else loopback at the port of $DUBSIM_ADDR, else http://127.0.0.1:8080)")
+	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate (default: $DUBSIM_INSECURE; on for a self-signed dubsim found through the environment)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
 	quiet := fs.Bool("quiet", false, "print nothing on success")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("healthcheck: unexpected argument %q", fs.Arg(0))
 	}
-	u := *base
-	if u == "" {
-		u = healthURL(getenv)
-	}
-	u = strings.TrimRight(u, "/") + "/_sim/health"
+	// The main address serves /_sim/health even with --control-addr.
+	to := resolveTarget(getenv, *base, *insecure, false)
+	u := to.Base + "/_sim/health"
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return fmt.Errorf("healthcheck: %w", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Transport: to.transport()}).Do(req)
 	if err != nil {
 		return fmt.Errorf("healthcheck: %w", err)
 	}
@@ -51,17 +50,4 @@ func runHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintf(stdout, "%s", body)
 	}
 	return nil
-}
-
-func healthURL(getenv func(string) string) string {
-	if u := getenv("DUBSIM_URL"); u != "" {
-		return u
-	}
-	port := "8080"
-	if a := getenv("DUBSIM_ADDR"); a != "" {
-		if _, p, err := net.SplitHostPort(a); err == nil && p != "" && p != "0" {
-			port = p
-		}
-	}
-	return "http://127.0.0.1:" + port
 }

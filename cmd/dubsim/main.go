@@ -93,6 +93,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return runHealthcheck(ctx, args[1:], getenv, stdout, stderr)
 		case "parity":
 			return runParity(ctx, args[1:], getenv, stdout, stderr)
+		case "version":
+			if len(args) > 1 {
+				return fmt.Errorf("version: unexpected argument %q", args[1])
+			}
+			fmt.Fprintln(stdout, "dubsim", version)
+			return nil
 		}
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
@@ -104,6 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	log := newLogger(cfg.LogLevel, stderr)
+	warnUnknownVariables(log, cfg.UnknownVariables)
 	if cfg.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.MemoryLimit)
 	}
@@ -146,6 +153,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		NoLoopbackFetch: !cfg.FetchLoopback, FetchErrorDetail: cfg.FetchErrorDetail,
 		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
 		NoControl: cfg.NoControl, ControlToken: cfg.ControlToken, ControlHosts: cfg.ControlHosts, SeparateControl: cfg.ControlAddr != "",
+		CORSOrigins: cfg.CORS,
 		JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
 		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,
 		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
@@ -160,6 +168,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer srvParts.Close()
 	engine := srvParts.Engine
 
+	tlsCfg, fp, err := serverTLS(cfg, time.Now(), cfg.Addr, cfg.StudioAddr, cfg.ControlAddr)
+	if err != nil {
+		return err
+	}
+	cfg.tlsFingerprint = fp
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -173,9 +186,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      30 * time.Minute, // output files can be long downloads
 		IdleTimeout:       2 * time.Minute,
+		// Each server its own copy: serving adds HTTP/2 to its NextProtos.
+		TLSConfig: tlsCfg.Clone(),
+	}
+	if tlsCfg != nil {
+		// A client that refuses the certificate (a browser, before its
+		// user accepts a self-signed one) is no server problem.
+		srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	}
 	serveErr := make(chan error, 3)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- serve(srv, ln) }()
 	var studioSrv *http.Server
 	studioAddr := ""
 	if cfg.StudioAddr != "" {
@@ -187,8 +207,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		studioAddr = sln.Addr().String()
 		sln = limitListener(sln, cfg.MaxConnections)
 		studioSrv = &http.Server{Handler: srvParts.StudioHandler, ReadHeaderTimeout: srv.ReadHeaderTimeout,
-			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout}
-		go func() { serveErr <- studioSrv.Serve(sln) }()
+			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout, TLSConfig: tlsCfg.Clone(), ErrorLog: srv.ErrorLog}
+		go func() { serveErr <- serve(studioSrv, sln) }()
 	}
 
 	var controlSrv *http.Server
@@ -205,8 +225,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		controlAddr = cln.Addr().String()
 		cln = limitListener(cln, cfg.MaxConnections)
 		controlSrv = &http.Server{Handler: srvParts.ControlHandler, ReadHeaderTimeout: srv.ReadHeaderTimeout,
-			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout}
-		go func() { serveErr <- controlSrv.Serve(cln) }()
+			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout, TLSConfig: tlsCfg.Clone(), ErrorLog: srv.ErrorLog}
+		go func() { serveErr <- serve(controlSrv, cln) }()
 	}
 
 	banner(stdout, ln.Addr().String(), studioAddr, controlAddr, cfg, fx)
@@ -247,6 +267,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 }
 
+// warnUnknownVariables reports, once at start, each DUBSIM_* variable that
+// names no setting: a typo would otherwise be ignored in silence (fidelity
+// EV2).
+func warnUnknownVariables(log *slog.Logger, unknown [][2]string) {
+	for _, u := range unknown {
+		if u[1] != "" {
+			log.Warn("unknown environment variable, ignored; did you mean "+u[1]+"?", "variable", u[0], "closest", u[1])
+		} else {
+			log.Warn("unknown environment variable, ignored (dubsim -help lists the DUBSIM_* variables)", "variable", u[0])
+		}
+	}
+}
+
 // engineRecovered (engine.Recovered: run shadows the package name) runs fn, turning a panic into an error that carries its
 // stack: the ticker is the main goroutine, where a panic (a damaged page of
 // the data file) ended the process, and the next start panicked again.
@@ -274,6 +307,15 @@ func (t *tickErrors) report(ctx context.Context, log *slog.Logger, task string, 
 		}
 		log.Error(task+" failed (reported once until it changes; run `dubsim check` on the data file if it persists)", attrs...)
 	}
+}
+
+// serve serves srv on ln, over TLS when srv has a TLS configuration (every
+// listener alike; fidelity EV5).
+func serve(srv *http.Server, ln net.Listener) error {
+	if srv.TLSConfig != nil {
+		return srv.ServeTLS(ln, "", "")
+	}
+	return srv.Serve(ln)
 }
 
 // drainMaxBytes maps the flag (0: never) to server.Config (negative: never;
@@ -345,7 +387,7 @@ func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
 	where := addr
 	if controlAddr != "" {
 		where = controlAddr
-		fmt.Fprintf(w, "  control API: http://%s/_sim (its own address; the main address serves only /_sim/health)\n", displayAddr(controlAddr))
+		fmt.Fprintf(w, "  control API: %s://%s/_sim (its own address; the main address serves only /_sim/health)\n", cfg.scheme(), displayAddr(controlAddr))
 	}
 	if cfg.ControlToken != "" {
 		fmt.Fprintf(w, "  control API protection: token (Authorization: Bearer TOKEN or %s: TOKEN)\n", server.HeaderControlToken)
@@ -362,12 +404,24 @@ func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
 	}
 }
 
-func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *sim.Fixtures) {
-	fmt.Fprintf(w, "dubsim %s listening on http://%s (platform and studio interfaces)\n", version, displayAddr(addr))
-	fmt.Fprintf(w, "  studio only: http://%s%s\n", displayAddr(addr), server.StudioPrefix)
-	if studioAddr != "" {
-		fmt.Fprintf(w, "  studio only: http://%s\n", displayAddr(studioAddr))
+// tlsBanner names the certificate in use (fidelity EV5).
+func tlsBanner(w io.Writer, cfg config) {
+	switch {
+	case cfg.TLSSelfSigned:
+		fmt.Fprintf(w, "  TLS: self-signed certificate made at start (clients must trust it or skip verification)\n")
+		fmt.Fprintf(w, "  TLS certificate SHA-256 fingerprint: %s\n", cfg.tlsFingerprint)
+	case cfg.TLSCert != "":
+		fmt.Fprintf(w, "  TLS: certificate %s (SHA-256 fingerprint %s)\n", cfg.TLSCert, cfg.tlsFingerprint)
 	}
+}
+
+func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *sim.Fixtures) {
+	fmt.Fprintf(w, "dubsim %s listening on %s://%s (platform and studio interfaces)\n", version, cfg.scheme(), displayAddr(addr))
+	fmt.Fprintf(w, "  studio only: %s://%s%s\n", cfg.scheme(), displayAddr(addr), server.StudioPrefix)
+	if studioAddr != "" {
+		fmt.Fprintf(w, "  studio only: %s://%s\n", cfg.scheme(), displayAddr(studioAddr))
+	}
+	tlsBanner(w, cfg)
 	controlBanner(w, addr, controlAddr, cfg)
 	fmt.Fprintf(w, "  data file:  %s\n", cfg.Data)
 	fmt.Fprintf(w, "  time scale: %g\n", cfg.TimeScale)

@@ -41,7 +41,7 @@ func start(t *testing.T, args ...string) *instance {
 		pw.Close()
 		errc <- err
 	}()
-	addrRe := regexp.MustCompile(`listening on (http://\S+)`)
+	addrRe := regexp.MustCompile(`listening on (https?://\S+)`)
 	sc := bufio.NewScanner(pr)
 	var base string
 	for sc.Scan() {

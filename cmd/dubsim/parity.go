@@ -48,7 +48,7 @@ Flags:
 	poll := fs.Duration("poll", parity.DefaultPoll, "interval between reads while waiting (with --control: the clock advance between reads)")
 	control := fs.String("control", parity.ControlAuto, "auto: advance the clock of a dubsim target through its control API instead of waiting; off: always wait in real time")
 	sourceURL := fs.String("source-url", parity.DefaultSourceURL, "source_video_url of the platform project (the real service needs a real, short video)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

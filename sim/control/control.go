@@ -125,9 +125,9 @@ func (a *API) Routes() chi.Router {
 	r.NotFound(a.http.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
 	}))
-	r.MethodNotAllowed(a.http.Handle(func(w http.ResponseWriter, r *http.Request) error {
+	r.MethodNotAllowed(httpx.WithAllow(r, a.http.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	}))
+	})))
 	r.Get("/clock", a.http.Handle(a.handleClock))
 	r.Post("/clock/advance", a.http.Handle(a.handleAdvance))
 	r.Post("/clock/scale", a.http.Handle(a.handleScale))

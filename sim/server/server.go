@@ -65,6 +65,10 @@ type Config struct {
 	ControlToken    string
 	ControlHosts    []string
 	SeparateControl bool
+	// CORSOrigins are the origins whose pages may call the platform and
+	// studio interfaces ("*": any; nil: no CORS headers, preflights go to
+	// the routers). The control API never grants CORS (fidelity EV4).
+	CORSOrigins []string
 
 	JournalSize     int
 	MinPollInterval time.Duration
@@ -314,10 +318,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	root := chi.NewRouter()
 	// The root router answers methods it does not know (PROPFIND, ...) and
 	// unknown paths before any mounted API sees them: in the envelope.
-	root.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+	// Allow names the methods the address serves on the path (chi cannot
+	// see into the dispatch of the platform and studio routers).
+	var platformRoutes, studioRoutes, controlRoutes chi.Router = api.Routes(), nil, root
+	methodNotAllowed := func(w http.ResponseWriter, r *http.Request) {
+		if RouteOf(r).Interface == Control {
+			httpx.SetAllow(w, httpx.Allowed(controlRoutes, httpx.RoutePath(r)))
+		} else {
+			httpx.SetAllow(w, dispatch{platform: platformRoutes, studio: studioRoutes}.allowed(httpx.RoutePath(r)))
+		}
 		ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
 		writeRaw(w, http.StatusMethodNotAllowed, ct, body)
-	})
+	}
+	root.MethodNotAllowed(methodNotAllowed)
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		ct, body := Envelope(r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
 		writeRaw(w, http.StatusNotFound, ct, body)
@@ -339,6 +352,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if cfg.SeparateControl {
 			controlRoot = chi.NewRouter()
 			controlRoot.NotFound(notFound)
+			controlRoot.MethodNotAllowed(methodNotAllowed)
+			controlRoutes = controlRoot
 			controlRoot.Mount("/_sim", ctl)
 		} else {
 			root.Mount("/_sim", ctl)
@@ -349,8 +364,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Log:     log, PublicURL: cfg.PublicURL, RejectUnknownFields: cfg.RejectUnknownFields,
 		CreateStatus: cfg.CreateStatus, LaxEnums: cfg.StudioLaxEnums, DefaultRateLimit: cfg.StudioRateLimit, IdemSlots: slots,
 	})
-	studioRoutes := st.Routes()
-	root.Mount("/", dispatch{platform: api.Routes(), studio: studioRoutes, control: http.HandlerFunc(notFound)})
+	studioRoutes = st.Routes()
+	root.Mount("/", dispatch{platform: platformRoutes, studio: studioRoutes, control: http.HandlerFunc(notFound)})
 	started := time.Now()
 	main, studioOnly := s.Faults.Middleware(root), s.Faults.Middleware(studioRoutes)
 	if !cfg.NoControl {
@@ -390,7 +405,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if guarded {
 			inner = guard.wrap(inner, early.answer)
 		}
-		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, budget.Middleware(routing(rules, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now)))))
+		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, budget.Middleware(routing(rules, cors(cfg.CORSOrigins, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now))))))
 	}
 	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main), controlRoot == nil && !cfg.NoControl)
 	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)

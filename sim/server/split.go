@@ -11,6 +11,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
 )
 
 // HeaderInterface is the header of the interface a request is for. A client
@@ -413,10 +414,25 @@ func byPrefix(studio, next http.Handler) http.Handler {
 // dispatch serves what the root router leaves to it (everything outside
 // /_sim when the control API is on) with the interface RouteOf names.
 type dispatch struct {
-	platform, studio, control http.Handler
+	platform, studio chi.Router
+	control          http.Handler
 }
 
 func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The shared address serves a path with the methods of both
+	// interfaces (GET /api/v1/projects is the studio's, POST either's): a
+	// 405 of the one chosen names them all in Allow.
+	if i := RouteOf(r).Interface; i != Control {
+		routes := d.platform
+		if i == Studio {
+			routes = d.studio
+		}
+		if !routes.Match(chi.NewRouteContext(), r.Method, httpx.RoutePath(r)) {
+			if allow := d.allowed(httpx.RoutePath(r)); len(allow) > 0 {
+				httpx.SetAllow(w, allow)
+			}
+		}
+	}
 	switch RouteOf(r).Interface {
 	case Studio:
 		d.studio.ServeHTTP(w, r)
@@ -425,4 +441,16 @@ func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		d.platform.ServeHTTP(w, r)
 	}
+}
+
+// allowed lists the methods either interface serves on path.
+func (d dispatch) allowed(path string) []string {
+	p, st := httpx.Allowed(d.platform, path), httpx.Allowed(d.studio, path)
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if slices.Contains(p, m) || slices.Contains(st, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -118,7 +118,7 @@ func (a *API) Routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(a.http.Recover)
 	r.NotFound(a.http.Handle(routeNotFound))
-	r.MethodNotAllowed(a.http.Handle(methodNotAllowed))
+	r.MethodNotAllowed(httpx.WithAllow(r, a.http.Handle(methodNotAllowed)))
 
 	r.Group(func(r chi.Router) {
 		r.Use(a.authenticate)

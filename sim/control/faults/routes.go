@@ -26,9 +26,9 @@ func (f *Faults) Routes() chi.Router {
 	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
 	}))
-	r.MethodNotAllowed(handle(func(w http.ResponseWriter, r *http.Request) error {
+	r.MethodNotAllowed(httpx.WithAllow(r, handle(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	}))
+	})))
 	r.Get("/faults", handle(f.handleList))
 	r.Post("/faults", handle(f.handleAdd))
 	r.Delete("/faults", handle(f.handleClear))

@@ -37,9 +37,9 @@ func (j *Journal) Routes() chi.Router {
 	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
 	}))
-	r.MethodNotAllowed(handle(func(w http.ResponseWriter, r *http.Request) error {
+	r.MethodNotAllowed(httpx.WithAllow(r, handle(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	}))
+	})))
 	j.Register(r)
 	return r
 }

@@ -78,9 +78,9 @@ func (u *UI) ControlRoutes() chi.Router {
 	r.NotFound(u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
 	}))
-	r.MethodNotAllowed(u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
+	r.MethodNotAllowed(httpx.WithAllow(r, u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	}))
+	})))
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		r.MethodFunc(m, "/ui", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, DashboardPath, http.StatusMovedPermanently)

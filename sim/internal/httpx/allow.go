@@ -1,0 +1,59 @@
+package httpx
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// allowProbe are the methods an Allow header may list.
+var allowProbe = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// RoutePath is the path routes match r by: the part below the mount point
+// in a mounted router, else the request's path (as chi routes it).
+func RoutePath(r *http.Request) string {
+	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePath != "" {
+		return rctx.RoutePath
+	}
+	if r.URL.RawPath != "" {
+		return r.URL.RawPath
+	}
+	if r.URL.Path == "" {
+		return "/"
+	}
+	return r.URL.Path
+}
+
+// Allowed lists the methods routes serves on path, in allowProbe's order.
+// A path handed whole to a handler that is not a chi router (Handle,
+// Mount of a plain handler) counts for every method.
+func Allowed(routes chi.Routes, path string) []string {
+	var out []string
+	for _, m := range allowProbe {
+		if routes.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// WithAllow wraps the 405 handler of routes: it sets the Allow header
+// (RFC 9110, 15.5.6) to the methods routes serves on the request's path,
+// then lets h write the interface's envelope. chi computes the header for
+// its own default handler only.
+func WithAllow(routes chi.Routes, h http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		// An address that serves two routers (the shared one) has set it.
+		if _, set := w.Header()["Allow"]; !set {
+			SetAllow(w, Allowed(routes, RoutePath(r)))
+		}
+		h.ServeHTTP(w, r)
+	}
+}
+
+// SetAllow sets the Allow header to methods (none: an empty Allow, which
+// says the resource allows no method).
+func SetAllow(w http.ResponseWriter, methods []string) {
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+}
