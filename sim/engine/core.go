@@ -73,6 +73,9 @@ type core struct {
 	workWait time.Duration
 
 	writes atomic.Uint64
+	// changes counts the write transactions a reader can see: all but the
+	// periodic clock saves (Data.Changes).
+	changes atomic.Uint64
 	// broken holds the records ("project/ID") the sweep skips as damaged
 	// (damage.go).
 	brokenMu sync.Mutex
@@ -119,6 +122,13 @@ func saveIdem[T any](tx sim.Tx, idem *sim.IdemWrite[T], result T, now time.Time)
 // and answered (created_at, updatedAt, ...) is never after the time a
 // restart resumes from (test/crash, the studio writes did not).
 func (e *core) update(ctx context.Context, fn func(sim.Tx) error) error {
+	defer e.changes.Add(1)
+	return e.write(ctx, fn)
+}
+
+// write is update without counting a change a reader can see: for the
+// periodic clock save alone.
+func (e *core) write(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.writes.Add(1)
 	return e.store.Update(ctx, e.savingClock(fn))
 }
@@ -126,6 +136,7 @@ func (e *core) update(ctx context.Context, fn func(sim.Tx) error) error {
 // batch is update for creations: concurrent ones share a transaction. fn may
 // run more than once.
 func (e *core) batch(ctx context.Context, fn func(sim.Tx) error) error {
+	defer e.changes.Add(1)
 	defer e.writes.Add(1)
 	return e.store.Batch(ctx, e.savingClock(fn))
 }

@@ -25,6 +25,12 @@ func (e *Data) Catalog() *sim.Catalog { return e.fixtureSet().Catalog }
 // API's rendered answers).
 func (e *Data) Generation() uint64 { return e.writes.Load() }
 
+// Changes is Generation without the periodic clock saves (Clock.SaveClock):
+// it changes when a reader of the data or of the clock (a write, a sweep
+// that applied transitions, a clock advance, freeze, resume or scale) could
+// see something new. The dashboard's event stream follows it.
+func (e *Data) Changes() uint64 { return e.changes.Load() }
+
 // Reset deletes every project, account and idempotency record and restores
 // the fixture accounts. The clock and id sequences carry on.
 func (e *Data) Reset(ctx context.Context) error {

@@ -69,6 +69,8 @@ type ctlCase struct {
 	heavy bool
 	// noRedirect: the client does not follow a redirect answered.
 	noRedirect bool
+	// stream: the answer is an event stream (req.Stream).
+	stream bool
 	// mod changes the instance's configuration.
 	mod func(*server.Config)
 }
@@ -87,7 +89,7 @@ func TestControlContract(t *testing.T) {
 				if tc.prep != nil {
 					path = strings.ReplaceAll(path, "{id}", tc.prep(t, e))
 				}
-				rq := req{Interface: openapi.Control, Method: tc.method, Path: path, JSON: tc.json, Body: tc.body, Header: tc.header}
+				rq := req{Interface: openapi.Control, Method: tc.method, Path: path, JSON: tc.json, Body: tc.body, Header: tc.header, Stream: tc.stream}
 				var r resp
 				if tc.noRedirect {
 					r = ctlDoNoRedirect(t, e, rq)
@@ -238,6 +240,8 @@ func ctlErrorName(status int) string {
 		return "InternalServerError"
 	case http.StatusGatewayTimeout:
 		return control.ErrPendingName
+	case http.StatusServiceUnavailable:
+		return "ServiceUnavailableError"
 	}
 	return "ValidationError" // 400 and 413
 }
@@ -607,6 +611,22 @@ func ctlMetaCases() []ctlCase {
 	}
 }
 
+// ctlStreamsFull opens ui.MaxEventStreams event streams, held until the
+// test ends.
+func ctlStreamsFull(t *testing.T, e *env) string {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	for range ui.MaxEventStreams {
+		hr, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/_sim/events", nil)
+		require.NoError(t, err)
+		res, err := http.DefaultClient.Do(hr) // returns with the headers: the stream holds its place
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		t.Cleanup(func() { _ = res.Body.Close() })
+	}
+	return ""
+}
+
 // ctlAcme is a studio company of the fixtures (fixtures/studio.json).
 const ctlAcme = "663266da5ec2709f7826386f"
 
@@ -646,6 +666,18 @@ func ctlDashboardCases() []ctlCase {
 			ctlCase{name: "studio/everything " + m, method: m, path: "/_sim/studio", status: 200},
 			ctlCase{name: "studio/unknown parameter " + m, method: m, path: "/_sim/studio?limit=1", status: 400,
 				field: "message", want: `Unknown query parameter "limit"; use company_id`},
+			ctlCase{name: "events/stream " + m, method: m, path: "/_sim/events", status: 200, stream: true,
+				check: func(t *testing.T, r resp) {
+					assert.Equal(t, "text/event-stream; charset=utf-8", r.Header.Get("Content-Type"))
+					if m == "GET" {
+						assert.Contains(t, string(r.Body), "retry: 2000\n\nevent: changed\ndata: {\"seq\":1,")
+					}
+				}},
+			ctlCase{name: "events/a query parameter " + m, method: m, path: "/_sim/events?token=x", status: 400,
+				field: "message", want: `Unknown query parameter "token"; /_sim/events takes none`},
+			ctlCase{name: "events/too many streams " + m, prep: ctlStreamsFull, method: m, path: "/_sim/events", status: 503,
+				field: "message", want: "Too many event streams open (at most 16); retry when one closes",
+				check: func(t *testing.T, r resp) { assert.Equal(t, "2", r.Header.Get("Retry-After")) }},
 			ctlCase{name: "dashboard/without the slash " + m, method: m, path: "/_sim/ui", status: 301, noRedirect: true,
 				check: func(t *testing.T, r resp) { assert.Equal(t, "/_sim/ui/", r.Header.Get("Location")) }},
 			ctlCase{name: "dashboard/icon " + m, method: m, path: "/_sim/ui/favicon.svg", status: 200,

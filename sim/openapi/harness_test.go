@@ -134,6 +134,9 @@ type req struct {
 	Body      []byte // raw body, with Header's Content-Type
 	Header    map[string]string
 	Host      string // the Host header; "": the listener's address
+	// Stream: the answer is an endless event stream; the body is read up
+	// to the end of its first event, then the connection is closed.
+	Stream bool
 }
 
 // do sends r, checks the answer against the documents and records it for
@@ -171,7 +174,12 @@ func (e *env) do(r req) resp {
 	}
 	hres, err := http.DefaultClient.Do(hr)
 	require.NoError(e.t, err)
-	raw, err := io.ReadAll(hres.Body)
+	var raw []byte
+	if r.Stream && r.Method != http.MethodHead && hres.StatusCode == http.StatusOK {
+		raw, err = readFirstEvent(hres.Body)
+	} else {
+		raw, err = io.ReadAll(hres.Body)
+	}
 	hres.Body.Close()
 	require.NoError(e.t, err)
 	out := resp{Status: hres.StatusCode, Header: hres.Header, Body: raw}
@@ -200,4 +208,21 @@ func (e *env) advance(d time.Duration) {
 	e.t.Helper()
 	r := e.do(req{Interface: openapi.Control, Method: "POST", Path: "/_sim/clock/advance", JSON: fmt.Sprintf(`{"seconds":%g}`, d.Seconds())})
 	require.Equal(e.t, http.StatusOK, r.Status, "%s", r.Body)
+}
+
+// readFirstEvent reads an event stream up to the blank line that ends its
+// first event (a block with an "event:" line).
+func readFirstEvent(r io.Reader) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 512)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if i := bytes.Index(out, []byte("event:")); i >= 0 && bytes.Contains(out[i:], []byte("\n\n")) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
 }

@@ -337,7 +337,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	root.NotFound(notFound)
 	dumps := control.NewDumpGate()
-	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log, Dumps: dumps})
+	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log, Dumps: dumps,
+		Changes: func() ui.Version {
+			js := s.Journal.Stats()
+			return ui.Version{Data: e.Data.Changes(), Journal: js.LastSeq, JournalTotal: js.Total,
+				Frozen: e.Clock.Frozen(), TimeScale: e.Clock.TimeScale()}
+		}})
 	var controlRoot chi.Router
 	// The OpenAPI documents name the address they are served from.
 	docBase := func(r *http.Request) string { return httpx.BaseURL(r, strings.TrimRight(cfg.PublicURL, "/")) }

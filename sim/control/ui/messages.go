@@ -6,6 +6,8 @@ const (
 	msgNoDashboardFile   = "No dashboard file %s"
 	msgNoOutputAudio     = "Project %s has no output audio (status %s)"
 	msgUnknownQueryParam = "Unknown query parameter %q; use company_id"
+	msgEventsQuery       = "Unknown query parameter %q; /_sim/events takes none"
+	msgTooManyStreams    = "Too many event streams open (at most %d); retry when one closes"
 
 	// The 416 and 412 of the output audio, in the control envelope.
 	msgRangeNotSatisfiable = "Range not satisfiable: the Range header must name bytes inside the file"

@@ -39,6 +39,9 @@ type Config struct {
 	// Dumps bounds the studio dumps read and written at once (shared with
 	// the control API's state dump); nil is a gate of its own.
 	Dumps *httpx.Gate
+	// Changes tells the version the event stream follows (GET
+	// /_sim/events); nil: a version that never changes.
+	Changes func() Version
 }
 
 // UI is the web application.
@@ -48,10 +51,13 @@ type UI struct {
 	api   httpx.API
 	page  *pageRenderer
 	dumps *httpx.Gate
+
+	changes func() Version
+	streams chan struct{} // places of the open event streams
 }
 
 // ControlPaths are the paths under the control API's mount point that ControlRoutes answers.
-var ControlPaths = []string{"/ui", "/ui/*", "/projects/{id}", "/projects/{id}/audio.wav", "/studio"}
+var ControlPaths = []string{"/ui", "/ui/*", "/projects/{id}", "/projects/{id}/audio.wav", "/studio", "/events"}
 
 // DashboardPath is where the dashboard is served.
 const DashboardPath = "/_sim/ui/"
@@ -62,7 +68,8 @@ func New(cfg Config) *UI {
 	if dumps == nil {
 		dumps = control.NewDumpGate()
 	}
-	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: control.Render, Log: cfg.Log}, page: newPageRenderer(), dumps: dumps}
+	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: control.Render, Log: cfg.Log}, page: newPageRenderer(), dumps: dumps,
+		changes: cfg.Changes, streams: make(chan struct{}, MaxEventStreams)}
 }
 
 // ControlRoutes answers ControlPaths, relative to the control API's mount
@@ -72,6 +79,7 @@ func New(cfg Config) *UI {
 //	GET /projects/{id}             a platform project with scripts, speakers and history
 //	GET /projects/{id}/audio.wav   its dubbed audio, while it has an output
 //	GET /studio[?company_id=]      the studio records (the first sim.MaxStateList of each kind)
+//	GET /events                    text/event-stream: "changed" when the version changes, "heartbeat"
 func (u *UI) ControlRoutes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(u.api.Recover)
@@ -89,6 +97,7 @@ func (u *UI) ControlRoutes() chi.Router {
 		r.MethodFunc(m, "/projects/{id}", u.api.Handle(u.handleProject))
 		r.MethodFunc(m, "/projects/{id}/audio.wav", u.api.Handle(u.handleAudio))
 		r.MethodFunc(m, "/studio", u.api.Handle(u.handleStudio))
+		r.MethodFunc(m, "/events", u.api.Handle(u.handleEvents))
 	}
 	return r
 }

@@ -1,5 +1,7 @@
-// dubsim dashboard: reads the control API (/_sim) once a second and renders
-// each section. Server data only ever reaches the page through textContent
+// dubsim dashboard: holds the event stream GET /_sim/events open and reads
+// the control API (/_sim) only when it says something changed (fidelity
+// ED1), then renders each section; the projects list is read a page at a
+// time. Server data only ever reaches the page through textContent
 // and setAttribute (see h below): journal entries hold arbitrary bodies.
 
 // ---- Addresses -----------------------------------------------------------
@@ -7,7 +9,8 @@
 // ROOT is whatever prefix a proxy put before /_sim/ui/ ("" when none).
 const ROOT = location.pathname.replace(/\/_sim\/ui(\/.*)?$/, '');
 const BASE = ROOT + '/_sim';
-const POLL_MS = 1000;
+const PAGE_LIMIT = 50;
+const RECONNECT_MS = 2000;
 const JOURNAL_LIMIT = 100;
 const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'];
 const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
@@ -274,6 +277,9 @@ const ui = {
   studioCompany: '',
   rules: new Map(), // every fault rule seen, by id: used-up rules vanish from the list
   errors: {}, // source -> message, for the status area
+  cursors: [''], // the cursor of each page read so far; the last is shown
+  next: '', // next_cursor of the page shown
+  clock: null, // {now (ms), scale, frozen, at (performance.now())} of the last event
 };
 
 function load(k) { try { return sessionStorage.getItem(k); } catch { return null; } }
@@ -324,6 +330,13 @@ function renderAccounts(accounts) {
   // Key pickers elsewhere follow the account list.
   const keys = accounts.map((a) => a.api_key);
   update($('account-keys'), keys, (ks) => ks.map((k) => h('option', { value: k })));
+  const rk = $('reset-key');
+  if (rk._json !== JSON.stringify(keys)) {
+    const cur = rk.value;
+    rk._json = JSON.stringify(keys);
+    rk.replaceChildren(h('option', { value: '' }, 'Everything (fixture accounts restored)'), ...keys.map((k) => h('option', { value: k }, `Account ${k}`)));
+    if (keys.includes(cur)) rk.value = cur;
+  }
   const sel = $('report-key');
   if (sel._json !== JSON.stringify(keys)) {
     const cur = sel.value || ui.reportKey;
@@ -351,7 +364,19 @@ function renderProjects(st) {
     })));
   }
   const caption = body.querySelector('caption');
-  if (caption) caption.textContent = `Platform projects (${list.length}), newest first`;
+  if (caption) caption.textContent = `Platform projects, page ${ui.cursors.length} (${list.length} shown, ${PAGE_LIMIT} a page), newest first`;
+}
+
+function statePath() {
+  const c = ui.cursors[ui.cursors.length - 1];
+  return `/state?limit=${PAGE_LIMIT}` + (c ? `&cursor=${encodeURIComponent(c)}` : '');
+}
+
+function renderPager() {
+  $('projects-prev').disabled = ui.cursors.length <= 1;
+  $('projects-next').disabled = !ui.next;
+  const text = `Page ${ui.cursors.length}${ui.next ? '' : ' (last)'}`;
+  if ($('projects-page').textContent !== text) $('projects-page').textContent = text;
 }
 
 function projectRow({ p, sel }) {
@@ -921,7 +946,6 @@ function showActionFields() {
 
 // ---- Refresh loop --------------------------------------------------------
 
-let timer = 0;
 let running = null;
 let again = false;
 
@@ -929,7 +953,7 @@ let again = false;
 async function refreshAll() {
   const sel = ui.selected;
   const [state, faults, studio, journal, detail, report] = await Promise.allSettled([
-    api('GET', '/state'),
+    api('GET', statePath()),
     api('GET', '/faults'),
     api('GET', '/studio'),
     ui.live ? api('GET', journalPath()) : null,
@@ -941,6 +965,13 @@ async function refreshAll() {
 
   if (state.status === 'fulfilled') {
     ui.state = state.value;
+    ui.next = ui.state.next_cursor || '';
+    if (!(ui.state.projects || []).length && ui.cursors.length > 1) {
+      // The page emptied (a reset, say): back to the first.
+      ui.cursors = [''];
+      return refreshAll();
+    }
+    renderPager();
     showError($('clock-error'), '');
     showError($('projects-error'), '');
     renderClock(ui.state);
@@ -963,21 +994,20 @@ async function refreshAll() {
   if (ui.reportKey) {
     if (report.status === 'fulfilled') { showError($('report-error'), ''); renderReport(report.value); } else fail('Conformance report', report, $('report-error'));
   }
-  ui.errors = errs;
-  update($('status-errors'), errs, (e) => Object.entries(e).map(([k, m]) => h('li', { class: 'error-text' }, `${k}: ${m}`)));
+  const streamErr = ui.errors['Event stream (/_sim/events)'];
+  ui.errors = streamErr ? { ...errs, 'Event stream (/_sim/events)': streamErr } : errs;
+  showErrors();
 }
 
-// tick runs one refresh (never two at once) and schedules the next one
-// while the page is visible.
+// tick runs one refresh (never two at once; a change seen meanwhile runs
+// one more after it).
 async function tick() {
-  clearTimeout(timer);
-  timer = 0;
   if (running) { again = true; return running; }
   running = refreshAll().catch((e) => say(`Dashboard error: ${e.message}`));
   await running;
   running = null;
   if (again) { again = false; return tick(); }
-  if (document.visibilityState === 'visible') timer = setTimeout(tick, POLL_MS);
+  return null;
 }
 
 // refreshNow refreshes at once (after the running one, if any).
@@ -986,8 +1016,94 @@ function refreshNow() {
   return tick();
 }
 
+// ---- Event stream --------------------------------------------------------
+//
+// GET /_sim/events sends "changed" (with the clock) when anything a reader
+// could see changed, and a heartbeat; the dashboard reads its sections only
+// then. It is read with fetch, not EventSource, so that the control token
+// goes in the Authorization header, never in an address (fidelity HA2).
+
+let streamAbort = null;
+
+function onEvent(name, data) {
+  let d = null;
+  try { d = JSON.parse(data); } catch { return; }
+  if (d.now) ui.clock = { now: ms(d.now), scale: d.time_scale ?? ui.clock?.scale ?? 1, frozen: d.frozen ?? ui.clock?.frozen ?? true, at: performance.now() };
+  if (name === 'changed') refreshNow();
+}
+
+async function stream() {
+  if (streamAbort) return;
+  const ctl = new AbortController();
+  streamAbort = ctl;
+  let retried = false;
+  while (!ctl.signal.aborted) {
+    const sent = controlToken();
+    try {
+      const res = await fetch(BASE + '/events', { headers: controlHeaders(), cache: 'no-store', signal: ctl.signal });
+      if (res.status === 401 && !retried) {
+        retried = true;
+        const now = controlToken();
+        if ((now && now !== sent) || await askToken(Boolean(sent))) continue;
+      }
+      if (!res.ok) {
+        let data = null;
+        try { data = await res.json(); } catch { /* not JSON */ }
+        const msg = res.status === 401 && data?.error === 'UnauthorizedError' ? tokenRefusal(sent) : (data?.message || `${res.status} ${res.statusText}`.trim());
+        ui.errors['Event stream (/_sim/events)'] = msg;
+        showErrors();
+        if (res.status === 401) { refreshNow(); break; } // the sections say why too
+      } else {
+        delete ui.errors['Event stream (/_sim/events)'];
+        showErrors();
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buf = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += value.replace(/\r\n?/g, '\n');
+          let i;
+          while ((i = buf.indexOf('\n\n')) >= 0) {
+            const block = buf.slice(0, i);
+            buf = buf.slice(i + 2);
+            let name = 'message', data = '';
+            for (const line of block.split('\n')) {
+              if (line.startsWith('event:')) name = line.slice(6).trim();
+              else if (line.startsWith('data:')) data += line.slice(5).trim();
+            }
+            if (data) onEvent(name, data);
+          }
+        }
+      }
+    } catch (e) {
+      if (ctl.signal.aborted) break;
+      ui.errors['Event stream (/_sim/events)'] = `Cannot reach the simulator (${e.message})`;
+      showErrors();
+    }
+    if (ctl.signal.aborted) break;
+    await new Promise((r) => setTimeout(r, RECONNECT_MS));
+  }
+  if (streamAbort === ctl) streamAbort = null;
+}
+
+function showErrors() {
+  update($('status-errors'), ui.errors, (e) => Object.entries(e).map(([k, m]) => h('li', { class: 'error-text' }, `${k}: ${m}`)));
+}
+
+// The clock moves on the page between events (no request): simulated now
+// of the last event plus the real time since, times the scale.
+setInterval(() => {
+  const c = ui.clock;
+  if (!c || c.frozen || document.visibilityState !== 'visible') return;
+  const now = new Date(c.now + (performance.now() - c.at) * c.scale).toISOString();
+  const el = $('clock-now');
+  el.textContent = now;
+  el.setAttribute('datetime', now);
+}, 1000);
+
 document.addEventListener('visibilitychange', () => {
-  if (document.visibilityState === 'visible' && !timer && !running) tick();
+  if (document.visibilityState === 'visible') stream();
+  else if (streamAbort) { streamAbort.abort(); streamAbort = null; }
 });
 
 // act runs a button action, reports its outcome and refreshes.
@@ -1004,9 +1120,165 @@ async function act(fn, ok) {
   }
 }
 
+// ---- Actions -------------------------------------------------------------
+
+// formValues reads a form's named fields: trimmed text, checkbox booleans.
+function formValues(form) {
+  const out = {};
+  for (const el of form.elements) {
+    if (!el.name) continue;
+    out[el.name] = el.type === 'checkbox' ? el.checked : el.value.trim();
+  }
+  return out;
+}
+
+function resetAction(ev) {
+  ev.preventDefault();
+  const key = $('reset-key').value;
+  if (!key && !confirm('Reset everything? Projects, accounts (fixture ones restored), studio records, uploads and forced outcomes go; the clock carries on.')) return;
+  act(() => api('POST', '/reset', key ? { api_key: key } : {}), key ? `Reset account ${key}.` : 'Reset everything.');
+}
+
+function accountAction(ev) {
+  ev.preventDefault();
+  const v = formValues(ev.currentTarget);
+  const body = { plan: v.plan };
+  if (v.api_key) body.api_key = v.api_key;
+  if (v.name) body.name = v.name;
+  if (v.balance_minutes !== '') body.balance_minutes = Number(v.balance_minutes);
+  act(() => api('POST', '/accounts', body), (r) => `Created account ${r.api_key} (${r.plan}, ${r.balance_minutes} min).`);
+}
+
+function outcomeAction(ev) {
+  ev.preventDefault();
+  const v = formValues(ev.currentTarget);
+  const body = { outcome: v.outcome, now: v.now };
+  if (v.outcome === 'error' && v.error_message) body.error_message = v.error_message;
+  const path = `/${v.resource === 'artifact' ? 'artifacts' : 'projects'}/${encodeURIComponent(v.id)}/outcome`;
+  act(() => api('POST', path, body), `Forced ${v.resource} ${v.id} to ${v.outcome}${v.now ? ' now' : ' at its due time'}.`);
+}
+
+function videoAction(ev) {
+  ev.preventDefault();
+  const v = formValues(ev.currentTarget);
+  const body = { status: v.status };
+  if (v.auto) body.auto = true;
+  act(() => api('POST', `/videos/${encodeURIComponent(v.id)}/status`, body), `Video ${v.id} is now ${v.status}.`);
+}
+
+async function verifyAction(ev) {
+  ev.preventDefault();
+  const v = formValues(ev.currentTarget);
+  const m = {};
+  for (const k of ['method', 'path', 'api_key', 'body_contains']) if (v[k]) m[k] = v[k];
+  if (v.status !== '') m.status = Number(v.status);
+  m[v.kind] = Number(v.n || 0);
+  const box = $('verify-result');
+  try {
+    const r = await api('POST', '/requests/verify', m);
+    update(box, r, () => [
+      h('p', { class: r.ok ? 'ok-text' : 'error-text', 'data-verify-ok': String(r.ok) },
+        `${r.ok ? 'Passed' : 'Failed'}: ${r.matched} matching request${r.matched === 1 ? '' : 's'}, expected ${r.expected}.`),
+      (r.near_misses || []).length ? h('ul', {}, r.near_misses.map((n) => h('li', { class: 'small' },
+        `#${n.entry?.seq ?? n.seq ?? '?'} ${n.entry?.method ?? ''} ${n.entry?.path ?? ''}: ${n.reason ?? ''}`))) : null,
+    ]);
+    say(`Verify ${r.ok ? 'passed' : 'failed'}: ${r.matched} matched, expected ${r.expected}.`);
+  } catch (e) {
+    update(box, e.message, (msg) => h('p', { class: 'error-text' }, msg));
+    say(`Verify refused: ${e.message}`);
+  }
+}
+
+// ---- Journal export ------------------------------------------------------
+
+// harOf builds a HAR 1.2 log from journal entries (oldest first). The
+// journal keeps what HAR needs only in part (fidelity ED3): headers of
+// interest, bodies up to its max_body, response bodies of refusals only,
+// no response headers but Idempotent-Replayed and Retry-After.
+function harOf(entries, origin) {
+  const RESPONSE_HEADERS = ['Idempotent-Replayed', 'Retry-After'];
+  const hdrs = (obj, keep) => Object.entries(obj || {}).filter(([k]) => keep(k)).map(([name, value]) => ({ name, value }));
+  return {
+    log: {
+      version: '1.2',
+      creator: { name: 'dubsim dashboard', version: '1' },
+      comment: 'Built from the dubsim request journal: headers of interest only, bodies clipped to the journal\'s max_body, response bodies only for status >= 400.',
+      entries: entries.map((e) => {
+        const url = origin + e.path + (e.query ? '?' + e.query : '');
+        const reqHeaders = hdrs(e.headers, (k) => !RESPONSE_HEADERS.includes(k));
+        if (e.api_key) reqHeaders.push({ name: 'Authorization', value: `Bearer ${e.api_key}` });
+        const ct = e.headers?.['Content-Type'] || '';
+        const req = {
+          method: e.method, url, httpVersion: 'HTTP/1.1', cookies: [], headers: reqHeaders,
+          queryString: [...new URLSearchParams(e.query || '')].map(([name, value]) => ({ name, value })),
+          headersSize: -1, bodySize: e.request_body_size ?? -1,
+        };
+        if (e.request_body) req.postData = { mimeType: ct, text: e.request_body };
+        const res = {
+          status: e.status, statusText: '', httpVersion: 'HTTP/1.1', cookies: [],
+          headers: hdrs(e.headers, (k) => RESPONSE_HEADERS.includes(k)),
+          content: { size: e.response_bytes ?? 0, mimeType: 'application/json', ...(e.response_body ? { text: e.response_body } : {}) },
+          redirectURL: '', headersSize: -1, bodySize: e.response_bytes ?? -1,
+        };
+        const out = {
+          startedDateTime: e.time, time: e.duration_ms ?? 0, request: req, response: res, cache: {},
+          timings: { send: 0, wait: e.duration_ms ?? 0, receive: 0 },
+          _seq: e.seq, _interface: e.interface,
+        };
+        if (e.sim_time) out._simTime = e.sim_time;
+        if (e.fault) out._fault = e.fault;
+        if (e.aborted) out._aborted = true;
+        if (e.truncated) out._truncated = true;
+        if (e.request_body_truncated) out._requestBodyTruncated = true;
+        if (e.response_body_truncated) out._responseBodyTruncated = true;
+        return out;
+      }),
+    },
+  };
+}
+
+function download(name, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h('a', { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+async function exportJournal(format) {
+  try {
+    const data = await api('GET', '/requests?limit=0');
+    const entries = [...(data.requests || [])].reverse();
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    if (format === 'har') download(`dubsim-journal-${stamp}.har`, JSON.stringify(harOf(entries, location.origin + ROOT), null, 2), 'application/json');
+    else download(`dubsim-journal-${stamp}.json`, JSON.stringify({ ...data, requests: entries }, null, 2), 'application/json');
+    say(`Exported ${entries.length} journal entries as ${format.toUpperCase()}.`);
+  } catch (e) {
+    say(`Export failed: ${e.message}`);
+  }
+}
+
 // ---- Wiring --------------------------------------------------------------
 
 function wire() {
+  $('reset-form').addEventListener('submit', resetAction);
+  $('account-form').addEventListener('submit', accountAction);
+  $('outcome-form').addEventListener('submit', outcomeAction);
+  $('video-form').addEventListener('submit', videoAction);
+  $('verify-form').addEventListener('submit', verifyAction);
+  $('export-har').addEventListener('click', () => exportJournal('har'));
+  $('export-json').addEventListener('click', () => exportJournal('json'));
+  $('projects-next').addEventListener('click', () => {
+    if (!ui.next) return;
+    ui.cursors.push(ui.next);
+    refreshNow().then(() => say(`Platform projects, page ${ui.cursors.length}.`));
+  });
+  $('projects-prev').addEventListener('click', () => {
+    if (ui.cursors.length <= 1) return;
+    ui.cursors.pop();
+    refreshNow().then(() => say(`Platform projects, page ${ui.cursors.length}.`));
+  });
   for (const b of document.querySelectorAll('[data-advance]')) {
     const s = Number(b.dataset.advance);
     b.addEventListener('click', () => act(() => api('POST', '/clock/advance', { seconds: s }),
@@ -1078,3 +1350,4 @@ function wire() {
 
 wire();
 tick();
+stream();

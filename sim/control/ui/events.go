@@ -1,0 +1,135 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/control"
+)
+
+// The dashboard's event stream (fidelity ED1): instead of reading the whole
+// state every second, the dashboard holds GET /_sim/events open and reads
+// what it shows only when an event says something changed.
+
+// Version is what a reader of the control API could see change: the data
+// (the engine's Data.Changes: every write, sweep and clock change but the
+// periodic clock saves), the journal (its newest sequence id and its count,
+// which a clear resets) and the clock's settings.
+type Version struct {
+	Data         uint64  `json:"data"`
+	Journal      uint64  `json:"journal"`
+	JournalTotal uint64  `json:"journal_total"`
+	Frozen       bool    `json:"frozen"`
+	TimeScale    float64 `json:"time_scale"`
+}
+
+// changedEvent is the data of a "changed" event: the version, a counter
+// that grows with every change the stream saw, and simulated now (from
+// which, with time_scale, the page moves its clock between events).
+type changedEvent struct {
+	Seq uint64 `json:"seq"`
+	Version
+	Now string `json:"now"`
+}
+
+// Event stream timings and bounds.
+const (
+	// EventCheckInterval is how often a stream compares the version.
+	EventCheckInterval = 250 * time.Millisecond
+	// EventHeartbeat is the longest a stream stays silent: a heartbeat
+	// event (simulated now) keeps proxies and the page's watchdog content.
+	EventHeartbeat = 15 * time.Second
+	// MaxEventStreams bounds the streams open at once; one more is refused
+	// (503) until one closes.
+	MaxEventStreams = 16
+	// eventRetryMS is the reconnection delay the stream suggests.
+	eventRetryMS = 2000
+)
+
+func (u *UI) version() Version {
+	if u.changes == nil {
+		return Version{}
+	}
+	return u.changes()
+}
+
+// handleEvents streams text/event-stream: a "changed" event at once and
+// whenever the version changes (checked every EventCheckInterval), and a
+// "heartbeat" after EventHeartbeat of silence. At most MaxEventStreams at
+// once.
+func (u *UI) handleEvents(w http.ResponseWriter, r *http.Request) error {
+	for k := range r.URL.Query() {
+		return sim.Errorf(sim.CodeValidation, msgEventsQuery, k)
+	}
+	select {
+	case u.streams <- struct{}{}:
+		defer func() { <-u.streams }()
+	default:
+		w.Header().Set("Retry-After", "2")
+		b, _ := json.Marshal(control.Envelope{Error: "ServiceUnavailableError", Message: fmt.Sprintf(msgTooManyStreams, MaxEventStreams)})
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write(append(b, '\n'))
+		return nil
+	}
+	rc := http.NewResponseController(w)
+	// A stream outlives the server's write timeout (made for downloads).
+	_ = rc.SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	if _, err := fmt.Fprintf(w, "retry: %d\n\n", eventRetryMS); err != nil {
+		return nil
+	}
+	var seq uint64
+	send := func(event string, v any) bool {
+		b, _ := json.Marshal(v)
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	last := u.version()
+	seq++
+	if !send("changed", changedEvent{Seq: seq, Version: last, Now: control.Time(u.src.Now())}) {
+		return nil
+	}
+	check := time.NewTicker(EventCheckInterval)
+	defer check.Stop()
+	silent := time.Now()
+	for {
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-check.C:
+		}
+		v := u.version()
+		switch {
+		case v != last:
+			last = v
+			seq++
+			if !send("changed", changedEvent{Seq: seq, Version: v, Now: control.Time(u.src.Now())}) {
+				return nil
+			}
+		case time.Since(silent) >= EventHeartbeat:
+			if !send("heartbeat", struct {
+				Seq uint64 `json:"seq"`
+				Now string `json:"now"`
+			}{seq, control.Time(u.src.Now())}) {
+				return nil
+			}
+		default:
+			continue
+		}
+		silent = time.Now()
+	}
+}
