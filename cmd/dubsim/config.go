@@ -75,6 +75,12 @@ type config struct {
 
 	// Quota bounds the uploaded files (0: unlimited).
 	Quota sim.BlobQuota
+
+	// Logs and shutdown (fidelity EL1-EL7): the format of log lines (text
+	// or json), and how long a stop waits for open requests and
+	// background downloads. Data "" is a temporary store removed at exit.
+	LogFormat     string
+	ShutdownGrace time.Duration
 }
 
 // flagControlToken is the flag of the control token, also read by ctl.
@@ -99,6 +105,12 @@ func envName(flagName string) string {
 	return "DUBSIM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// defaultShutdownGrace is --shutdown-grace's default.
+const defaultShutdownGrace = 10 * time.Second
+
+// defaultDataPath is where dubsim kept its data file by default before
+// the default became a temporary store (fidelity EL5): the banner points
+// at a file found there.
 func defaultDataPath(getenv func(string) string) string {
 	dir, err := os.UserCacheDir()
 	if err != nil || dir == "" {
@@ -132,7 +144,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var drainMax, drainIdle, drainTimeout, controlHosts string
 	var memoryLimit, bodyIdle, bodyMinRate, maxConns, bodyMemory string
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
-	fs.StringVar(&c.Data, "data", "", "bbolt data file (default: dubsim/dubsim.db under the user's cache directory)")
+	fs.StringVar(&c.Data, "data", "", "bbolt data file that keeps the state across runs (default: none, a temporary store removed at exit)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "directory whose fixture files override the embedded ones")
 	fs.StringVar(&timeScale, "time-scale", "1", "speed of simulated time (1 = real time, 60 = a minute per second, 0 = frozen)")
 	fs.StringVar(&seed, "seed", "0", "seed of generated ids and content (not of generated API keys, upload ids or signatures: the data file's random secret keys those)")
@@ -181,6 +193,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&controlHosts, "control-hosts", "", "comma-separated host names (besides localhost, *.localhost and IP addresses) the control API answers without a token, such as a compose service name")
 	fs.StringVar(&c.ControlAddr, "control-addr", "", "listen address of the control API and the dashboard alone (default: none; the main address serves them)")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
+	// Logs and shutdown (fidelity EL1-EL7).
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log lines as text (key=value) or json (an object a line); the access log and lifecycle events included")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, how long to wait for open requests and background downloads before closing them (0 = close at once)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -323,10 +338,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.StudioEnums != "strict" && c.StudioEnums != "lax" {
 		return c, fmt.Errorf("studio-enums must be strict or lax; got %q", c.StudioEnums)
 	}
-	if c.Data == "" {
-		c.Data = defaultDataPath(getenv)
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return c, fmt.Errorf("log-format must be text or json; got %q", c.LogFormat)
 	}
-	if c.BlobDir == "" {
+	if c.ShutdownGrace < 0 {
+		return c, fmt.Errorf("shutdown-grace must be a non-negative duration such as 10s; got %s", c.ShutdownGrace)
+	}
+	if c.BlobDir == "" && c.Data != "" {
 		c.BlobDir = c.Data + ".blobs"
 	}
 	return c, nil
