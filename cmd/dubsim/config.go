@@ -338,16 +338,22 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.StudioEnums != "strict" && c.StudioEnums != "lax" {
 		return c, fmt.Errorf("studio-enums must be strict or lax; got %q", c.StudioEnums)
 	}
+	return c, checkLogsAndData(&c)
+}
+
+// checkLogsAndData checks the logs and shutdown flags and puts the blobs
+// beside a data file (a temporary store's are placed when it is made).
+func checkLogsAndData(c *config) error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return c, fmt.Errorf("log-format must be text or json; got %q", c.LogFormat)
+		return fmt.Errorf("log-format must be text or json; got %q", c.LogFormat)
 	}
 	if c.ShutdownGrace < 0 {
-		return c, fmt.Errorf("shutdown-grace must be a non-negative duration such as 10s; got %s", c.ShutdownGrace)
+		return fmt.Errorf("shutdown-grace must be a non-negative duration such as 10s; got %s", c.ShutdownGrace)
 	}
 	if c.BlobDir == "" && c.Data != "" {
 		c.BlobDir = c.Data + ".blobs"
 	}
-	return c, nil
+	return nil
 }
 
 func parseRateLimit(s string) (sim.RateLimit, error) {

@@ -141,13 +141,6 @@ func backgroundDownloads(work []sim.Work) int {
 	return n
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // shutdown stops the servers: open requests get grace to finish, then
 // their connections are closed. It logs what was still running when the
 // stop began and what the grace cut off. Running past the grace is not an

@@ -31,6 +31,7 @@ type core struct {
 	prober    Prober
 	timing    sim.Timing
 	log       *slog.Logger
+	onEvent   func(Event)
 	idemTTL   time.Duration
 	fixtures  atomic.Pointer[sim.Fixtures]
 	fixtureFS fs.FS
@@ -115,14 +116,14 @@ func saveIdem[T any](tx sim.Tx, idem *sim.IdemWrite[T], result T, now time.Time)
 // restart resumes from (test/crash, the studio writes did not).
 func (e *core) update(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.writes.Add(1)
-	return e.store.Update(ctx, e.savingClock(fn))
+	return e.withEvents(func(fn func(sim.Tx) error) error { return e.store.Update(ctx, e.savingClock(fn)) }, fn)
 }
 
 // batch is update for creations: concurrent ones share a transaction. fn may
 // run more than once.
 func (e *core) batch(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.writes.Add(1)
-	return e.store.Batch(ctx, e.savingClock(fn))
+	return e.withEvents(func(fn func(sim.Tx) error) error { return e.store.Batch(ctx, e.savingClock(fn)) }, fn)
 }
 
 func (e *core) savingClock(fn func(sim.Tx) error) func(sim.Tx) error {
@@ -218,7 +219,7 @@ func minTime(a, b time.Time) time.Time {
 }
 
 func newCore(cfg Config) *core {
-	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, idemTTL: cfg.IdempotencyWindow}
+	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, onEvent: cfg.OnEvent, idemTTL: cfg.IdempotencyWindow}
 	e.accounts.Size, e.callers.Size = 10_000, 10_000
 	e.ready.Size, e.studioProjects.Size, e.videoLists.Size = 4096, 4096, 4096
 	if cfg.Store != nil {
