@@ -23,7 +23,8 @@ import (
 // (the dashboard's ?token=), an API key beyond its first characters, the
 // control token.
 
-// keyPrefix is how many characters of an API key the log shows.
+// keyPrefix is how many characters of an API key the log shows at most
+// (half of a key shorter than twice that).
 const keyPrefix = 6
 
 type accessLog struct {
@@ -119,10 +120,8 @@ func (e *accessEntry) Write(status, bytes int, _ http.Header, elapsed time.Durat
 // account names the account of an API key (its name and plan) and the
 // key's first characters; an unknown key only by those.
 func (e *accessEntry) account(ctx context.Context, key string) []slog.Attr {
-	prefix := key
-	if len(prefix) > keyPrefix {
-		prefix = prefix[:keyPrefix] + "…"
-	}
+	// At most half of a short key.
+	prefix := key[:min(keyPrefix, len(key)/2)] + "…"
 	out := []slog.Attr{slog.String("key", prefix)}
 	if e.a.accounts == nil {
 		return out
