@@ -26,8 +26,10 @@ type dataFile struct {
 	// tempDir holds a temporary store and its blobs ("": a --data file).
 	tempDir string
 	// restored counts what an existing data file held when it was opened
-	// (nil: a new file or a temporary store).
+	// (nil: a new file or a temporary store); countErr says why it could
+	// not (a damaged page: dubsim serves on, fidelity HD5).
 	restored []store.BucketCount
+	countErr error
 }
 
 // openData opens the store cfg names, or a temporary one when it names
@@ -56,9 +58,8 @@ func openData(cfg *config) (*dataFile, error) {
 	}
 	d.store = st
 	if existed {
-		if d.restored, err = st.Counts(); err != nil {
-			_ = st.Close()
-			return nil, err
+		if d.restored, d.countErr = st.Counts(); d.countErr != nil {
+			d.restored = []store.BucketCount{}
 		}
 	}
 	return d, nil
@@ -100,6 +101,10 @@ func dataBanner(w io.Writer, d *dataFile, getenv func(string) string) {
 	}
 	if d.restored == nil {
 		fmt.Fprintf(w, "  data file:   %s (new)\n", d.path)
+		return
+	}
+	if d.countErr != nil {
+		fmt.Fprintf(w, "  data file:   %s (restored from an earlier run; its records could not be counted: %v)\n", d.path, d.countErr)
 		return
 	}
 	var parts []string

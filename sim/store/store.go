@@ -673,18 +673,22 @@ var countedBuckets = [][]byte{bAccounts, bProjects, bCompanies, bStudioProjects,
 // recognises (accounts, platform projects, companies, studio projects,
 // videos, artifacts, uploads), in that order: the banner says what an
 // existing data file restored. It reads the pages of those buckets, not
-// their values.
+// their values; a damaged page is an error, not a panic.
 func (s *Store) Counts() ([]BucketCount, error) {
 	out := make([]BucketCount, 0, len(countedBuckets))
-	err := s.db.View(func(tx *bolt.Tx) error {
-		for _, name := range countedBuckets {
-			n := 0
-			if b := tx.Bucket(name); b != nil {
-				n = b.Stats().KeyN
-			}
-			out = append(out, BucketCount{Bucket: string(name), N: n})
-		}
-		return nil
+	err := guard(s.db.Path(), func() error {
+		return s.db.View(func(tx *bolt.Tx) error { return countBuckets(tx, &out) })
 	})
 	return out, err
+}
+
+func countBuckets(tx *bolt.Tx, out *[]BucketCount) error {
+	for _, name := range countedBuckets {
+		n := 0
+		if b := tx.Bucket(name); b != nil {
+			n = b.Stats().KeyN
+		}
+		*out = append(*out, BucketCount{Bucket: string(name), N: n})
+	}
+	return nil
 }
