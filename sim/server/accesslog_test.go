@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/server"
@@ -153,4 +154,36 @@ func TestEventLog(t *testing.T) {
 		msgs = append(msgs, rec.attrs["path"].(string))
 	}
 	assert.True(t, slices.Contains(msgs, "/_sim/clock/advance"), "%v", msgs)
+}
+
+// TestEventLogStudio: an artifact's and a video's lifecycle are logged,
+// the starts at DEBUG and the ends at INFO, with the company. (A sweep that
+// finds several steps due at once applies and reports them as one
+// transition, created to upload_completed.)
+func TestEventLogStudio(t *testing.T) {
+	t.Parallel()
+	logs := &captureLog{}
+	in := start(t, func(c *server.Config) { c.Log = slog.New(logs) })
+	const key = "dubsim-free"
+	pid := studioProject(t, in, key)
+	art := createArtifact(t, in, key, map[string]any{"name": "Source", "type": "video", "url": "https://cdn.test/episode-1.mp4"})["id"].(string)
+	studioAdvance(t, in, sim.DefaultStudioTiming.ArtifactStart)
+	started := one(t, logs.find("artifact upload_started", nil))
+	assert.Equal(t, slog.LevelDebug, started.level)
+	assert.Equal(t, "created", started.attrs["from"])
+	studioAdvance(t, in, time.Hour)
+	done := one(t, logs.find("artifact upload_completed", nil))
+	assert.Equal(t, slog.LevelInfo, done.level)
+	assert.Equal(t, art, done.attrs["id"])
+	assert.Equal(t, "upload_started", done.attrs["from"])
+	assert.NotEmpty(t, done.attrs["company"])
+
+	video := createVideo(t, in, key, pid, art)["id"].(string)
+	studioAdvance(t, in, sim.DefaultStudioTiming.VideoStart)
+	studioAdvance(t, in, 24*time.Hour)
+	assert.Equal(t, slog.LevelDebug, one(t, logs.find("video in_progress", nil)).level)
+	r := one(t, logs.find("video completed", nil))
+	assert.Equal(t, slog.LevelInfo, r.level)
+	assert.Equal(t, video, r.attrs["id"])
+	assert.Equal(t, done.attrs["company"], r.attrs["company"])
 }
