@@ -34,7 +34,7 @@ func TestImportDirection(t *testing.T) {
 		"sim/control":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/control/faults":    {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/control/journal":   {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/server":            {"sim", "sim/control", "sim/control/faults", "sim/control/journal", "sim/media", "sim/openapi", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/cors"},
+		"sim/server":            {"sim", "sim/control", "sim/control/faults", "sim/control/journal", "sim/media", "sim/openapi", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"},
 		"sim/openapi":           {},
 		"sim/control/ui":        {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/openapi/validate":  {"github.com/santhosh-tekuri/jsonschema/v6"},

@@ -16,11 +16,12 @@ var errCheckFailed = errors.New("check: the data file has problems (above)")
 // runCheck is `dubsim check --data FILE`: it opens the data file
 // read-only, runs bbolt's consistency check and decodes every record, and
 // prints "ok" with the counts or what is wrong. The file defaults to
-// $DUBSIM_DATA, then the server's default path.
+// $DUBSIM_DATA; there is no default (the server's default is a temporary
+// store).
 func runCheck(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dubsim check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", "", "the data file to check (default: $DUBSIM_DATA, else the server's default path)")
+	data := fs.String("data", "", "the data file to check (default: $DUBSIM_DATA)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: dubsim check [--data FILE]\n\nChecks a data file without changing it: its header, bbolt's consistency\ncheck and every record. Exit status 0: sound; 1: problems (listed).\n\n")
 		fs.PrintDefaults()
@@ -36,7 +37,7 @@ func runCheck(args []string, getenv func(string) string, stdout, stderr io.Write
 		path = getenv("DUBSIM_DATA")
 	}
 	if path == "" {
-		path = defaultDataPath(getenv)
+		return errors.New("check: which data file? Give --data FILE (or DUBSIM_DATA): without one, dubsim serves from a temporary store removed at exit")
 	}
 	r, err := store.Check(path)
 	if err != nil {

@@ -92,6 +92,12 @@ type config struct {
 	// name no setting, each with the closest known name ("" when none is
 	// near): reported at start (fidelity EV2).
 	UnknownVariables [][2]string
+
+	// Logs and shutdown (fidelity EL1-EL7): the format of log lines (text
+	// or json), and how long a stop waits for open requests and
+	// background downloads. Data "" is a temporary store removed at exit.
+	LogFormat     string
+	ShutdownGrace time.Duration
 }
 
 // Flags whose variables ctl and healthcheck also read (resolveTarget).
@@ -135,6 +141,12 @@ func envName(flagName string) string {
 	return "DUBSIM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// defaultShutdownGrace is --shutdown-grace's default.
+const defaultShutdownGrace = 10 * time.Second
+
+// defaultDataPath is where dubsim kept its data file by default before
+// the default became a temporary store (fidelity EL5): the banner points
+// at a file found there.
 func defaultDataPath(getenv func(string) string) string {
 	dir, err := os.UserCacheDir()
 	if err != nil || dir == "" {
@@ -165,7 +177,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	var fetchHosts, controlHosts, rateLimit string
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen `address` (host:port; :0 picks a free port)")
-	fs.StringVar(&c.Data, "data", "", "bbolt data `file` (default: dubsim/dubsim.db under the user's cache directory)")
+	fs.StringVar(&c.Data, "data", "", "bbolt data `file` that keeps the state across runs (default: none, a temporary store removed at exit)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "`directory` whose fixture files override the embedded ones")
 	fs.Float64Var(&c.TimeScale, "time-scale", 1, "speed of simulated time (1 = real time, 60 = a minute per second, 0 = frozen)")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of generated ids and content (not of generated API keys, upload ids or signatures: the data file's random secret keys those)")
@@ -216,6 +228,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
 	fs.BoolVar(&c.TLSSelfSigned, flagTLSSelfSigned, false, "serve HTTPS on every listener with a certificate made at start (ECDSA P-256, for localhost, 127.0.0.1, ::1 and the listen hosts; its SHA-256 fingerprint is printed)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated `origins` (https://app.example.com) whose pages may call the platform and studio interfaces (CORS, preflight answered); * any, none: no CORS. Never the control API")
+	// Logs and shutdown (fidelity EL1-EL7).
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log lines as `text|json` (key=value, or an object a line); the access log and lifecycle events included")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, how long to wait for open requests and background downloads before closing them (0 = close at once)")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit (also: dubsim version)")
 	envHelp(fs, "version")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -305,13 +320,20 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.StudioEnums != "strict" && c.StudioEnums != "lax" {
 		return c, fmt.Errorf("studio-enums must be strict or lax; got %q", c.StudioEnums)
 	}
-	if c.Data == "" {
-		c.Data = defaultDataPath(getenv)
+	return c, checkLogsAndData(&c)
+}
+
+// checkLogsAndData checks the log format (a negative --shutdown-grace is
+// refused with every other negative duration) and puts the blobs beside a
+// data file (a temporary store's are placed when it is made).
+func checkLogsAndData(c *config) error {
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("log-format must be text or json; got %q", c.LogFormat)
 	}
-	if c.BlobDir == "" {
+	if c.BlobDir == "" && c.Data != "" {
 		c.BlobDir = c.Data + ".blobs"
 	}
-	return c, nil
+	return nil
 }
 
 func parseRateLimit(s string) (sim.RateLimit, error) {

@@ -24,7 +24,10 @@ func TestParseConfig(t *testing.T) {
 			assert.Equal(t, ":8080", c.Addr)
 			assert.Equal(t, 1.0, c.TimeScale)
 			assert.Equal(t, sim.DefaultTiming, c.Timing)
-			assert.Equal(t, "/cache/dubsim/dubsim.db", c.Data)
+			assert.Empty(t, c.Data, "a temporary store")
+			assert.Empty(t, c.BlobDir, "beside the temporary store")
+			assert.Equal(t, "text", c.LogFormat)
+			assert.Equal(t, 10*time.Second, c.ShutdownGrace)
 			assert.Equal(t, 200, c.CreateStatus)
 			assert.Equal(t, "ignore", c.UnknownFields)
 			assert.Equal(t, 200*time.Millisecond, c.Tick)
@@ -183,6 +186,16 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{name: "bad CORS origin", args: []string{"--cors-origins", "app.example.com"}, wantErr: `cors-origins must be *, none or origins such as https://app.example.com,http://localhost:3000; got "app.example.com"`},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope (dubsim -help lists the flags)"},
+		{name: "logs and shutdown", args: []string{"--log-format", "json"}, env: map[string]string{"DUBSIM_SHUTDOWN_GRACE": "1m", "DUBSIM_LOG_FORMAT": "text"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, "json", c.LogFormat)
+				assert.Equal(t, time.Minute, c.ShutdownGrace)
+			}},
+		{name: "data file keeps blobs beside it", env: map[string]string{"DUBSIM_DATA": "/d/x.db"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, "/d/x.db.blobs", c.BlobDir)
+		}},
+		{name: "bad log-format", args: []string{"--log-format", "logfmt"}, wantErr: `log-format must be text or json; got "logfmt"`},
+		{name: "negative shutdown-grace", args: []string{"--shutdown-grace", "-1s"}, wantErr: "shutdown-grace must be a non-negative duration such as 90s or 2m; got -1s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -58,6 +57,9 @@ func settleMemory(getenv func(string) string) {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal, a second one stops the process at once (the
+	// default action) instead of waiting out --shutdown-grace.
+	go func() { <-ctx.Done(); stop() }()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -66,7 +68,9 @@ func main() {
 	}
 }
 
-func newLogger(level string, w io.Writer) *slog.Logger {
+// newLogger writes the lines of level and above to w, as text (key=value)
+// or as JSON (format "json": an object a line).
+func newLogger(level, format string, w io.Writer) *slog.Logger {
 	var l slog.Level
 	switch level {
 	case "off":
@@ -77,6 +81,9 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 		l = slog.LevelWarn
 	case "error":
 		l = slog.LevelError
+	}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
@@ -109,7 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, "dubsim", version)
 		return nil
 	}
-	log := newLogger(cfg.LogLevel, stderr)
+	log := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
 	warnUnknownVariables(log, cfg.UnknownVariables)
 	if cfg.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.MemoryLimit)
@@ -137,14 +144,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	if err := os.MkdirAll(filepath.Dir(cfg.Data), 0o755); err != nil {
-		return fmt.Errorf("data: %w", err)
-	}
-	st, err := store.Open(cfg.Data, store.KeySeed(cfg.Seed))
+	data, err := openData(&cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer data.close(log)
+	st := data.store
 
 	clock := sim.NewSimClock(time.Now, cfg.TimeScale)
 	srvParts, err := server.New(ctx, server.Config{
@@ -181,8 +186,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// No ReadTimeout: a whole-request deadline cut a 5 GB upload slower
 	// than 17 MB/s. Request bodies have an idle deadline instead, moved as
 	// bytes arrive (Config.BodyIdleTimeout, fidelity HW1).
+	open := &inflight{}
 	srv := &http.Server{
-		Handler:           srvParts.Handler,
+		Handler:           open.wrap(srvParts.Handler),
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      30 * time.Minute, // output files can be long downloads
 		IdleTimeout:       2 * time.Minute,
@@ -206,7 +212,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		studioAddr = sln.Addr().String()
 		sln = limitListener(sln, cfg.MaxConnections)
-		studioSrv = &http.Server{Handler: srvParts.StudioHandler, ReadHeaderTimeout: srv.ReadHeaderTimeout,
+		studioSrv = &http.Server{Handler: open.wrap(srvParts.StudioHandler), ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout, TLSConfig: tlsCfg.Clone(), ErrorLog: srv.ErrorLog}
 		go func() { serveErr <- serve(studioSrv, sln) }()
 	}
@@ -224,12 +230,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		controlAddr = cln.Addr().String()
 		cln = limitListener(cln, cfg.MaxConnections)
-		controlSrv = &http.Server{Handler: srvParts.ControlHandler, ReadHeaderTimeout: srv.ReadHeaderTimeout,
+		controlSrv = &http.Server{Handler: open.wrap(srvParts.ControlHandler), ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout, TLSConfig: tlsCfg.Clone(), ErrorLog: srv.ErrorLog}
 		go func() { serveErr <- serve(controlSrv, cln) }()
 	}
 
-	banner(stdout, ln.Addr().String(), studioAddr, controlAddr, cfg, fx)
+	banner(stdout, ln.Addr().String(), studioAddr, controlAddr, cfg, fx, func(w io.Writer) { dataBanner(w, data, getenv) })
 	go settleMemory(getenv)
 
 	ticker := time.NewTicker(cfg.Tick)
@@ -239,15 +245,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for {
 		select {
 		case <-ctx.Done():
-			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			err := srv.Shutdown(shutdownCtx)
-			if studioSrv != nil {
-				err = errors.Join(err, studioSrv.Shutdown(shutdownCtx))
-			}
-			if controlSrv != nil {
-				err = errors.Join(err, controlSrv.Shutdown(shutdownCtx))
-			}
+			// A signal: exit 0 once stopped, even when the grace cut
+			// requests off; an error only when closing or saving failed.
+			err := shutdown(log, cfg.ShutdownGrace, open, backgroundDownloads(engine.Clock.Work()), data.tempDir != "", srv, studioSrv, controlSrv)
 			if serr := engine.Clock.SaveClock(context.Background()); serr != nil {
 				err = errors.Join(err, serr)
 			}
@@ -388,7 +388,10 @@ func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
 	if controlAddr != "" {
 		where = controlAddr
 		fmt.Fprintf(w, "  control API: %s://%s/_sim (its own address; the main address serves only /_sim/health)\n", cfg.scheme(), displayAddr(controlAddr))
+	} else {
+		fmt.Fprintf(w, "  control API: %s://%s/_sim\n", cfg.scheme(), displayAddr(addr))
 	}
+	fmt.Fprintf(w, "  dashboard:   %s://%s/_sim/ui/\n", cfg.scheme(), displayAddr(where))
 	if cfg.ControlToken != "" {
 		fmt.Fprintf(w, "  control API protection: token (Authorization: Bearer TOKEN or %s: TOKEN)\n", server.HeaderControlToken)
 		return
@@ -415,7 +418,9 @@ func tlsBanner(w io.Writer, cfg config) {
 	}
 }
 
-func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *sim.Fixtures) {
+// banner says where dubsim serves, where its state lives (dataLine) and
+// which API keys it knows.
+func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *sim.Fixtures, dataLine func(io.Writer)) {
 	fmt.Fprintf(w, "dubsim %s listening on %s://%s (platform and studio interfaces)\n", version, cfg.scheme(), displayAddr(addr))
 	fmt.Fprintf(w, "  studio only: %s://%s%s\n", cfg.scheme(), displayAddr(addr), server.StudioPrefix)
 	if studioAddr != "" {
@@ -423,8 +428,8 @@ func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *s
 	}
 	tlsBanner(w, cfg)
 	controlBanner(w, addr, controlAddr, cfg)
-	fmt.Fprintf(w, "  data file:  %s\n", cfg.Data)
-	fmt.Fprintf(w, "  time scale: %g\n", cfg.TimeScale)
+	dataLine(w)
+	fmt.Fprintf(w, "  time scale:  %g\n", cfg.TimeScale)
 	fmt.Fprintf(w, "  API keys:\n")
 	for _, a := range fx.Accounts {
 		fmt.Fprintf(w, "    %-22s plan=%-12s balance=%-5d retranslation=%-5t cloning=%t\n", a.APIKey, a.Plan, a.BalanceMinutes, a.RetranslationEnabled, a.CloningEnabled)

@@ -344,6 +344,9 @@ func (e *core) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (sim.Art
 	if na.Status == orig.Status && na.DueAt.Equal(orig.DueAt) && na.Result.Known == orig.Result.Known {
 		return orig, nil
 	}
+	if na.Status != orig.Status {
+		noteEvent(tx, Event{Resource: "artifact", ID: na.ID, From: orig.Status, To: na.Status, At: now, Company: na.CompanyID, Reason: failReason(na.Status == sim.ArtifactFailed, na.ErrorMessage)})
+	}
 	return na, tx.PutArtifact(na) // update persists the clock with it
 
 }

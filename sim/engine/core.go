@@ -31,6 +31,7 @@ type core struct {
 	prober    Prober
 	timing    sim.Timing
 	log       *slog.Logger
+	onEvent   func(Event)
 	idemTTL   time.Duration
 	fixtures  atomic.Pointer[sim.Fixtures]
 	fixtureFS fs.FS
@@ -130,7 +131,7 @@ func (e *core) update(ctx context.Context, fn func(sim.Tx) error) error {
 // periodic clock save alone.
 func (e *core) write(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.writes.Add(1)
-	return e.store.Update(ctx, e.savingClock(fn))
+	return e.withEvents(func(fn func(sim.Tx) error) error { return e.store.Update(ctx, e.savingClock(fn)) }, fn)
 }
 
 // batch is update for creations: concurrent ones share a transaction. fn may
@@ -138,7 +139,7 @@ func (e *core) write(ctx context.Context, fn func(sim.Tx) error) error {
 func (e *core) batch(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.changes.Add(1)
 	defer e.writes.Add(1)
-	return e.store.Batch(ctx, e.savingClock(fn))
+	return e.withEvents(func(fn func(sim.Tx) error) error { return e.store.Batch(ctx, e.savingClock(fn)) }, fn)
 }
 
 func (e *core) savingClock(fn func(sim.Tx) error) func(sim.Tx) error {
@@ -234,7 +235,7 @@ func minTime(a, b time.Time) time.Time {
 }
 
 func newCore(cfg Config) *core {
-	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, idemTTL: cfg.IdempotencyWindow}
+	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, onEvent: cfg.OnEvent, idemTTL: cfg.IdempotencyWindow}
 	e.accounts.Size, e.callers.Size = 10_000, 10_000
 	e.ready.Size, e.studioProjects.Size, e.videoLists.Size = 4096, 4096, 4096
 	if cfg.Store != nil {

@@ -44,6 +44,10 @@ type Config struct {
 	// loaded at run time override its files.
 	FixtureFS fs.FS
 	Log       *slog.Logger
+	// OnEvent, when set, is told every lifecycle transition once its write
+	// commits (events.go); it runs on the goroutine of the write (the
+	// sweep's or a request's) and must not block.
+	OnEvent func(Event)
 	// WorkWait bounds how long a clock advance or a read waits for the
 	// background work (artifact downloads) its answer depends on (zero:
 	// DefaultWorkWait).

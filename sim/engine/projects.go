@@ -24,6 +24,9 @@ func (e *core) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, err
 	if np.Status == sim.StatusReady {
 		Materialize(e.catalog(), e.ids, &np)
 	}
+	if np.Status != p.Status {
+		noteEvent(tx, Event{Resource: "project", ID: p.ID, From: string(p.Status), To: string(np.Status), At: now, Reason: failReason(np.Status == sim.StatusError, np.ErrorMessage)})
+	}
 	// The transition is stamped with simulated time; the transaction
 	// (update, batch) persists the clock with it.
 	for _, ef := range effects {

@@ -113,6 +113,9 @@ func (e *core) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, er
 	if nv.Status == v.Status && nv.DueAt.Equal(v.DueAt) {
 		return v, nil
 	}
+	if nv.Status != v.Status {
+		noteEvent(tx, Event{Resource: "video", ID: nv.ID, From: v.Status, To: nv.Status, At: now, Company: nv.CompanyID})
+	}
 	return nv, tx.PutVideo(nv) // update persists the clock with it
 }
 

@@ -70,6 +70,7 @@ func (f refusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dubsim control"`)
 	}
+	setRefusal(r, f.message) // the journal does not record it
 	ct, body := Envelope(r, f.status, f.name, f.message)
 	writeRaw(w, f.status, ct, body)
 }

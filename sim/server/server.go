@@ -280,7 +280,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
 		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
-		Quota: cfg.Quota, FetchErrorDetail: cfg.FetchErrorDetail,
+		Quota: cfg.Quota, FetchErrorDetail: cfg.FetchErrorDetail, OnEvent: eventLog(log),
 	})
 	e := s.Engine
 	if err := e.Start(ctx); err != nil {
@@ -405,12 +405,21 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// One budget for every listener: the bytes are the process's.
 	budget := httpx.NewBodyBudget(bodyMemory)
 	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
+	// The access log sits inside routing (it names the interface) and
+	// around everything that answers (fidelity EL1).
+	access := newAccessLog(log, e.Accounts.Account)
 	outer := func(rules Rules, h http.Handler, guarded bool) http.Handler {
 		inner := s.Journal.Middleware(early.answer(h))
 		if guarded {
 			inner = guard.wrap(inner, early.answer)
 		}
-		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, budget.Middleware(routing(rules, cors(cfg.CORSOrigins, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now))))))
+		// The access log sits outside CORS, so preflights answered there
+		// are logged too.
+		served := cors(cfg.CORSOrigins, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now))
+		if access != nil {
+			served = access(served)
+		}
+		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, budget.Middleware(routing(rules, served))))
 	}
 	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main), controlRoot == nil && !cfg.NoControl)
 	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)

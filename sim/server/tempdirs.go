@@ -18,6 +18,9 @@ import (
 const (
 	blobsPrefix   = "dubsim-blobs-"
 	outputsPrefix = "dubsim-outputs-"
+	// dataPrefix: the temporary store of a run without --data (fidelity
+	// EL5), with its blobs.
+	dataPrefix = "dubsim-data-"
 	// legacyAge: a directory named without a process id (by an older
 	// dubsim) is removed once untouched this long.
 	legacyAge = 24 * time.Hour
@@ -29,8 +32,14 @@ func makeTempDir(prefix string) (string, error) {
 	return os.MkdirTemp("", prefix+strconv.Itoa(os.Getpid())+"-")
 }
 
+// MakeTempDataDir creates the directory of a temporary store (a run
+// without a data file): the caller removes it at exit, and a later start
+// removes it when the process that made it ended without doing so
+// (RemoveStaleTempDirs).
+func MakeTempDataDir() (string, error) { return makeTempDir(dataPrefix) }
+
 // RemoveStaleTempDirs removes the temporary directories (blobs, rendered
-// outputs) that instances left in the temporary directory when their
+// outputs, temporary stores) that instances left in the temporary directory when their
 // process ended without closing them (a crash, kill -9): those whose
 // process is gone, and those named without a process id untouched for 24
 // hours. A directory of a live process is kept. It returns how many it
@@ -38,7 +47,7 @@ func makeTempDir(prefix string) (string, error) {
 func RemoveStaleTempDirs() (int, error) {
 	removed := 0
 	var errs []error
-	for _, prefix := range []string{blobsPrefix, outputsPrefix} {
+	for _, prefix := range []string{blobsPrefix, outputsPrefix, dataPrefix} {
 		names, err := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
 		if err != nil {
 			return removed, err

@@ -43,6 +43,25 @@ var (
 	keySecret = []byte("secret")
 )
 
+// LockWait is how long Open waits for the file's lock (bbolt's flock)
+// before it gives up with ErrLocked: long enough for a dubsim that is
+// stopping to let go of the file, short enough that a second instance on
+// the same file fails at once instead of hanging.
+const LockWait = 500 * time.Millisecond
+
+// MsgLocked is the message of ErrLocked; %s is the path.
+const MsgLocked = "store: %s is in use: another dubsim holds it (or a `dubsim check` of it is running). " +
+	"Stop that one, or give this one another --data file (or none: a temporary store)"
+
+// ErrLocked is wrapped by the error of Open when another process holds
+// the file.
+var ErrLocked = errors.New("store: data file in use by another process")
+
+type lockedError struct{ path string }
+
+func (e *lockedError) Error() string        { return fmt.Sprintf(MsgLocked, e.path) }
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+
 // SecretBytes is the length of a store's secret.
 const SecretBytes = 32
 
@@ -86,7 +105,7 @@ func Open(path string, opts ...Option) (s *Store, err error) {
 	// commits on a large file cheaper, but every open would then scan the
 	// whole file: 200 ms and 600 MB of touched pages for 100,000 projects);
 	// the map freelist keeps allocation fast in a large file.
-	o := options{bolt: bolt.Options{Timeout: 2 * time.Second, FreelistType: bolt.FreelistMapType}}
+	o := options{bolt: bolt.Options{Timeout: LockWait, FreelistType: bolt.FreelistMapType}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -102,6 +121,9 @@ func Open(path string, opts ...Option) (s *Store, err error) {
 	}); err != nil {
 		if errors.Is(err, ErrUnsound) {
 			return nil, err
+		}
+		if errors.Is(err, bolt.ErrTimeout) { //nolint:staticcheck // SA1019: the same error as bbolt/errors', which the import rule keeps out of sim/store
+			return nil, &lockedError{path: path}
 		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -640,6 +662,33 @@ func (t *txn) ResetData() error {
 		if _, err := t.tx.CreateBucket(name); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// countedBuckets are the records Counts reports, in its order.
+var countedBuckets = [][]byte{bAccounts, bProjects, bCompanies, bStudioProjects, bVideos, bArtifacts, bUploads}
+
+// Counts returns how many records the store holds of each kind a user
+// recognises (accounts, platform projects, companies, studio projects,
+// videos, artifacts, uploads), in that order: the banner says what an
+// existing data file restored. It reads the pages of those buckets, not
+// their values; a damaged page is an error, not a panic.
+func (s *Store) Counts() ([]BucketCount, error) {
+	out := make([]BucketCount, 0, len(countedBuckets))
+	err := guard(s.db.Path(), func() error {
+		return s.db.View(func(tx *bolt.Tx) error { return countBuckets(tx, &out) })
+	})
+	return out, err
+}
+
+func countBuckets(tx *bolt.Tx, out *[]BucketCount) error {
+	for _, name := range countedBuckets {
+		n := 0
+		if b := tx.Bucket(name); b != nil {
+			n = b.Stats().KeyN
+		}
+		*out = append(*out, BucketCount{Bucket: string(name), N: n})
 	}
 	return nil
 }

@@ -835,3 +835,28 @@ func TestProjectBodyRecordOnlyWhenNeeded(t *testing.T) {
 	require.Len(t, got.History, 1)
 	assert.Equal(t, sim.EventCompleted, got.History[0].Kind)
 }
+
+// TestOpenLockedFile: a second Open of a file another store holds fails
+// within LockWait with a message that says so (not after bbolt's default of
+// waiting forever).
+func TestOpenLockedFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "dubsim.db")
+	first, err := Open(path, NoSync())
+	require.NoError(t, err)
+	defer first.Close()
+
+	start := time.Now()
+	second, err := Open(path, NoSync())
+	took := time.Since(start)
+	require.ErrorIs(t, err, ErrLocked)
+	assert.Nil(t, second)
+	assert.Equal(t, fmt.Sprintf(MsgLocked, path), err.Error())
+	assert.Contains(t, err.Error(), "another dubsim holds it")
+	assert.Less(t, took, 10*LockWait, "it gives up after LockWait")
+
+	require.NoError(t, first.Close())
+	again, err := Open(path, NoSync())
+	require.NoError(t, err, "the lock goes with the first store")
+	require.NoError(t, again.Close())
+}

@@ -246,8 +246,8 @@ func (e Entry) clone() Entry {
 }
 
 // add stores e with the next sequence id, overwriting the oldest entry when
-// the ring is full.
-func (j *Journal) add(e Entry) {
+// the ring is full, and returns the id.
+func (j *Journal) add(e Entry) uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
@@ -255,11 +255,12 @@ func (j *Journal) add(e Entry) {
 	j.total++
 	if len(j.ring) < j.capacity {
 		j.ring = append(j.ring, e)
-		return
+		return e.Seq
 	}
 	j.ring[j.next] = e
 	j.next = (j.next + 1) % j.capacity
 	j.dropped++
+	return e.Seq
 }
 
 // snapshot returns the stored entries, oldest first. The entries share their

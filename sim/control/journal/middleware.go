@@ -16,6 +16,8 @@ type annotations struct {
 	mu    sync.Mutex
 	fault string
 	notes map[string]string
+	// observe is Observe's function, if any.
+	observe func(Entry)
 }
 
 type annotationsKey struct{}
@@ -106,6 +108,7 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 		}
 
 		ann := &annotations{}
+		ann.observe, _ = r.Context().Value(observerKey{}).(func(Entry))
 		r = r.WithContext(context.WithValue(r.Context(), annotationsKey{}, ann))
 		var body *teeBody
 		if r.Body != nil && r.Body != http.NoBody {
@@ -164,7 +167,30 @@ func (j *Journal) finish(e *Entry, rec *recorder, body *teeBody, ann *annotation
 	e.ResponseBodyTruncated = rec.capture && rec.bytes > int64(rec.body.len())
 	e.Truncated = rec.declared >= 0 && rec.bytes < rec.declared
 	e.Fault, e.Notes = ann.get()
-	j.add(*e)
+	e.Seq = j.add(*e)
+	if ann.observe != nil {
+		ann.observe(*e)
+	}
+}
+
+type observerKey struct{}
+
+// Observe returns a context in which Middleware hands the entry it records
+// for the request to fn once it is recorded: the access log reads the
+// status, the interface and why a request was refused from it instead of
+// working them out again. fn must not change the entry's maps.
+func Observe(ctx context.Context, fn func(Entry)) context.Context {
+	return context.WithValue(ctx, observerKey{}, fn)
+}
+
+// Reason says why an answer refused its request: the message of the error
+// envelope (or its error name, or its text, clipped to 200 bytes); "" for a
+// status below 400.
+func (e Entry) Reason() string {
+	if e.Status < http.StatusBadRequest {
+		return ""
+	}
+	return excerpt(errorMessage(&e), 200)
 }
 
 // bearerKey returns the token of an "Authorization: Bearer <key>" header.

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/server"
+	"github.com/dubsim/dubsim/sim/store"
+)
+
+// dataFile is the store a run serves from: the --data file, or a temporary
+// one removed at exit (fidelity EL5).
+type dataFile struct {
+	store *store.Store
+	path  string
+	// tempDir holds a temporary store and its blobs ("": a --data file).
+	tempDir string
+	// restored counts what an existing data file held when it was opened
+	// (nil: a new file or a temporary store); countErr says why it could
+	// not (a damaged page: dubsim serves on, fidelity HD5).
+	restored []store.BucketCount
+	countErr error
+}
+
+// openData opens the store cfg names, or a temporary one when it names
+// none (cfg.Data and cfg.BlobDir then name it).
+func openData(cfg *config) (*dataFile, error) {
+	d := &dataFile{path: cfg.Data}
+	existed := false
+	if d.path == "" {
+		dir, err := server.MakeTempDataDir()
+		if err != nil {
+			return nil, fmt.Errorf("data: %w", err)
+		}
+		d.tempDir, d.path = dir, filepath.Join(dir, "dubsim.db")
+		cfg.Data, cfg.BlobDir = d.path, filepath.Join(dir, "blobs")
+	} else {
+		if err := os.MkdirAll(filepath.Dir(d.path), 0o755); err != nil {
+			return nil, fmt.Errorf("data: %w", err)
+		}
+		fi, err := os.Stat(d.path)
+		existed = err == nil && fi.Size() > 0
+	}
+	st, err := store.Open(d.path, store.KeySeed(cfg.Seed))
+	if err != nil {
+		d.removeTemp()
+		return nil, err
+	}
+	d.store = st
+	if existed {
+		if d.restored, d.countErr = st.Counts(); d.countErr != nil {
+			d.restored = []store.BucketCount{}
+		}
+	}
+	return d, nil
+}
+
+func (d *dataFile) removeTemp() {
+	if d.tempDir != "" {
+		_ = os.RemoveAll(d.tempDir)
+	}
+}
+
+// close closes the store and removes a temporary one.
+func (d *dataFile) close(log *slog.Logger) {
+	if err := d.store.Close(); err != nil {
+		log.Error("closing the data file", "path", d.path, "err", err)
+	}
+	if d.tempDir != "" {
+		if err := os.RemoveAll(d.tempDir); err != nil {
+			log.Warn("removing the temporary store", "dir", d.tempDir, "err", err)
+		}
+	}
+}
+
+// bucketNames are the banner's words for store.Counts' buckets.
+var bucketNames = map[string][2]string{
+	"accounts": {"account", "accounts"}, "projects": {"platform project", "platform projects"},
+	"companies": {"company", "companies"}, "studio_projects": {"studio project", "studio projects"},
+	"videos": {"video", "videos"}, "artifacts": {"artifact", "artifacts"}, "uploads": {"upload", "uploads"},
+}
+
+// dataBanner says where the state lives and whether it was restored.
+func dataBanner(w io.Writer, d *dataFile, getenv func(string) string) {
+	if d.tempDir != "" {
+		fmt.Fprintf(w, "  data:        temporary (%s), removed at exit; --data FILE or DUBSIM_DATA keeps the state across runs\n", d.path)
+		if old := defaultDataPath(getenv); fileExists(old) {
+			fmt.Fprintf(w, "               an earlier dubsim kept its state in %s; --data %s serves it\n", old, old)
+		}
+		return
+	}
+	if d.restored == nil {
+		fmt.Fprintf(w, "  data file:   %s (new)\n", d.path)
+		return
+	}
+	if d.countErr != nil {
+		fmt.Fprintf(w, "  data file:   %s (restored from an earlier run; its records could not be counted: %v)\n", d.path, d.countErr)
+		return
+	}
+	var parts []string
+	for _, c := range d.restored {
+		if n, ok := bucketNames[c.Bucket]; ok && (c.N > 0 || c.Bucket == "accounts" || c.Bucket == "projects") {
+			parts = append(parts, fmt.Sprintf("%d %s", c.N, n[min(c.N, 2)/2]))
+		}
+	}
+	fmt.Fprintf(w, "  data file:   %s (restored from an earlier run: %s)\n", d.path, strings.Join(parts, ", "))
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+}
+
+// inflight counts the requests being served, for the shutdown line.
+type inflight struct{ n atomic.Int64 }
+
+func (f *inflight) wrap(h http.Handler) http.Handler {
+	if h == nil {
+		return nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.n.Add(1)
+		defer f.n.Add(-1)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// backgroundDownloads counts the downloads in flight among work.
+func backgroundDownloads(work []sim.Work) int {
+	n := 0
+	for _, w := range work {
+		if w.Kind == "download" {
+			n++
+		}
+	}
+	return n
+}
+
+// shutdown stops the servers: open requests get grace to finish, then
+// their connections are closed. It logs what was still running when the
+// stop began and what the grace cut off. Running past the grace is not an
+// error (a signal-initiated stop exits 0); failing to close is.
+func shutdown(log *slog.Logger, grace time.Duration, open *inflight, downloads int, temporary bool, servers ...*http.Server) error {
+	started := time.Now()
+	attrs := []any{"open_requests", int(open.n.Load()), "background_downloads", downloads, "grace", grace.String()}
+	switch {
+	case downloads > 0 && temporary:
+		attrs = append(attrs, "downloads", "stopped; the temporary store goes with them")
+	case downloads > 0:
+		attrs = append(attrs, "downloads", "stopped; they resume at the next start on the same data file")
+	}
+	log.Info("shutting down", attrs...)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	var errs []error
+	for _, s := range servers {
+		if s == nil {
+			continue
+		}
+		if err := s.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			errs = append(errs, err)
+		}
+	}
+	if left := int(open.n.Load()); left > 0 {
+		log.Warn("shutdown grace passed: closing the connections of the requests still open",
+			"open_requests", left, "grace", grace.String())
+		for _, s := range servers {
+			if s != nil {
+				_ = s.Close()
+			}
+		}
+	}
+	log.Info("stopped", "took", time.Since(started).Round(time.Millisecond).String())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/control/journal"
+	"github.com/dubsim/dubsim/sim/engine"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// The access log (fidelity EL1-EL3): one line a request, through chi's
+// RequestLogger, at INFO; at DEBUG for reads of the control API (the
+// health endpoint, the dashboard's polling), at WARN for a 5xx or an
+// aborted answer. What the journal recorded of the request (its status,
+// its refusal reason, the fault applied, its API key) is taken from the
+// journal's entry (journal.Observe), not worked out again; requests it
+// does not record (the health endpoint, the journal's own routes, refusals
+// of the control guard) take the status chi saw. Never logged: the query
+// (the dashboard's ?token=), an API key beyond its first characters, the
+// control token.
+
+// keyPrefix is how many characters of an API key the log shows at most
+// (half of a key shorter than twice that).
+const keyPrefix = 6
+
+type accessLog struct {
+	log      *slog.Logger
+	accounts func(ctx context.Context, key string) (sim.Account, error)
+}
+
+// newAccessLog returns the access-log middleware, or nil when log drops
+// every line (--log-level error or off): then requests pay nothing for it.
+func newAccessLog(log *slog.Logger, accounts func(ctx context.Context, key string) (sim.Account, error)) func(http.Handler) http.Handler {
+	if !log.Enabled(context.Background(), slog.LevelWarn) {
+		return nil
+	}
+	logger := middleware.RequestLogger(&accessLog{log: log, accounts: accounts})
+	return func(next http.Handler) http.Handler { return logger(observeJournal(next)) }
+}
+
+// observeJournal has the journal hand its entry of the request to the
+// request's access line.
+func observeJournal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e, ok := middleware.GetLogEntry(r).(*accessEntry); ok {
+			r = r.WithContext(journal.Observe(r.Context(), func(je journal.Entry) { e.recorded = &je }))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// accessEntry is one request's line in the making.
+type accessEntry struct {
+	a *accessLog
+	r *http.Request
+	// recorded is the journal's entry of the request, if it made one.
+	recorded *journal.Entry
+	// reason is set by an answer the journal does not record (a refusal
+	// of the control guard).
+	reason string
+}
+
+// NewLogEntry implements middleware.LogFormatter.
+func (a *accessLog) NewLogEntry(r *http.Request) middleware.LogEntry {
+	return &accessEntry{a: a, r: r}
+}
+
+// setRefusal gives the access line of r the reason of a refusal the
+// journal does not record.
+func setRefusal(r *http.Request, reason string) {
+	if e, ok := middleware.GetLogEntry(r).(*accessEntry); ok {
+		e.reason = reason
+	}
+}
+
+// Write implements middleware.LogEntry.
+func (e *accessEntry) Write(status, bytes int, _ http.Header, elapsed time.Duration, _ any) {
+	rt := RouteOf(e.r)
+	ctx := e.r.Context()
+	attrs := make([]slog.Attr, 0, 14)
+	attrs = append(attrs, slog.String("method", e.r.Method), slog.String("path", e.r.URL.Path))
+	reason, aborted := e.reason, false
+	if j := e.recorded; j != nil {
+		status, aborted = j.Status, j.Aborted
+		if r := j.Reason(); r != "" {
+			reason = r
+		}
+	}
+	attrs = append(attrs, slog.Int("status", status), slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+		slog.Int("bytes", bytes), slog.String("interface", rt.Interface), slog.String("routed_by", rt.By))
+	if j := e.recorded; j != nil {
+		attrs = append(attrs, slog.Uint64("journal_seq", j.Seq))
+		if j.APIKey != "" {
+			attrs = append(attrs, e.account(ctx, j.APIKey)...)
+		}
+		if j.Fault != "" {
+			attrs = append(attrs, slog.String("fault", j.Fault))
+		}
+	}
+	if reason != "" {
+		attrs = append(attrs, slog.String("reason", reason))
+	}
+	if aborted {
+		attrs = append(attrs, slog.Bool("aborted", true))
+	}
+	level := slog.LevelInfo
+	switch {
+	case status >= http.StatusInternalServerError || aborted:
+		level = slog.LevelWarn
+	case rt.Interface == Control && (e.r.Method == http.MethodGet || e.r.Method == http.MethodHead):
+		level = slog.LevelDebug
+	}
+	e.a.log.LogAttrs(ctx, level, "request", attrs...)
+}
+
+// account names the account of an API key (its name and plan) and the
+// key's first characters; an unknown key only by those.
+func (e *accessEntry) account(ctx context.Context, key string) []slog.Attr {
+	// At most half of a short key.
+	prefix := key[:min(keyPrefix, len(key)/2)] + "…"
+	out := []slog.Attr{slog.String("key", prefix)}
+	if e.a.accounts == nil {
+		return out
+	}
+	a, err := e.a.accounts(context.WithoutCancel(ctx), key)
+	if err != nil {
+		return append(out, slog.String("account", "unknown"))
+	}
+	return append(out, slog.String("account", a.Name), slog.String("plan", string(a.Plan)))
+}
+
+// Panic implements middleware.LogEntry: the journal records a panic as an
+// aborted answer, and net/http logs its stack.
+func (e *accessEntry) Panic(any, []byte) {}
+
+// eventLog writes the engine's lifecycle events (fidelity EL4): an end of
+// processing (project ready or error, artifact completed or failed, video
+// completed) at INFO, a start (upload_started, in_progress) at DEBUG.
+func eventLog(log *slog.Logger) func(engine.Event) {
+	if !log.Enabled(context.Background(), slog.LevelInfo) {
+		return nil
+	}
+	return func(ev engine.Event) {
+		level := slog.LevelInfo
+		switch ev.To {
+		case string(sim.StatusInProgress), sim.ArtifactStarted: // and sim.VideoInProgress, the same word
+			level = slog.LevelDebug
+		}
+		attrs := []slog.Attr{slog.String("id", ev.ID), slog.String("from", ev.From), slog.String("to", ev.To),
+			slog.Time("sim_time", ev.At)}
+		if ev.Company != "" {
+			attrs = append(attrs, slog.String("company", ev.Company))
+		}
+		if ev.Reason != "" {
+			attrs = append(attrs, slog.String("reason", ev.Reason))
+		}
+		log.LogAttrs(context.Background(), level, ev.Resource+" "+ev.To, attrs...)
+	}
+}
