@@ -45,16 +45,16 @@ func startRun(t *testing.T, env map[string]string, args ...string) *run2 {
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
 		banner.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "  time scale:") {
+		if strings.HasPrefix(sc.Text(), "  API keys:") {
 			break
 		}
 	}
-	if !strings.Contains(banner.String(), "time scale:") {
+	if !strings.Contains(banner.String(), "API keys:") {
 		cancel()
 		t.Fatalf("dubsim did not start: %v\n%s", <-errc, logs.String())
 	}
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(banner.String())
+	m := regexp.MustCompile(`listening on (https?://\S+)`).FindStringSubmatch(banner.String())
 	require.NotNil(t, m, banner.String())
 	r := &run2{base: m[1], banner: banner.String(), log: logs}
 	var once sync.Once

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -22,42 +21,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// startBanner runs dubsim in-process and returns its whole banner (up to
-// the API keys) and a stop function.
+// startBanner runs dubsim in-process on a data file of its own, logs off,
+// and returns its banner (up to the API keys) and a stop function.
 func startBanner(t *testing.T, args ...string) (string, func() error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	errc := make(chan error, 1)
-	go func() {
-		err := run(ctx, append([]string{"--addr", "127.0.0.1:0", "--log-level", "off", "--data", filepath.Join(t.TempDir(), "d.db")}, args...), noEnv, pw, io.Discard)
-		pw.Close()
-		errc <- err
-	}()
-	var banner strings.Builder
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		banner.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "  API keys:") {
-			break
-		}
-	}
-	if !strings.Contains(banner.String(), "API keys:") {
-		cancel()
-		t.Fatalf("dubsim did not start: %v\n%s", <-errc, banner.String())
-	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		return <-errc
-	}
-	t.Cleanup(func() { _ = stop() })
-	return banner.String(), stop
+	r := startRun(t, nil, append([]string{"--log-level", "off", "--data", filepath.Join(t.TempDir(), "d.db")}, args...)...)
+	return r.banner, r.stop
 }
 
 func match(t *testing.T, re, s string) string {
