@@ -51,11 +51,11 @@ type core struct {
 	inspect Inspector
 	blobs   Blobs
 	quota   sim.BlobQuota
-	// Bytes of uploads being received, by company and in all, counted
-	// against the quotas until they are stored.
-	quotaMu       sync.Mutex
-	reserved      map[string]int64
-	reservedTotal int64
+	// Bytes of uploads being received by company, counted against the
+	// quotas until they are stored (under pool.mu, which counts them in
+	// all).
+	pool     *QuotaPool
+	reserved map[string]int64
 	// Artifact downloads run in the background until Close.
 	bg    context.Context
 	stop  context.CancelFunc
@@ -257,7 +257,11 @@ func newCore(cfg Config) *core {
 	e.fixtures.Store(cfg.Fixtures)
 	e.fixtureFS = cfg.FixtureFS
 	e.studio, e.media, e.inspect, e.blobs = cfg.StudioTiming, cfg.Media, cfg.Inspect, cfg.Blobs
-	e.quota, e.reserved = cfg.Quota, map[string]int64{}
+	e.quota, e.reserved, e.pool = cfg.Quota, map[string]int64{}, cfg.QuotaPool
+	if e.pool == nil {
+		e.pool = NewQuotaPool()
+	}
+	e.pool.join(e)
 	if e.studio == (sim.StudioTiming{}) {
 		e.studio = sim.DefaultStudioTiming
 	}

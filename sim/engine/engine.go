@@ -64,6 +64,10 @@ type Config struct {
 	// Quota bounds the stored files and the pending downloads (zero value:
 	// unlimited).
 	Quota sim.BlobQuota
+	// QuotaPool, when set, is shared with the other engines of the process
+	// (sandboxes): Quota.Total then bounds the files of them all (nil: this
+	// engine's own). Quota.PerCompany stays per engine.
+	QuotaPool *QuotaPool
 	// FetchErrorDetail: an artifact's errorMessage says why the download of
 	// a URL failed or why its file is not media; otherwise only that it could
 	// not be read (the log says why).
@@ -106,6 +110,7 @@ func (e *Engine) Close() {
 	c := e.core
 	c.stop()
 	c.dlWG.Wait()
+	c.pool.leave(c)
 }
 
 // minSecret is the shortest store secret the engine accepts: keys and

@@ -51,10 +51,10 @@ func TestUploadQuotas(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, got.Uploaded)
 
-	h.e.core.quotaMu.Lock()
-	defer h.e.core.quotaMu.Unlock()
+	h.e.core.pool.mu.Lock()
+	defer h.e.core.pool.mu.Unlock()
 	assert.Empty(t, h.e.core.reserved, "nothing in flight once done")
-	assert.Zero(t, h.e.core.reservedTotal)
+	assert.Zero(t, h.e.core.pool.reservedTotal)
 }
 
 // A company may have PresignsPerCompany uploads outstanding; a used one no
@@ -110,8 +110,8 @@ func TestDownloadQuotas(t *testing.T) {
 	_, err = h.e.Uploads.ReceiveUpload(ctx, upload.ID, strings.NewReader(strings.Repeat("x", 6)))
 	assert.ErrorIs(t, err, sim.ErrStorageQuota, "the downloaded file counts against an upload")
 
-	h.e.core.quotaMu.Lock()
-	defer h.e.core.quotaMu.Unlock()
+	h.e.core.pool.mu.Lock()
+	defer h.e.core.pool.mu.Unlock()
 	assert.Empty(t, h.e.core.reserved, "nothing in flight once done")
 }
 

@@ -143,6 +143,18 @@ func (e *core) newQuotaCount(ctx context.Context, company, exceptUpload string) 
 	if err != nil {
 		return nil, err
 	}
+	// The files of the other engines of a shared pool count in all. One
+	// that cannot be read is closing (its files are about to go): it
+	// counts nothing.
+	for _, o := range e.pool.others(e) {
+		_ = o.store.View(ctx, func(tx sim.Tx) error {
+			all, _, err := storedBytes(tx, "", "")
+			if err == nil {
+				qc.stored += all
+			}
+			return err
+		})
+	}
 	// A file of 0 bytes is refused too when the quota is used up.
 	if err := qc.count(0); err != nil {
 		qc.release()
@@ -183,12 +195,12 @@ func (qc *quotaCount) count(n int64) error {
 		return nil
 	}
 	e, q := qc.e, qc.e.quota
-	e.quotaMu.Lock()
-	defer e.quotaMu.Unlock()
+	e.pool.mu.Lock()
+	defer e.pool.mu.Unlock()
 	qc.read += n
 	e.reserved[qc.company] += n
-	e.reservedTotal += n
-	mine, total := qc.mine+e.reserved[qc.company], qc.stored+e.reservedTotal
+	e.pool.reservedTotal += n
+	mine, total := qc.mine+e.reserved[qc.company], qc.stored+e.pool.reservedTotal
 	switch {
 	case q.PerCompany > 0 && (mine > q.PerCompany || n == 0 && mine >= q.PerCompany):
 		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgCompanyQuota, gb(q.PerCompany))}
@@ -202,8 +214,8 @@ func (qc *quotaCount) count(n int64) error {
 // its record counts it) or failed.
 func (qc *quotaCount) release() {
 	e := qc.e
-	e.quotaMu.Lock()
-	defer e.quotaMu.Unlock()
+	e.pool.mu.Lock()
+	defer e.pool.mu.Unlock()
 	if qc.released {
 		return
 	}
@@ -212,7 +224,7 @@ func (qc *quotaCount) release() {
 	if e.reserved[qc.company] == 0 {
 		delete(e.reserved, qc.company)
 	}
-	e.reservedTotal -= qc.read
+	e.pool.reservedTotal -= qc.read
 }
 
 // quotaReader counts an upload's body (quotaCount).

@@ -113,7 +113,7 @@ func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		key := p.ID + "/" + strconv.Itoa(gen) + "/" + name
+		key := a.outputNS + p.ID + "/" + strconv.Itoa(gen) + "/" + name
 		if f, ok := a.outputs.open(key, size, func() io.Reader { return render() }); ok {
 			defer f.Close()
 			http.ServeContent(jw, r, name, p.CompletedAt, f)

@@ -6,7 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultOutputCacheBytes bounds the disk the output cache uses.
@@ -118,6 +121,51 @@ func (c *outputCache) evictLocked(el *list.Element) {
 	c.size -= e.size
 	// An open file stays readable after its name is removed (POSIX).
 	_ = os.Remove(e.path)
+}
+
+// dropPrefix removes the cached files whose key starts with prefix.
+func (c *outputCache) dropPrefix(prefix string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, el := range c.entries {
+		if strings.HasPrefix(key, prefix) {
+			c.evictLocked(el)
+		}
+	}
+}
+
+// OutputCache is an output cache several APIs share (Config.OutputCache),
+// so that instances of one process (sandboxes) keep one disk bound and one
+// directory: each API's keys carry a prefix of its own, and an API's Close
+// removes only its files. Its creator closes it.
+type OutputCache struct {
+	c    *outputCache
+	next atomic.Uint64
+}
+
+// NewOutputCache returns an output cache in dir bounded to limit bytes
+// (zero or negative: DefaultOutputCacheBytes).
+func NewOutputCache(dir string, limit int64) *OutputCache {
+	if limit <= 0 {
+		limit = DefaultOutputCacheBytes
+	}
+	return &OutputCache{c: newOutputCache(dir, limit)}
+}
+
+// namespace is a key prefix no other API of the cache has.
+func (o *OutputCache) namespace() string {
+	return strconv.FormatUint(o.next.Add(1), 10) + ":"
+}
+
+// Close removes every cached file and the directory.
+func (o *OutputCache) Close() error {
+	if o == nil {
+		return nil
+	}
+	return o.c.close()
 }
 
 // close removes every cached file.

@@ -115,3 +115,34 @@ func TestOutputCache(t *testing.T) {
 		assert.True(t, os.IsNotExist(err))
 	})
 }
+
+// TestSharedOutputCache: APIs sharing an OutputCache keep their keys apart,
+// share its bound, and each Close removes only its own files.
+func TestSharedOutputCache(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	shared := NewOutputCache(dir, 10)
+	a, b := &API{}, &API{}
+	a.outputs, a.outputNS = shared.c, shared.namespace()
+	b.outputs, b.outputNS = shared.c, shared.namespace()
+	require.NotEqual(t, a.outputNS, b.outputNS)
+	var renders atomic.Int32
+	got, _ := cacheRead(t, a.outputs, a.outputNS+"p/1/a.wav", "aaaa", &renders)
+	assert.Equal(t, "aaaa", got)
+	got, _ = cacheRead(t, b.outputs, b.outputNS+"p/1/a.wav", "bbbb", &renders)
+	assert.Equal(t, "bbbb", got, "the same project id in another API is another file")
+	assert.EqualValues(t, 2, renders.Load())
+	assert.EqualValues(t, 8, shared.c.size, "one bound for both")
+
+	require.NoError(t, a.Close())
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, files, 1, "a's Close removed a's file only")
+	got, _ = cacheRead(t, b.outputs, b.outputNS+"p/1/a.wav", "bbbb", &renders)
+	assert.Equal(t, "bbbb", got)
+	assert.EqualValues(t, 2, renders.Load(), "b's file stayed cached")
+
+	require.NoError(t, shared.Close())
+	_, err = os.Stat(dir)
+	assert.True(t, os.IsNotExist(err), "the creator's Close removes the directory")
+}

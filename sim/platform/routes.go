@@ -51,6 +51,10 @@ type Config struct {
 	// DefaultOutputCacheBytes). Close removes it.
 	OutputCacheDir   string
 	OutputCacheBytes int64
+	// OutputCache, when set, is used instead of a cache of this API's own
+	// (OutputCacheDir and OutputCacheBytes are then ignored): the API's
+	// files are removed from it at Close, the cache itself is not.
+	OutputCache *OutputCache
 }
 
 // API is the platform interface.
@@ -65,6 +69,9 @@ type API struct {
 	catalog   atomic.Pointer[catalogBodies]
 	rendered  gencache.Cache[rendered]
 	outputs   *outputCache
+	// outputNS prefixes this API's keys in a shared output cache ("": the
+	// cache is its own).
+	outputNS string
 }
 
 // New returns the platform API.
@@ -77,7 +84,9 @@ func New(cfg Config) *API {
 		created:   cfg.CreateStatus,
 	}
 	a.rendered.Size = renderedSize
-	if cfg.OutputCacheDir != "" {
+	if cfg.OutputCache != nil {
+		a.outputs, a.outputNS = cfg.OutputCache.c, cfg.OutputCache.namespace()
+	} else if cfg.OutputCacheDir != "" {
 		limit := cfg.OutputCacheBytes
 		if limit <= 0 {
 			limit = DefaultOutputCacheBytes
@@ -93,8 +102,15 @@ func New(cfg Config) *API {
 	return a
 }
 
-// Close removes the cached output files.
-func (a *API) Close() error { return a.outputs.close() }
+// Close removes the cached output files (only its own from a shared
+// cache).
+func (a *API) Close() error {
+	if a.outputNS != "" {
+		a.outputs.dropPrefix(a.outputNS)
+		return nil
+	}
+	return a.outputs.close()
+}
 
 // Routes returns the whole route table of the platform interface.
 func (a *API) Routes() chi.Router {

@@ -125,6 +125,10 @@ func measureSandboxes(t *testing.T, layout string, n int, fx *sim.Fixtures) sand
 	if layout == "shr-j1" {
 		journalSize = 1
 	}
+	// The process's resources, shared as sandboxes will share them.
+	sh, err := server.NewShared(server.Config{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, sh.Close()) }()
 	before := settle(t)
 	type instance struct {
 		srv *server.Server
@@ -145,7 +149,7 @@ func measureSandboxes(t *testing.T, layout string, n int, fx *sim.Fixtures) sand
 		srv, err := server.New(ctx, server.Config{
 			Store: st, Clock: sim.NewSimClock(func() time.Time { return time.Unix(1_700_000_000, 0) }, 0),
 			Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming, BlobDir: filepath.Join(dir, "blobs"),
-			JournalSize: journalSize,
+			JournalSize: journalSize, Shared: sh,
 		})
 		require.NoError(t, err)
 		durations = append(durations, time.Since(began))

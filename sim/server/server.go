@@ -125,7 +125,48 @@ type Config struct {
 	// a request waits for its bytes before it reads its body. Zero:
 	// DefaultBodyMemory; negative: no budget.
 	BodyMemory int64
+	// Shared holds the resources of the process that instances built
+	// with it share (NewShared): the request-body budget, the storage
+	// quota's total and the output cache. nil: the instance makes its own
+	// from this Config (BodyMemory, Quota, OutputCacheBytes), as a single
+	// instance does. With Shared, those fields are read from the Config
+	// given to NewShared, and Quota.Total bounds the files of every
+	// instance together (Quota.PerCompany and the slot limits stay per
+	// instance).
+	Shared *Shared
 }
+
+// Shared is what the instances of one process (sandboxes) share, made once
+// by NewShared and closed by its creator after the instances (an instance's
+// Close leaves it open).
+type Shared struct {
+	budget  *httpx.BodyBudget
+	quota   *engine.QuotaPool
+	outputs *platform.OutputCache
+}
+
+// NewShared makes the shared resources from cfg's BodyMemory and
+// OutputCacheBytes (the output cache's directory is a temporary one,
+// removed by Close).
+func NewShared(cfg Config) (*Shared, error) {
+	bodyMemory := cfg.BodyMemory
+	if bodyMemory == 0 {
+		bodyMemory = DefaultBodyMemory
+	}
+	dir, err := makeTempDir(outputsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), quota: engine.NewQuotaPool(),
+		outputs: platform.NewOutputCache(dir, cfg.OutputCacheBytes)}, nil
+}
+
+// BodyMemoryUsed is the bytes of the shared body budget taken now.
+func (sh *Shared) BodyMemoryUsed() int64 { return sh.budget.Used() }
+
+// Close removes the shared output cache; call it after closing every
+// instance that uses it.
+func (sh *Shared) Close() error { return sh.outputs.Close() }
 
 // DefaultBodyIdleTimeout is the default of Config.BodyIdleTimeout.
 const DefaultBodyIdleTimeout = 60 * time.Second
@@ -261,6 +302,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	ids := sim.NewIDs(cfg.Seed)
 	s := &Server{}
+	shared := cfg.Shared
+	if shared == nil {
+		// Its own: a nil quota pool and output cache are made below.
+		shared = &Shared{}
+	}
 	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return s.Engine.Data.Fixtures().MediaRules },
 		AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP,
 		NoLoopback: cfg.NoLoopbackFetch, GenericErrors: !cfg.FetchErrorDetail, Log: log}
@@ -280,7 +326,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
 		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
-		Quota: cfg.Quota, FetchErrorDetail: cfg.FetchErrorDetail, OnEvent: eventLog(log),
+		Quota: cfg.Quota, QuotaPool: shared.quota, FetchErrorDetail: cfg.FetchErrorDetail, OnEvent: eventLog(log),
 	})
 	e := s.Engine
 	if err := e.Start(ctx); err != nil {
@@ -303,16 +349,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// records share the store and the scope (the API key).
 	slots := &httpx.IdemSlots{}
 	// Rendered output files are cached in a directory of this process,
-	// removed at Close (fidelity HO1).
-	outputs, err := makeTempDir(outputsPrefix)
-	if err != nil {
-		_ = s.Close()
-		return nil, err
+	// removed at Close (fidelity HO1): the shared cache's, or one of its
+	// own.
+	var outputs string
+	if shared.outputs == nil {
+		var err error
+		if outputs, err = makeTempDir(outputsPrefix); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
 	}
 	api := platform.New(platform.Config{
 		Service: PlatformService(e), Log: log, PublicURL: cfg.PublicURL,
 		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus, IdemSlots: slots,
-		OutputCacheDir: outputs, OutputCacheBytes: cfg.OutputCacheBytes,
+		OutputCacheDir: outputs, OutputCacheBytes: cfg.OutputCacheBytes, OutputCache: shared.outputs,
 	})
 	s.platform = api
 	root := chi.NewRouter()
@@ -398,12 +448,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if bodyMinRate == 0 {
 		bodyMinRate = DefaultBodyMinRate
 	}
-	bodyMemory := cfg.BodyMemory
-	if bodyMemory == 0 {
-		bodyMemory = DefaultBodyMemory
+	// One budget for every listener: the bytes are the process's (and
+	// for every instance of a Shared).
+	budget := shared.budget
+	if cfg.Shared == nil {
+		bodyMemory := cfg.BodyMemory
+		if bodyMemory == 0 {
+			bodyMemory = DefaultBodyMemory
+		}
+		budget = httpx.NewBodyBudget(bodyMemory)
 	}
-	// One budget for every listener: the bytes are the process's.
-	budget := httpx.NewBodyBudget(bodyMemory)
 	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
 	// The access log sits inside routing (it names the interface) and
 	// around everything that answers (fidelity EL1).

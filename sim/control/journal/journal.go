@@ -65,7 +65,7 @@ type Journal struct {
 	skip     func(r *http.Request) bool
 
 	mu      sync.RWMutex
-	ring    []Entry // len grows to capacity, then entries are overwritten
+	ring    []Entry // len grows to capacity (its memory on demand), then entries are overwritten
 	next    int     // index of the oldest entry once the ring is full
 	seq     uint64  // last sequence id handed out; never reset
 	total   uint64  // entries recorded since the last Reset
@@ -87,7 +87,9 @@ func New(cfg Config) *Journal {
 	if j.minPoll <= 0 {
 		j.minPoll = DefaultMinPollInterval
 	}
-	j.ring = make([]Entry, 0, j.capacity)
+	// The ring's memory grows as entries come (add): an idle journal
+	// costs nothing, which matters for the many instances of a process
+	// with sandboxes (the whole ring of 1,000 entries is 250 KB).
 	return j
 }
 
@@ -245,6 +247,9 @@ func (e Entry) clone() Entry {
 	return e
 }
 
+// ringStart is the ring's first allocation.
+const ringStart = 16
+
 // add stores e with the next sequence id, overwriting the oldest entry when
 // the ring is full, and returns the id.
 func (j *Journal) add(e Entry) uint64 {
@@ -254,6 +259,12 @@ func (j *Journal) add(e Entry) uint64 {
 	e.Seq = j.seq
 	j.total++
 	if len(j.ring) < j.capacity {
+		if len(j.ring) == cap(j.ring) {
+			// Double, but never past the capacity.
+			grown := make([]Entry, len(j.ring), min(max(2*cap(j.ring), ringStart), j.capacity))
+			copy(grown, j.ring)
+			j.ring = grown
+		}
 		j.ring = append(j.ring, e)
 		return e.Seq
 	}

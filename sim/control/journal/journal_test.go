@@ -192,3 +192,62 @@ func TestEntryTimes(t *testing.T) {
 	serve(noSim.Middleware(okHandler()), newRequest("GET", "/x", ""))
 	assert.True(t, noSim.Entries(journal.Filter{})[0].SimTime.IsZero(), "no SimNow, no simulated time")
 }
+
+// TestRingGrowsToItsCapacity: the ring's memory grows as entries come (from
+// nothing, doubling); across the growths and at its capacity it keeps the
+// newest entries in order, as a ring allocated whole does.
+func TestRingGrowsToItsCapacity(t *testing.T) {
+	t.Parallel()
+	const capacity = 40 // past two doublings of the first allocation
+	newest := func(sent, kept int) []string {
+		out := []string{}
+		for i := sent; i > sent-kept; i-- {
+			out = append(out, fmt.Sprintf("/r%d", i))
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		sent    int
+		reset   bool // reset after sending, then send sent again
+		stored  int
+		dropped uint64
+	}{
+		{name: "empty", sent: 0},
+		{name: "one", sent: 1, stored: 1},
+		{name: "first allocation full", sent: 16, stored: 16},
+		{name: "first growth", sent: 17, stored: 17},
+		{name: "capacity-1", sent: capacity - 1, stored: capacity - 1},
+		{name: "capacity", sent: capacity, stored: capacity},
+		{name: "capacity+1", sent: capacity + 1, stored: capacity, dropped: 1},
+		{name: "three times round", sent: 3*capacity + 7, stored: capacity, dropped: 2*capacity + 7},
+		{name: "after reset, below capacity", sent: 5, reset: true, stored: 5},
+		{name: "after reset, past capacity", sent: capacity + 3, reset: true, stored: capacity, dropped: 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			j := newJournal(newClock(), journal.Config{Capacity: capacity})
+			h := j.Middleware(okHandler())
+			sent := 0
+			send := func(n int) {
+				for range n {
+					sent++
+					serve(h, newRequest("GET", fmt.Sprintf("/r%d", sent), ""))
+				}
+			}
+			send(tc.sent)
+			if tc.reset {
+				j.Reset()
+				send(tc.sent)
+			}
+			got := j.Entries(journal.Filter{})
+			assert.Equal(t, newest(sent, tc.stored), paths(got))
+			for i, e := range got {
+				assert.Equal(t, uint64(sent-i), e.Seq)
+			}
+			assert.Equal(t, journal.Stats{Capacity: capacity, MaxBody: 8192, Stored: tc.stored, Total: uint64(tc.sent),
+				Dropped: tc.dropped, LastSeq: uint64(sent)}, j.Stats())
+		})
+	}
+}

@@ -1,0 +1,42 @@
+package engine
+
+import "sync"
+
+// QuotaPool counts the files of the engines that share it against one total
+// storage quota (sim.BlobQuota.Total): the bytes being received by any of
+// them and the files each has stored. The instances of one process
+// (sandboxes) share one, so that their number does not multiply the disk
+// the process may fill. Each engine keeps its per-company count.
+type QuotaPool struct {
+	mu            sync.Mutex
+	reservedTotal int64              // bytes being received, in all
+	members       map[*core]struct{} // engines not closed
+}
+
+// NewQuotaPool returns an empty pool, for engine.Config.QuotaPool.
+func NewQuotaPool() *QuotaPool { return &QuotaPool{members: map[*core]struct{}{}} }
+
+func (p *QuotaPool) join(c *core) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.members[c] = struct{}{}
+}
+
+func (p *QuotaPool) leave(c *core) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.members, c)
+}
+
+// others is the members but c.
+func (p *QuotaPool) others(c *core) []*core {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*core
+	for m := range p.members {
+		if m != c {
+			out = append(out, m)
+		}
+	}
+	return out
+}
