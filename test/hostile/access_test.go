@@ -2,7 +2,6 @@ package hostile
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -25,7 +24,7 @@ func accessStart(t *testing.T, data string) *proctest.Proc {
 // id and the output URLs Get Project gives.
 func accessReady(t *testing.T, p *proctest.Proc, key string) (id, audioURL, videoURL string) {
 	t.Helper()
-	st, body := outputsCall(t, "POST", p.Base+"/api/v1/projects", key,
+	st, body := call(t, "POST", p.Base+"/api/v1/projects", key,
 		`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://media.dubsim.test/short.mp4"}`)
 	require.Equal(t, http.StatusOK, st, body)
 	var rc struct {
@@ -33,34 +32,18 @@ func accessReady(t *testing.T, p *proctest.Proc, key string) (id, audioURL, vide
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &rc), body)
 	id = rc.ProjectID.String()
-	st, body = outputsCall(t, "POST", p.Base+"/_sim/clock/advance", "", `{"seconds":86400}`)
+	st, body = call(t, "POST", p.Base+"/_sim/clock/advance", "", `{"seconds":86400}`)
 	require.Equal(t, http.StatusOK, st, body)
 	var v struct {
 		Status string `json:"status"`
 		Video  string `json:"output_video_url"`
 		Audio  string `json:"output_tts_audio_url"`
 	}
-	st, body = outputsCall(t, "GET", p.Base+"/api/v1/projects/"+id, key, "")
+	st, body = call(t, "GET", p.Base+"/api/v1/projects/"+id, key, "")
 	require.Equal(t, http.StatusOK, st, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
 	require.Equal(t, "ready", v.Status, body)
 	return id, v.Audio, v.Video
-}
-
-// accessGet downloads u with key (none if empty): status, body.
-func accessGet(t *testing.T, u, key string) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
-	require.NoError(t, err)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, b
 }
 
 // Output URLs must not be computable from a project id: they were
@@ -77,9 +60,9 @@ func TestOutputURLsCannotBeComputed(t *testing.T) {
 	p := accessStart(t, data)
 	id, audioURL, videoURL := accessReady(t, p, "dubsim-pro")
 
-	st, b := accessGet(t, audioURL, "")
+	st, b := call(t, "GET", audioURL, "", "")
 	require.Equal(t, http.StatusOK, st, "the owner's own URL")
-	require.True(t, strings.HasPrefix(string(b), "RIFF"), "a WAV file")
+	require.True(t, strings.HasPrefix(b, "RIFF"), "a WAV file")
 	wav := len(b)
 
 	// What an attacker computes from the id, as before the fix.
@@ -111,10 +94,10 @@ func TestOutputURLsCannotBeComputed(t *testing.T) {
 
 	for name, u := range computed {
 		for _, key := range []string{"", "dubsim-free"} {
-			st, b := accessGet(t, u, key)
+			st, b := call(t, "GET", u, key, "")
 			t.Logf("%s (key %q): %d, %d bytes", name, key, st, len(b))
 			assert.Equal(t, http.StatusNotFound, st, "%s with key %q: %s", name, key, u)
-			assert.Equal(t, `{"error":"NotFoundError","message":"File not found"}`, strings.TrimSpace(string(b[:min(len(b), 100)])), "%s: the documented 404, no media", name)
+			assert.Equal(t, `{"error":"NotFoundError","message":"File not found"}`, strings.TrimSpace(b[:min(len(b), 100)]), "%s: the documented 404, no media", name)
 		}
 	}
 	assert.True(t, p.Alive())
@@ -124,7 +107,7 @@ func TestOutputURLsCannotBeComputed(t *testing.T) {
 	p = accessStart(t, data)
 	for _, u := range []string{audioURL, videoURL} {
 		u = strings.Replace(u, audioURL[:strings.Index(audioURL, "/files/")], p.Base, 1)
-		st, b := accessGet(t, u, "")
+		st, b := call(t, "GET", u, "", "")
 		assert.Equal(t, http.StatusOK, st, "after a restart: %s", u)
 		if strings.HasSuffix(strings.Split(u, "?")[0], ".wav") {
 			assert.Len(t, b, wav, "the same file")

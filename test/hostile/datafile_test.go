@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -54,11 +53,11 @@ func datafileMake(t *testing.T) []byte {
 		var acct struct {
 			APIKey string `json:"api_key"`
 		}
-		status, body := datafilePost(t, p.Base+"/_sim/accounts", "", `{"plan":"enterprise","balance_minutes":100000}`)
+		status, body := call(t, "POST", p.Base+"/_sim/accounts", "", `{"plan":"enterprise","balance_minutes":100000}`)
 		require.Equal(t, http.StatusCreated, status, body)
 		require.NoError(t, json.Unmarshal([]byte(body), &acct))
 		for i := range datafileProjects {
-			status, body := datafilePost(t, p.Base+"/api/v1/projects", acct.APIKey, fmt.Sprintf(
+			status, body := call(t, "POST", p.Base+"/api/v1/projects", acct.APIKey, fmt.Sprintf(
 				`{"name":"datafile-project-%04d","source_lang":"en","target_lang":"fr-FR","source_video_url":"https://example.com/v.mp4"}`, i))
 			require.Equal(t, http.StatusOK, status, body)
 		}
@@ -67,37 +66,6 @@ func datafileMake(t *testing.T) []byte {
 	})
 	require.NoError(t, datafileErr)
 	return datafileGood
-}
-
-func datafilePost(t *testing.T, url, key, body string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
-}
-
-func datafileGet(t *testing.T, url, key string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	require.NoError(t, err)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
 }
 
 // datafileRefused runs dubsim on path and expects it to exit with status 1
@@ -199,7 +167,7 @@ func TestDatafileDamagedPageKeepsServing(t *testing.T) {
 	t.Logf("damaged page %d of %d", page, len(good)/4096)
 
 	p := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", path, "--log-level", "error")
-	status, body := datafilePost(t, p.Base+"/_sim/clock/advance", "", `{"seconds":3600}`)
+	status, body := call(t, "POST", p.Base+"/_sim/clock/advance", "", `{"seconds":3600}`)
 	t.Logf("advance: %d %s", status, body)
 	assert.Equal(t, http.StatusOK, status, body)
 
@@ -209,14 +177,14 @@ func TestDatafileDamagedPageKeepsServing(t *testing.T) {
 		if !p.Alive() {
 			break
 		}
-		status, _ := datafileGet(t, p.Base+"/_sim/health", "")
+		status, _ := call(t, "GET", p.Base+"/_sim/health", "", "")
 		assert.Equal(t, http.StatusOK, status)
 		time.Sleep(100 * time.Millisecond)
 	}
 	require.True(t, p.Alive(), "dubsim died:\n%.1000s", p.Stderr())
 
 	// The state dump reads every project, the damaged page too.
-	status, body = datafileGet(t, p.Base+"/_sim/state", "")
+	status, body = call(t, "GET", p.Base+"/_sim/state", "", "")
 	assert.Equal(t, http.StatusInternalServerError, status, "%.300s", body)
 	assert.Contains(t, body, `"error"`, "the answer is an error envelope")
 

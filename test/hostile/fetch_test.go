@@ -17,7 +17,7 @@ import (
 // returns the status and body of the answer.
 func fetchCreate(t *testing.T, base, url string) (int, string) {
 	t.Helper()
-	return outputsCall(t, http.MethodPost, base+"/api/v1/projects", "dubsim-pro",
+	return call(t, http.MethodPost, base+"/api/v1/projects", "dubsim-pro",
 		`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"`+url+`"}`)
 }
 

@@ -3,7 +3,6 @@ package hostile
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,29 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// miscCall sends a request with a studio (or platform) API key and a JSON
-// body, and returns the status and the body.
-func miscCall(t *testing.T, method, url, key, body string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	require.NoError(t, err)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
-}
-
 // miscArtifact creates an artifact from url and returns the status and the
 // body of the answer.
 func miscArtifact(t *testing.T, p *proctest.Proc, key, url string) (int, string) {
 	t.Helper()
-	return miscCall(t, "POST", p.Base+"/api/v1/artifacts/create", key, `{"name":"a","type":"audio","url":"`+url+`"}`)
+	return call(t, "POST", p.Base+"/api/v1/artifacts/create", key, `{"name":"a","type":"audio","url":"`+url+`"}`)
 }
 
 // miscID is the id of a created artifact.
@@ -59,10 +40,10 @@ func miscID(t *testing.T, body string) string {
 // and errorMessage.
 func miscSettle(t *testing.T, p *proctest.Proc, key string, ids ...string) (status, errs []string) {
 	t.Helper()
-	st, body := miscCall(t, "POST", p.Base+"/_sim/clock/advance", "", `{"seconds":3600}`)
+	st, body := call(t, "POST", p.Base+"/_sim/clock/advance", "", `{"seconds":3600}`)
 	require.Equal(t, http.StatusOK, st, body)
 	for _, id := range ids {
-		st, body := miscCall(t, "GET", p.Base+"/api/v1/artifacts/"+id, key, "")
+		st, body := call(t, "GET", p.Base+"/api/v1/artifacts/"+id, key, "")
 		require.Equal(t, http.StatusOK, st, body)
 		var a struct {
 			Status       string  `json:"status"`

@@ -12,39 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// outputsCall sends one request with a JSON body and returns status and body.
-func outputsCall(t *testing.T, method, url, key, body string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	require.NoError(t, err)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
-}
-
 // The dubbed audio of a two-hour project is 317 MB, synthesized on every
 // download: about 4 s of CPU each time, for anyone who has the URL (no key).
 // The output cache renders it once per project generation; a repeated
 // download costs a read.
 func TestRepeatedOutputDownloadsCostARead(t *testing.T) {
 	p := start(t)
-	st, body := outputsCall(t, "POST", p.Base+"/api/v1/projects", "dubsim-enterprise",
+	st, body := call(t, "POST", p.Base+"/api/v1/projects", "dubsim-enterprise",
 		`{"source_lang":"en","target_lang":"fr-FR","source_video_url":"https://media.dubsim.test/long.mp4"}`)
 	require.Equal(t, http.StatusOK, st, body)
 	id := body[strings.Index(body, `"project_id":`)+len(`"project_id":`):]
 	id = strings.Trim(id[:strings.IndexAny(id, ",}")], `" `)
-	st, body = outputsCall(t, "POST", p.Base+"/_sim/clock/advance", "", `{"seconds":86400}`)
+	st, body = call(t, "POST", p.Base+"/_sim/clock/advance", "", `{"seconds":86400}`)
 	require.Equal(t, http.StatusOK, st, body)
-	st, body = outputsCall(t, "GET", p.Base+"/api/v1/projects/"+id, "dubsim-enterprise", "")
+	st, body = call(t, "GET", p.Base+"/api/v1/projects/"+id, "dubsim-enterprise", "")
 	require.Equal(t, http.StatusOK, st, body)
 	var view struct {
 		URL string `json:"output_tts_audio_url"`
