@@ -154,6 +154,7 @@ const (
 	MsgUserEmail       = "user_email must be an email address of at most 254 characters; got %q"
 	MsgUserIDChosen    = "user_id cannot be chosen; use company_id to join a company, and user_email to name the new user"
 	MsgAccountExists   = "An account with api_key %q already exists"
+	MsgSandboxKey      = "api_key %q starts with sbx_, the prefix of sandbox keys; choose another key (in a sandbox, a key given without the prefix gets the sandbox's own)"
 	MsgUnknownUser     = "user_id %q does not name a user"
 	MsgUnknownCompany  = "company_id %q does not name a company"
 	MsgEmailTaken      = "user_email %q is already taken"

@@ -44,6 +44,12 @@ type AccountSpec struct {
 	RateLimit *RateLimit          `json:"rate_limit,omitempty"`
 }
 
+// SandboxKeyPrefix starts every API key of a sandbox: "sbx_<id>_<key>",
+// which routes a request to the sandbox <id> (sim/sandbox). No key of the
+// default simulator starts with it: fixture files and POST /_sim/accounts
+// refuse such keys (fidelity SB2).
+const SandboxKeyPrefix = "sbx_"
+
 // CheckAPIKey keeps API keys usable in an Authorization header and as store
 // keys: printable ASCII without spaces, at most 200 characters.
 func CheckAPIKey(k string) error {

@@ -73,6 +73,13 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 	if spec.BalanceMinutes < 0 {
 		return a, sim.Errorf(sim.CodeValidation, sim.MsgNegativeBalance)
 	}
+	if spec.APIKey != "" {
+		k, err := e.ownKey(spec.APIKey)
+		if err != nil {
+			return a, err
+		}
+		spec.APIKey = k
+	}
 	if err := sim.CheckAPIKey(spec.APIKey); err != nil {
 		return a, sim.Errorf(sim.CodeValidation, "%v", err)
 	}
@@ -92,7 +99,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 			if err != nil {
 				return err
 			}
-			spec.APIKey = "dsk_" + e.secretToken(16, "account", fmt.Sprint(seq))
+			spec.APIKey = e.keyPrefix + "dsk_" + e.secretToken(16, "account", fmt.Sprint(seq))
 		}
 		if _, err := tx.Account(spec.APIKey); err == nil {
 			return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey)

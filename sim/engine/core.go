@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,8 @@ type core struct {
 	frozen      bool
 
 	store sim.Store
+	// keyPrefix starts every API key of a sandbox's engine (Config.KeyPrefix).
+	keyPrefix string
 	// secret is the store's (sim.Store.Secret): it keys whatever grants
 	// access, where ids (the public seed) makes content.
 	secret    []byte
@@ -254,7 +257,8 @@ func newCore(cfg Config) *core {
 	if e.workWait <= 0 {
 		e.workWait = DefaultWorkWait
 	}
-	e.fixtures.Store(cfg.Fixtures)
+	e.keyPrefix = cfg.KeyPrefix
+	e.fixtures.Store(e.ownKeys(cfg.Fixtures))
 	e.fixtureFS = cfg.FixtureFS
 	e.studio, e.media, e.inspect, e.blobs = cfg.StudioTiming, cfg.Media, cfg.Inspect, cfg.Blobs
 	e.quota, e.reserved, e.pool = cfg.Quota, map[string]int64{}, cfg.QuotaPool
@@ -269,6 +273,34 @@ func newCore(cfg Config) *core {
 	e.dlSem = make(chan struct{}, maxDownloads)
 	e.dlPending, e.fetchDetail = map[string]int{}, cfg.FetchErrorDetail
 	return e
+}
+
+// ownKeys is fx with every account key given this engine's key prefix (a
+// copy: the set may be shared with other engines), or fx itself without one.
+func (e *core) ownKeys(fx *sim.Fixtures) *sim.Fixtures {
+	if e.keyPrefix == "" || fx == nil {
+		return fx
+	}
+	own := *fx
+	own.Accounts = make([]sim.AccountSpec, len(fx.Accounts))
+	for i, a := range fx.Accounts {
+		a.APIKey = e.keyPrefix + strings.TrimPrefix(a.APIKey, e.keyPrefix)
+		own.Accounts[i] = a
+	}
+	return &own
+}
+
+// ownKey is the key an account asked for with key k gets (CreateAccount):
+// k with the sandbox's prefix, or an error when k names another sandbox or,
+// in the default simulator, any.
+func (e *core) ownKey(k string) (string, error) {
+	if e.keyPrefix != "" && strings.HasPrefix(k, e.keyPrefix) {
+		return k, nil
+	}
+	if strings.HasPrefix(k, sim.SandboxKeyPrefix) {
+		return "", sim.Errorf(sim.CodeValidation, sim.MsgSandboxKey, clip(k, 80))
+	}
+	return e.keyPrefix + k, nil
 }
 
 // fixtureSet is the fixture set in use.

@@ -72,6 +72,12 @@ type Config struct {
 	// a URL failed or why its file is not media; otherwise only that it could
 	// not be read (the log says why).
 	FetchErrorDetail bool
+	// KeyPrefix makes this engine a sandbox's (sim/sandbox): every API key
+	// it holds starts with it ("sbx_<id>_"): the fixture accounts', keys
+	// made by CreateAccount, and keys given to it without the prefix. ""
+	// (the default simulator): keys starting with sim.SandboxKeyPrefix are
+	// refused.
+	KeyPrefix string
 }
 
 // Engine is the use-case layer: one service per resource, each a small

@@ -114,6 +114,7 @@ func putIfMissing[T any](get func(string) (T, error), put func(T) error, id stri
 // take effect at once; the set's accounts are created, or reset to their
 // fixture state when they exist.
 func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
+	fx = e.ownKeys(fx)
 	return e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
 		prev := e.fixtures.Load()

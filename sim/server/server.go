@@ -134,6 +134,10 @@ type Config struct {
 	// instance together (Quota.PerCompany and the slot limits stay per
 	// instance).
 	Shared *Shared
+	// ControlExtensions are more routes of the control API (the process's
+	// sandboxes: /_sim/sandboxes), served behind the same guard, journal
+	// and envelope as every control call. Ignored with NoControl.
+	ControlExtensions []control.Extension
 }
 
 // Shared is what the instances of one process (sandboxes) share, made once
@@ -397,13 +401,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// The OpenAPI documents name the address they are served from.
 	docBase := func(r *http.Request) string { return httpx.BaseURL(r, strings.TrimRight(cfg.PublicURL, "/")) }
 	if !cfg.NoControl {
-		ctl := control.New(Controller(e), log,
-			control.Extension{Paths: ui.ControlPaths, Handler: web.ControlRoutes()},
-			control.Extension{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
-			control.Extension{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
-			control.Extension{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler(docBase)},
-			control.Extension{Paths: openapi.ReferencePaths, Handler: openapi.Reference(docBase)},
-		).WithDumpGate(dumps).Routes()
+		exts := append([]control.Extension{
+			{Paths: ui.ControlPaths, Handler: web.ControlRoutes()},
+			{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
+			{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
+			{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler(docBase)},
+			{Paths: openapi.ReferencePaths, Handler: openapi.Reference(docBase)},
+		}, cfg.ControlExtensions...)
+		ctl := control.New(Controller(e), log, exts...).WithDumpGate(dumps).Routes()
 		if cfg.SeparateControl {
 			controlRoot = chi.NewRouter()
 			controlRoot.NotFound(notFound)

@@ -164,7 +164,7 @@ func KeyScope(r *http.Request) string {
 // followed by the path prefix the request was served under (WithBasePath),
 // so that links lead back to the same mount.
 func BaseURL(r *http.Request, public string) string {
-	prefix, _ := r.Context().Value(basePathKey{}).(string)
+	prefix := BasePath(r.Context())
 	if public != "" {
 		return public + prefix
 	}
@@ -182,7 +182,17 @@ type basePathKey struct{}
 
 // WithBasePath records that a request is served under a path prefix (such
 // as "/studio", without a trailing slash) that was removed from its path;
-// BaseURL puts it back in the links the answer holds.
+// BaseURL puts it back in the links the answer holds. Prefixes compose: a
+// prefix recorded earlier (a sandbox's "/sbx/{id}") stays in front of the
+// new one ("/sbx/{id}/studio").
 func WithBasePath(ctx context.Context, prefix string) context.Context {
-	return context.WithValue(ctx, basePathKey{}, prefix)
+	return context.WithValue(ctx, basePathKey{}, BasePath(ctx)+prefix)
+}
+
+// BasePath is the path prefix a request is served under (WithBasePath):
+// "" when none, else a path starting with "/" and without a trailing slash.
+// Links an answer holds that are relative to its host start with it.
+func BasePath(ctx context.Context) string {
+	prefix, _ := ctx.Value(basePathKey{}).(string)
+	return prefix
 }
