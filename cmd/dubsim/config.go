@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
 )
 
@@ -40,10 +41,14 @@ type config struct {
 	ControlHosts     []string
 	ControlAddr      string
 	JournalSize      int
-	MinPollInterval  time.Duration
-	AdvanceWait      time.Duration
-	DateHeader       string
-	Version          bool
+	// Sandboxes (issue 21; fidelity SB1-SB8).
+	SandboxMax         int
+	SandboxIdle        time.Duration
+	SandboxJournalSize int
+	MinPollInterval    time.Duration
+	AdvanceWait        time.Duration
+	DateHeader         string
+	Version            bool
 
 	StudioAddr      string
 	BlobDir         string
@@ -231,6 +236,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	// Logs and shutdown (fidelity EL1-EL7).
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log lines as `text|json` (key=value, or an object a line); the access log and lifecycle events included")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, how long to wait for open requests and background downloads before closing them (0 = close at once)")
+	fs.IntVar(&c.SandboxMax, "sandbox-max", sandbox.DefaultMax, "sandboxes (POST /_sim/sandboxes: a simulator of its own per test, reached by its keys or /sbx/ID) the process holds at most; past it, creation answers 429 (0 = no sandboxes)")
+	fs.DurationVar(&c.SandboxIdle, "sandbox-idle", sandbox.DefaultIdle, "real time after which a sandbox that served no request is removed with its data (0 = never)")
+	fs.IntVar(&c.SandboxJournalSize, "sandbox-journal-size", sandbox.DefaultJournalSize, "requests each sandbox's journal keeps, 1 to 1000000")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit (also: dubsim version)")
 	envHelp(fs, "version")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -285,6 +293,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if err := checkDurations(fs); err != nil {
 		return c, err
+	}
+	if c.SandboxMax < 0 || c.SandboxMax > 100_000 {
+		return c, fmt.Errorf("sandbox-max must be an integer between 0 (no sandboxes) and 100000; got %d", c.SandboxMax)
+	}
+	if c.SandboxJournalSize < 1 || c.SandboxJournalSize > 1_000_000 {
+		return c, fmt.Errorf("sandbox-journal-size must be an integer between 1 and 1000000; got %d", c.SandboxJournalSize)
 	}
 	if c.JournalSize < 1 || c.JournalSize > 10_000_000 {
 		return c, fmt.Errorf("journal-size must be an integer between 1 and 10000000; got %d", c.JournalSize)

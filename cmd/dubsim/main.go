@@ -24,6 +24,7 @@ import (
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/engine"
+	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/store"
 )
@@ -152,7 +153,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	st := data.store
 
 	clock := sim.NewSimClock(time.Now, cfg.TimeScale)
-	srvParts, err := server.New(ctx, server.Config{
+	scfg := server.Config{
 		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fsys, Seed: cfg.Seed, Timing: cfg.Timing, Log: log,
 		FetchHosts: cfg.FetchHosts, PublicURL: cfg.PublicURL,
 		NoLoopbackFetch: !cfg.FetchLoopback, FetchErrorDetail: cfg.FetchErrorDetail,
@@ -166,12 +167,45 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Quota:         cfg.Quota,
 		DrainMaxBytes: drainMaxBytes(cfg.DrainMaxBytes), DrainIdleTimeout: cfg.DrainIdleTimeout, DrainTimeout: cfg.DrainTimeout,
 		BodyIdleTimeout: bodyIdleTimeout(cfg.BodyIdleTimeout), BodyMinRate: bodyMinRate(cfg.BodyMinRate), BodyMemory: zeroOff(cfg.BodyMemory),
-	})
+	}
+	// One body budget, total quota and output cache for the default
+	// simulator and every sandbox.
+	shared, err := server.NewShared(scfg)
+	if err != nil {
+		return err
+	}
+	defer shared.Close()
+	scfg.Shared = shared
+	sandboxes, err := newSandboxes(cfg, scfg, clock, log)
+	if err != nil {
+		return err
+	}
+	if sandboxes != nil {
+		scfg.ControlExtensions = append(scfg.ControlExtensions, sandboxes.ControlExtension(cfg.PublicURL))
+	}
+	srvParts, err := server.New(ctx, scfg)
 	if err != nil {
 		return err
 	}
 	defer srvParts.Close()
 	engine := srvParts.Engine
+	restoredSandboxes := 0
+	if sandboxes != nil {
+		// Closed before the default server (defers run last first).
+		defer func() {
+			if err := sandboxes.Close(context.Background()); err != nil {
+				log.Error("closing the sandboxes", "err", err)
+			}
+		}()
+		if restoredSandboxes, err = sandboxes.Open(ctx); err != nil {
+			return err
+		}
+		srvParts.Handler = sandboxes.Handler(srvParts.Handler, sandbox.PickMain)
+		srvParts.StudioHandler = sandboxes.Handler(srvParts.StudioHandler, sandbox.PickStudio)
+		if srvParts.ControlHandler != nil {
+			srvParts.ControlHandler = sandboxes.Handler(srvParts.ControlHandler, sandbox.PickControl)
+		}
+	}
 
 	tlsCfg, fp, err := serverTLS(cfg, time.Now(), cfg.Addr, cfg.StudioAddr, cfg.ControlAddr)
 	if err != nil {
@@ -235,13 +269,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		go func() { serveErr <- serve(controlSrv, cln) }()
 	}
 
-	banner(stdout, ln.Addr().String(), studioAddr, controlAddr, cfg, fx, func(w io.Writer) { dataBanner(w, data, getenv) })
+	banner(stdout, ln.Addr().String(), studioAddr, controlAddr, cfg, fx, func(w io.Writer) {
+		dataBanner(w, data, getenv)
+		sandboxBanner(w, cfg, sandboxes, restoredSandboxes)
+	})
 	go settleMemory(getenv)
 
 	ticker := time.NewTicker(cfg.Tick)
 	defer ticker.Stop()
 	lastSave := time.Now()
-	var sweepErr, saveErr tickErrors
+	var sweepErr, saveErr, sandboxErr tickErrors
 	for {
 		select {
 		case <-ctx.Done():
@@ -259,12 +296,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				_, err := engine.Clock.Tick(ctx)
 				return err
 			}))
+			if sandboxes != nil {
+				sandboxErr.report(ctx, log, "sandbox sweep", engineRecovered(func() error { return sandboxes.Tick(ctx) }))
+			}
 			if time.Since(lastSave) >= time.Second {
 				lastSave = time.Now()
 				saveErr.report(ctx, log, "save clock", engineRecovered(func() error { return engine.Clock.SaveClock(ctx) }))
 			}
 		}
 	}
+}
+
+// newSandboxes makes the process's sandbox manager (nil without sandboxes:
+// --sandbox-max 0, or no control API to create them). Sandboxes live
+// beside the data file, in <data>.sandboxes/ (temporary with the
+// temporary store).
+func newSandboxes(cfg config, base server.Config, clock *sim.SimClock, log *slog.Logger) (*sandbox.Manager, error) {
+	if cfg.SandboxMax == 0 || cfg.NoControl {
+		return nil, nil
+	}
+	base.Store, base.Clock = nil, nil
+	return sandbox.New(sandbox.Config{
+		Base: base, Shared: base.Shared, Dir: cfg.Data + ".sandboxes", Max: cfg.SandboxMax, Idle: cfg.SandboxIdle,
+		JournalSize: cfg.SandboxJournalSize, DefaultNow: clock.Now, Log: log,
+		StoreOptions: []store.Option{store.KeySeed(cfg.Seed)},
+	})
+}
+
+// sandboxBanner says whether sandboxes are on and how many were restored.
+func sandboxBanner(w io.Writer, cfg config, m *sandbox.Manager, restored int) {
+	if m == nil {
+		return
+	}
+	idle := "never expire"
+	if cfg.SandboxIdle > 0 {
+		idle = "expire after " + cfg.SandboxIdle.String() + " idle"
+	}
+	fmt.Fprintf(w, "  sandboxes:   POST /_sim/sandboxes (at most %d; %s); %d restored\n", cfg.SandboxMax, idle, restored)
 }
 
 // warnUnknownVariables reports, once at start, each DUBSIM_* variable that

@@ -416,3 +416,26 @@ func TestSandboxClockKeepsAdvancesAcrossARestart(t *testing.T) {
 	_, c := e2.json("GET", "/sbx/"+a.ID+"/_sim/clock", "", "")
 	assert.Equal(t, "2031-05-05T10:01:30.000Z", c["now"])
 }
+
+// TestTickSweepsRunningSandboxesOnly: the process's tick applies what is
+// due in a sandbox whose clock runs; a frozen one has nothing due until it
+// is advanced.
+func TestTickSweepsRunningSandboxesOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	running, frozen := e.create(`{"time_scale":1}`), e.create("")
+	e.project(running.Keys["dubsim-pro"], "r")
+	e.project(frozen.Keys["dubsim-pro"], "f")
+	ctx := context.Background()
+	due := func(id string) bool {
+		_, ok, err := e.m.Get(id).Server.Engine.Clock.NextDue(ctx)
+		require.NoError(t, err)
+		return ok
+	}
+	require.True(t, due(running.ID))
+	require.True(t, due(frozen.ID))
+	e.real.add(3 * time.Hour) // the running clock follows real time
+	require.NoError(t, e.m.Tick(ctx))
+	assert.False(t, due(running.ID), "swept: its transitions applied")
+	assert.True(t, due(frozen.ID), "frozen: still pending")
+}
