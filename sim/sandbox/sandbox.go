@@ -373,23 +373,28 @@ func (m *Manager) Max() int { return m.cfg.Max }
 // Idle is the idle time after which a sandbox expires (zero: never).
 func (m *Manager) Idle() time.Duration { return m.cfg.Idle }
 
-// acquire takes sandbox id for one request: nil when it does not exist or
-// is being removed. The caller releases it.
+// acquire takes sandbox id for one request, which counts as a use: nil
+// when it does not exist or is being removed. The caller releases it.
 func (m *Manager) acquire(id string) *Sandbox {
 	m.mu.RLock()
 	sb := m.boxes[id]
 	m.mu.RUnlock()
-	if sb == nil {
+	if sb == nil || !sb.hold() {
 		return nil
 	}
+	sb.lastUsed.Store(m.cfg.Now().UnixNano())
+	return sb
+}
+
+// hold keeps the sandbox open until release, unless it is being closed.
+func (sb *Sandbox) hold() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.closing {
-		return nil
+		return false
 	}
 	sb.n++
-	sb.lastUsed.Store(m.cfg.Now().UnixNano())
-	return sb
+	return true
 }
 
 func (sb *Sandbox) release() {
@@ -568,7 +573,13 @@ func (m *Manager) Tick(ctx context.Context) error {
 			}
 			continue
 		}
-		if err := sb.tick(ctx, now); err != nil && first == nil {
+		// Held, so that a DELETE meanwhile waits for the sweep.
+		if !sb.hold() {
+			continue
+		}
+		err := sb.tick(ctx, now)
+		sb.release()
+		if err != nil && first == nil {
 			first = fmt.Errorf("sandbox %s: %w", sb.ID, err)
 		}
 	}

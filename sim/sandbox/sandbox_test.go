@@ -439,3 +439,77 @@ func TestTickSweepsRunningSandboxesOnly(t *testing.T) {
 	assert.False(t, due(running.ID), "swept: its transitions applied")
 	assert.True(t, due(frozen.ID), "frozen: still pending")
 }
+
+// TestDeleteUnderLoad: requests, sweeps and a DELETE of one sandbox at
+// once: every answer is the sandbox's (200) or the unknown-sandbox one
+// (401), never a server error, and the files are gone afterwards.
+func TestDeleteUnderLoad(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	a := e.create(`{"time_scale":1}`)
+	key := a.Keys["dubsim-pro"]
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	statuses := make(chan int, 10000)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req, _ := http.NewRequest("GET", e.url+"/api/v1/balance", nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				select {
+				case statuses <- resp.StatusCode:
+				default:
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = e.m.Tick(context.Background())
+			}
+		}
+	}()
+	// Let some requests in, then delete.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(statuses) < 50 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	st, _, raw := e.do("DELETE", "/_sim/sandboxes/"+a.ID, "", "")
+	require.Equal(t, http.StatusNoContent, st, "%s", raw)
+	for n := len(statuses) + 50; len(statuses) < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	close(statuses)
+	seen, total := map[int]int{}, 0
+	for s := range statuses {
+		seen[s]++
+		total++
+	}
+	assert.Positive(t, seen[http.StatusOK], "%v", seen)
+	assert.Positive(t, seen[http.StatusUnauthorized], "%v", seen)
+	assert.Equal(t, seen[http.StatusOK]+seen[http.StatusUnauthorized], total, "only 200 and 401: %v", seen)
+	entries, err := os.ReadDir(e.cfg.Dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
