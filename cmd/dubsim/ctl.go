@@ -48,7 +48,12 @@ const ctlUsage = `usage: dubsim ctl [--url URL] [--insecure] [--control-token TO
   requests-clear                 DELETE /_sim/requests
   verify JSON                    POST /_sim/requests/verify
   report API_KEY [text]          GET  /_sim/report
+  sandbox [JSON]                 POST /_sim/sandboxes (a sandbox: {"start","time_scale","seed"})
+  sandboxes                      GET  /_sim/sandboxes
+  sandbox-rm ID                  DELETE /_sim/sandboxes/{id}
   raw METHOD PATH [JSON]         any control call
+
+Every command drives one sandbox with --url BASE/sbx/ID (its base_url).
 
 The URL defaults to $DUBSIM_URL, else the address the server reads from the same
 environment ($DUBSIM_CONTROL_ADDR, else $DUBSIM_ADDR, on 127.0.0.1; https with
@@ -172,6 +177,16 @@ func ctlRequest(args []string) (ctlCall, error) {
 			q += "&format=text"
 		}
 		return ctlCall{"GET", "/_sim/report" + q, nil}, nil
+	case cmd == "sandbox" && len(rest) <= 1:
+		var body []byte
+		if arg(0) != "" {
+			body = []byte(arg(0))
+		}
+		return ctlCall{"POST", "/_sim/sandboxes", body}, nil
+	case cmd == "sandboxes" && len(rest) == 0:
+		return ctlCall{"GET", "/_sim/sandboxes", nil}, nil
+	case cmd == "sandbox-rm" && len(rest) == 1:
+		return ctlCall{"DELETE", "/_sim/sandboxes/" + url.PathEscape(arg(0)), nil}, nil
 	case cmd == "raw" && (len(rest) == 2 || len(rest) == 3):
 		var body []byte
 		if arg(2) != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,10 @@ func TestCtlRequest(t *testing.T) {
 		{args: []string{"requests", "status=4xx"}, method: "GET", path: "/_sim/requests?status=4xx"},
 		{args: []string{"report", "dubsim-pro", "text"}, method: "GET", path: "/_sim/report?api_key=dubsim-pro&format=text"},
 		{args: []string{"raw", "get", "/_sim/state"}, method: "GET", path: "/_sim/state"},
+		{args: []string{"sandbox"}, method: "POST", path: "/_sim/sandboxes"},
+		{args: []string{"sandbox", `{"time_scale":60}`}, method: "POST", path: "/_sim/sandboxes", body: `{"time_scale":60}`},
+		{args: []string{"sandboxes"}, method: "GET", path: "/_sim/sandboxes"},
+		{args: []string{"sandbox-rm", "k7q2m9x4w3p8r5t6"}, method: "DELETE", path: "/_sim/sandboxes/k7q2m9x4w3p8r5t6"},
 		{args: []string{"nonsense"}, wantErr: true},
 		{args: nil, wantErr: true},
 	}
@@ -84,4 +89,23 @@ func TestCtlAgainstARunningInstance(t *testing.T) {
 	err := run(t.Context(), []string{"ctl", "--url", in.base, "outcome", "1", "error"}, func(string) string { return "" }, &out, io.Discard)
 	assert.EqualError(t, err, "POST /_sim/projects/1/outcome: HTTP 404", "an error answer is a failing exit")
 	assert.Contains(t, out.String(), "NotFoundError")
+
+	// A sandbox, then every command against it through --url BASE/sbx/ID.
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"ctl", "sandbox", `{"start":"2030-01-01T00:00:00Z"}`}, getenv, &out, io.Discard))
+	var sb struct {
+		ID      string `json:"id"`
+		BaseURL string `json:"base_url"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &sb), out.String())
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"ctl", "--url", sb.BaseURL, "advance", "60"}, getenv, &out, io.Discard))
+	assert.Contains(t, out.String(), `"now":"2030-01-01T00:01:00.000Z"`, "the sandbox's clock moved")
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"ctl", "clock"}, getenv, &out, io.Discard))
+	assert.NotContains(t, out.String(), `"now":"2030-01-01`, "the default's clock is its own")
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"ctl", "sandboxes"}, getenv, &out, io.Discard))
+	assert.Contains(t, out.String(), sb.ID)
+	require.NoError(t, run(t.Context(), []string{"ctl", "sandbox-rm", sb.ID}, getenv, io.Discard, io.Discard))
 }
