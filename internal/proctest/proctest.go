@@ -194,6 +194,13 @@ func (p *Proc) Err() error { return p.waitErr }
 // Stderr is what the process has written to its standard error so far.
 func (p *Proc) Stderr() string { return p.stderr.String() }
 
+// OpenFiles counts the process's open file descriptors (Linux: the
+// entries of /proc/PID/fd).
+func (p *Proc) OpenFiles() (int, error) {
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid))
+	return len(entries), err
+}
+
 // Alive reports whether the process is still running.
 func (p *Proc) Alive() bool {
 	select {
