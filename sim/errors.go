@@ -38,6 +38,7 @@ const (
 	CodeMethod          Code = "method"           // method not allowed on the route
 	CodeRoute           Code = "route"            // no such route
 	CodeInternal        Code = "internal"         // a bug or an I/O failure; message masked
+	CodeLimit           Code = "limit"            // a limit of the simulator itself (the number of sandboxes)
 )
 
 // Error is the domain error every layer returns; APIs render it.

@@ -69,6 +69,7 @@ var names = map[sim.Code]struct {
 	sim.CodeRoute:      {http.StatusNotFound, "NotFoundError"},
 	sim.CodeNotFound:   {http.StatusNotFound, "NotFoundError"},
 	sim.CodeMethod:     {http.StatusMethodNotAllowed, "MethodNotAllowedError"},
+	sim.CodeLimit:      {http.StatusTooManyRequests, "SandboxLimitError"},
 }
 
 // Render maps an error to the control API's status and envelope.

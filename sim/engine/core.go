@@ -26,6 +26,8 @@ type core struct {
 	store sim.Store
 	// keyPrefix starts every API key of a sandbox's engine (Config.KeyPrefix).
 	keyPrefix string
+	// storedClock: Start restores the stored scale too (Config.StoredClock).
+	storedClock bool
 	// secret is the store's (sim.Store.Secret): it keys whatever grants
 	// access, where ids (the public seed) makes content.
 	secret    []byte
@@ -257,7 +259,7 @@ func newCore(cfg Config) *core {
 	if e.workWait <= 0 {
 		e.workWait = DefaultWorkWait
 	}
-	e.keyPrefix = cfg.KeyPrefix
+	e.keyPrefix, e.storedClock = cfg.KeyPrefix, cfg.StoredClock
 	e.fixtures.Store(e.ownKeys(cfg.Fixtures))
 	e.fixtureFS = cfg.FixtureFS
 	e.studio, e.media, e.inspect, e.blobs = cfg.StudioTiming, cfg.Media, cfg.Inspect, cfg.Blobs

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"time"
 
@@ -78,6 +79,11 @@ type Config struct {
 	// (the default simulator): keys starting with sim.SandboxKeyPrefix are
 	// refused.
 	KeyPrefix string
+	// StoredClock: the clock's stored scale wins over the configured one at
+	// Start, and a clock stored standing still stays where it stood (no
+	// downtime passes). A sandbox's clock is its own, not the process's;
+	// the default simulator's follows its flags (--time-scale).
+	StoredClock bool
 }
 
 // Engine is the use-case layer: one service per resource, each a small
@@ -139,7 +145,15 @@ func (e *Engine) Start(ctx context.Context) error {
 			if err := json.Unmarshal(raw, &st); err != nil {
 				return fmt.Errorf("engine: stored clock: %w", err)
 			}
+			if c.storedClock && st.Scale == 0 {
+				// Restore resumes at real time plus the offset, never
+				// before Last: an offset far in the past resumes at Last.
+				st.Offset = math.MinInt64 / 2
+			}
 			c.clock.Restore(st)
+			if c.storedClock {
+				c.clock.SetScale(st.Scale)
+			}
 		case !errors.Is(err, sim.ErrNotFound):
 			return err
 		}

@@ -138,6 +138,11 @@ type Config struct {
 	// sandboxes: /_sim/sandboxes), served behind the same guard, journal
 	// and envelope as every control call. Ignored with NoControl.
 	ControlExtensions []control.Extension
+	// KeyPrefix and StoredClock make the instance a sandbox's (sim/sandbox;
+	// engine.Config): its API keys start with KeyPrefix, and its clock
+	// keeps its own scale across a restart.
+	KeyPrefix   string
+	StoredClock bool
 }
 
 // Shared is what the instances of one process (sandboxes) share, made once
@@ -331,6 +336,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
 		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
 		Quota: cfg.Quota, QuotaPool: shared.quota, FetchErrorDetail: cfg.FetchErrorDetail, OnEvent: eventLog(log),
+		KeyPrefix: cfg.KeyPrefix, StoredClock: cfg.StoredClock,
 	})
 	e := s.Engine
 	if err := e.Start(ctx); err != nil {
@@ -503,8 +509,15 @@ func writeRaw(w http.ResponseWriter, status int, ct string, body []byte) {
 // Envelope renders an error body in the envelope of the interface that
 // serves a request (RouteOf), for injected faults and the root router.
 func Envelope(r *http.Request, status int, name, message string) (string, []byte) {
+	return EnvelopeOf(RouteOf(r).Interface, name, message)
+}
+
+// EnvelopeOf renders an error body in the envelope of an interface
+// (Platform, Studio or Control): for a front of the servers (sim/sandbox)
+// that answers before any of them has routed the request.
+func EnvelopeOf(iface, name, message string) (string, []byte) {
 	var v any
-	switch RouteOf(r).Interface {
+	switch iface {
 	case Control:
 		v = control.Envelope{Error: name, Message: message}
 	case Studio:

@@ -1,0 +1,156 @@
+package sandbox
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+)
+
+// ControlExtension is the default control API's sandbox resource:
+// /_sim/sandboxes (server.Config.ControlExtensions), behind its guard and
+// journal.
+func (m *Manager) ControlExtension(publicURL string) control.Extension {
+	r := chi.NewRouter()
+	api := httpx.API{Render: control.Render, Log: m.log}
+	h := func(f httpx.HandlerFunc) http.HandlerFunc { return api.Handle(f) }
+	r.NotFound(h(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
+	}))
+	r.MethodNotAllowed(httpx.WithAllow(r, h(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
+	})))
+	c := &controlAPI{m: m, public: strings.TrimRight(publicURL, "/"), dec: httpx.Decoder{MaxBytes: 64 << 10, RejectUnknown: true}}
+	r.Get("/sandboxes", h(c.list))
+	r.Post("/sandboxes", h(c.create))
+	r.Get("/sandboxes/{id}", h(c.get))
+	r.Put("/sandboxes/{id}", h(c.create))
+	r.Delete("/sandboxes/{id}", h(c.delete))
+	// What the dispatcher leaves here: a sandbox that does not exist.
+	r.HandleFunc("/sandboxes/{id}/*", h(func(w http.ResponseWriter, r *http.Request) error {
+		return notFound(chi.URLParam(r, "id"))
+	}))
+	return control.Extension{Paths: []string{"/sandboxes", "/sandboxes/*"}, Handler: r}
+}
+
+type controlAPI struct {
+	m      *Manager
+	public string
+	dec    httpx.Decoder
+}
+
+// View is a sandbox as the control API shows it.
+type View struct {
+	ID           string            `json:"id"`
+	CreatedAt    string            `json:"created_at"`
+	LastUsedAt   string            `json:"last_used_at"`
+	ExpiresAt    string            `json:"expires_at,omitempty"`
+	Clock        ClockView         `json:"clock"`
+	APIKeys      map[string]string `json:"api_keys"`
+	BaseURL      string            `json:"base_url"`
+	ControlURL   string            `json:"control_url"`
+	DashboardURL string            `json:"dashboard_url"`
+}
+
+// ClockView is a sandbox's clock.
+type ClockView struct {
+	Now       string  `json:"now"`
+	Frozen    bool    `json:"frozen"`
+	TimeScale float64 `json:"time_scale"`
+}
+
+// ListView is GET /_sim/sandboxes.
+type ListView struct {
+	Sandboxes  []View `json:"sandboxes"`
+	Total      int    `json:"total"`
+	Max        int    `json:"max"`
+	IdleExpiry string `json:"idle_expiry"`
+}
+
+func (c *controlAPI) view(r *http.Request, sb *Sandbox) View {
+	// The links name the default's address: strip the /_sim/... of this
+	// call (the prefix of a sandbox never reaches here).
+	base := httpx.BaseURL(r, c.public) + PathPrefix + sb.ID
+	clock := sb.Server.Engine.Clock
+	keys := map[string]string{}
+	prefix := KeyPrefix(sb.ID)
+	for _, a := range sb.Server.Engine.Data.Fixtures().Accounts {
+		keys[strings.TrimPrefix(a.APIKey, prefix)] = a.APIKey
+	}
+	v := View{ID: sb.ID, CreatedAt: control.Time(sb.Created), LastUsedAt: control.Time(sb.LastUsed()),
+		Clock:   ClockView{Now: control.Time(clock.Now()), Frozen: clock.Frozen(), TimeScale: clock.TimeScale()},
+		APIKeys: keys, BaseURL: base, ControlURL: base + "/_sim", DashboardURL: base + "/_sim/ui"}
+	if idle := c.m.cfg.Idle; idle > 0 {
+		v.ExpiresAt = control.Time(sb.LastUsed().Add(idle))
+	}
+	return v
+}
+
+func (c *controlAPI) list(w http.ResponseWriter, r *http.Request) error {
+	boxes := c.m.List()
+	out := ListView{Sandboxes: make([]View, 0, len(boxes)), Total: len(boxes), Max: c.m.cfg.Max, IdleExpiry: c.m.cfg.Idle.String()}
+	for _, sb := range boxes {
+		out.Sandboxes = append(out.Sandboxes, c.view(r, sb))
+	}
+	sort.SliceStable(out.Sandboxes, func(i, j int) bool { return out.Sandboxes[i].CreatedAt < out.Sandboxes[j].CreatedAt })
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (c *controlAPI) get(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	sb := c.m.Get(id)
+	if sb == nil {
+		return notFound(id)
+	}
+	httpx.WriteJSON(w, http.StatusOK, c.view(r, sb))
+	return nil
+}
+
+// createBody is the body of POST and PUT /_sim/sandboxes.
+type createBody struct {
+	Start     *string  `json:"start"`
+	TimeScale *float64 `json:"time_scale"`
+	Seed      *uint64  `json:"seed"`
+}
+
+func (c *controlAPI) create(w http.ResponseWriter, r *http.Request) error {
+	var b createBody
+	if r.ContentLength != 0 {
+		if err := c.dec.Decode(w, r, &b); err != nil {
+			return err
+		}
+	}
+	var opts Options
+	if b.Start != nil {
+		t, err := time.Parse(time.RFC3339Nano, *b.Start)
+		if err != nil {
+			return sim.Errorf(sim.CodeValidation, "start must be an RFC 3339 time such as 2026-01-01T00:00:00Z; got %q", clip(*b.Start))
+		}
+		opts.Start = t
+	}
+	if b.TimeScale != nil {
+		opts.TimeScale = *b.TimeScale
+	}
+	opts.Seed = b.Seed
+	sb, err := c.m.Create(r.Context(), chi.URLParam(r, "id"), opts)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/_sim/sandboxes/"+sb.ID)
+	httpx.WriteJSON(w, http.StatusCreated, c.view(r, sb))
+	return nil
+}
+
+func (c *controlAPI) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := c.m.Delete(r.Context(), chi.URLParam(r, "id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,142 @@
+package sandbox
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/dubsim/dubsim/sim/server"
+)
+
+// PathPrefix starts the paths that name a sandbox: /sbx/<id>/<path> is
+// <path> served by sandbox <id>.
+const PathPrefix = "/sbx/"
+
+// controlPrefix is the other form of a sandbox's control API:
+// /_sim/sandboxes/<id>/<rest> is /sbx/<id>/_sim/<rest>.
+const controlPrefix = "/_sim/sandboxes/"
+
+// HeaderError says why a request that named a sandbox was not served by
+// one (it does not exist): on answers the default simulator gives.
+const HeaderError = "X-Dubsim-Sandbox-Error"
+
+// A listener's handler of an instance: Handler, StudioHandler or
+// ControlHandler.
+type pickFunc func(*server.Server) http.Handler
+
+// Pick the handler of one listener from a sandbox's server.
+var (
+	PickMain    pickFunc = func(s *server.Server) http.Handler { return s.Handler }
+	PickStudio  pickFunc = func(s *server.Server) http.Handler { return s.StudioHandler }
+	PickControl pickFunc = func(s *server.Server) http.Handler { return s.ControlHandler }
+)
+
+// Handler serves, on one listener, the requests that name a sandbox with
+// that sandbox's handler (pick) and every other request with def, the
+// default simulator's. A request names sandbox <id> by its path
+// (/sbx/<id>/..., or /_sim/sandboxes/<id>/... for its control API) or else
+// by its API key (Authorization: Bearer sbx_<id>_...), read as the
+// interfaces read it (httpx.Bearer). The path prefix is removed and kept
+// for the links of the answer (httpx.WithBasePath), so output and upload
+// URLs lead back to the sandbox; a request routed by its key gets the
+// prefix too, since those URLs carry no key.
+func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, rest, byPath := target(r)
+		if id == "" {
+			def.ServeHTTP(w, r)
+			return
+		}
+		sb := m.acquire(id)
+		if sb == nil {
+			m.unknown(w, r, id, rest, byPath, def)
+			return
+		}
+		defer sb.release()
+		h := pick(sb.Server)
+		if h == nil {
+			// A listener the process does not have (no separate control
+			// address): cannot happen when the caller picks its own.
+			def.ServeHTTP(w, r)
+			return
+		}
+		r2 := r.WithContext(httpx.WithBasePath(r.Context(), PathPrefix+id))
+		if byPath {
+			u := *r.URL
+			u.Path, u.RawPath = rest, ""
+			// The escaped form, when the path has one: the same cut.
+			removed := strings.TrimSuffix(r.URL.Path, rest)
+			if raw, ok := strings.CutPrefix(r.URL.RawPath, removed); ok && raw != "" {
+				u.RawPath = raw
+			}
+			if strings.HasPrefix(r.URL.Path, controlPrefix) {
+				u.RawPath = ""
+			}
+			r2.URL = &u
+		}
+		h.ServeHTTP(w, r2)
+	})
+}
+
+// target returns the sandbox a request names and, when it names it by its
+// path, the path the sandbox serves.
+func target(r *http.Request) (id, rest string, byPath bool) {
+	p := r.URL.Path
+	if after, ok := strings.CutPrefix(p, PathPrefix); ok {
+		if id, rest, ok := cutID(after); ok {
+			if rest == "" {
+				rest = "/"
+			}
+			return id, rest, true
+		}
+	}
+	if after, ok := strings.CutPrefix(p, controlPrefix); ok {
+		// /_sim/sandboxes/<id> itself is the default control API's.
+		if id, rest, ok := cutID(after); ok && len(rest) > 1 {
+			return id, "/_sim" + rest, true
+		}
+	}
+	if h := r.Header.Get("Authorization"); strings.Contains(h, "sbx_") {
+		if key, _ := httpx.Bearer(h); key != "" {
+			if id, ok := IDOfKey(key); ok {
+				return id, "", false
+			}
+		}
+	}
+	return "", "", false
+}
+
+// cutID splits "<id>/rest" or "<id>".
+func cutID(s string) (id, rest string, ok bool) {
+	if len(s) < IDLength || (len(s) > IDLength && s[IDLength] != '/') {
+		return "", "", false
+	}
+	id = s[:IDLength]
+	return id, s[IDLength:], ValidID(id)
+}
+
+// unknown answers a request that names a sandbox that does not exist.
+// By key: the default simulator answers it (no key of its own starts with
+// sbx_, so it is the interface's own 401). By /_sim/sandboxes/<id>/...: the
+// default control API answers it (its guard and journal apply). By
+// /sbx/<id>/...: a 404 in the envelope of the interface the rest names.
+func (m *Manager) unknown(w http.ResponseWriter, r *http.Request, id, rest string, byPath bool, def http.Handler) {
+	msg := notFound(id).Error()
+	w.Header().Set(HeaderError, msg)
+	if !byPath || strings.HasPrefix(r.URL.Path, controlPrefix) {
+		def.ServeHTTP(w, r)
+		return
+	}
+	iface := server.Platform
+	switch {
+	case rest == "/_sim" || strings.HasPrefix(rest, "/_sim/"):
+		iface = server.Control
+	case strings.HasPrefix(rest, server.StudioPrefix+"/") || strings.HasPrefix(rest, "/api/"):
+		iface = server.Studio
+	}
+	ct, body := server.EnvelopeOf(iface, "NotFoundError", msg)
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set(server.HeaderInterface, iface)
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,612 @@
+// Package sandbox serves many simulators from one process: each sandbox is
+// a complete instance (server.New) with its own store, clock, rules,
+// journal and report, reached through keys that name it (sbx_<id>_...) or
+// through a path prefix (/sbx/<id>). The default simulator is untouched:
+// the Manager's Handler passes it every request that names no sandbox.
+//
+// Design and measurements: docs/design/sandboxes.md. sim/server never
+// imports this package; the Manager reaches the default server only
+// through server.Config.ControlExtensions (its /_sim/sandboxes routes).
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/server"
+	"github.com/dubsim/dubsim/sim/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultMax         = 200
+	DefaultJournalSize = 200
+	DefaultIdle        = 30 * time.Minute
+)
+
+// Config is what every sandbox is made of.
+type Config struct {
+	// Base is the process's instance configuration (public URL, control
+	// token, CORS, timings, quotas...); each sandbox takes it with its own
+	// store, clock, blob directory, journal size and key prefix, and
+	// without control extensions.
+	Base server.Config
+	// Shared is the process's shared resources (body budget, total quota,
+	// output cache); required.
+	Shared *server.Shared
+	// Dir holds the sandboxes: <id>.db and <id>.blobs/ each. It is the
+	// registry: Open restores every sandbox found there.
+	Dir string
+	// Max is the cap on sandboxes (zero: DefaultMax; negative: none).
+	Max int
+	// Idle is how long a sandbox lives without a request (real time) before
+	// Tick removes it (zero: never).
+	Idle time.Duration
+	// JournalSize is each sandbox's journal capacity (zero:
+	// DefaultJournalSize).
+	JournalSize int
+	// DefaultNow is the default simulator's time: where a sandbox's clock
+	// starts when its creation names no start.
+	DefaultNow func() time.Time
+	// Now is real time (time.Now), for last use and expiry; a test injects
+	// its own. Sandbox clocks run on it too.
+	Now func() time.Time
+	// StoreOptions are given to store.Open for each sandbox (store.NoSync
+	// in tests).
+	StoreOptions []store.Option
+	Log          *slog.Logger
+}
+
+// Options are what a creation may choose.
+type Options struct {
+	// Start is the simulated time the clock starts at (zero: the default
+	// simulator's now).
+	Start time.Time `json:"start"`
+	// TimeScale is the clock's speed; 0 (the default) freezes it: time then
+	// moves only when the sandbox's clock is advanced.
+	TimeScale float64 `json:"time_scale"`
+	// Seed seeds the sandbox's content ids (nil: the process's seed).
+	Seed *uint64 `json:"seed,omitempty"`
+}
+
+// Manager holds the sandboxes of a process.
+type Manager struct {
+	cfg Config
+	log *slog.Logger
+
+	mu      sync.RWMutex
+	boxes   map[string]*Sandbox
+	pending map[string]bool // ids being created or deleted
+}
+
+// Sandbox is one simulator of the Manager.
+type Sandbox struct {
+	ID      string
+	Created time.Time
+	Options Options
+	Server  *server.Server
+
+	st       *store.Store
+	dir      string
+	lastUsed atomic.Int64 // unix nanoseconds, real time
+	saved    atomic.Int64 // lastUsed as last written to the store
+	lastSave time.Time    // of the running clock (Tick's goroutine only)
+
+	mu      sync.Mutex
+	n       int // requests in flight
+	closing bool
+	idle    chan struct{} // closed when closing and n reaches 0
+}
+
+// New returns a Manager; Open restores the sandboxes of cfg.Dir.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Shared == nil {
+		return nil, errors.New("sandbox: Config.Shared is required")
+	}
+	if cfg.Dir == "" {
+		return nil, errors.New("sandbox: Config.Dir is required")
+	}
+	if cfg.Max == 0 {
+		cfg.Max = DefaultMax
+	}
+	if cfg.JournalSize == 0 {
+		cfg.JournalSize = DefaultJournalSize
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.DefaultNow == nil {
+		cfg.DefaultNow = cfg.Now
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return &Manager{cfg: cfg, log: log, boxes: map[string]*Sandbox{}, pending: map[string]bool{}}, nil
+}
+
+// idAlphabet is lower-case Crockford base32: no i, l, o, u.
+const idAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// IDLength is the length of a sandbox id: 16 characters, 80 bits.
+const IDLength = 16
+
+// NewID returns a fresh id from crypto/rand.
+func NewID() string {
+	var b [IDLength]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = idAlphabet[b[i]&31]
+	}
+	return string(b[:])
+}
+
+// ValidID reports whether id has the shape of a sandbox id.
+func ValidID(id string) bool {
+	if len(id) != IDLength {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if strings.IndexByte(idAlphabet, id[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyPrefix is the start of every API key of sandbox id.
+func KeyPrefix(id string) string { return sim.SandboxKeyPrefix + id + "_" }
+
+// IDOfKey returns the sandbox an API key names, if any.
+func IDOfKey(key string) (string, bool) {
+	n := len(sim.SandboxKeyPrefix)
+	if len(key) <= n+IDLength || !strings.HasPrefix(key, sim.SandboxKeyPrefix) || key[n+IDLength] != '_' {
+		return "", false
+	}
+	id := key[n : n+IDLength]
+	return id, ValidID(id)
+}
+
+const metaSandbox = "sandbox"
+
+// record is what a sandbox's store keeps of it (its _meta "sandbox").
+type record struct {
+	ID       string    `json:"id"`
+	Created  time.Time `json:"created_at"`
+	LastUsed time.Time `json:"last_used_at"`
+	Options  Options   `json:"options"`
+}
+
+func (m *Manager) paths(id string) (db, blobs string) {
+	return filepath.Join(m.cfg.Dir, id+".db"), filepath.Join(m.cfg.Dir, id+".blobs")
+}
+
+// Create makes a sandbox; id "" picks one. It fails with sim.CodeConflict
+// when the id exists, sim.CodeValidation when it is malformed and
+// sim.CodeLimit at the cap.
+func (m *Manager) Create(ctx context.Context, id string, opts Options) (*Sandbox, error) {
+	if id == "" {
+		id = NewID()
+	} else if !ValidID(id) {
+		return nil, sim.Errorf(sim.CodeValidation, msgBadID, clip(id))
+	}
+	if opts.TimeScale < 0 || opts.TimeScale > 1e6 {
+		return nil, sim.Errorf(sim.CodeValidation, "time_scale must be between 0 (frozen) and 1000000; got %v", opts.TimeScale)
+	}
+	if err := m.reserve(id); err != nil {
+		return nil, err
+	}
+	defer m.unreserve(id)
+	now := m.cfg.Now()
+	if opts.Start.IsZero() {
+		opts.Start = m.cfg.DefaultNow()
+	}
+	opts.Start = opts.Start.UTC()
+	sb, err := m.open(ctx, id, record{ID: id, Created: now, LastUsed: now, Options: opts}, true)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.boxes[id] = sb
+	m.mu.Unlock()
+	m.log.Info("sandbox created", "sandbox", id, "start", opts.Start, "time_scale", opts.TimeScale)
+	return sb, nil
+}
+
+const msgBadID = "sandbox id %q must be 16 characters of 0-9 and a-z without i, l, o and u (lower-case Crockford base32)"
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// reserve takes id for a creation, within the cap.
+func (m *Manager) reserve(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.boxes[id] != nil || m.pending[id] {
+		return sim.Errorf(sim.CodeConflict, "sandbox %s already exists", id)
+	}
+	if m.cfg.Max > 0 && len(m.boxes)+len(m.pending) >= m.cfg.Max {
+		msg := fmt.Sprintf("dubsim holds %d sandboxes, its limit (--sandbox-max); delete some (DELETE /_sim/sandboxes/{id}) or raise the limit", m.cfg.Max)
+		if m.cfg.Idle > 0 {
+			msg += fmt.Sprintf("; idle ones expire after %s", m.cfg.Idle)
+		}
+		return sim.Errorf(sim.CodeLimit, "%s", msg)
+	}
+	m.pending[id] = true
+	return nil
+}
+
+func (m *Manager) unreserve(id string) {
+	m.mu.Lock()
+	delete(m.pending, id)
+	m.mu.Unlock()
+}
+
+// open builds the sandbox of rec over its files; fresh: they are new (a
+// creation), else restored.
+func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (sb *Sandbox, err error) {
+	dbPath, blobDir := m.paths(id)
+	if fresh {
+		// Left by a crash between the files' creation and the record's.
+		_ = os.Remove(dbPath)
+		_ = os.RemoveAll(blobDir)
+	}
+	st, err := store.Open(dbPath, m.cfg.StoreOptions...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = st.Close()
+			if fresh {
+				_ = os.Remove(dbPath)
+				_ = os.RemoveAll(blobDir)
+			}
+		}
+	}()
+	clock := sim.NewSimClock(m.cfg.Now, rec.Options.TimeScale)
+	if fresh {
+		// Start there: Restore resumes at real time plus the offset.
+		clock.Restore(sim.ClockState{Last: rec.Options.Start, Offset: rec.Options.Start.Sub(m.cfg.Now())})
+	}
+	cfg := m.cfg.Base
+	cfg.Store, cfg.Clock, cfg.BlobDir = st, clock, blobDir
+	cfg.JournalSize, cfg.Shared, cfg.ControlExtensions = m.cfg.JournalSize, m.cfg.Shared, nil
+	cfg.KeyPrefix, cfg.StoredClock = KeyPrefix(id), true
+	if rec.Options.Seed != nil {
+		cfg.Seed = *rec.Options.Seed
+	}
+	cfg.Log = m.log.With("sandbox", id)
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sb = &Sandbox{ID: id, Created: rec.Created, Options: rec.Options, Server: srv, st: st, dir: m.cfg.Dir}
+	sb.lastUsed.Store(rec.LastUsed.UnixNano())
+	sb.saved.Store(rec.LastUsed.UnixNano())
+	if fresh {
+		if err := srv.Engine.Clock.SaveClock(ctx); err != nil {
+			_ = srv.Close()
+			return nil, err
+		}
+		if err := sb.writeRecord(ctx); err != nil {
+			_ = srv.Close()
+			return nil, err
+		}
+	}
+	return sb, nil
+}
+
+func (sb *Sandbox) record() record {
+	return record{ID: sb.ID, Created: sb.Created, LastUsed: sb.LastUsed(), Options: sb.Options}
+}
+
+func (sb *Sandbox) writeRecord(ctx context.Context) error {
+	rec := sb.record()
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := sb.st.Update(ctx, func(tx sim.Tx) error { return tx.PutMeta(metaSandbox, raw) }); err != nil {
+		return err
+	}
+	sb.saved.Store(rec.LastUsed.UnixNano())
+	return nil
+}
+
+// LastUsed is when the sandbox last served a request (real time).
+func (sb *Sandbox) LastUsed() time.Time { return time.Unix(0, sb.lastUsed.Load()).UTC() }
+
+// Get returns the sandbox id, or nil.
+func (m *Manager) Get(id string) *Sandbox {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.boxes[id]
+}
+
+// List returns the sandboxes, oldest first.
+func (m *Manager) List() []*Sandbox {
+	m.mu.RLock()
+	out := make([]*Sandbox, 0, len(m.boxes))
+	for _, sb := range m.boxes {
+		out = append(out, sb)
+	}
+	m.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Len is the number of sandboxes.
+func (m *Manager) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.boxes)
+}
+
+// Max is the cap on sandboxes (negative: none).
+func (m *Manager) Max() int { return m.cfg.Max }
+
+// Idle is the idle time after which a sandbox expires (zero: never).
+func (m *Manager) Idle() time.Duration { return m.cfg.Idle }
+
+// acquire takes sandbox id for one request: nil when it does not exist or
+// is being removed. The caller releases it.
+func (m *Manager) acquire(id string) *Sandbox {
+	m.mu.RLock()
+	sb := m.boxes[id]
+	m.mu.RUnlock()
+	if sb == nil {
+		return nil
+	}
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.closing {
+		return nil
+	}
+	sb.n++
+	sb.lastUsed.Store(m.cfg.Now().UnixNano())
+	return sb
+}
+
+func (sb *Sandbox) release() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.n--
+	if sb.closing && sb.n == 0 {
+		close(sb.idle)
+	}
+}
+
+// Delete removes sandbox id and its files, once its requests in flight
+// have ended (at most wait; then it is closed under them, and they fail).
+// sim.CodeNotFound when it does not exist.
+func (m *Manager) Delete(ctx context.Context, id string) error {
+	m.mu.Lock()
+	sb := m.boxes[id]
+	if sb == nil || m.pending[id] {
+		m.mu.Unlock()
+		return notFound(id)
+	}
+	delete(m.boxes, id)
+	m.pending[id] = true // the id stays taken until its files are gone
+	m.mu.Unlock()
+	defer m.unreserve(id)
+	err := sb.close(ctx, true)
+	m.log.Info("sandbox deleted", "sandbox", id)
+	return err
+}
+
+func notFound(id string) error {
+	return sim.Errorf(sim.CodeNotFound, "sandbox %s does not exist (deleted, or expired when idle)", clip(id))
+}
+
+// closeWait bounds how long closing a sandbox waits for its requests.
+const closeWait = 30 * time.Second
+
+// close waits for the requests in flight, closes the sandbox's server and
+// store, and removes its files when remove.
+func (sb *Sandbox) close(ctx context.Context, remove bool) error {
+	sb.mu.Lock()
+	sb.closing = true
+	sb.idle = make(chan struct{})
+	if sb.n == 0 {
+		close(sb.idle)
+	}
+	sb.mu.Unlock()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-sb.idle:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	var err error
+	if !remove && sb.lastUsed.Load() != sb.saved.Load() {
+		err = sb.writeRecord(context.Background())
+	}
+	err = errors.Join(err, sb.Server.Close(), sb.st.Close())
+	if remove {
+		db := filepath.Join(sb.dir, sb.ID+".db")
+		err = errors.Join(err, os.Remove(db), os.RemoveAll(filepath.Join(sb.dir, sb.ID+".blobs")))
+	}
+	return err
+}
+
+// Close closes every sandbox, keeping its files (Open restores them).
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	boxes := m.boxes
+	m.boxes = map[string]*Sandbox{}
+	m.mu.Unlock()
+	var err error
+	for _, sb := range boxes {
+		err = errors.Join(err, sb.close(ctx, false))
+	}
+	return err
+}
+
+// Open restores the sandboxes whose files are in Config.Dir, removing
+// those idle past Config.Idle; it returns how many it restored. A file it
+// cannot open is reported in the log and left in place.
+func (m *Manager) Open(ctx context.Context) (int, error) {
+	entries, err := os.ReadDir(m.cfg.Dir)
+	if err != nil {
+		return 0, fmt.Errorf("sandbox: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".db"); ok && ValidID(id) && e.Type().IsRegular() {
+			ids = append(ids, id)
+		}
+	}
+	var (
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, 4)
+		restored atomic.Int64
+	)
+	for _, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if m.restore(ctx, id) {
+				restored.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return int(restored.Load()), nil
+}
+
+func (m *Manager) restore(ctx context.Context, id string) bool {
+	dbPath, blobDir := m.paths(id)
+	rec, err := readRecord(dbPath, m.cfg.StoreOptions)
+	if err != nil {
+		m.log.Warn("sandbox file not restored (left in place)", "sandbox", id, "path", dbPath, "err", err)
+		return false
+	}
+	if m.cfg.Idle > 0 && m.cfg.Now().Sub(rec.LastUsed) > m.cfg.Idle {
+		m.log.Info("sandbox expired while dubsim was stopped", "sandbox", id, "last_used_at", rec.LastUsed)
+		_ = os.Remove(dbPath)
+		_ = os.RemoveAll(blobDir)
+		return false
+	}
+	if err := m.reserve(id); err != nil {
+		m.log.Warn("sandbox not restored", "sandbox", id, "err", err)
+		return false
+	}
+	defer m.unreserve(id)
+	sb, err := m.open(ctx, id, rec, false)
+	if err != nil {
+		m.log.Warn("sandbox file not restored (left in place)", "sandbox", id, "path", dbPath, "err", err)
+		return false
+	}
+	m.mu.Lock()
+	m.boxes[id] = sb
+	m.mu.Unlock()
+	return true
+}
+
+// readRecord reads a sandbox file's record without starting it.
+func readRecord(path string, opts []store.Option) (record, error) {
+	var rec record
+	st, err := store.Open(path, opts...)
+	if err != nil {
+		return rec, err
+	}
+	defer st.Close()
+	err = st.View(context.Background(), func(tx sim.Tx) error {
+		raw, err := tx.Meta(metaSandbox)
+		if err != nil {
+			return fmt.Errorf("no sandbox record: %w", err)
+		}
+		return json.Unmarshal(raw, &rec)
+	})
+	if err == nil && rec.ID != strings.TrimSuffix(filepath.Base(path), ".db") {
+		err = fmt.Errorf("the record names sandbox %q", rec.ID)
+	}
+	return rec, err
+}
+
+// Tick is the sandboxes' share of the process's ticker: it removes those
+// idle past Config.Idle, applies due transitions in those whose clock runs
+// (a frozen clock's sandbox has nothing due until it is advanced, and an
+// advance sweeps itself), saves running clocks every second and last use
+// at most once a minute. It returns the first error of a sandbox (each is
+// logged by the caller's reporter).
+func (m *Manager) Tick(ctx context.Context) error {
+	now := m.cfg.Now()
+	var first error
+	for _, sb := range m.List() {
+		if m.cfg.Idle > 0 && now.Sub(sb.LastUsed()) > m.cfg.Idle && sb.inFlight() == 0 {
+			if err := m.expire(ctx, sb); err != nil && first == nil {
+				first = err
+			}
+			continue
+		}
+		if err := sb.tick(ctx, now); err != nil && first == nil {
+			first = fmt.Errorf("sandbox %s: %w", sb.ID, err)
+		}
+	}
+	return first
+}
+
+func (sb *Sandbox) inFlight() int {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.n
+}
+
+func (m *Manager) expire(ctx context.Context, sb *Sandbox) error {
+	m.mu.Lock()
+	if m.boxes[sb.ID] != sb {
+		m.mu.Unlock()
+		return nil
+	}
+	delete(m.boxes, sb.ID)
+	m.pending[sb.ID] = true
+	m.mu.Unlock()
+	defer m.unreserve(sb.ID)
+	m.log.Info("sandbox expired", "sandbox", sb.ID, "idle", m.cfg.Idle, "last_used_at", sb.LastUsed())
+	return sb.close(ctx, true)
+}
+
+func (sb *Sandbox) tick(ctx context.Context, now time.Time) error {
+	clock := sb.Server.Engine.Clock
+	var err error
+	if !clock.Frozen() {
+		_, err = clock.Tick(ctx)
+		if now.Sub(sb.lastSave) >= time.Second {
+			sb.lastSave = now
+			err = errors.Join(err, clock.SaveClock(ctx))
+		}
+	}
+	if used := sb.lastUsed.Load(); used != sb.saved.Load() && now.Sub(time.Unix(0, sb.saved.Load())) >= time.Minute {
+		err = errors.Join(err, sb.writeRecord(ctx))
+	}
+	return err
+}
