@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dubsim/dubsim/sim/control/ui"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // pages answers the web application's pages in front of the fault rules
@@ -20,7 +21,7 @@ func pages(next http.Handler, u *ui.UI, dashboard bool) http.Handler {
 		case isPage(r):
 			page.ServeHTTP(w, r)
 		case dashboard && isDashboardRequest(r):
-			http.Redirect(w, r, ui.DashboardPath, http.StatusFound)
+			http.Redirect(w, r, httpx.BasePath(r.Context())+ui.DashboardPath, http.StatusFound)
 		default:
 			next.ServeHTTP(w, r)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,4 +87,31 @@ func TestWebPagesOffWithNoControl(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, status, path)
 		assert.Contains(t, hdr.Get("Content-Type"), "application/json", path)
 	}
+}
+
+// TestWebPagesUnderBasePath: served below a path prefix (a sandbox's
+// /sbx/{id}, recorded with httpx.WithBasePath by whatever removed it), the
+// root redirect, the project page's dashboard link and the dashboard's own
+// redirect and base stay below it.
+func TestWebPagesUnderBasePath(t *testing.T) {
+	t.Parallel()
+	in := start(t, nil)
+	var projects []struct{ ID string }
+	getJSON(t, in.url+"/api/v1/projects", "dubsim-pro", &projects)
+	require.NotEmpty(t, projects)
+	const base = "/sbx/k7q2m9x4w3p8r5t6"
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in.srv.Handler.ServeHTTP(w, r.WithContext(httpx.WithBasePath(r.Context(), base)))
+	})
+	status, hdr, _ := page(t, h, "GET", "/")
+	assert.Equal(t, http.StatusFound, status)
+	assert.Equal(t, base+"/_sim/ui/", hdr.Get("Location"))
+	_, _, body := page(t, h, "GET", "/projects/"+projects[0].ID)
+	assert.Contains(t, body, `href="`+base+`/_sim/ui/"`)
+	assert.NotContains(t, body, `"/_sim`)
+	status, hdr, _ = page(t, h, "GET", "/_sim/ui")
+	assert.Equal(t, http.StatusMovedPermanently, status)
+	assert.Equal(t, base+"/_sim/ui/", hdr.Get("Location"))
+	_, _, body = page(t, h, "GET", "/_sim/ui/")
+	assert.Contains(t, body, `<meta name="dubsim-base" content="`+base+`">`)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -106,7 +107,7 @@ func (u *UI) servePage(w http.ResponseWriter, r *http.Request, dashboard bool) {
 	}
 	data := buildPage(d, u.src.Now())
 	if dashboard {
-		data.Dashboard = DashboardPath
+		data.Dashboard = httpx.BasePath(r.Context()) + DashboardPath
 	}
 	u.writePage(w, r, http.StatusOK, "project.html", data)
 }

@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
+	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -91,7 +93,7 @@ func (u *UI) ControlRoutes() chi.Router {
 	})))
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		r.MethodFunc(m, "/ui", func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, DashboardPath, http.StatusMovedPermanently)
+			http.Redirect(w, r, httpx.BasePath(r.Context())+DashboardPath, http.StatusMovedPermanently)
 		})
 		r.MethodFunc(m, "/ui/*", u.api.Handle(u.handleStatic))
 		r.MethodFunc(m, "/projects/{id}", u.api.Handle(u.handleProject))
@@ -116,6 +118,9 @@ func (u *UI) handleStatic(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || !strings.HasPrefix(name, "static/") {
 		return sim.Errorf(sim.CodeRoute, msgNoDashboardFile, r.URL.Path)
 	}
+	if name == "static/index.html" {
+		b = withBase(b, httpx.BasePath(r.Context()))
+	}
 	h := w.Header()
 	h.Set("Content-Type", contentType(name))
 	h.Set("Cache-Control", "no-cache")
@@ -126,6 +131,20 @@ func (u *UI) handleStatic(w http.ResponseWriter, r *http.Request) error {
 		_, _ = w.Write(b)
 	}
 	return nil
+}
+
+// baseMeta is the page's record of the path prefix it was served under
+// (httpx.BasePath: a sandbox's /sbx/{id}, "" for the default instance);
+// app.js builds every address from it.
+const baseMeta = `<meta name="dubsim-base" content="">`
+
+// withBase fills the dashboard page's baseMeta with base.
+func withBase(page []byte, base string) []byte {
+	if base == "" {
+		return page
+	}
+	meta := `<meta name="dubsim-base" content="` + template.HTMLEscapeString(base) + `">`
+	return bytes.Replace(page, []byte(baseMeta), []byte(meta), 1)
 }
 
 func contentType(name string) string {
@@ -147,7 +166,7 @@ func (u *UI) handleProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, detailOf(p))
+	httpx.WriteJSON(w, http.StatusOK, detailOf(p, httpx.BasePath(r.Context())))
 	return nil
 }
 

@@ -121,6 +121,13 @@ func track(p sim.Project) audio.Track {
 // the page at the root.
 func server(t *testing.T, src ui.Source) *httptest.Server {
 	t.Helper()
+	srv := httptest.NewServer(handler(src))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// handler is the UI mounted as dubsim mounts it.
+func handler(src ui.Source) http.Handler {
 	u := ui.New(ui.Config{Source: src, Track: track})
 	r := chi.NewRouter()
 	ctl := chi.NewRouter()
@@ -129,9 +136,7 @@ func server(t *testing.T, src ui.Source) *httptest.Server {
 	}
 	r.Mount("/_sim", ctl)
 	r.Handle(ui.PagePattern, u.PageRoutes(true))
-	srv := httptest.NewServer(r)
-	t.Cleanup(srv.Close)
-	return srv
+	return r
 }
 
 type answer struct {

@@ -52,7 +52,7 @@ type eventJSON struct {
 	EstimatedCompletion string `json:"estimated_completion,omitempty"`
 }
 
-func detailOf(p sim.Project) projectDetail {
+func detailOf(p sim.Project, base string) projectDetail {
 	d := projectDetail{ID: p.ID, APIKey: p.APIKey, Name: p.Name, Status: string(p.Status), SourceVideoURL: p.SourceVideoURL,
 		SourceLang: p.SourceLang, TargetLang: p.TargetLang, MixingMode: p.MixingMode, TTSVolume: p.TTSVolume,
 		UseSoundalike: p.UseSoundalike, UseEmotionalTransfer: p.UseEmotionalTransfer, UseFixedTimings: p.UseFixedTimings,
@@ -81,7 +81,7 @@ func detailOf(p sim.Project) projectDetail {
 		d.History = append(d.History, ev)
 	}
 	if hasOutput(p) {
-		d.AudioURL = "/_sim/projects/" + url.PathEscape(p.ID) + "/audio.wav"
+		d.AudioURL = base + "/_sim/projects/" + url.PathEscape(p.ID) + "/audio.wav"
 	}
 	return d
 }

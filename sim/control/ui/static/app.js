@@ -6,8 +6,13 @@
 
 // ---- Addresses -----------------------------------------------------------
 
-// ROOT is whatever prefix a proxy put before /_sim/ui/ ("" when none).
-const ROOT = location.pathname.replace(/\/_sim\/ui(\/.*)?$/, '');
+// Every address the page calls or links is built from ROOT (never a literal
+// path from /): SERVED is the prefix dubsim served the page under, from its
+// <meta name="dubsim-base"> (a sandbox's /sbx/{id}, "" for the default
+// instance); ROOT adds whatever prefix a proxy put before that ("" when none).
+const SERVED = document.querySelector('meta[name="dubsim-base"]')?.content || '';
+const SEEN = location.pathname.indexOf(SERVED + '/_sim/ui');
+const ROOT = (SEEN > 0 ? location.pathname.slice(0, SEEN) : '') + SERVED;
 const BASE = ROOT + '/_sim';
 const PAGE_LIMIT = 50;
 const RECONNECT_MS = 2000;
@@ -280,6 +285,7 @@ const ui = {
   cursors: [''], // the cursor of each page read so far; the last is shown
   next: '', // next_cursor of the page shown
   clock: null, // {now (ms), scale, frozen, at (performance.now())} of the last event
+  sandboxes: null, // true: GET /_sim/sandboxes answers; false: 404, not asked again
 };
 
 function load(k) { try { return sessionStorage.getItem(k); } catch { return null; } }
@@ -446,7 +452,7 @@ function renderDetail(st) {
   if (title.textContent !== name) title.textContent = name;
   showError($('project-detail-error'), err ? `Full project unavailable (${err}); showing the summary from /_sim/state.` : '');
   update(box.querySelector('.detail-fields'), p, detailFields);
-  update(box.querySelector('.detail-audio'), { url: p.audio_url, full: !err }, audioPart);
+  update(box.querySelector('.detail-audio'), { id: p.id, url: p.audio_url, full: !err }, audioPart);
   update(box.querySelector('.detail-timeline'), { p, now: st?.now || ui.state?.now }, timeline);
   update(box.querySelector('.detail-scripts'), err ? null : {
     src: p.source_script || [], dst: p.target_script || [], speakers: p.speakers || [], pending: !!p.scripts_pending,
@@ -488,11 +494,11 @@ function detailFields(p) {
   ]);
 }
 
-function audioPart({ url, full }) {
+function audioPart({ id, url, full }) {
   if (!full) return [];
-  // Only the simulator's own audio route is played.
-  if (!url || !/^\/_sim\/projects\/[^/]+\/audio\.wav$/.test(url)) return h('p', { class: 'muted' }, 'No output yet.');
-  const src = url.startsWith('/') ? ROOT + url : url;
+  // Only the simulator's own audio route is played, under the page's ROOT.
+  if (!url || !/\/_sim\/projects\/[^/]+\/audio\.wav$/.test(url)) return h('p', { class: 'muted' }, 'No output yet.');
+  const src = `${BASE}/projects/${encodeURIComponent(id)}/audio.wav`;
   if (controlToken()) return tokenAudio(src);
   return h('figure', { class: 'audio' },
     h('figcaption', { id: 'dubbed-audio-label' }, 'Dubbed audio'),
@@ -944,6 +950,70 @@ function showActionFields() {
   }
 }
 
+// ---- Sandboxes -----------------------------------------------------------
+//
+// The default instance lists its sandboxes (GET /_sim/sandboxes); a sandbox,
+// or a dubsim without them, answers 404 and the panel stays hidden until the
+// page is reloaded. The list is read with the rest of the page and, while it
+// is shown and the tab visible, every SANDBOX_MS: a sandbox's use does not
+// change the default instance's event stream.
+
+const SANDBOX_MS = 15000;
+
+// sandboxesRead applies the answer of GET /_sim/sandboxes (a settled
+// promise); it returns the error to report, if any.
+function sandboxesRead(r) {
+  if (r.status === 'rejected' && r.reason.status === 404) ui.sandboxes = false;
+  else if (r.status === 'fulfilled') ui.sandboxes = true;
+  $('sandboxes').hidden = !ui.sandboxes;
+  $('nav-sandboxes').hidden = !ui.sandboxes;
+  if (!ui.sandboxes) return '';
+  if (r.status === 'rejected') { showError($('sandboxes-error'), r.reason.message); return r.reason.message; }
+  showError($('sandboxes-error'), '');
+  renderSandboxes(r.value);
+  return '';
+}
+
+function renderSandboxes(data) {
+  const list = data.sandboxes || [];
+  const sum = `${data.total ?? list.length} of at most ${data.max ?? '?'} sandboxes; one unused for ${data.idle_expiry || '?'} is deleted.`;
+  if ($('sandboxes-summary').textContent !== sum) $('sandboxes-summary').textContent = sum;
+  const body = $('sandboxes-body');
+  if (!list.length) {
+    update(body, 'empty', () => h('p', { class: 'muted' }, 'No sandbox. POST /_sim/sandboxes creates one.'));
+    return;
+  }
+  if (!body.querySelector('table')) {
+    body._json = null;
+    body.replaceChildren(table('Sandboxes, oldest first', ['Id', 'Created', 'Last use', 'Clock', 'API keys', ''], []));
+  }
+  reconcile(body.querySelector('tbody'), list.map((s) => ({ id: s.id, data: s, build: sandboxRow })));
+}
+
+function sandboxRow(s) {
+  const c = s.clock || {};
+  const keys = Object.values(s.api_keys || {});
+  return h('tr', { 'data-sandbox-id': s.id },
+    h('td', { class: 'mono' }, s.id),
+    h('td', {}, timeEl(s.created_at)),
+    h('td', {}, timeEl(s.last_used_at)),
+    h('td', {}, timeEl(c.now), ' ', badge(c.frozen ? 'frozen' : 'running'), c.frozen ? null : ` ×${c.time_scale ?? 1}`),
+    h('td', { class: 'mono small' }, keys.length ? h('details', {}, h('summary', {}, `${keys.length} keys`), keys.map((k) => h('div', {}, k))) : '—'),
+    h('td', {},
+      h('a', { href: `${ROOT}/sbx/${encodeURIComponent(s.id)}/_sim/ui/`, 'data-fk': 'open', 'aria-label': `Open the dashboard of sandbox ${s.id}` }, 'Open'), ' ',
+      h('button', { type: 'button', class: 'danger', 'data-fk': 'delete', 'aria-label': `Delete sandbox ${s.id}`, onclick: () => deleteSandbox(s.id) }, 'Delete')));
+}
+
+function deleteSandbox(id) {
+  if (!confirm(`Delete sandbox ${id}? Its projects, accounts, journal and clock go; its keys stop working.`)) return;
+  act(() => api('DELETE', `/sandboxes/${encodeURIComponent(id)}`), `Deleted sandbox ${id}.`);
+}
+
+setInterval(() => {
+  if (!ui.sandboxes || document.visibilityState !== 'visible' || running) return;
+  api('GET', '/sandboxes').then((value) => ({ status: 'fulfilled', value }), (reason) => ({ status: 'rejected', reason })).then(sandboxesRead);
+}, SANDBOX_MS);
+
 // ---- Refresh loop --------------------------------------------------------
 
 let running = null;
@@ -952,13 +1022,14 @@ let again = false;
 // refreshAll reads every source in parallel, then renders each section.
 async function refreshAll() {
   const sel = ui.selected;
-  const [state, faults, studio, journal, detail, report] = await Promise.allSettled([
+  const [state, faults, studio, journal, detail, report, sandboxes] = await Promise.allSettled([
     api('GET', statePath()),
     api('GET', '/faults'),
     api('GET', '/studio'),
     ui.live ? api('GET', journalPath()) : null,
     sel ? api('GET', `/projects/${encodeURIComponent(sel)}`) : null,
     ui.reportKey ? api('GET', `/report?api_key=${encodeURIComponent(ui.reportKey)}`) : null,
+    ui.sandboxes === false ? null : api('GET', '/sandboxes'),
   ]);
   const errs = {};
   const fail = (src, r, el) => { errs[src] = r.reason.message; showError(el, r.reason.message); };
@@ -993,6 +1064,10 @@ async function refreshAll() {
   if (state.status === 'fulfilled' || !ui.selected) renderDetail(state.status === 'fulfilled' ? ui.state : null);
   if (ui.reportKey) {
     if (report.status === 'fulfilled') { showError($('report-error'), ''); renderReport(report.value); } else fail('Conformance report', report, $('report-error'));
+  }
+  if (ui.sandboxes !== false) {
+    const err = sandboxesRead(sandboxes);
+    if (err) errs.Sandboxes = err;
   }
   const streamErr = ui.errors['Event stream (/_sim/events)'];
   ui.errors = streamErr ? { ...errs, 'Event stream (/_sim/events)': streamErr } : errs;
