@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -88,41 +87,19 @@ func newEnv(t *testing.T, mod func(*sandbox.Config)) *env {
 	return &env{t: t, m: m, def: def, url: hs.URL, real: real, dir: dir, cfg: cfg}
 }
 
-// do sends a request and returns the status, the headers and the body.
+// do sends a request and returns the status, the headers and the body
+// (caller.do, on the test's goroutine).
 func (e *env) do(method, path, key, body string) (int, http.Header, []byte) {
 	e.t.Helper()
-	u := path
-	if !strings.HasPrefix(path, "http") {
-		u = e.url + path
-	}
-	req, err := http.NewRequest(method, u, strings.NewReader(body))
-	require.NoError(e.t, err)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if strings.Contains(path, "/_sim") {
-		req.Header.Set(server.HeaderControl, "1")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(e.t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(e.t, err)
-	return resp.StatusCode, resp.Header, raw
+	return e.caller().do(method, path, key, body)
 }
 
 func (e *env) json(method, path, key, body string) (int, map[string]any) {
 	e.t.Helper()
-	st, _, raw := e.do(method, path, key, body)
-	var m map[string]any
-	if len(raw) > 0 {
-		require.NoError(e.t, json.Unmarshal(raw, &m), "%s %s: %s", method, path, raw)
-	}
-	return st, m
+	return e.caller().json(method, path, key, body)
 }
+
+func (e *env) caller() caller { return caller{t: e.t, hc: http.DefaultClient, url: e.url} }
 
 type box struct {
 	ID, Base string

@@ -24,7 +24,8 @@ import (
 
 // TestSandboxCost measures what one more complete simulator costs in this
 // process if a sandbox (issue 21) were built as one more server.New: the
-// figures of docs/design/sandboxes.md. It is a measurement, not a check, and
+// figures of docs/design/sandboxes.md. Sandboxes as sim/sandbox makes them
+// (Manager.Create) are measured by TestSandboxManagerCost there. It is a measurement, not a check, and
 // takes about a minute, so it runs only with DUBSIM_SANDBOX_COST=1:
 //
 //	DUBSIM_SANDBOX_COST=1 go test ./sim/server -run TestSandboxCost -v -count=1
