@@ -47,6 +47,21 @@
 //
 // New and Close do the same as Start without a testing.TB, for a TestMain
 // that shares one simulator between tests (call Reset between them).
+//
+// # Sandboxes
+//
+// Connect gives a test a sandbox of its own on a dubsim that runs
+// elsewhere (a container, a CI service, one process for the whole suite):
+// its own clock, accounts, data, rules and journal, deleted at t.Cleanup.
+// Tests that each call Connect can run with t.Parallel():
+//
+//	func TestRefund(t *testing.T) {
+//		t.Parallel()
+//		sb := dubsimtest.Connect(t, os.Getenv("DUBSIM_URL"))
+//		app := myapp.New(sb.BaseURL, sb.Key(dubsimtest.KeyPro))
+//		...
+//		dubsimtest.Must(sb.Clock.Advance(t.Context(), time.Hour))(t) // this test's clock only
+//	}
 package dubsimtest
 
 import (
@@ -88,6 +103,7 @@ type options struct {
 	scale    float64
 	fixtures string
 	seed     uint64
+	seedSet  bool
 	start    time.Time
 	addr     string
 	token    string
@@ -104,7 +120,7 @@ func WithFixtures(dir string) Option { return func(o *options) { o.fixtures = di
 
 // WithSeed sets the seed of generated ids and content (default 0): the same
 // seed gives the same ids on a fresh simulator.
-func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed, o.seedSet = seed, true } }
 
 // WithStart sets the initial simulated time.
 func WithStart(t time.Time) Option { return func(o *options) { o.start = t } }

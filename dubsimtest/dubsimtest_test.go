@@ -31,7 +31,13 @@ const shortVideo = "https://media.dubsim.test/short.mp4"
 // decodes a JSON answer.
 func call(t testing.TB, s *dubsimtest.Sim, method, path, key, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+path, strings.NewReader(body))
+	return callAt(t, s.URL, method, path, key, body)
+}
+
+// callAt is call on the simulator (or sandbox) at base.
+func callAt(t testing.TB, base, method, path, key, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, base+path, strings.NewReader(body))
 	require.NoError(t, err)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)

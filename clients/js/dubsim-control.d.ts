@@ -348,6 +348,53 @@ export declare class DubsimClient {
   state(query?: StateQuery): Promise<State>;
   projects(options?: { api_key?: string; page_size?: number }): AsyncGenerator<ProjectState, void, undefined>;
   loadFixtures(fixtures: Fixtures): Promise<Record<string, number>>;
+  /** Creates a sandbox with an id made here (PUT /_sim/sandboxes/{id}). */
+  sandbox(spec?: SandboxSpec): Promise<Sandbox>;
+  /** GET /_sim/sandboxes: oldest first. */
+  sandboxes(): Promise<SandboxInfo[]>;
+}
+
+export interface SandboxSpec {
+  /** Initial simulated time; default the dubsim's now. */
+  start?: Date | string;
+  /** Speed of the sandbox's clock; 0 (default) freezes it. */
+  time_scale?: number;
+  /** Seed of its generated ids and content. */
+  seed?: number;
+}
+
+/** A sandbox as the control API shows it. */
+export interface SandboxInfo {
+  id: string;
+  created_at: string;
+  last_used_at: string;
+  /** Set when the process expires idle sandboxes (--sandbox-idle). */
+  expires_at?: string;
+  clock: Clock;
+  /** Fixture API key -> the sandbox's key. */
+  api_keys: Record<string, string>;
+  base_url: string;
+  control_url: string;
+  dashboard_url: string;
+}
+
+export declare class Sandbox {
+  private constructor();
+  readonly id: string;
+  /** The dubsim's address as the client reaches it, plus /sbx/<id>. */
+  readonly baseUrl: string;
+  readonly controlUrl: string;
+  readonly dashboardUrl: string;
+  /** Fixture API key ("dubsim-pro") -> the sandbox's key. */
+  readonly keys: Record<string, string>;
+  /** A client of the sandbox's control API. */
+  readonly client: DubsimClient;
+  /** The creation's answer. */
+  readonly info: SandboxInfo;
+  /** The sandbox's key for a fixture key; throws a RangeError if there is none. */
+  key(name: string): string;
+  /** DELETE /_sim/sandboxes/{id}; with missingOk a 404 resolves. */
+  delete(options?: { missingOk?: boolean }): Promise<void>;
 }
 
 export declare class ClockAPI {

@@ -9,6 +9,9 @@
 //   await sim.clock.freeze();
 //   const { api_key } = await sim.accounts.create({ plan: "pro", balance_minutes: 100 });
 //   await sim.clock.advance(600);
+//   const sb = await sim.sandbox();              // a simulator of this test's own
+//   await sb.client.clock.advance(600);          // its clock only; sb.key("dubsim-pro")
+//   await sb.delete();
 //
 // Answers are the control API's JSON as it is (snake_case names), and bodies and filters
 // take the same names. A call answered with anything but 2xx rejects with a DubsimError
@@ -176,6 +179,94 @@ export class DubsimClient {
    */
   async loadFixtures(fixtures) {
     return (await this.call("POST", "/_sim/fixtures", fixtures)).loaded;
+  }
+
+  /**
+   * Creates a sandbox, a whole simulator of its own inside this dubsim (its clock,
+   * accounts, data, rules and journal), with an id made here (PUT /_sim/sandboxes/{id}),
+   * and resolves to a Sandbox. Its clock is frozen at start (a Date or RFC 3339 string;
+   * default: the dubsim's now) unless time_scale > 0; seed sets its generated ids. Delete
+   * it with sandbox.delete(). A dubsim without sandboxes answers 404, one at its cap 429
+   * SandboxLimitError.
+   */
+  async sandbox({ start, time_scale, seed } = {}) {
+    const body = defined({
+      start: start instanceof Date ? start.toISOString() : start,
+      time_scale,
+      seed,
+    });
+    // An id already taken (one chance in 2**80) is a 409: draw another.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const info = await this.call("PUT", `/_sim/sandboxes/${await sandboxId()}`, body);
+        return new Sandbox(this, info);
+      } catch (e) {
+        if (!(e instanceof DubsimError) || e.status !== 409 || attempt === 2) throw e;
+      }
+    }
+  }
+
+  /** The sandboxes of this dubsim, oldest first (GET /_sim/sandboxes). */
+  async sandboxes() {
+    return (await this.call("GET", "/_sim/sandboxes")).sandboxes;
+  }
+}
+
+// Lower-case Crockford base32: the alphabet of sandbox ids.
+const SANDBOX_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+/** A sandbox id: 16 characters from the platform's cryptographic random source. */
+async function sandboxId() {
+  // Node 18 has Web Crypto as a global only behind a flag.
+  const c = globalThis.crypto ?? (await import("node:crypto")).webcrypto;
+  const b = c.getRandomValues(new Uint8Array(16));
+  return Array.from(b, (x) => SANDBOX_ID_ALPHABET[x & 31]).join("");
+}
+
+/**
+ * A sandbox of a dubsim, made by client.sandbox(): its id; baseUrl, the dubsim's address as
+ * the client reaches it plus /sbx/<id>, where the sandbox serves every interface and its
+ * control API; controlUrl and dashboardUrl; keys, each fixture API key ("dubsim-pro")
+ * mapped to the sandbox's key for that account, which reaches the sandbox at the dubsim's
+ * own address too; client, a DubsimClient of the sandbox's control API (same token,
+ * timeout and fetch): sb.client.clock.advance(600) moves this sandbox's clock only; info,
+ * the creation's answer.
+ */
+export class Sandbox {
+  constructor(owner, info) {
+    this.owner = owner;
+    this.info = info;
+    this.id = info.id;
+    this.baseUrl = `${owner.baseUrl}/sbx/${info.id}`;
+    this.controlUrl = `${this.baseUrl}/_sim`;
+    this.dashboardUrl = `${this.baseUrl}/_sim/ui`;
+    this.keys = { ...(info.api_keys ?? {}) };
+    this.client = new DubsimClient({
+      baseUrl: this.baseUrl,
+      token: owner.token,
+      timeoutMs: owner.timeoutMs,
+      fetch: owner.fetch,
+    });
+  }
+
+  /** The sandbox's key for the fixture key name; throws a RangeError if there is none. */
+  key(name) {
+    const k = this.keys[name];
+    if (k === undefined) throw new RangeError(`dubsim: sandbox ${this.id} has no account for the key ${name}`);
+    return k;
+  }
+
+  /**
+   * Deletes the sandbox and its data (DELETE /_sim/sandboxes/{id}); rejects with a 404
+   * DubsimError when it is gone, unless missingOk (for an after hook: a sandbox deleted
+   * already, or expired).
+   */
+  async delete({ missingOk = false } = {}) {
+    try {
+      await this.owner.call("DELETE", `/_sim/sandboxes/${seg(this.id)}`);
+    } catch (e) {
+      if (!(missingOk && e instanceof DubsimError && e.status === 404)) throw e;
+    }
   }
 }
 

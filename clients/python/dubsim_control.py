@@ -15,6 +15,10 @@ its folder on ``PYTHONPATH``.
     sim.clock.advance(600)
     print(sim.journal.report(key, text=True))
 
+    with sim.sandbox() as sb:                  # a simulator of this test's own, deleted at exit
+        key = sb.key("dubsim-pro")             # reaches the sandbox at sim's address too
+        sb.client.clock.advance(600)           # this sandbox's clock only
+
 Answers are the control API's JSON as Python values (dicts with its snake_case names);
 the ``TypedDict`` classes below describe the main ones. Arguments use the same names as
 the JSON bodies and queries. A call that is answered with anything but 2xx raises
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -34,6 +39,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, TypedDict, Unio
 __all__ = [
     "Client",
     "DubsimError",
+    "Sandbox",
     "OUTCOME_READY",
     "OUTCOME_ERROR",
     "USER_AGENT",
@@ -169,6 +175,20 @@ class Report(TypedDict, total=False):
     generated_at: str
     summary: Dict[str, Any]
     findings: List[Dict[str, Any]]
+
+
+class SandboxInfo(TypedDict, total=False):
+    """A sandbox as the control API shows it (``/_sim/sandboxes``)."""
+
+    id: str
+    created_at: str
+    last_used_at: str
+    expires_at: str
+    clock: Clock
+    api_keys: Dict[str, str]
+    base_url: str
+    control_url: str
+    dashboard_url: str
 
 
 class DubsimError(Exception):
@@ -349,6 +369,104 @@ class Client:
         ``accounts``, ``options``, ``voices``, ``media_rules`` and ``studio``, each in the
         shape of its file in fixtures/. Returns the counts of the set now in use."""
         return self.call("POST", "/_sim/fixtures", dict(fixtures))["loaded"]
+
+    # ----- sandboxes -----
+
+    def sandbox(
+        self,
+        start: Union[str, datetime, None] = None,
+        time_scale: Optional[float] = None,
+        seed: Optional[int] = None,
+    ) -> "Sandbox":
+        """Creates a sandbox, a whole simulator of its own inside this dubsim (its clock,
+        accounts, data, rules and journal), with an id made here
+        (``PUT /_sim/sandboxes/{id}``), and returns it. Its clock is frozen at ``start``
+        (an aware datetime or an RFC 3339 string; default: the dubsim's now) unless
+        ``time_scale`` > 0; ``seed`` sets its generated ids. Delete it with
+        :meth:`Sandbox.delete`, or use it in a ``with`` block, which deletes it at the end.
+        A dubsim without sandboxes answers 404, one at its cap 429 ``SandboxLimitError``."""
+        body: Dict[str, Any] = {}
+        if start is not None:
+            body["start"] = _format_time(_parse_time(start))
+        if time_scale is not None:
+            body["time_scale"] = time_scale
+        if seed is not None:
+            body["seed"] = seed
+        # An id already taken (one chance in 2**80) is a 409: draw another.
+        for attempt in range(3):
+            try:
+                info = self.call("PUT", "/_sim/sandboxes/" + _sandbox_id(), body)
+                break
+            except DubsimError as e:
+                if e.status != 409 or attempt == 2:
+                    raise
+        return Sandbox(self, info)
+
+    def sandboxes(self) -> List[SandboxInfo]:
+        """The sandboxes of this dubsim, oldest first (``GET /_sim/sandboxes``)."""
+        return self.call("GET", "/_sim/sandboxes")["sandboxes"]
+
+
+#: Lower-case Crockford base32: the alphabet of sandbox ids.
+_SANDBOX_ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def _sandbox_id() -> str:
+    """A sandbox id: 16 characters from ``secrets`` (80 bits)."""
+    return "".join(secrets.choice(_SANDBOX_ID_ALPHABET) for _ in range(16))
+
+
+def _format_time(t: datetime) -> str:
+    return t.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class Sandbox:
+    """A sandbox of a dubsim, made by :meth:`Client.sandbox`.
+
+    Attributes: ``id``; ``base_url``, the dubsim's address as the client reaches it plus
+    ``/sbx/<id>``, where the sandbox serves every interface and its control API;
+    ``control_url`` and ``dashboard_url``; ``keys``, each fixture API key
+    (``"dubsim-pro"``) mapped to the sandbox's key for that account, which reaches the
+    sandbox at the dubsim's own address too; ``client``, a :class:`Client` of the
+    sandbox's control API (same token and timeout): ``sb.client.clock.advance(600)``
+    moves this sandbox's clock only; ``info``, the creation's answer.
+
+    As a context manager it deletes the sandbox at the end of the block (one deleted
+    already, or expired, is no error then).
+    """
+
+    def __init__(self, owner: Client, info: SandboxInfo) -> None:
+        self._owner = owner
+        self.info: SandboxInfo = info
+        self.id: str = info["id"]
+        self.base_url: str = owner.base_url + "/sbx/" + self.id
+        self.control_url: str = self.base_url + "/_sim"
+        self.dashboard_url: str = self.base_url + "/_sim/ui"
+        self.keys: Dict[str, str] = dict(info.get("api_keys") or {})
+        self.client = Client(self.base_url, token=owner.token, timeout=owner.timeout)
+
+    def key(self, name: str) -> str:
+        """The sandbox's key for the fixture key ``name``; KeyError if there is none."""
+        return self.keys[name]
+
+    def delete(self, missing_ok: bool = False) -> None:
+        """Deletes the sandbox and its data (``DELETE /_sim/sandboxes/{id}``). A sandbox
+        gone already (deleted, expired) raises a 404 :class:`DubsimError`, unless
+        ``missing_ok``."""
+        try:
+            self._owner.call("DELETE", "/_sim/sandboxes/" + self.id)
+        except DubsimError as e:
+            if not (missing_ok and e.status == 404):
+                raise
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.delete(missing_ok=True)
+
+    def __repr__(self) -> str:
+        return "Sandbox(%r, base_url=%r)" % (self.id, self.base_url)
 
 
 class ClockAPI:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import unittest
 import urllib.error
 import urllib.request
-from datetime import timedelta
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, Optional, Tuple
 
 import dubsim_control
@@ -308,6 +310,85 @@ class ControlClientTest(unittest.TestCase):
                 other.clock.get()
             self.assertEqual((cm.exception.status, cm.exception.error), (401, "UnauthorizedError"))
         self.assertIn("now", Client(token=token).clock.get())
+
+    def test_sandbox(self) -> None:
+        default_now = self.sim.clock.get()["now"]
+        start = datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+        with self.sim.sandbox(start=start) as sb:
+            self.assertRegex(sb.id, r"^[0-9a-hjkmnp-tv-z]{16}$")
+            self.assertEqual(sb.base_url, self.sim.base_url + "/sbx/" + sb.id)
+            self.assertEqual(sb.client.base_url, sb.base_url)
+            self.assertEqual(sb.client.token, self.sim.token)
+            key = sb.key("dubsim-pro")
+            self.assertEqual(key, "sbx_%s_dubsim-pro" % sb.id)
+            with self.assertRaises(KeyError):
+                sb.key("nobody")
+            self.assertIn(sb.id, [s["id"] for s in self.sim.sandboxes()])
+            ck = sb.client.clock.get()
+            self.assertEqual((dubsim_control._parse_time(ck["now"]), ck["frozen"]), (start, True))
+
+            pid = create_project(key)  # by its key, at the shared address
+            self.assertEqual(project_status(key, pid)["status"], "in_progress")
+            after = sb.client.clock.advance(3600)
+            self.assertEqual(dubsim_control._parse_time(after["now"]), start + timedelta(hours=1))
+            self.assertEqual(project_status(key, pid)["status"], "ready")
+            self.assertEqual(self.sim.clock.get()["now"], default_now, "the default clock stands")
+
+            api = [(r["method"], r["path"], r["api_key"]) for r in sb.client.journal.requests(path="/api/*")]
+            self.assertEqual(
+                api,
+                [
+                    ("GET", "/api/v1/projects/" + pid, key),
+                    ("GET", "/api/v1/projects/" + pid, key),
+                    ("POST", "/api/v1/projects", key),
+                ],
+            )
+            self.assertEqual(self.sim.journal.requests(api_key=key), [], "the default journal has none of them")
+        self.assertNotIn(sb.id, [s["id"] for s in self.sim.sandboxes()])
+        with self.assertRaises(DubsimError) as cm:
+            sb.delete()
+        self.assertEqual((cm.exception.status, cm.exception.error), (404, "NotFoundError"))
+        sb.delete(missing_ok=True)
+        with sb:
+            pass  # a sandbox gone already is no error at the end of a block
+
+    def test_sandbox_options(self) -> None:
+        with self.sim.sandbox(time_scale=60) as sb:
+            ck = sb.client.clock.get()
+            self.assertEqual((ck["frozen"], ck["time_scale"]), (False, 60))
+
+        def project(seed: int) -> str:
+            with self.sim.sandbox(start="2030-01-01T00:00:00Z", seed=seed) as sb:
+                return create_project(sb.key("dubsim-pro"))
+
+        self.assertEqual(project(7), project(7))
+        self.assertNotEqual(project(7), project(8))
+
+    def test_sandboxes_in_parallel(self) -> None:
+        base = datetime(2030, 1, 1, tzinfo=timezone.utc)
+
+        def one(i: int) -> str:
+            start = base + timedelta(days=i)
+            with self.sim.sandbox(start=start) as sb:
+                key = sb.key("dubsim-pro")
+                pid = create_project(key)
+                now = sb.client.clock.advance(3600)["now"]
+                self.assertEqual(dubsim_control._parse_time(now), start + timedelta(hours=1))
+                self.assertEqual(project_status(key, pid)["status"], "ready")
+                keys = {r["api_key"] for r in sb.client.journal.requests(path="/api/*")}
+                self.assertEqual(keys, {key})
+                return sb.id
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            ids = list(pool.map(one, range(16)))
+        self.assertEqual(len(set(ids)), 16)
+        self.assertFalse(set(ids) & {s["id"] for s in self.sim.sandboxes()}, "every sandbox deleted")
+
+    def test_sandbox_id(self) -> None:
+        ids = {dubsim_control._sandbox_id() for _ in range(1000)}
+        self.assertEqual(len(ids), 1000)
+        for i in ids:
+            self.assertTrue(re.fullmatch(r"[0-9a-hjkmnp-tv-z]{16}", i), i)
 
 
 if __name__ == "__main__":

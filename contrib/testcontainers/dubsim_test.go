@@ -154,4 +154,18 @@ func TestRun(t *testing.T) {
 	require.NoError(t, c.Do(ctx, "GET", "/_sim/state?api_key=dubsim-pro", nil, &st))
 	require.Len(t, st.Projects, 1)
 	assert.Equal(t, "ready", st.Projects[0].Status)
+
+	// Two sandboxes of the container: each its own clock.
+	a, err := ctr.Sandbox(ctx, t)
+	require.NoError(t, err)
+	b, err := ctr.Sandbox(ctx, t)
+	require.NoError(t, err)
+	before, err := b.Client.Clock(ctx)
+	require.NoError(t, err)
+	_, err = a.Client.Advance(ctx, time.Hour)
+	require.NoError(t, err)
+	after, err := b.Client.Clock(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a's advance leaves b's clock")
+	assert.Equal(t, "sbx_"+a.ID+"_dubsim-pro", a.Key("dubsim-pro"))
 }

@@ -20,8 +20,9 @@ import (
 // and 400 for no content type and no X-Dubsim-Control.
 func TestControlProtectionOfEveryOperation(t *testing.T) {
 	t.Parallel()
-	open := newEnv(t, nil)
-	tokened := newEnv(t, func(c *server.Config) { c.ControlToken = "contract-token" })
+	// With sandboxes: /_sim/sandboxes is behind the same protection.
+	open := newSandboxEnv(t, nil, nil).env
+	tokened := newSandboxEnv(t, func(c *server.Config) { c.ControlToken = "contract-token" }, nil).env
 	params := strings.NewReplacer("{id}", "x", "{api_key}", "k", "{name}", "control.json")
 	for _, op := range validators[openapi.Control].Operations() {
 		path := params.Replace(op.Path)

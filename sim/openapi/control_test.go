@@ -242,6 +242,8 @@ func ctlErrorName(status int) string {
 		return control.ErrPendingName
 	case http.StatusServiceUnavailable:
 		return "ServiceUnavailableError"
+	case http.StatusTooManyRequests:
+		return "SandboxLimitError"
 	}
 	return "ValidationError" // 400 and 413
 }
@@ -864,9 +866,9 @@ func (s *ctlFailingStore) Batch(ctx context.Context, fn func(sim.Tx) error) erro
 }
 
 // TestControlDocumentCoversTheRoutes: the operations of the control document
-// are exactly the routes of the control API, the journal, the fault rules
-// and the dashboard (their route tables, walked; the dashboard's /ui/* is
-// /ui/{file}), the health check and the documents; operationIds are unique
+// are exactly the routes of the control API, the journal, the fault rules,
+// the dashboard and the sandbox resource (their route tables, walked; the
+// dashboard's /ui/* is /ui/{file}), the health check and the documents; operationIds are unique
 // and start with sim.
 func TestControlDocumentCoversTheRoutes(t *testing.T) {
 	t.Parallel()
@@ -882,6 +884,7 @@ func TestControlDocumentCoversTheRoutes(t *testing.T) {
 			return nil
 		}))
 	}
+	want = append(want, sandboxRoutes(t)...)
 	var got []string
 	ids := map[string]bool{}
 	for _, op := range validators[openapi.Control].Operations() {

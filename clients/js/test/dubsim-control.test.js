@@ -340,6 +340,84 @@ describe("dubsim control client", { skip: !BASE && "DUBSIM_URL names no running 
     await rejectsWith(sim.outcomes.forceArtifact("000000000000000000000000", { outcome: "error", now: true }), 404);
   });
 
+  test("a sandbox: its own clock, data and journal, deleted", async () => {
+    const defaultNow = (await sim.clock.get()).now;
+    const start = new Date("2030-01-02T03:04:05Z");
+    const sb = await sim.sandbox({ start });
+    assert.match(sb.id, /^[0-9a-hjkmnp-tv-z]{16}$/);
+    assert.equal(sb.baseUrl, `${sim.baseUrl}/sbx/${sb.id}`);
+    assert.equal(sb.controlUrl, `${sb.baseUrl}/_sim`);
+    assert.equal(sb.client.baseUrl, sb.baseUrl);
+    assert.equal(sb.client.token, sim.token);
+    const sbKey = sb.key("dubsim-pro");
+    assert.equal(sbKey, `sbx_${sb.id}_dubsim-pro`);
+    assert.throws(() => sb.key("nobody"), RangeError);
+    assert.ok((await sim.sandboxes()).some((s) => s.id === sb.id));
+    const ck = await sb.client.clock.get();
+    assert.deepEqual([Date.parse(ck.now), ck.frozen], [start.getTime(), true]);
+
+    const id = await createProject(sbKey); // by its key, at the shared address
+    assert.equal((await projectStatus(sbKey, id)).status, "in_progress");
+    const after = await sb.client.clock.advance(3600);
+    assert.equal(Date.parse(after.now), start.getTime() + 3600e3);
+    assert.equal((await projectStatus(sbKey, id)).status, "ready");
+    assert.equal((await sim.clock.get()).now, defaultNow, "the default clock stands");
+    const api = (await sb.client.journal.requests({ path: "/api/*" })).map((r) => [r.method, r.path, r.api_key]);
+    assert.deepEqual(api, [
+      ["GET", `/api/v1/projects/${id}`, sbKey],
+      ["GET", `/api/v1/projects/${id}`, sbKey],
+      ["POST", "/api/v1/projects", sbKey],
+    ]);
+    assert.deepEqual(await sim.journal.requests({ api_key: sbKey }), [], "the default journal has none of them");
+
+    await sb.delete();
+    assert.ok(!(await sim.sandboxes()).some((s) => s.id === sb.id));
+    await rejectsWith(sb.delete(), 404, "NotFoundError");
+    await sb.delete({ missingOk: true });
+  });
+
+  test("sandbox options: time scale and seed", async () => {
+    const running = await sim.sandbox({ time_scale: 60 });
+    const ck = await running.client.clock.get();
+    assert.deepEqual([ck.frozen, ck.time_scale], [false, 60]);
+    await running.delete();
+    const project = async (seed) => {
+      const sb = await sim.sandbox({ start: "2030-01-01T00:00:00Z", seed });
+      try {
+        return await createProject(sb.key("dubsim-pro"));
+      } finally {
+        await sb.delete();
+      }
+    };
+    assert.equal(await project(7), await project(7));
+    assert.notEqual(await project(7), await project(8));
+  });
+
+  test("sandboxes in parallel", async () => {
+    const base = Date.parse("2030-01-01T00:00:00Z");
+    const ids = await Promise.all(
+      Array.from({ length: 16 }, async (_, i) => {
+        const start = base + i * 86400e3;
+        const sb = await sim.sandbox({ start: new Date(start) });
+        try {
+          const k = sb.key("dubsim-pro");
+          const id = await createProject(k);
+          const now = (await sb.client.clock.advance(3600)).now;
+          assert.equal(Date.parse(now), start + 3600e3);
+          assert.equal((await projectStatus(k, id)).status, "ready");
+          const keys = new Set((await sb.client.journal.requests({ path: "/api/*" })).map((r) => r.api_key));
+          assert.deepEqual([...keys], [k]);
+          return sb.id;
+        } finally {
+          await sb.delete();
+        }
+      }),
+    );
+    assert.equal(new Set(ids).size, 16);
+    const left = new Set((await sim.sandboxes()).map((s) => s.id));
+    assert.ok(!ids.some((id) => left.has(id)), "every sandbox deleted");
+  });
+
   test("control token", async (t) => {
     const token = process.env.DUBSIM_CONTROL_TOKEN ?? "";
     if (!token) {

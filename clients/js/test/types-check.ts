@@ -7,6 +7,7 @@ import {
   DubsimError,
   OUTCOME_ERROR,
   OUTCOME_READY,
+  Sandbox,
   type Account,
   type Clock,
   type Fault,
@@ -14,6 +15,7 @@ import {
   type JournalRequest,
   type OutcomeRule,
   type Report,
+  type SandboxInfo,
   type State,
   type VerifyResult,
   type VideoStatus,
@@ -74,6 +76,23 @@ export async function everyCall(): Promise<void> {
   const report: Report = await sim.journal.report(acct.api_key);
   const text: string = await sim.journal.report(acct.api_key, { text: true });
   const anything: unknown = await sim.call("GET", "/_sim/studio");
+
+  const sb: Sandbox = await sim.sandbox({ start: new Date(), time_scale: 0, seed: 7 });
+  await sim.sandbox({ start: "2030-01-01T00:00:00Z" });
+  await sim.sandbox();
+  const sbKey: string = sb.key("dubsim-pro");
+  const sbKeys: Record<string, string> = sb.keys;
+  const sbUrls: [string, string, string, string] = [sb.id, sb.baseUrl, sb.controlUrl, sb.dashboardUrl];
+  const sbNow: string = (await sb.client.clock.advance(60)).now;
+  const listed: SandboxInfo[] = await sim.sandboxes();
+  const sbInfo: string | undefined = sb.info.api_keys["dubsim-pro"];
+  await sb.delete();
+  await sb.delete({ missingOk: true });
+  // @ts-expect-error: the start is a Date or a string
+  await sim.sandbox({ start: 0 });
+  // @ts-expect-error: a sandbox's keys are read, not replaced
+  sb.keys = {};
+  void [sbKey, sbKeys, sbUrls, sbNow, listed, sbInfo];
 
   try {
     await sim.clock.get();
