@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/dubsimtest"
 	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -197,7 +198,31 @@ func startNginx(t *testing.T, a, b *proctest.Proc) string {
 
 func TestHAProxy(t *testing.T) {
 	a, b := shards(t)
-	suite(t, startHAProxy(t, a, b), a, b)
+	lb := startHAProxy(t, a, b)
+	suite(t, lb, a, b)
+	// The Go helper through the balancer: Connect creates with PUT, and
+	// its Client reaches the sandbox's control API by /sbx/<id>/_sim.
+	t.Run("Connect", func(t *testing.T) {
+		for i := range 8 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				sb := dubsimtest.Connect(t, lb, dubsimtest.WithControlToken(token))
+				key := sb.Key(dubsimtest.KeyPro)
+				var p project
+				body := `{"name":"connect","source_lang":"en","target_lang":"de-DE","source_video_url":"https://cdn.test/c.mp4"}`
+				require.NoError(t, expect("POST", lb+"/api/v1/projects", key, body, http.StatusOK, &p))
+				_, err := sb.Clock.Advance(t.Context(), 2*time.Hour)
+				require.NoError(t, err)
+				require.NoError(t, expect("GET", lb+"/api/v1/projects/"+p.ProjectID, key, "", http.StatusOK, &p))
+				assert.Equal(t, "ready", p.Status)
+				reqs, err := sb.Journal.Requests(t.Context(), dubsimtest.RequestFilter{})
+				require.NoError(t, err)
+				for _, r := range reqs {
+					assert.Contains(t, []string{"", key}, r.APIKey, "%s %s", r.Method, r.Path)
+				}
+			})
+		}
+	})
 }
 
 func TestNginx(t *testing.T) {
