@@ -101,9 +101,13 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
+// probe asks a balancer whether it serves yet.
+var probe = &http.Client{Timeout: 2 * time.Second}
+
 // balancer runs cmd (a balancer in the foreground), stops it at cleanup,
-// and waits until base answers /_sim/health.
-func balancer(t *testing.T, cmd *exec.Cmd, base string) {
+// and waits until base answers /_sim/health. Files in handed are the
+// child's (ExtraFiles): closed here once it has them.
+func balancer(t *testing.T, cmd *exec.Cmd, base string, handed ...*os.File) {
 	t.Helper()
 	logs := &logBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -112,6 +116,10 @@ func balancer(t *testing.T, cmd *exec.Cmd, base string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = 5 * time.Second
 	require.NoError(t, cmd.Start())
+	// The child has its copies: if it dies, its socket closes.
+	for _, f := range handed {
+		require.NoError(t, f.Close())
+	}
 	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
@@ -131,7 +139,7 @@ func balancer(t *testing.T, cmd *exec.Cmd, base string) {
 			t.Fatalf("%s exited before serving: %v\n%s", filepath.Base(cmd.Path), cmd.ProcessState, logs.String())
 		default:
 		}
-		if res, err := http.Get(base + "/_sim/health"); err == nil {
+		if res, err := probe.Get(base + "/_sim/health"); err == nil {
 			_, _ = io.Copy(io.Discard, res.Body)
 			_ = res.Body.Close()
 			if res.StatusCode == http.StatusOK {
@@ -160,8 +168,7 @@ func startHAProxy(t *testing.T, a, b *proctest.Proc) string {
 	cmd := exec.Command(bin, "-f", filepath.Join(root, "docs/sharding/haproxy.cfg"), "-db")
 	cmd.ExtraFiles = []*os.File{f}
 	cmd.Env = append(os.Environ(), "SHARD_BIND=fd@3", "SHARD_A="+hostPort(a), "SHARD_B="+hostPort(b))
-	balancer(t, cmd, base)
-	require.NoError(t, f.Close())
+	balancer(t, cmd, base, f)
 	return base
 }
 
