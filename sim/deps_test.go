@@ -46,6 +46,7 @@ func TestImportDirection(t *testing.T) {
 		"test/consumer":         nil, // tests only: a module outside this one built from a file-based module proxy (issue 20)
 		"test/generators":       nil, // tests only: OpenAPI generators over the served documents (issue 20)
 		"test/release":          nil, // tests only: the release snapshot and its checks (issue 20)
+		"test/shard":            nil, // tests only: two dubsims behind HAProxy and nginx, routed by sandbox (issue 21)
 		"bench/ceiling":         {},  // the benchmark's minimal handler: stdlib only
 		"bench/seed":            nil, // benchmark tooling: fills a data file through the store
 		"bench/startwait":       {},
