@@ -57,7 +57,7 @@ func TestImportDirection(t *testing.T) {
 		// in-process dubsim for Go tests, and the control API client
 		"dubsimtest": {"sim", "sim/control/faults", "sim/control/journal", "sim/server", "internal/simtest", "fixtures"},
 		// the in-process assembly dubsimtest and the module's own tests share
-		"internal/simtest":  {"sim", "sim/server", "sim/store", "fixtures"},
+		"internal/simtest":  {"sim", "sim/server", "sim/store", "sim/sandbox", "fixtures"},
 		"internal/proctest": {}, // runs the real binary in tests: stdlib only
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()

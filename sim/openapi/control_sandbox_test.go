@@ -1,11 +1,9 @@
 package openapi_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
-	"github.com/dubsim/dubsim/sim/store"
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,40 +30,15 @@ type sbEnv struct {
 // configuration.
 func newSandboxEnv(t *testing.T, mod func(*server.Config), smod func(*sandbox.Config)) *sbEnv {
 	t.Helper()
-	root := t.TempDir()
-	sh, err := server.NewShared(server.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sh.Close()) })
-	dir := filepath.Join(root, "sandboxes")
-	var m *sandbox.Manager
-	var mErr error
-	require.NoError(t, os.Mkdir(filepath.Join(root, "default"), 0o755))
-	i, err := simtest.Open(filepath.Join(root, "default"), simtest.Options{Start: t0, Config: func(c *server.Config) {
+	s := simtest.NewSandboxed(t, simtest.Options{Start: t0, Config: func(c *server.Config) {
 		c.Version = "test"
-		c.Shared = sh
 		if mod != nil {
 			mod(c)
 		}
-		base := *c
-		base.Store, base.Clock = nil, nil
-		cfg := sandbox.Config{Base: base, Shared: sh, Dir: dir, DefaultNow: c.Clock.Now, StoreOptions: []store.Option{store.NoSync()}}
-		if smod != nil {
-			smod(&cfg)
-		}
-		m, mErr = sandbox.New(cfg)
-		if mErr == nil {
-			c.ControlExtensions = append(c.ControlExtensions, m.ControlExtension(""))
-		}
-	}})
-	require.NoError(t, mErr)
-	require.NoError(t, err)
-	hs := httptest.NewServer(m.Handler(i.Server.Handler, sandbox.PickMain))
-	t.Cleanup(func() {
-		hs.Close()
-		require.NoError(t, m.Close(context.Background()))
-		require.NoError(t, i.Close())
-	})
-	return &sbEnv{env: &env{t: t, srv: i.Server, url: hs.URL, clock: i.Clock}, m: m, dir: dir}
+	}}, smod)
+	hs := httptest.NewServer(s.Handler)
+	t.Cleanup(hs.Close)
+	return &sbEnv{env: &env{t: t, srv: s.Server, url: hs.URL, clock: s.Clock}, m: s.Manager, dir: s.Sandbox.Dir}
 }
 
 // sbID is a well-formed sandbox id.

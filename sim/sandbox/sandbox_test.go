@@ -12,12 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/internal/simtest"
-	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
-	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,42 +46,21 @@ type env struct {
 	def  *simtest.Instance
 	url  string
 	real *realClock
-	dir  string
 	cfg  sandbox.Config
 }
 
 func newEnv(t *testing.T, mod func(*sandbox.Config)) *env {
 	t.Helper()
-	dir := t.TempDir()
-	fx, err := fixtures.Load(fixtures.FS)
-	require.NoError(t, err)
-	sh, err := server.NewShared(server.Config{})
-	require.NoError(t, err)
 	real := &realClock{now: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)}
-	cfg := sandbox.Config{
-		Base:   server.Config{Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming},
-		Shared: sh, Dir: filepath.Join(dir, "sandboxes"), Now: real.Now,
-		DefaultNow: func() time.Time { return t0 }, StoreOptions: []store.Option{store.NoSync()},
-	}
-	if mod != nil {
-		mod(&cfg)
-	}
-	m, err := sandbox.New(cfg)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "default"), 0o755))
-	def, err := simtest.Open(filepath.Join(dir, "default"), simtest.Options{Start: t0, Config: func(c *server.Config) {
-		c.Shared = sh
-		c.ControlExtensions = append(c.ControlExtensions, m.ControlExtension(""))
-	}})
-	require.NoError(t, err)
-	hs := httptest.NewServer(m.Handler(def.Server.Handler, sandbox.PickMain))
-	t.Cleanup(func() {
-		hs.Close()
-		require.NoError(t, m.Close(context.Background()))
-		require.NoError(t, def.Close())
-		require.NoError(t, sh.Close())
+	s := simtest.NewSandboxed(t, simtest.Options{Start: t0}, func(c *sandbox.Config) {
+		c.Now = real.Now
+		if mod != nil {
+			mod(c)
+		}
 	})
-	return &env{t: t, m: m, def: def, url: hs.URL, real: real, dir: dir, cfg: cfg}
+	hs := httptest.NewServer(s.Handler)
+	t.Cleanup(hs.Close)
+	return &env{t: t, m: s.Manager, def: s.Instance, url: hs.URL, real: real, cfg: s.Sandbox}
 }
 
 // do sends a request and returns the status, the headers and the body

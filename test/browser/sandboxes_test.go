@@ -2,56 +2,25 @@ package browser_test
 
 import (
 	"bytes"
-	"context"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dubsim/dubsim/dubsimtest"
-	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/internal/simtest"
-	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/sandbox"
-	"github.com/dubsim/dubsim/sim/server"
-	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/require"
 )
 
 // withSandboxes serves a default simulator (clock frozen at start) with
-// sandboxes in front, assembled as the process assembles them: one
-// server.Shared, the /_sim/sandboxes control extension, the sandbox
-// dispatcher around the default's handler.
+// sandboxes in front, assembled as the process assembles them
+// (simtest.Sandboxed).
 func withSandboxes(t *testing.T, start time.Time) string {
 	t.Helper()
-	dir := t.TempDir()
-	sh, err := server.NewShared(server.Config{})
-	require.NoError(t, err)
-	fx, err := fixtures.Load(fixtures.FS)
-	require.NoError(t, err)
-	var def *simtest.Instance
-	m, err := sandbox.New(sandbox.Config{
-		Base:   server.Config{Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming},
-		Shared: sh, Dir: filepath.Join(dir, "sandboxes"),
-		DefaultNow:   func() time.Time { return def.Clock.Now() },
-		StoreOptions: []store.Option{store.NoSync()},
-	})
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "default"), 0o755))
-	def, err = simtest.Open(filepath.Join(dir, "default"), simtest.Options{Start: start, Config: func(c *server.Config) {
-		c.Shared = sh
-		c.ControlExtensions = append(c.ControlExtensions, m.ControlExtension(""))
-	}})
-	require.NoError(t, err)
-	hs := httptest.NewServer(m.Handler(def.Server.Handler, sandbox.PickMain))
-	t.Cleanup(func() {
-		hs.Close()
-		require.NoError(t, m.Close(context.Background()))
-		require.NoError(t, def.Close())
-		require.NoError(t, sh.Close())
-	})
+	s := simtest.NewSandboxed(t, simtest.Options{Start: start}, nil)
+	hs := httptest.NewServer(s.Handler)
+	t.Cleanup(hs.Close)
 	return hs.URL
 }
 
