@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -285,8 +286,11 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 	}()
 	clock := sim.NewSimClock(m.cfg.Now, rec.Options.TimeScale)
 	if fresh {
-		// Start there: Restore resumes at real time plus the offset.
-		clock.Restore(sim.ClockState{Last: rec.Options.Start, Offset: rec.Options.Start.Sub(m.cfg.Now())})
+		// Start exactly there: Restore resumes at real time plus the
+		// offset, never before Last, so an offset far in the past resumes
+		// at Last. (An offset taken from one reading of real time came out
+		// late by the time until Restore's own reading: +1 ms under load.)
+		clock.Restore(sim.ClockState{Last: rec.Options.Start, Offset: math.MinInt64 / 2})
 	}
 	cfg := m.cfg.Base
 	cfg.Store, cfg.Clock, cfg.BlobDir = st, clock, blobDir

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -465,4 +466,28 @@ func TestDeleteUnderLoad(t *testing.T) {
 	entries, err := os.ReadDir(e.cfg.Dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// TestFrozenStartIsExact: a frozen sandbox starts exactly at its start,
+// however much real time passes while it is made (CI saw +1 ms under
+// load: the offset was taken from one reading of real time and applied to
+// the next).
+func TestFrozenStartIsExact(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	real := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	ticking := func() time.Time { // every reading is 1 ms later
+		mu.Lock()
+		defer mu.Unlock()
+		real = real.Add(time.Millisecond)
+		return real
+	}
+	e := newEnv(t, func(c *sandbox.Config) { c.Now = ticking })
+	for _, body := range []string{`{"start":"2030-01-01T00:00:00Z"}`, `{"start":"2020-06-01T00:00:00Z"}`} {
+		a := e.create(body)
+		var want map[string]any
+		require.NoError(t, json.Unmarshal([]byte(body), &want))
+		_, c := e.json("GET", "/sbx/"+a.ID+"/_sim/clock", "", "")
+		assert.Equal(t, strings.Replace(want["start"].(string), "Z", ".000Z", 1), c["now"])
+	}
 }
