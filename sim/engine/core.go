@@ -156,6 +156,14 @@ func (e *core) savingClock(fn func(sim.Tx) error) func(sim.Tx) error {
 	}
 }
 
+// storedClock is the clock's record (metaClock): its state, and whether
+// Freeze stopped it and at which scale Resume restarts it.
+type storedClock struct {
+	sim.ClockState
+	Frozen      bool    `json:"frozen,omitempty"`
+	ResumeScale float64 `json:"resume_scale,omitempty"`
+}
+
 const (
 	metaClock   = "clock"
 	seqProjects = "platform_projects"
@@ -164,7 +172,13 @@ const (
 )
 
 func (e *core) saveClock(tx sim.Tx) error {
-	b, err := json.Marshal(e.clock.State())
+	st := storedClock{ClockState: e.clock.State()}
+	e.clockMu.Lock()
+	if e.frozen {
+		st.Frozen, st.ResumeScale = true, e.frozenScale
+	}
+	e.clockMu.Unlock()
+	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}

@@ -141,10 +141,11 @@ func (e *Engine) Start(ctx context.Context) error {
 		raw, err := tx.Meta(metaClock)
 		switch {
 		case err == nil:
-			var st sim.ClockState
-			if err := json.Unmarshal(raw, &st); err != nil {
+			var stored storedClock
+			if err := json.Unmarshal(raw, &stored); err != nil {
 				return fmt.Errorf("engine: stored clock: %w", err)
 			}
+			st := stored.ClockState
 			if c.storedClock && st.Scale == 0 {
 				// Restore resumes at real time plus the offset, never
 				// before Last: an offset far in the past resumes at Last.
@@ -153,6 +154,8 @@ func (e *Engine) Start(ctx context.Context) error {
 			c.clock.Restore(st)
 			if c.storedClock {
 				c.clock.SetScale(st.Scale)
+				// A clock stopped by Freeze resumes at the scale it had.
+				c.frozen, c.frozenScale = stored.Frozen, stored.ResumeScale
 			}
 		case !errors.Is(err, sim.ErrNotFound):
 			return err

@@ -491,3 +491,26 @@ func TestFrozenStartIsExact(t *testing.T) {
 		assert.Equal(t, strings.Replace(want["start"].(string), "Z", ".000Z", 1), c["now"])
 	}
 }
+
+// TestFreezeSurvivesARestart: a sandbox clock stopped by freeze stays
+// frozen across a restart, and resume restarts it at the scale it had.
+func TestFreezeSurvivesARestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	e := newEnv(t, func(c *sandbox.Config) { c.Dir = dir })
+	a := e.create(`{"start":"2031-05-05T10:00:00Z","time_scale":3}`)
+	st, c := e.json("POST", "/sbx/"+a.ID+"/_sim/clock/freeze", "", "")
+	require.Equal(t, http.StatusOK, st, "%v", c)
+	_, frozenAt := e.json("GET", "/sbx/"+a.ID+"/_sim/clock", "", "")
+	require.NoError(t, e.m.Close(context.Background()))
+	e.real.add(time.Hour)
+	e2 := newEnv(t, func(c *sandbox.Config) { c.Dir, c.Now = dir, e.real.Now })
+	_, err := e2.m.Open(context.Background())
+	require.NoError(t, err)
+	_, c = e2.json("GET", "/sbx/"+a.ID+"/_sim/clock", "", "")
+	assert.Equal(t, frozenAt["now"], c["now"], "no time passed while stopped")
+	assert.Equal(t, true, c["frozen"])
+	st, c = e2.json("POST", "/sbx/"+a.ID+"/_sim/clock/resume", "", "")
+	require.Equal(t, http.StatusOK, st, "%v", c)
+	assert.EqualValues(t, 3, c["time_scale"], "the scale it had before freeze")
+}
