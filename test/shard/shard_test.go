@@ -42,6 +42,11 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// What is tested here is routing between processes: the dubsims are
+	// built without -race (the other suites race-test the server), which
+	// under CI's -race run of every package made 50 parallel downloads
+	// time out.
+	proctest.BuildRace = false
 	code := m.Run()
 	proctest.Cleanup()
 	os.Exit(code)
@@ -217,7 +222,7 @@ func TestHAProxy(t *testing.T) {
 				sb := dubsimtest.Connect(t, lb, dubsimtest.WithControlToken(token))
 				key := sb.Key(dubsimtest.KeyPro)
 				var p project
-				body := `{"name":"connect","source_lang":"en","target_lang":"de-DE","source_video_url":"https://cdn.test/c.mp4"}`
+				body := `{"name":"connect","source_lang":"en","target_lang":"de-DE","source_video_url":"https://media.dubsim.test/short-c.mp4"}`
 				require.NoError(t, expect("POST", lb+"/api/v1/projects", key, body, http.StatusOK, &p))
 				_, err := sb.Clock.Advance(t.Context(), 2*time.Hour)
 				require.NoError(t, err)
@@ -500,7 +505,7 @@ func createSandbox(lb, id string) (sandboxView, string, error) {
 // balancer at lb. The answer holds its id (the name is set here).
 func createProject(lb, key, name string) (project, error) {
 	var p project
-	body := `{"name":"` + name + `","source_lang":"en","target_lang":"de-DE","source_video_url":"https://cdn.test/` + name + `.mp4"}`
+	body := `{"name":"` + name + `","source_lang":"en","target_lang":"de-DE","source_video_url":"https://media.dubsim.test/short-` + name + `.mp4"}`
 	err := expect("POST", lb+"/api/v1/projects", key, body, http.StatusOK, &p)
 	p.Name = name
 	return p, err
