@@ -42,6 +42,11 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// What is tested here is routing between processes: the dubsims are
+	// built without -race (the other suites race-test the server), which
+	// under CI's -race run of every package made 50 parallel downloads
+	// time out.
+	proctest.BuildRace = false
 	code := m.Run()
 	proctest.Cleanup()
 	os.Exit(code)
@@ -106,8 +111,9 @@ var probe = &http.Client{Timeout: 2 * time.Second}
 
 // balancer runs cmd (a balancer in the foreground), stops it at cleanup,
 // and waits until base answers /_sim/health. Files in handed are the
-// child's (ExtraFiles): closed here once it has them.
-func balancer(t *testing.T, cmd *exec.Cmd, base string, handed ...*os.File) {
+// child's (ExtraFiles): closed here once it has them. It returns the
+// balancer's output, which grows as it runs.
+func balancer(t *testing.T, cmd *exec.Cmd, base string, handed ...*os.File) *logBuffer {
 	t.Helper()
 	logs := &logBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -143,7 +149,7 @@ func balancer(t *testing.T, cmd *exec.Cmd, base string, handed ...*os.File) {
 			_, _ = io.Copy(io.Discard, res.Body)
 			_ = res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return
+				return logs
 			}
 		}
 		if time.Now().After(deadline) {
@@ -155,8 +161,9 @@ func balancer(t *testing.T, cmd *exec.Cmd, base string, handed ...*os.File) {
 
 // startHAProxy runs HAProxy with docs/sharding/haproxy.cfg as it is, in
 // front of a and b. Its listening socket is opened here and handed over as
-// fd 3 (bind "fd@3"), so no port is guessed.
-func startHAProxy(t *testing.T, a, b *proctest.Proc) string {
+// fd 3 (bind "fd@3"), so no port is guessed. It returns the balancer's
+// address and its log.
+func startHAProxy(t *testing.T, a, b *proctest.Proc) (string, *logBuffer) {
 	t.Helper()
 	bin := tool(t, "haproxy")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -168,8 +175,7 @@ func startHAProxy(t *testing.T, a, b *proctest.Proc) string {
 	cmd := exec.Command(bin, "-f", filepath.Join(root, "docs/sharding/haproxy.cfg"), "-db")
 	cmd.ExtraFiles = []*os.File{f}
 	cmd.Env = append(os.Environ(), "SHARD_BIND=fd@3", "SHARD_A="+hostPort(a), "SHARD_B="+hostPort(b))
-	balancer(t, cmd, base, f)
-	return base
+	return base, balancer(t, cmd, base, f)
 }
 
 // The addresses docs/sharding/nginx.conf names, replaced by the test's.
@@ -205,7 +211,7 @@ func startNginx(t *testing.T, a, b *proctest.Proc) string {
 
 func TestHAProxy(t *testing.T) {
 	a, b := shards(t)
-	lb := startHAProxy(t, a, b)
+	lb, _ := startHAProxy(t, a, b)
 	suite(t, lb, a, b)
 	// The Go helper through the balancer: Connect creates with PUT, and
 	// its Client reaches the sandbox's control API by /sbx/<id>/_sim.
@@ -216,7 +222,7 @@ func TestHAProxy(t *testing.T) {
 				sb := dubsimtest.Connect(t, lb, dubsimtest.WithControlToken(token))
 				key := sb.Key(dubsimtest.KeyPro)
 				var p project
-				body := `{"name":"connect","source_lang":"en","target_lang":"de-DE","source_video_url":"https://cdn.test/c.mp4"}`
+				body := `{"name":"connect","source_lang":"en","target_lang":"de-DE","source_video_url":"https://media.dubsim.test/short-c.mp4"}`
 				require.NoError(t, expect("POST", lb+"/api/v1/projects", key, body, http.StatusOK, &p))
 				_, err := sb.Clock.Advance(t.Context(), 2*time.Hour)
 				require.NoError(t, err)
@@ -260,9 +266,15 @@ var client = &http.Client{Timeout: time.Minute}
 // control token, others key as their bearer key. It returns the status
 // and the body.
 func call(method, url, key, body string) (int, []byte, error) {
+	st, _, raw, err := send(method, url, key, body)
+	return st, raw, err
+}
+
+// send is call that returns the answer's header too.
+func send(method, url, key, body string) (int, http.Header, []byte, error) {
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -275,11 +287,11 @@ func call(method, url, key, body string) (int, []byte, error) {
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
-	return res.StatusCode, raw, err
+	return res.StatusCode, res.Header, raw, err
 }
 
 // expect sends a request and decodes its JSON answer into out (when not
@@ -401,18 +413,13 @@ func suite(t *testing.T, lb string, a, b *proctest.Proc) {
 // the URL the answer gives, check its journal and state hold its own
 // requests only, then (after hold) delete the sandbox.
 func run(lb, id string, hold func()) error {
-	var sb sandboxView
-	if err := expect("PUT", lb+"/_sim/sandboxes/"+id, token, `{}`, http.StatusCreated, &sb); err != nil {
+	sb, key, err := createSandbox(lb, id)
+	if err != nil {
 		return err
 	}
-	key := sb.APIKeys["dubsim-pro"]
-	if sb.ID != id || key != "sbx_"+id+"_dubsim-pro" || sb.BaseURL != lb+"/sbx/"+id {
-		return fmt.Errorf("sandbox %s: id %q, key %q, base_url %q (want the balancer's address)", id, sb.ID, key, sb.BaseURL)
-	}
 	name := "client-" + id
-	var p project
-	body := `{"name":"` + name + `","source_lang":"en","target_lang":"de-DE","source_video_url":"https://cdn.test/` + id + `.mp4"}`
-	if err := expect("POST", lb+"/api/v1/projects", key, body, http.StatusOK, &p); err != nil {
+	p, err := createProject(lb, key, name)
+	if err != nil {
 		return err
 	}
 	if err := expect("GET", lb+"/api/v1/projects/"+p.ProjectID, key, "", http.StatusOK, &p); err != nil {
@@ -479,17 +486,61 @@ func run(lb, id string, hold func()) error {
 	return nil
 }
 
+// createSandbox creates sandbox id through the balancer at lb with PUT
+// and checks its answer: its id, its key dubsim-pro (returned) and a
+// base_url that names the balancer.
+func createSandbox(lb, id string) (sandboxView, string, error) {
+	var sb sandboxView
+	if err := expect("PUT", lb+"/_sim/sandboxes/"+id, token, `{}`, http.StatusCreated, &sb); err != nil {
+		return sb, "", err
+	}
+	key := sb.APIKeys["dubsim-pro"]
+	if sb.ID != id || key != "sbx_"+id+"_dubsim-pro" || sb.BaseURL != lb+"/sbx/"+id {
+		return sb, "", fmt.Errorf("sandbox %s: id %q, key %q, base_url %q (want the balancer's address)", id, sb.ID, key, sb.BaseURL)
+	}
+	return sb, key, nil
+}
+
+// createProject creates a dubbing project named name with key through the
+// balancer at lb. The answer holds its id (the name is set here).
+func createProject(lb, key, name string) (project, error) {
+	var p project
+	body := `{"name":"` + name + `","source_lang":"en","target_lang":"de-DE","source_video_url":"https://media.dubsim.test/short-` + name + `.mp4"}`
+	err := expect("POST", lb+"/api/v1/projects", key, body, http.StatusOK, &p)
+	p.Name = name
+	return p, err
+}
+
+// defaultProject creates a project named "default" in the default
+// simulator through the balancer at lb and reads it back.
+func defaultProject(t *testing.T, lb string) project {
+	t.Helper()
+	p, err := createProject(lb, "dubsim-pro", "default")
+	require.NoError(t, err)
+	require.NoError(t, readDefault(lb, p))
+	return p
+}
+
+// readDefault reads the default simulator's project p through the
+// balancer at lb.
+func readDefault(lb string, p project) error {
+	var got project
+	if err := expect("GET", lb+"/api/v1/projects/"+p.ProjectID, "dubsim-pro", "", http.StatusOK, &got); err != nil {
+		return err
+	}
+	if got.Name != p.Name {
+		return fmt.Errorf("default project %s is named %q, want %q", p.ProjectID, got.Name, p.Name)
+	}
+	return nil
+}
+
 // defaultSimulator: requests that name no sandbox all reach process a, so
 // the default simulator behaves as one.
 func defaultSimulator(t *testing.T, lb string, a, b *proctest.Proc) {
 	t.Helper()
-	var p project
-	body := `{"name":"default","source_lang":"en","target_lang":"de-DE","source_video_url":"https://cdn.test/default.mp4"}`
-	require.NoError(t, expect("POST", lb+"/api/v1/projects", "dubsim-pro", body, http.StatusOK, &p))
+	p := defaultProject(t, lb)
 	for range 10 {
-		var got project
-		require.NoError(t, expect("GET", lb+"/api/v1/projects/"+p.ProjectID, "dubsim-pro", "", http.StatusOK, &got))
-		assert.Equal(t, "default", got.Name)
+		assert.NoError(t, readDefault(lb, p))
 	}
 	require.NoError(t, expect("GET", a.Base+"/api/v1/projects/"+p.ProjectID, "dubsim-pro", "", http.StatusOK, nil))
 	require.NoError(t, expect("GET", b.Base+"/api/v1/projects/"+p.ProjectID, "dubsim-pro", "", http.StatusNotFound, nil))
