@@ -33,7 +33,7 @@ func (m *Manager) ControlExtension(publicURL string) control.Extension {
 	r.Delete("/sandboxes/{id}", h(c.delete))
 	// What the dispatcher leaves here: a sandbox that does not exist.
 	r.HandleFunc("/sandboxes/{id}/*", h(func(w http.ResponseWriter, r *http.Request) error {
-		return notFound(chi.URLParam(r, "id"))
+		return unknownSandbox(w, chi.URLParam(r, "id"))
 	}))
 	return control.Extension{Paths: []string{"/sandboxes", "/sandboxes/*"}, Handler: r}
 }
@@ -106,7 +106,7 @@ func (c *controlAPI) get(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
 	sb := c.m.Get(id)
 	if sb == nil {
-		return notFound(id)
+		return unknownSandbox(w, id)
 	}
 	httpx.WriteJSON(w, http.StatusOK, c.view(r, sb))
 	return nil
@@ -148,9 +148,22 @@ func (c *controlAPI) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (c *controlAPI) delete(w http.ResponseWriter, r *http.Request) error {
-	if err := c.m.Delete(r.Context(), chi.URLParam(r, "id")); err != nil {
+	id := chi.URLParam(r, "id")
+	if err := c.m.Delete(r.Context(), id); err != nil {
+		if sim.ErrorCode(err) == sim.CodeNotFound {
+			return unknownSandbox(w, id)
+		}
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// unknownSandbox is the answer for a sandbox that does not exist: the
+// error, and the same message in HeaderError, as every answer that names an
+// unknown sandbox carries it.
+func unknownSandbox(w http.ResponseWriter, id string) error {
+	err := notFound(id)
+	w.Header().Set(HeaderError, err.Error())
+	return err
 }

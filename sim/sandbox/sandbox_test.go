@@ -280,14 +280,14 @@ func TestUnknownSandbox(t *testing.T) {
 		st, h, raw := e.do("GET", tc.path, tc.key, "")
 		assert.Equal(t, tc.status, st, "%s: %s", tc.name, raw)
 		assert.Equal(t, tc.iface, h.Get(server.HeaderInterface), tc.name)
-		if tc.key != "" {
-			assert.Contains(t, h.Get(sandbox.HeaderError), msg, tc.name)
-		} else {
+		assert.Contains(t, h.Get(sandbox.HeaderError), msg, tc.name)
+		if tc.key == "" {
 			assert.Contains(t, string(raw), msg, tc.name)
 		}
 	}
-	st, _, raw := e.do("DELETE", "/_sim/sandboxes/"+id, "", "")
+	st, h, raw := e.do("DELETE", "/_sim/sandboxes/"+id, "", "")
 	assert.Equal(t, http.StatusNotFound, st, "%s", raw)
+	assert.Contains(t, h.Get(sandbox.HeaderError), msg)
 	// Paths that only look like a sandbox's go to the default.
 	st, _, _ = e.do("GET", "/sbx/short/v1/projects", "", "")
 	assert.Equal(t, http.StatusNotFound, st)

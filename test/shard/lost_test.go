@@ -36,9 +36,8 @@ func lostForms(lb string, s lostSandbox) []lostForm {
 		{"key", "GET", lb + "/api/v1/projects/" + s.p.ProjectID, s.key, http.StatusUnauthorized, "UnauthorizedError", true},
 		{"sbx path", "GET", lb + "/sbx/" + s.id + "/_sim/state", token, http.StatusNotFound, "NotFoundError", true},
 		{"control path", "GET", lb + "/_sim/sandboxes/" + s.id + "/state", token, http.StatusNotFound, "NotFoundError", true},
-		// The sandbox itself is the default control API's resource: its
-		// 404, without the header.
-		{"sandbox", "GET", lb + "/_sim/sandboxes/" + s.id, token, http.StatusNotFound, "NotFoundError", false},
+		// The sandbox itself is the default control API's resource.
+		{"sandbox", "GET", lb + "/_sim/sandboxes/" + s.id, token, http.StatusNotFound, "NotFoundError", true},
 	}
 }
 
