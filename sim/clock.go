@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -57,6 +58,14 @@ func (c *SimClock) Restore(st ClockState) {
 		sim = c.last
 	}
 	c.anchorReal, c.anchorSim, c.last = now, sim, sim
+}
+
+// StandingAt is a state Restore resumes at exactly t, whatever the real
+// time: an offset far in the past, so that "never before Last" decides. For
+// a clock that stood still while stored, or a new clock started at a chosen
+// time.
+func StandingAt(t time.Time) ClockState {
+	return ClockState{Last: t, Offset: math.MinInt64 / 2}
 }
 
 func (c *SimClock) nowLocked() time.Time {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"math"
 	"os"
 	"time"
 
@@ -147,9 +146,7 @@ func (e *Engine) Start(ctx context.Context) error {
 			}
 			st := stored.ClockState
 			if c.storedClock && st.Scale == 0 {
-				// Restore resumes at real time plus the offset, never
-				// before Last: an offset far in the past resumes at Last.
-				st.Offset = math.MinInt64 / 2
+				st = sim.StandingAt(st.Last) // no downtime passes
 			}
 			c.clock.Restore(st)
 			if c.storedClock {

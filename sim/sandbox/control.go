@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -97,7 +96,6 @@ func (c *controlAPI) list(w http.ResponseWriter, r *http.Request) error {
 	for _, sb := range boxes {
 		out.Sandboxes = append(out.Sandboxes, c.view(r, sb))
 	}
-	sort.SliceStable(out.Sandboxes, func(i, j int) bool { return out.Sandboxes[i].CreatedAt < out.Sandboxes[j].CreatedAt })
 	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
 }

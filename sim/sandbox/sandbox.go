@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -286,11 +285,9 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 	}()
 	clock := sim.NewSimClock(m.cfg.Now, rec.Options.TimeScale)
 	if fresh {
-		// Start exactly there: Restore resumes at real time plus the
-		// offset, never before Last, so an offset far in the past resumes
-		// at Last. (An offset taken from one reading of real time came out
-		// late by the time until Restore's own reading: +1 ms under load.)
-		clock.Restore(sim.ClockState{Last: rec.Options.Start, Offset: math.MinInt64 / 2})
+		// Start exactly there (an offset from one reading of real time came
+		// out late by the time until Restore's own reading: +1 ms under load).
+		clock.Restore(sim.StandingAt(rec.Options.Start))
 	}
 	cfg := m.cfg.Base
 	cfg.Store, cfg.Clock, cfg.BlobDir = st, clock, blobDir

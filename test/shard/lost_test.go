@@ -28,16 +28,15 @@ type lostForm struct {
 	key         string
 	status      int
 	envelope    string // the answer's "error"
-	header      bool   // whether X-Dubsim-Sandbox-Error names the sandbox
 }
 
 func lostForms(lb string, s lostSandbox) []lostForm {
 	return []lostForm{
-		{"key", "GET", lb + "/api/v1/projects/" + s.p.ProjectID, s.key, http.StatusUnauthorized, "UnauthorizedError", true},
-		{"sbx path", "GET", lb + "/sbx/" + s.id + "/_sim/state", token, http.StatusNotFound, "NotFoundError", true},
-		{"control path", "GET", lb + "/_sim/sandboxes/" + s.id + "/state", token, http.StatusNotFound, "NotFoundError", true},
+		{"key", "GET", lb + "/api/v1/projects/" + s.p.ProjectID, s.key, http.StatusUnauthorized, "UnauthorizedError"},
+		{"sbx path", "GET", lb + "/sbx/" + s.id + "/_sim/state", token, http.StatusNotFound, "NotFoundError"},
+		{"control path", "GET", lb + "/_sim/sandboxes/" + s.id + "/state", token, http.StatusNotFound, "NotFoundError"},
 		// The sandbox itself is the default control API's resource.
-		{"sandbox", "GET", lb + "/_sim/sandboxes/" + s.id, token, http.StatusNotFound, "NotFoundError", true},
+		{"sandbox", "GET", lb + "/_sim/sandboxes/" + s.id, token, http.StatusNotFound, "NotFoundError"},
 	}
 }
 
@@ -47,10 +46,7 @@ func (f lostForm) answered(id string, st int, h http.Header, raw []byte) error {
 		Error string `json:"error"`
 	}
 	_ = json.Unmarshal(raw, &env)
-	want := ""
-	if f.header {
-		want = "sandbox " + id + " does not exist (deleted, or expired when idle)"
-	}
+	want := "sandbox " + id + " does not exist (deleted, or expired when idle)"
 	if st != f.status || env.Error != f.envelope || h.Get("X-Dubsim-Sandbox-Error") != want {
 		return fmt.Errorf("%s (%s %s): %d %q, X-Dubsim-Sandbox-Error %q; want %d %q, %q: %.200s",
 			f.name, f.method, f.url, st, env.Error, h.Get("X-Dubsim-Sandbox-Error"), f.status, f.envelope, want, raw)
