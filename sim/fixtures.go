@@ -42,7 +42,14 @@ type AccountSpec struct {
 	UserEmail string              `json:"user_email,omitempty"`
 	Storage   *StorageCredentials `json:"storage,omitempty"`
 	RateLimit *RateLimit          `json:"rate_limit,omitempty"`
+	// FromPlan names the fields a new account takes from the first fixture
+	// account of its plan, because its creator did not give them.
+	FromPlan PlanDefaults `json:"-"`
 }
+
+// PlanDefaults names the account fields that follow the plan's fixture
+// account when a creation leaves them out.
+type PlanDefaults struct{ Balance, Retranslation, Cloning bool }
 
 // SandboxKeyPrefix starts every API key of a sandbox: "sbx_<id>_<key>",
 // which routes a request to the sandbox <id> (sim/sandbox). No key of the
