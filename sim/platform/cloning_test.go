@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/stretchr/testify/assert"
@@ -322,12 +324,7 @@ func TestCloningIdempotency(t *testing.T) {
 // TestCloningOutputWithFFprobe checks the output with an external decoder.
 func TestCloningOutputWithFFprobe(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("ffprobe"); err != nil {
-		if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-			t.Fatal("ffprobe is required (DUBSIM_REQUIRE_TOOLS=1)")
-		}
-		t.Skip("ffprobe not installed")
-	}
+	tooltest.Path(t, "ffprobe", "apt-get install ffmpeg")
 	e := newEnv(t)
 	ct, body := stdForm(t, "Bonjour à tous. Ceci est un test, avec des pauses; et une fin!", 130).body(t, "")
 	r := e.synth("dubsim-pro", ct, body, nil)
