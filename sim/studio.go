@@ -397,7 +397,7 @@ const (
 
 // Studio limits.
 const (
-	MaxArtifactBytes = 5 << 30 // 5 GB, as documented
+	MaxArtifactBytes = 5_000_000_000 // 5 GB, decimal, as the docs write it
 	UploadValidity   = 24 * time.Hour
 	MaxNameLength    = 500
 )

@@ -270,8 +270,9 @@ func TestCloningOversizeReferenceIsRefusedWithoutBuffering(t *testing.T) {
 		size   int64
 		status int
 	}{
-		{"exactly 50 MB passes", 50 << 20, http.StatusOK},
-		{"one byte more is refused", 50<<20 + 1, http.StatusRequestEntityTooLarge},
+		{"exactly 50 MB passes", 50_000_000, http.StatusOK},
+		{"one byte more is refused", 50_000_001, http.StatusRequestEntityTooLarge},
+		{"50 MiB is refused", 50 << 20, http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct, body := streamedForm(tc.size)
