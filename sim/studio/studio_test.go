@@ -6,6 +6,7 @@ import (
 	"github.com/dubsim/dubsim/sim/audio"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1418,4 +1419,29 @@ func TestDownloadedArtifacts(t *testing.T) {
 		assert.Equal(t, "upload_failed", a["status"])
 		assert.Equal(t, fmt.Sprintf(sim.MsgUploadNotFound, never), a["errorMessage"])
 	})
+}
+
+// TestFixtureIDsEncodeCreatedAt: the createdAt of every fixture project and
+// video the API shows is, to the second, the time its ObjectId encodes.
+func TestFixtureIDsEncodeCreatedAt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	idTime := func(id string) string {
+		sec, err := strconv.ParseUint(id[:8], 16, 32)
+		require.NoError(t, err, id)
+		return sim.StudioTime(time.Unix(int64(sec), 0))
+	}
+	n := 0
+	for _, key := range []string{keyAcme, keyInitech, keyGlobex} {
+		for _, p := range e.ok2list(t, call{method: "GET", path: pathProjects, key: key}) {
+			id := p["id"].(string)
+			assert.Equal(t, idTime(id), p["createdAt"], "project %s", id)
+			n++
+			for _, v := range e.ok2list(t, call{method: "GET", path: videosPath(id), key: key}) {
+				assert.Equal(t, idTime(v["id"].(string)), v["createdAt"], "video %s", v["id"])
+				n++
+			}
+		}
+	}
+	assert.Equal(t, 21, n, "the 6 fixture projects and their 15 videos")
 }
