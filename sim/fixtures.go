@@ -82,10 +82,10 @@ type CompanySpec struct {
 
 // UserSpec is a user fixture.
 type UserSpec struct {
-	ID         string `json:"id"`
-	CompanyID  string `json:"company_id"`
-	Name       string `json:"name"`
-	Email      string `json:"email"`
+	ID        string `json:"id"`
+	CompanyID string `json:"company_id"`
+	Name      string `json:"name"`
+	Email     string `json:"email"`
 }
 
 // GlossarySpec is a glossary fixture.
