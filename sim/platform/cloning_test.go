@@ -290,7 +290,7 @@ func TestCloningOversizeReferenceIsRefusedWithoutBuffering(t *testing.T) {
 				assert.JSONEq(t, `{"error":"ValidationError","message":"reference_audio_files[0] (\"big.wav\") is larger than 50 MB"}`, rec.Body.String())
 			}
 			alloc := after.TotalAlloc - before.TotalAlloc
-			t.Logf("allocated %.1f MB for a %.1f MB upload", float64(alloc)/(1<<20), float64(tc.size)/(1<<20))
+			t.Logf("allocated %.1f MB for a %.1f MB upload", float64(alloc)/1e6, float64(tc.size)/1e6)
 			if !raceEnabled { // the race detector's instrumentation allocates on its own
 				assert.Less(t, alloc, uint64(16<<20), "the upload is streamed, not held in memory")
 			}
