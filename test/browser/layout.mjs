@@ -76,8 +76,8 @@ try {
   });
 
   // Before in reading order: above the form, or in a column left of it.
-  await step('the projects and the requests come before every action form', async () => {
-    for (const [name, sel] of Object.entries(content)) {
+  await step('the projects (platform and studio) and the requests come before every action form', async () => {
+    for (const [name, sel] of Object.entries({ ...content, 'the studio section': '#studio' })) {
       for (const f of forms) {
         const c = boxes[sel], a = boxes[f];
         check(c.top < a.top || c.right <= a.left, `${name} ${JSON.stringify(c)} is below ${f} ${JSON.stringify(a)} and not left of it`);
