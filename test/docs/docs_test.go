@@ -29,7 +29,9 @@
 //     match). Other comments are prose and are not compared.
 //
 // Each command (a line, or the lines a trailing backslash or an open quote
-// join) must exit 0; a failure names the document, the line, the command, its
+// join) must exit 0, and curl in the session fails on an HTTP error status
+// (it runs with --fail-with-body unless the command gives -f itself), so a
+// documented call that dubsim refuses fails the test. A failure names the document, the line, the command, its
 // exit status, the expected text and the tail of its output. Each command has
 // 30 s. The session has no pipefail and no errexit, as a pasting user's
 // shell; an earlier failure in the same document is reported and the next
@@ -252,11 +254,24 @@ func complete(text string) bool {
 // driver reads the path of the next command file from fd 3, runs it in this
 // shell with its output in files beside it, and writes its exit status to
 // fd 4. The ERR trap records the first command of the file that failed (in
-// a command substitution, one of a list), not the driver's own.
+// a command substitution, one of a list), not the driver's own. curl fails
+// on an HTTP error status, printing the body (--fail-with-body), unless the
+// command chose -f itself: a documented call that answers 4xx or 5xx is a
+// mistake of the document; a failed curl names itself to the trap, which
+// would see the function's last command instead.
 const driver = `
+curl() {
+  local a f=--fail-with-body
+  for a in "$@"; do
+    [[ $a == --fail || $a == --fail-with-body || $a =~ ^-[sSLkiIvgqN]*f ]] && f=
+  done
+  command curl $f "$@" && return
+  __doc_rc=$?; __doc_curl="curl $*"
+  return $__doc_rc
+}
 while IFS= read -r __doc_cmd <&3; do
-  __doc_fail=$__doc_cmd.fail
-  trap '__doc_rc=$?; [ "${BASH_SOURCE[0]}" != "$__doc_cmd" ] || [ -e "$__doc_fail" ] || printf "%s\t%s\t%s\n" "$__doc_rc" "$LINENO" "$BASH_COMMAND" >"$__doc_fail"' ERR
+  __doc_fail=$__doc_cmd.fail __doc_curl=
+  trap '__doc_rc=$? __doc_what=${__doc_curl:-$BASH_COMMAND} __doc_curl=; [ "${BASH_SOURCE[0]}" != "$__doc_cmd" ] || [ -e "$__doc_fail" ] || printf "%s\t%s\t%s\n" "$__doc_rc" "$LINENO" "$__doc_what" >"$__doc_fail"' ERR
   . "$__doc_cmd" >"$__doc_cmd.out" 2>"$__doc_cmd.err" </dev/null 3<&- 4>&-
   __doc_rc=$?
   trap - ERR
@@ -501,7 +516,11 @@ func inner(failed string, line int) string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf(" (first failure: %q, exit status %s, at line %d)", parts[2], parts[0], line+n-1)
+	why := ""
+	if parts[0] == "22" && strings.HasPrefix(parts[2], "curl ") {
+		why = ": the answer was an HTTP error, its body is in stdout"
+	}
+	return fmt.Sprintf(" (first failure: %q, exit status %s%s, at line %d)", parts[2], parts[0], why, line+n-1)
 }
 
 var spaceRe = regexp.MustCompile(`\s+`)

@@ -1,6 +1,8 @@
 package docs_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -94,27 +96,33 @@ func TestFailureReport(t *testing.T) {
 		"# => hel…o\n" + // 6
 		"V=$(exit 3); echo after\n" + // 7
 		"grep -q nothing /dev/null\n" + // 8
-		"```\n" + // 9
-		"<!-- doc-test: skip: never runs -->\n" + // 10
-		"```sh\n" + // 11
-		"exit 9\n" + // 12
-		"```\n" + // 13
-		"```sh\n" + // 14
-		"read -r _ </dev/zero\n" + // 15: reads forever, until the timeout
+		"curl -s $DUBSIM_URL/missing\n" + // 9
+		"```\n" + // 10
+		"<!-- doc-test: skip: never runs -->\n" + // 11
+		"```sh\n" + // 12
+		"exit 9\n" + // 13
+		"```\n" + // 14
+		"```sh\n" + // 15
+		"read -r _ </dev/zero\n" + // 16: reads forever, until the timeout
 		"```\n"
 	blocks, err := parseBlocks("d.md", doc)
 	require.NoError(t, err)
-	s := startSession(t, t.TempDir(), "http://127.0.0.1:1", t.TempDir())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"NotFoundError"}`, http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	s := startSession(t, t.TempDir(), srv.URL, t.TempDir())
 	n, failures := runBlocks(s, blocks)
-	require.Len(t, failures, 5, "%q", failures)
-	assert.Equal(t, 6, n.commands)
+	require.Len(t, failures, 6, "%q", failures)
+	assert.Equal(t, 7, n.commands)
 	assert.Equal(t, 2, n.checked)
 	for i, want := range [][]string{
 		{"d.md:3 (block at line 1): the output does not hold the expected text", `echo "$X"; echo oops >&2`, "# => bye", "stdout:\n    hello", "stderr:\n    oops"},
 		{"d.md:7 ", "exit status 0, but a command inside it failed", `"V=$(exit 3)", exit status 3, at line 7`, "stdout:\n    after"},
 		{"d.md:8 ", "exit status 1", "grep -q nothing /dev/null", "stdout: (empty)"},
-		{"d.md:15 ", "did not finish within 2s (killed)", "read -r _ </dev/zero"},
-		{"the shell is gone; the commands after line 15 did not run"},
+		{"d.md:9 ", "exit status 22", "curl -s " + srv.URL + "/missing", "the answer was an HTTP error", `{"error":"NotFoundError"}`},
+		{"d.md:16 ", "did not finish within 2s (killed)", "read -r _ </dev/zero"},
+		{"the shell is gone; the commands after line 16 did not run"},
 	} {
 		for _, w := range want {
 			assert.Contains(t, failures[i], w, "failure %d", i)
