@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/dubsim/dubsim/internal/tooltest"
 )
 
 // commandTimeout bounds each command of a block.
@@ -72,8 +73,8 @@ var repoFiles = []string{
 	"go.mod", "go.sum", "examples/goclient/main.go", "examples/curl/walkthrough.sh", "examples/python/walkthrough.py",
 }
 
-// tools the blocks use.
-var tools = []string{"bash", "curl", "jq", "python3"}
+// tools the blocks use, with how to install each.
+var tools = [][2]string{{"bash", ""}, {"curl", "apt-get install curl"}, {"jq", "apt-get install jq"}, {"python3", "apt-get install python3"}}
 
 func TestMain(m *testing.M) {
 	// The blocks download the dubbed audio of 10-minute projects: 18 s
@@ -93,7 +94,7 @@ var (
 
 func TestDocs(t *testing.T) {
 	for _, tool := range tools {
-		requireTool(t, tool)
+		tooltest.Path(t, tool[0], tool[1])
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -583,17 +584,5 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// requireTool skips the test when a program is missing, or fails it when
-// DUBSIM_REQUIRE_TOOLS=1 (as in CI).
-func requireTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1) but not found: %v", name, err)
-		}
-		t.Skipf("%s not found (the documented commands use it): %v", name, err)
 	}
 }
