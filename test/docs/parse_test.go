@@ -86,8 +86,9 @@ func TestMatches(t *testing.T) {
 // TestFailureReport runs failing commands in a session (no dubsim) and
 // checks that each report names what a reader needs to fix the document.
 func TestFailureReport(t *testing.T) {
+	old := commandTimeout
 	commandTimeout = 2 * time.Second
-	t.Cleanup(func() { commandTimeout = 30 * time.Second })
+	t.Cleanup(func() { commandTimeout = old })
 	const doc = "```sh\n" + // 1
 		"X=hello\n" + // 2
 		"echo \"$X\"; echo oops >&2\n" + // 3
