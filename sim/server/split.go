@@ -28,15 +28,20 @@ const (
 	Control  = "control"
 )
 
-// StudioPrefix is the path prefix under which the shared address serves the
-// studio interface alone: {studio_url} = http://<addr>/studio, so that
-// POST /studio/api/v1/projects is always the studio's create.
-const StudioPrefix = "/studio"
+// StudioPrefix and PlatformPrefix are the path prefixes under which the
+// shared address serves one interface alone: {studio_url} =
+// http://<addr>/studio and {base_url} = http://<addr>/platform, so that
+// POST /studio/api/v1/projects is always the studio's create and
+// POST /platform/api/v1/projects always the platform's.
+const (
+	StudioPrefix   = "/studio"
+	PlatformPrefix = "/platform"
+)
 
 // Why a request went to its interface (Route.By, the journal's routed_by).
 const (
 	ByHeader  = "header"  // X-Dubsim-Interface named the interface
-	ByPrefix  = "prefix"  // the path is under StudioPrefix
+	ByPrefix  = "prefix"  // the path is under StudioPrefix or PlatformPrefix
 	ByAddress = "address" // the studio-only listener (--studio-addr)
 	ByPath    = "path"    // the method and path belong to one interface only
 	ByID      = "id"      // GET /api/v1/projects/{id}: the shape of the id
@@ -97,7 +102,8 @@ var (
 //   - on the control-only listener (--control-addr): everything is
 //     control (address);
 //   - /_sim and /_sim/... are control (path);
-//   - /studio and /studio/... are studio (prefix);
+//   - /studio and /studio/... are studio, /platform and /platform/...
+//     platform (prefix);
 //   - with the pages on, GET or HEAD /projects/{id} (the page behind a
 //     studio projectUrl) is studio and a browser's GET / (the dashboard
 //     redirect) control (path);
@@ -165,8 +171,10 @@ func decidePath(r *http.Request, rules Rules) (rt Route, sniff bool) {
 		return Route{Control, ByAddress}, false
 	case p == "/_sim" || strings.HasPrefix(p, "/_sim/"):
 		return Route{Control, ByPath}, false
-	case underStudioPrefix(p):
+	case underPrefix(p, StudioPrefix):
 		return Route{Studio, ByPrefix}, false
+	case underPrefix(p, PlatformPrefix):
+		return Route{Platform, ByPrefix}, false
 	case rules.Pages && isPage(r):
 		return Route{Studio, ByPath}, false
 	case rules.Pages && isDashboardRequest(r):
@@ -348,8 +356,8 @@ func (s *keyScan) route(rules Rules) Route {
 	return Route{Studio, ByDefault}
 }
 
-func underStudioPrefix(p string) bool {
-	return p == StudioPrefix || strings.HasPrefix(p, StudioPrefix+"/")
+func underPrefix(p, prefix string) bool {
+	return p == prefix || strings.HasPrefix(p, prefix+"/")
 }
 
 type routeKey struct{}
@@ -386,28 +394,34 @@ func journalRoute(r *http.Request) (string, string) {
 	return rt.Interface, rt.By
 }
 
-// byPrefix serves a request under StudioPrefix with studio, the prefix
+// byPrefix serves a request routed by its prefix with that interface alone
+// (studio under StudioPrefix, platform under PlatformPrefix), the prefix
 // removed from its path and kept for the links of the answer
 // (httpx.BaseURL); every other request goes to next.
-func byPrefix(studio, next http.Handler) http.Handler {
+func byPrefix(studio, platform, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if RouteOf(r).By != ByPrefix {
+		rt := RouteOf(r)
+		if rt.By != ByPrefix {
 			next.ServeHTTP(w, r)
 			return
 		}
-		r2 := r.WithContext(httpx.WithBasePath(r.Context(), StudioPrefix))
+		prefix, h := StudioPrefix, studio
+		if rt.Interface == Platform {
+			prefix, h = PlatformPrefix, platform
+		}
+		r2 := r.WithContext(httpx.WithBasePath(r.Context(), prefix))
 		u := *r.URL
-		u.Path = strings.TrimPrefix(u.Path, StudioPrefix)
+		u.Path = strings.TrimPrefix(u.Path, prefix)
 		if u.Path == "" {
 			u.Path = "/"
 		}
-		if rest, ok := strings.CutPrefix(u.RawPath, StudioPrefix); ok && rest != "" {
+		if rest, ok := strings.CutPrefix(u.RawPath, prefix); ok && rest != "" {
 			u.RawPath = rest
 		} else {
 			u.RawPath = ""
 		}
 		r2.URL = &u
-		studio.ServeHTTP(w, r2)
+		h.ServeHTTP(w, r2)
 	})
 }
 
