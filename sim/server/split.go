@@ -58,9 +58,9 @@ type Route struct {
 // Rules configure Decide.
 type Rules struct {
 	// SharedCreate is the interface of a POST /api/v1/projects on the
-	// shared address whose body has no field of either create (only
-	// "name", an empty object, no JSON object at all): Studio ("" too) or
-	// Platform.
+	// shared address whose body names a project ("name") but has no other
+	// field of either create: Studio ("" too) or Platform. A body without
+	// even a name is the platform's either way.
 	SharedCreate string
 	// Pages: the web application's pages are served (the control API is
 	// on): /projects/{id} is studio and a browser's GET / is control.
@@ -116,8 +116,9 @@ var (
 //     studio id) is studio, anything else platform (id);
 //   - POST /api/v1/projects: a body with a platform create field is
 //     platform, else one with a studio create field studio (body), else
-//     (only "name", an empty or unparsable body) Rules.SharedCreate,
-//     studio by default (default);
+//     one with "name" (the studio create's one required field)
+//     Rules.SharedCreate, studio by default, and any other (an empty
+//     object, no body, not a JSON object) platform (default);
 //   - everything else is platform (path).
 //
 // Deciding a POST /api/v1/projects reads its body (at least 64 KiB, or to
@@ -241,6 +242,7 @@ type keyScan struct {
 	key               []byte
 	long              bool // the key is longer than maxKeyBytes
 	platform, studio  bool // a platform (studio) create field was seen
+	name              bool // "name" was seen
 }
 
 // read reads body for the decision: at least sniffMin bytes (or to its
@@ -340,20 +342,26 @@ func (s *keyScan) endKey() {
 	if slices.Contains(studioCreateFields, key) {
 		s.studio = true
 	}
+	if key == "name" {
+		s.name = true
+	}
 }
 
 // route is the decision from the keys seen: a platform-only field makes it
-// platform, else a studio-only field studio, else rules.SharedCreate.
+// platform, else a studio-only field studio, else a name
+// rules.SharedCreate. A body without even a name is a valid create of
+// neither interface: the platform's validation, the interface of the
+// base URL, says what is missing.
 func (s *keyScan) route(rules Rules) Route {
 	switch {
 	case s.platform:
 		return Route{Platform, ByBody}
 	case s.studio:
 		return Route{Studio, ByBody}
-	case rules.SharedCreate == Platform:
-		return Route{Platform, ByDefault}
+	case s.name && rules.SharedCreate != Platform:
+		return Route{Studio, ByDefault}
 	}
-	return Route{Studio, ByDefault}
+	return Route{Platform, ByDefault}
 }
 
 func underPrefix(p, prefix string) bool {
@@ -365,7 +373,7 @@ type routeKey struct{}
 // RouteOf returns the route Decide gave r (the routing middleware keeps it
 // in r's context). For a request that did not pass it, it decides from the
 // method, path and header alone (a POST /api/v1/projects is then the
-// default studio create).
+// platform's, as a body without a name).
 func RouteOf(r *http.Request) Route {
 	if rt, ok := r.Context().Value(routeKey{}).(Route); ok {
 		return rt
