@@ -11,9 +11,11 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,7 +60,8 @@ type prefixStep struct {
 // the prefix.
 func TestPlatformPrefixServesEveryPlatformRoute(t *testing.T) {
 	t.Parallel()
-	root, pre := start(t, nil), start(t, nil)
+	root := start(t, nil)
+	pre, preServed := startServed(t, nil)
 	rootBase, preBase := root.url, pre.url+server.PlatformPrefix
 	const key = "dubsim-enterprise" // re-translation and cloning enabled
 	source := "https://media.dubsim.test/short-prefix.mp4"
@@ -175,6 +178,7 @@ func TestPlatformPrefixServesEveryPlatformRoute(t *testing.T) {
 		}
 		assert.Equal(t, norm(a.body, rootBase), norm(b.body, preBase), "%s: the same answer, links under the base", s.name)
 
+		preServed.wait(t, "prefix-"+s.name)
 		e := journalEntry(t, pre, "prefix-"+s.name)
 		assert.Equal(t, "platform", e["interface"], "%s", s.name)
 		assert.Equal(t, "prefix", e["routed_by"], "%s", s.name)
@@ -189,6 +193,52 @@ func TestPlatformPrefixServesEveryPlatformRoute(t *testing.T) {
 		assert.True(t, strings.HasPrefix(u, preBase+"/files/projects/"), "%s is under the prefix: %s", k, u)
 	}
 	assert.True(t, bytes.HasPrefix(seenPre["download audio"].body, []byte("RIFF")), "the output file itself")
+}
+
+// served tells when the instance has finished each request, named by its
+// User-Agent: the journal records a request once its handler returns,
+// which may be after its client has read the whole answer.
+type served struct {
+	mu   sync.Mutex
+	done map[string]chan struct{}
+}
+
+func (s *served) ch(tag string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.done[tag]
+	if !ok {
+		c = make(chan struct{})
+		s.done[tag] = c
+	}
+	return c
+}
+
+// wait returns once the request tagged tag has been served.
+func (s *served) wait(t testing.TB, tag string) {
+	t.Helper()
+	select {
+	case <-s.ch(tag):
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the request %q was never served", tag)
+	}
+}
+
+// startServed is start, with a served of the instance's requests (one
+// request per tag).
+func startServed(t *testing.T, mod func(*server.Config)) (*inst, *served) {
+	t.Helper()
+	in := start(t, mod)
+	sv := &served{done: map[string]chan struct{}{}}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in.srv.Handler.ServeHTTP(w, r)
+		if tag := r.Header.Get("User-Agent"); strings.HasPrefix(tag, "prefix") {
+			close(sv.ch(tag))
+		}
+	}))
+	t.Cleanup(hs.Close)
+	in.url = hs.URL
+	return in, sv
 }
 
 // signature is the signature of a download URL.
@@ -223,9 +273,12 @@ func sendRaw(t testing.TB, tag, method, rawURL, key string, body []byte, header 
 // get the platform's 404 and 405 envelopes.
 func TestPlatformPrefixIsThePlatformAlone(t *testing.T) {
 	t.Parallel()
-	in := start(t, nil)
+	in, sv := startServed(t, nil)
 	projectID := studioProject(t, in, routeKey)
 	studioHeader := map[string]string{server.HeaderInterface: server.Studio}
+	// Fault rules match the path without the prefix, as the platform sees it.
+	st, m := in.call("POST", "/_sim/faults", "", `{"method":"GET","path":"/api/v1/voices","action":{"type":"rate_limit","retry_after_seconds":7}}`)
+	require.Equal(t, http.StatusCreated, st, "%v", m)
 	notFound := func(path string) map[string]any {
 		return map[string]any{"error": "NotFoundError", "message": "No route GET " + path + "; see the endpoint list in the dubsim README"}
 	}
@@ -252,12 +305,14 @@ func TestPlatformPrefixIsThePlatformAlone(t *testing.T) {
 		{name: "the prefix alone", method: "GET", path: "", status: 404, want: notFound("/")},
 		{name: "unknown method", method: "PROPFIND", path: "/api/v1/balance", status: 405,
 			want: map[string]any{"error": "MethodNotAllowedError", "message": "Method PROPFIND is not allowed on /api/v1/balance"}},
+		{name: "injected rate limit", method: "GET", path: "/api/v1/voices", status: 429,
+			want: map[string]any{"error": "RateLimitError", "message": "Rate limit exceeded; retry after 7 seconds (injected by dubsim fault rule flt_1)"}},
 		{name: "wrong method", method: "PUT", path: "/api/v1/balance", status: 405,
 			want: map[string]any{"error": "MethodNotAllowedError", "message": "Method PUT is not allowed on /api/v1/balance"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tag := "platform-alone " + tc.name
+			tag := "prefix, platform alone: " + tc.name
 			a := tagged(t, in.url+server.PlatformPrefix, tag, tc.method, tc.path, routeKey, tc.body, tc.header)
 			require.Equal(t, tc.status, a.status, "%s", a.body)
 			assert.Equal(t, server.Platform, a.header.Get(server.HeaderInterface))
@@ -269,6 +324,7 @@ func TestPlatformPrefixIsThePlatformAlone(t *testing.T) {
 				assert.NotEmpty(t, m["error"])
 				assert.NotEmpty(t, m["message"])
 			}
+			sv.wait(t, tag)
 			e := journalEntry(t, in, tag)
 			assert.Equal(t, "platform", e["interface"])
 			assert.Equal(t, "prefix", e["routed_by"])
