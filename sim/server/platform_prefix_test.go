@@ -6,10 +6,12 @@ package server_test
 // is the platform's 404.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -19,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/go-chi/chi/v5"
@@ -352,4 +355,22 @@ func TestPlatformPrefixLinksWithPublicURL(t *testing.T) {
 		require.NoError(t, json.Unmarshal(a.body, &p))
 		assert.True(t, strings.HasPrefix(p["output_video_url"].(string), want), "%s: %v", base, p["output_video_url"])
 	}
+}
+
+// TestPlatformPrefixAnswersBeforeTheBody: under /platform a create is the
+// platform's by its path, so a refusal comes before any byte of its body,
+// where the shared address reads the body first to route it (fidelity X4).
+func TestPlatformPrefixAnswersBeforeTheBody(t *testing.T) {
+	t.Parallel()
+	in := start(t, nil)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	rawRequest(t, conn, http.MethodPost, in.url+server.PlatformPrefix+"/api/v1/projects",
+		map[string]string{"Authorization": "Bearer not-a-key", "Content-Type": "application/json"}, mb60)
+	// No byte of the body is sent: the reply must come without it.
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Second)))
+	got, resp := readAnswer(t, bufio.NewReader(conn), http.MethodPost)
+	assert.Equal(t, reply{http.StatusUnauthorized, `{"error":"UnauthorizedError","message":"` + sim.MsgInvalidAPIKey + `"}` + "\n"}, got)
+	assert.Equal(t, server.Platform, resp.Header.Get(server.HeaderInterface))
 }
