@@ -83,9 +83,9 @@ type Config struct {
 	// a temporary directory removed by Close), the processing-time model
 	// (zero: the default), lax enumerations on video update, the rate
 	// limit of keys without their own (zero: none), and the interface of
-	// a POST /api/v1/projects on the shared address whose body has no
-	// platform or studio field (Rules.SharedCreate: "studio", also when
-	// empty, or "platform").
+	// a POST /api/v1/projects on the shared address whose body has a name
+	// but no other platform or studio field (Rules.SharedCreate: "studio",
+	// also when empty, or "platform").
 	BlobDir         string
 	StudioTiming    sim.StudioTiming
 	StudioLaxEnums  bool
