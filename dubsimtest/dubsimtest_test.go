@@ -749,7 +749,8 @@ func TestPlatformURLIsThePlatformInterface(t *testing.T) {
 	reqs := dubsimtest.Must(s.Journal.Requests(t.Context(), dubsimtest.RequestFilter{Path: "/platform/*"}))(t)
 	require.Len(t, reqs, 3)
 	// The path as sent: "*/api/v1/projects" matches it and the shared address's.
-	_, m = call(t, s, "POST", "/api/v1/projects", dubsimtest.KeyPro, `{"source_lang":"en","target_lang":"de-DE","source_video_url":"`+shortVideo+`"}`)
+	st, m = call(t, s, "POST", "/api/v1/projects", dubsimtest.KeyPro, `{"source_lang":"en","target_lang":"de-DE","source_video_url":"`+shortVideo+`"}`)
+	require.Equal(t, http.StatusOK, st, "%v", m)
 	for pattern, n := range map[string]int{"/api/v1/projects": 1, "/platform/api/v1/projects": 2, "*/api/v1/projects": 3} {
 		v := dubsimtest.Must(s.Journal.Verify(t.Context(), dubsimtest.Match{Method: "POST", Path: pattern, Times: dubsimtest.Exactly(n)}))(t)
 		assert.True(t, v.OK, "%s: %+v", pattern, v)
