@@ -146,9 +146,10 @@ type Sim struct {
 
 	// URL is the base URL of every interface (platform, studio, output
 	// files and /_sim), such as "http://127.0.0.1:41234", where dubsim
-	// routes each request by its path and body. PlatformURL is URL;
-	// StudioURL is URL plus "/studio", where every request is the studio
-	// interface's, for clients configured with one base URL per interface.
+	// routes each request by its path and body. PlatformURL is URL plus
+	// "/platform" and StudioURL URL plus "/studio": there every request is
+	// that interface's, for clients configured with one base URL per
+	// interface.
 	URL, PlatformURL, StudioURL string
 
 	// Dir holds the store (dubsim.db) and the blobs.
@@ -275,7 +276,7 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 	client := NewClient(u)
 	client.Token = cfg.ControlToken
 	return &Sim{
-		Client: client, URL: u, PlatformURL: u, StudioURL: u + server.StudioPrefix,
+		Client: client, URL: u, PlatformURL: u + server.PlatformPrefix, StudioURL: u + server.StudioPrefix,
 		Dir: dir, stop: closeAll,
 	}, nil
 }

@@ -726,7 +726,6 @@ func TestStudioURLIsTheStudioInterface(t *testing.T) {
 	t.Parallel()
 	s := dubsimtest.Start(t, dubsimtest.WithStart(t0))
 	require.Equal(t, s.URL+"/studio", s.StudioURL)
-	require.Equal(t, s.URL, s.PlatformURL)
 	st, m := call(t, s, "POST", "/studio/api/v1/projects", dubsimtest.KeyFree, `{"name":"Marketing","source_lang":"en"}`)
 	require.Equal(t, http.StatusOK, st, "%v", m)
 	assert.True(t, sim.IsStudioID(m["id"].(string)), "%v", m)
@@ -735,6 +734,39 @@ func TestStudioURLIsTheStudioInterface(t *testing.T) {
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "studio", reqs[0].Interface)
 	assert.Equal(t, "prefix", reqs[0].RoutedBy)
+}
+
+// TestPlatformURLIsThePlatformInterface: PlatformURL serves the platform
+// interface alone: a body the shared address gives the studio (only a
+// name) is the platform's create there, and the output links of its
+// projects lead back under it.
+func TestPlatformURLIsThePlatformInterface(t *testing.T) {
+	t.Parallel()
+	s := dubsimtest.Start(t, dubsimtest.WithStart(t0))
+	require.Equal(t, s.URL+"/platform", s.PlatformURL)
+	st, m := callAt(t, s.PlatformURL, "POST", "/api/v1/projects", dubsimtest.KeyPro, `{"name":"Marketing"}`)
+	require.Equal(t, http.StatusBadRequest, st, "%v", m)
+	assert.Equal(t, map[string]any{"error": "ValidationError", "message": "source_lang is required"}, m)
+	st, m = callAt(t, s.PlatformURL, "POST", "/api/v1/projects", dubsimtest.KeyPro, `{"source_lang":"en","target_lang":"de-DE","source_video_url":"`+shortVideo+`"}`)
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	id := m["project_id"].(string)
+	dubsimtest.Must(s.Clock.Advance(t.Context(), time.Hour))(t)
+	st, m = callAt(t, s.PlatformURL, "GET", "/api/v1/projects/"+id, dubsimtest.KeyPro, "")
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	assert.True(t, strings.HasPrefix(m["output_video_url"].(string), s.PlatformURL+"/files/projects/"+id+"/"), "%v", m["output_video_url"])
+	reqs := dubsimtest.Must(s.Journal.Requests(t.Context(), dubsimtest.RequestFilter{Path: "/platform/*"}))(t)
+	require.Len(t, reqs, 3)
+	// The path as sent: "*/api/v1/projects" matches it and the shared address's.
+	st, m = call(t, s, "POST", "/api/v1/projects", dubsimtest.KeyPro, `{"source_lang":"en","target_lang":"de-DE","source_video_url":"`+shortVideo+`"}`)
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	for pattern, n := range map[string]int{"/api/v1/projects": 1, "/platform/api/v1/projects": 2, "*/api/v1/projects": 3} {
+		v := dubsimtest.Must(s.Journal.Verify(t.Context(), dubsimtest.Match{Method: "POST", Path: pattern, Times: dubsimtest.Exactly(n)}))(t)
+		assert.True(t, v.OK, "%s: %+v", pattern, v)
+	}
+	for _, r := range reqs {
+		assert.Equal(t, "platform", r.Interface)
+		assert.Equal(t, "prefix", r.RoutedBy)
+	}
 }
 
 // fatalTB records a Fatalf instead of ending the test.

@@ -24,11 +24,12 @@ type Sandbox struct {
 	ID string
 	// BaseURL serves every interface of the sandbox: the url given to
 	// Connect plus "/sbx/<ID>", such as
-	// "http://127.0.0.1:8080/sbx/k7q2m9x4w3p8r5t6". StudioURL is BaseURL
-	// plus "/studio", ControlURL BaseURL plus "/_sim", DashboardURL
+	// "http://127.0.0.1:8080/sbx/k7q2m9x4w3p8r5t6". PlatformURL is BaseURL
+	// plus "/platform" and StudioURL BaseURL plus "/studio" (each
+	// interface alone), ControlURL BaseURL plus "/_sim", DashboardURL
 	// BaseURL plus "/_sim/ui". A request with one of Keys reaches the
 	// sandbox at the shared dubsim's own address too.
-	BaseURL, StudioURL, ControlURL, DashboardURL string
+	BaseURL, PlatformURL, StudioURL, ControlURL, DashboardURL string
 	// Keys maps each fixture API key (KeyPro, ...) to the sandbox's key
 	// for that account ("sbx_<id>_dubsim-pro").
 	Keys map[string]string
@@ -140,7 +141,7 @@ func Connect(t testing.TB, url string, opts ...Option) *Sandbox {
 	client := NewClient(base)
 	client.Token = o.token
 	return &Sandbox{
-		Client: client, ID: v.ID, BaseURL: base, StudioURL: base + "/studio",
+		Client: client, ID: v.ID, BaseURL: base, PlatformURL: base + "/platform", StudioURL: base + "/studio",
 		ControlURL: base + "/_sim", DashboardURL: base + "/_sim/ui", Keys: v.APIKeys,
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,6 +123,38 @@ func TestConnectParallel(t *testing.T) {
 	assert.Len(t, puts, n)
 	dels := dubsimtest.Must(c.Journal.Requests(t.Context(), dubsimtest.RequestFilter{Method: "DELETE", Path: "/_sim/sandboxes/*"}))(t)
 	assert.Len(t, dels, n)
+}
+
+// TestSandboxInterfaceURLs: a sandbox's PlatformURL and StudioURL serve
+// each interface of that sandbox alone, and the links of their answers
+// lead back under them.
+func TestSandboxInterfaceURLs(t *testing.T) {
+	t.Parallel()
+	p := startDubsim(t)
+	sb := dubsimtest.Connect(t, p.Base, dubsimtest.WithStart(t0))
+	assert.Equal(t, sb.BaseURL+"/platform", sb.PlatformURL)
+	assert.Equal(t, sb.BaseURL+"/studio", sb.StudioURL)
+	key := sb.Key(dubsimtest.KeyPro)
+
+	st, m := callAt(t, sb.PlatformURL, "POST", "/api/v1/projects", key, `{"name":"Marketing"}`)
+	require.Equal(t, http.StatusBadRequest, st, "%v", m)
+	assert.Equal(t, "source_lang is required", m["message"], "the platform's create")
+	st, m = callAt(t, sb.StudioURL, "POST", "/api/v1/projects", key, `{"name":"Marketing"}`)
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	assert.Equal(t, sb.StudioURL+"/projects/"+m["id"].(string), m["projectUrl"])
+
+	st, m = callAt(t, sb.PlatformURL, "POST", "/api/v1/projects", key, `{"source_lang":"en","target_lang":"de-DE","source_video_url":"`+shortVideo+`"}`)
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	id := m["project_id"].(string)
+	dubsimtest.Must(sb.Clock.Advance(t.Context(), time.Hour))(t)
+	st, m = callAt(t, sb.PlatformURL, "GET", "/api/v1/projects/"+id, key, "")
+	require.Equal(t, http.StatusOK, st, "%v", m)
+	audio := m["output_tts_audio_url"].(string)
+	assert.True(t, strings.HasPrefix(audio, sb.PlatformURL+"/files/projects/"+id+"/"), audio)
+	resp, err := http.Get(audio)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the link leads back to the sandbox")
 }
 
 // recTB records what Connect asks of its testing.TB: fatal errors, errors

@@ -5,6 +5,10 @@ export declare const VERSION: string;
 export declare const USER_AGENT: string;
 export declare const OUTCOME_READY: "ready";
 export declare const OUTCOME_ERROR: "error";
+/** The path under which dubsim serves the platform interface alone. */
+export declare const PLATFORM_PREFIX: "/platform";
+/** The path under which dubsim serves the studio interface alone. */
+export declare const STUDIO_PREFIX: "/studio";
 
 export type Outcome = "ready" | "error";
 
@@ -331,6 +335,10 @@ export declare class DubsimError extends Error {
 export declare class DubsimClient {
   constructor(options?: ClientOptions);
   readonly baseUrl: string;
+  /** baseUrl plus /platform: the platform interface alone. */
+  readonly platformUrl: string;
+  /** baseUrl plus /studio: the studio interface alone. */
+  readonly studioUrl: string;
   readonly token: string;
   readonly timeoutMs: number;
   readonly clock: ClockAPI;
@@ -383,6 +391,10 @@ export declare class Sandbox {
   readonly id: string;
   /** The dubsim's address as the client reaches it, plus /sbx/<id>. */
   readonly baseUrl: string;
+  /** baseUrl plus /platform: the sandbox's platform interface alone. */
+  readonly platformUrl: string;
+  /** baseUrl plus /studio: the sandbox's studio interface alone. */
+  readonly studioUrl: string;
   readonly controlUrl: string;
   readonly dashboardUrl: string;
   /** Fixture API key ("dubsim-pro") -> the sandbox's key. */

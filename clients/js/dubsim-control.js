@@ -22,6 +22,13 @@ export const VERSION = "0.1.0";
 /** The User-Agent of every call (where the runtime lets a script set it). */
 export const USER_AGENT = `dubsim-control-js/${VERSION}`;
 
+/**
+ * The paths under which dubsim serves one interface alone: the base URL plus either is that
+ * interface's own base URL, where no request is routed to the other interface.
+ */
+export const PLATFORM_PREFIX = "/platform";
+export const STUDIO_PREFIX = "/studio";
+
 /** Outcomes of forced outcomes and outcome rules. */
 export const OUTCOME_READY = "ready";
 export const OUTCOME_ERROR = "error";
@@ -88,7 +95,9 @@ export class DubsimError extends Error {
 
 /**
  * A client of the control API of the dubsim at baseUrl (without /_sim; by default
- * $DUBSIM_URL or http://localhost:8080). token is the control token of a dubsim started
+ * $DUBSIM_URL or http://localhost:8080). There dubsim serves both interfaces; platformUrl and
+ * studioUrl (baseUrl plus /platform or /studio) each serve one alone: give them to a client
+ * under test that takes one base URL per interface. token is the control token of a dubsim started
  * with --control-token, sent as "Authorization: Bearer <token>"; by default
  * $DUBSIM_CONTROL_TOKEN, and "" sends none. timeoutMs bounds each call; fetch replaces the
  * global fetch.
@@ -97,6 +106,8 @@ export class DubsimClient {
   constructor(options = {}) {
     const base = options.baseUrl || env("DUBSIM_URL") || "http://localhost:8080";
     this.baseUrl = base.replace(/\/+$/, "");
+    this.platformUrl = this.baseUrl + PLATFORM_PREFIX;
+    this.studioUrl = this.baseUrl + STUDIO_PREFIX;
     this.token = options.token ?? env("DUBSIM_CONTROL_TOKEN") ?? "";
     this.timeoutMs = options.timeoutMs ?? 60000;
     this.fetch = options.fetch ?? ((...args) => globalThis.fetch(...args));
@@ -226,7 +237,8 @@ async function sandboxId() {
 /**
  * A sandbox of a dubsim, made by client.sandbox(): its id; baseUrl, the dubsim's address as
  * the client reaches it plus /sbx/<id>, where the sandbox serves every interface and its
- * control API; controlUrl and dashboardUrl; keys, each fixture API key ("dubsim-pro")
+ * control API; platformUrl and studioUrl, each interface of the sandbox alone; controlUrl
+ * and dashboardUrl; keys, each fixture API key ("dubsim-pro")
  * mapped to the sandbox's key for that account, which reaches the sandbox at the dubsim's
  * own address too; client, a DubsimClient of the sandbox's control API (same token,
  * timeout and fetch): sb.client.clock.advance(600) moves this sandbox's clock only; info,
@@ -238,6 +250,8 @@ export class Sandbox {
     this.info = info;
     this.id = info.id;
     this.baseUrl = `${owner.baseUrl}/sbx/${info.id}`;
+    this.platformUrl = this.baseUrl + PLATFORM_PREFIX;
+    this.studioUrl = this.baseUrl + STUDIO_PREFIX;
     this.controlUrl = `${this.baseUrl}/_sim`;
     this.dashboardUrl = `${this.baseUrl}/_sim/ui`;
     this.keys = { ...(info.api_keys ?? {}) };

@@ -42,6 +42,8 @@ __all__ = [
     "Sandbox",
     "OUTCOME_READY",
     "OUTCOME_ERROR",
+    "PLATFORM_PREFIX",
+    "STUDIO_PREFIX",
     "USER_AGENT",
 ]
 
@@ -49,6 +51,11 @@ __version__ = "0.1.0"
 
 #: The User-Agent of every call: the request journal shows which client sent it.
 USER_AGENT = "dubsim-control-python/" + __version__
+
+#: The paths under which dubsim serves one interface alone: the base URL plus either is
+#: that interface's own base URL, where no request is routed to the other interface.
+PLATFORM_PREFIX = "/platform"
+STUDIO_PREFIX = "/studio"
 
 #: Outcomes of forced outcomes and outcome rules.
 OUTCOME_READY = "ready"
@@ -266,7 +273,10 @@ class Client:
     """A client of the control API of the dubsim at ``base_url``.
 
     ``base_url`` is the simulator's address without ``/_sim``, such as
-    ``"http://localhost:8080"``; by default ``$DUBSIM_URL`` or that address. ``token`` is
+    ``"http://localhost:8080"``; by default ``$DUBSIM_URL`` or that address. There dubsim
+    serves both interfaces; ``platform_url`` and ``studio_url`` (``base_url`` plus
+    ``/platform`` or ``/studio``) each serve one alone: give them to a client under test
+    that takes one base URL per interface. ``token`` is
     the control token of a dubsim started with ``--control-token``, sent as
     ``Authorization: Bearer <token>``; by default ``$DUBSIM_CONTROL_TOKEN``, and ``""``
     sends none. ``timeout`` bounds each call in seconds.
@@ -285,6 +295,8 @@ class Client:
     ) -> None:
         base = base_url or os.environ.get("DUBSIM_URL") or "http://localhost:8080"
         self.base_url: str = base.rstrip("/")
+        self.platform_url: str = self.base_url + PLATFORM_PREFIX
+        self.studio_url: str = self.base_url + STUDIO_PREFIX
         self.token: str = os.environ.get("DUBSIM_CONTROL_TOKEN", "") if token is None else token
         self.timeout: float = timeout
         self.clock = ClockAPI(self)
@@ -425,6 +437,7 @@ class Sandbox:
 
     Attributes: ``id``; ``base_url``, the dubsim's address as the client reaches it plus
     ``/sbx/<id>``, where the sandbox serves every interface and its control API;
+    ``platform_url`` and ``studio_url``, each interface of the sandbox alone;
     ``control_url`` and ``dashboard_url``; ``keys``, each fixture API key
     (``"dubsim-pro"``) mapped to the sandbox's key for that account, which reaches the
     sandbox at the dubsim's own address too; ``client``, a :class:`Client` of the
@@ -440,6 +453,8 @@ class Sandbox:
         self.info: SandboxInfo = info
         self.id: str = info["id"]
         self.base_url: str = owner.base_url + "/sbx/" + self.id
+        self.platform_url: str = self.base_url + PLATFORM_PREFIX
+        self.studio_url: str = self.base_url + STUDIO_PREFIX
         self.control_url: str = self.base_url + "/_sim"
         self.dashboard_url: str = self.base_url + "/_sim/ui"
         self.keys: Dict[str, str] = dict(info.get("api_keys") or {})

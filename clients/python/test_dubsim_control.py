@@ -28,8 +28,13 @@ SHORT_VIDEO = "https://media.dubsim.test/short.mp4"  # 12 s, 1 minute charged
 
 def platform(method: str, path: str, key: str, body: Optional[Dict[str, Any]] = None) -> Tuple[int, Any]:
     """One call of the simulated service's API (not the control API): status and JSON."""
+    return api(os.environ["DUBSIM_URL"].rstrip("/"), method, path, key, body)
+
+
+def api(base: str, method: str, path: str, key: str, body: Optional[Dict[str, Any]] = None) -> Tuple[int, Any]:
+    """One call of the simulated service's API at ``base``: status and JSON."""
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(os.environ["DUBSIM_URL"].rstrip("/") + path, data=data, method=method)
+    req = urllib.request.Request(base + path, data=data, method=method)
     req.add_header("Authorization", "Bearer " + key)
     if data is not None:
         req.add_header("Content-Type", "application/json")
@@ -310,6 +315,22 @@ class ControlClientTest(unittest.TestCase):
                 other.clock.get()
             self.assertEqual((cm.exception.status, cm.exception.error), (401, "UnauthorizedError"))
         self.assertIn("now", Client(token=token).clock.get())
+
+    def test_interface_urls(self) -> None:
+        self.assertEqual(self.sim.platform_url, self.sim.base_url + "/platform")
+        self.assertEqual(self.sim.studio_url, self.sim.base_url + "/studio")
+        # The docs' minimal studio create: the studio's under studio_url, the platform's
+        # (a create without its required fields) under platform_url.
+        status, body = api(self.sim.platform_url, "POST", "/api/v1/projects", self.key, {"name": "Marketing"})
+        self.assertEqual((status, body), (400, {"error": "ValidationError", "message": "source_lang is required"}))
+        status, body = api(self.sim.studio_url, "POST", "/api/v1/projects", self.key, {"name": "Marketing"})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["projectUrl"], self.sim.studio_url + "/projects/" + body["id"])
+        with self.sim.sandbox() as sb:
+            self.assertEqual(sb.platform_url, sb.base_url + "/platform")
+            self.assertEqual(sb.studio_url, sb.base_url + "/studio")
+            status, body = api(sb.platform_url, "GET", "/api/v1/balance", sb.key("dubsim-pro"))
+            self.assertEqual(status, 200, body)
 
     def test_sandbox(self) -> None:
         default_now = self.sim.clock.get()["now"]

@@ -203,7 +203,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.StudioAddr, "studio-addr", "", "second listen `address` that serves only the studio interface (default: none; the main address serves both)")
 	fs.StringVar(&c.BlobDir, "blob-dir", "", "`directory` of uploaded and downloaded artifact files (default: the data file's path plus .blobs)")
 	fs.StringVar(&rateLimit, "studio-rate-limit", "off", "studio rate limit of keys without their own: off, documented (60/minute and 1000/day) or `PER_MINUTE,PER_DAY` (0 = no limit)")
-	fs.StringVar(&c.SharedCreate, "shared-create", "studio", "interface of a POST /api/v1/projects on the shared address whose body has no platform field and no studio field (only name, empty, not JSON): `studio|platform` (platform: the earlier answer, 400 source_lang is required)")
+	fs.StringVar(&c.SharedCreate, "shared-create", "studio", "interface of a POST /api/v1/projects on the shared address whose body has a name but no other field of either create: `studio|platform` (platform: 400 source_lang is required); a body without even a name is the platform's either way")
 	fs.StringVar(&c.StudioEnums, "studio-enums", "strict", "video update processingType and status: `strict|lax` (strict: values seen in the docs; lax: any string)")
 	fs.DurationVar(&c.StudioTiming.ArtifactStart, "artifact-start", sim.DefaultStudioTiming.ArtifactStart, "time from artifact created to upload_started")
 	fs.DurationVar(&c.StudioTiming.ArtifactBase, "artifact-processing-base", sim.DefaultStudioTiming.ArtifactBase, "time from upload_started to the end, fixed part")

@@ -511,6 +511,7 @@ func tlsBanner(w io.Writer, cfg config) {
 // which API keys it knows.
 func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *sim.Fixtures, dataLine func(io.Writer)) {
 	fmt.Fprintf(w, "dubsim %s listening on %s://%s (platform and studio interfaces)\n", version, cfg.scheme(), displayAddr(addr))
+	fmt.Fprintf(w, "  platform only: %s://%s%s\n", cfg.scheme(), displayAddr(addr), server.PlatformPrefix)
 	fmt.Fprintf(w, "  studio only: %s://%s%s\n", cfg.scheme(), displayAddr(addr), server.StudioPrefix)
 	if studioAddr != "" {
 		fmt.Fprintf(w, "  studio only: %s://%s\n", cfg.scheme(), displayAddr(studioAddr))

@@ -145,3 +145,30 @@ func TestTLSCertificateFiles(t *testing.T) {
 	}
 	require.NoError(t, stop())
 }
+
+// TestBannerNamesBothBases: the banner names the shared address and the
+// base of each interface alone, and each answers as that interface.
+func TestBannerNamesBothBases(t *testing.T) {
+	t.Parallel()
+	banner, stop := startBanner(t, "--time-scale", "0")
+	defer func() { require.NoError(t, stop()) }()
+	base := match(t, `listening on (http://\S+) \(platform and studio interfaces\)\n`, banner)
+	platformBase := match(t, `platform only: (http://\S+)\n`, banner)
+	studioBase := match(t, `studio only: (http://\S+)\n`, banner)
+	assert.Equal(t, base+"/platform", platformBase)
+	assert.Equal(t, base+"/studio", studioBase)
+	for _, c := range []struct{ url, iface string }{
+		{platformBase + "/api/v1/projects", "platform"}, // a create without a body: the platform's 400
+		{studioBase + "/api/v1/projects", "studio"},     // the studio's 400
+	} {
+		req, err := http.NewRequest("POST", c.url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer dubsim-free")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, c.url)
+		assert.Equal(t, c.iface, resp.Header.Get("X-Dubsim-Interface"), c.url)
+	}
+}

@@ -37,6 +37,11 @@ const (
 	Port = "8080/tcp"
 	// HealthPath answers 200 once the simulator serves.
 	HealthPath = "/_sim/health"
+	// PlatformPrefix and StudioPrefix are the paths under which dubsim
+	// serves one interface alone: URL plus either is that interface's base
+	// URL, where no request is routed to the other.
+	PlatformPrefix = "/platform"
+	StudioPrefix   = "/studio"
 )
 
 // Container is a running dubsim container.
@@ -97,6 +102,20 @@ func WithControlToken(token string) testcontainers.CustomizeRequestOption {
 // "http://localhost:32768": the platform and studio APIs and /_sim.
 func (c *Container) URL(ctx context.Context) (string, error) {
 	return c.PortEndpoint(ctx, Port, "http")
+}
+
+// PlatformURL returns the base URL of the platform interface alone, as
+// seen from the host: URL plus PlatformPrefix.
+func (c *Container) PlatformURL(ctx context.Context) (string, error) {
+	u, err := c.URL(ctx)
+	return u + PlatformPrefix, err
+}
+
+// StudioURL returns the base URL of the studio interface alone, as seen
+// from the host: URL plus StudioPrefix.
+func (c *Container) StudioURL(ctx context.Context) (string, error) {
+	u, err := c.URL(ctx)
+	return u + StudioPrefix, err
 }
 
 // ControlToken returns the container's control token

@@ -129,7 +129,13 @@ func TestRun(t *testing.T) {
 
 	base, err := ctr.URL(ctx)
 	require.NoError(t, err)
-	req, err := http.NewRequestWithContext(ctx, "POST", base+"/api/v1/projects",
+	platformURL, err := ctr.PlatformURL(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, base+"/platform", platformURL)
+	studioURL, err := ctr.StudioURL(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, base+"/studio", studioURL)
+	req, err := http.NewRequestWithContext(ctx, "POST", platformURL+"/api/v1/projects",
 		strings.NewReader(`{"source_lang":"en","target_lang":"de-DE","source_video_url":"https://media.dubsim.test/short.mp4"}`))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer dubsim-pro")

@@ -23,11 +23,19 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	base, err := ctr.URL(ctx) // point the client under test here
+	base, err := ctr.URL(ctx) // both interfaces, routed by path and body
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("platform and studio API at", base)
+	platformURL, err := ctr.PlatformURL(ctx) // point the client under test here
+	if err != nil {
+		log.Fatal(err)
+	}
+	studioURL, err := ctr.StudioURL(ctx) // and a studio client here
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("platform API at", platformURL, "studio API at", studioURL, "both at", base)
 
 	sim, err := ctr.Client(ctx) // or dubsimtest.NewClient(base), for the whole control API
 	if err != nil {

@@ -19,7 +19,9 @@ type Sandbox struct {
 	ID string
 	// BaseURL serves every interface of the sandbox and its control API
 	// (BaseURL + "/_sim/..."): the dubsim's URL plus "/sbx/<ID>".
-	BaseURL string
+	// PlatformURL and StudioURL are BaseURL plus PlatformPrefix and
+	// StudioPrefix: each interface of the sandbox alone.
+	BaseURL, PlatformURL, StudioURL string
 	// Keys maps each fixture API key ("dubsim-pro", ...) to the sandbox's
 	// key for that account ("sbx_<ID>_dubsim-pro"), which reaches the
 	// sandbox at the dubsim's own URL too.
@@ -99,7 +101,7 @@ func (c *Client) CreateSandbox(ctx context.Context, spec SandboxSpec) (*Sandbox,
 	}
 	base := strings.TrimRight(c.BaseURL, "/") + "/sbx/" + v.ID
 	return &Sandbox{
-		ID: v.ID, BaseURL: base, Keys: v.APIKeys, owner: c,
+		ID: v.ID, BaseURL: base, PlatformURL: base + PlatformPrefix, StudioURL: base + StudioPrefix, Keys: v.APIKeys, owner: c,
 		Client: &Client{BaseURL: base, Token: c.Token, HTTPClient: c.HTTPClient},
 	}, nil
 }

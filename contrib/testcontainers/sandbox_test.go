@@ -129,6 +129,8 @@ func TestSandbox(t *testing.T) {
 	base := strings.TrimRight(c.BaseURL, "/")
 	assert.Regexp(t, `^[0-9a-hjkmnp-tv-z]{16}$`, sb.ID)
 	assert.Equal(t, base+"/sbx/"+sb.ID, sb.BaseURL, "the sandbox as this client reaches the dubsim")
+	assert.Equal(t, sb.BaseURL+"/platform", sb.PlatformURL)
+	assert.Equal(t, sb.BaseURL+"/studio", sb.StudioURL)
 	assert.Equal(t, "sbx_"+sb.ID+"_dubsim-pro", sb.Key("dubsim-pro"))
 	assert.Empty(t, sb.Key("nobody"))
 	assert.Equal(t, []string{"PUT /_sim/sandboxes/" + sb.ID + " {}"}, f.calls())

@@ -149,9 +149,22 @@ func TestServersFollowTheAddress(t *testing.T) {
 			servers := served["servers"].([]any)
 			first := servers[0].(map[string]any)
 			assert.Equal(t, "https://sim.test:9999", first["url"])
-			assert.NotContains(t, rec.Body.String(), `"url": "`+openapi.DefaultServer+`"`, "path-level servers too")
-			for _, s := range servers[1:] {
-				assert.NotContains(t, s.(map[string]any)["url"], "sim.test", "one entry names dubsim")
+			assert.NotContains(t, rec.Body.String(), `"url": "`+openapi.DefaultServer, "path-level servers and the interface's own base too")
+			// The dubsim entries come first: the address, then the
+			// interface's own base under it; the real service's after.
+			ours := 1
+			for ours < len(servers) && strings.HasPrefix(servers[ours].(map[string]any)["url"].(string), "https://sim.test:9999/") {
+				ours++
+			}
+			switch name := strings.TrimSuffix(strings.TrimPrefix(path, "/_sim/openapi/"), ".json"); name {
+			case "platform", "studio":
+				require.Equal(t, 2, ours, "%v", servers)
+				assert.Equal(t, "https://sim.test:9999/"+name, servers[1].(map[string]any)["url"], "the interface's own base")
+			default:
+				assert.Equal(t, 1, ours, "%v", servers)
+			}
+			for _, s := range servers[ours:] {
+				assert.NotContains(t, s.(map[string]any)["url"], "sim.test", "the real service's entries")
 			}
 			name := strings.TrimSuffix(strings.TrimPrefix(path, "/_sim/openapi/"), ".json")
 			raw, err := openapi.Combined()
@@ -181,6 +194,14 @@ func TestWithServers(t *testing.T) {
 	got, err = openapi.WithServers([]byte(`{"servers":[{"url":"https://real.example"}]}`), "http://h")
 	require.NoError(t, err)
 	assert.Equal(t, "{\"servers\":[\n    {\n      \"url\": \"http://h\",\n      \"description\": \"dubsim\"\n    },\n    {\n      \"url\": \"https://real.example\"\n    }\n  ]}", string(got), "added first when no entry names dubsim")
+	got, err = openapi.WithServers([]byte(`{"servers":[{"url":"https://real.example"},{"url":"http://localhost:8080/platform","description":"alone"},{"url":"http://localhost:8080"},{"url":"http://localhost:80800"}]}`), "http://h")
+	require.NoError(t, err)
+	var list []map[string]string
+	require.NoError(t, json.Unmarshal(got[len(`{"servers":`):len(got)-1], &list))
+	assert.Equal(t, []map[string]string{
+		{"url": "http://h"}, {"url": "http://h/platform", "description": "alone"},
+		{"url": "https://real.example"}, {"url": "http://localhost:80800"},
+	}, list, "the address, a path under it, then the others (a longer port is not dubsim's)")
 }
 
 func mustJSON(t *testing.T, v any) string {

@@ -18,9 +18,11 @@ type server struct {
 
 // WithServers returns doc with base (such as http://127.0.0.1:41234) as its
 // first server: the entry that named DefaultServer names base instead
-// (in its description too) and moves first; the others (the real
-// service's) follow as they were. A path's servers entry that names
-// DefaultServer names base instead. The rest of doc is kept byte for byte.
+// (in its description too) and moves first; an entry that names a path
+// under DefaultServer (DefaultServer + "/platform") names the same path
+// under base and follows it; the others (the real service's) come last, as
+// they were. A path's servers entry that names DefaultServer names base
+// instead. The rest of doc is kept byte for byte.
 func WithServers(doc []byte, base string) ([]byte, error) {
 	start, end, err := topLevelSpan(doc, "servers")
 	if err != nil || start < 0 {
@@ -31,15 +33,22 @@ func WithServers(doc []byte, base string) ([]byte, error) {
 		return nil, err
 	}
 	out := []server{{URL: base, Description: "dubsim"}}
+	var under, others []server
 	found := false
 	for _, s := range list {
-		if s.URL == DefaultServer && !found {
+		rest, ours := strings.CutPrefix(s.URL, DefaultServer)
+		switch {
+		case ours && rest == "" && !found:
 			s.URL, s.Description, found = base, strings.ReplaceAll(s.Description, DefaultServer, base), true
 			out[0] = s
-			continue
+		case ours && strings.HasPrefix(rest, "/"):
+			s.URL, s.Description = base+rest, strings.ReplaceAll(s.Description, DefaultServer, base)
+			under = append(under, s)
+		default:
+			others = append(others, s)
 		}
-		out = append(out, s)
 	}
+	out = append(append(out, under...), others...)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

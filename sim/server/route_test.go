@@ -150,10 +150,13 @@ func TestEveryAnswerNamesItsInterface(t *testing.T) {
 			check: func(t *testing.T, a routedAnswer) {
 				assert.Equal(t, map[string]any{"error": "ValidationError", "message": "source_lang is required"}, a.json(t))
 			}},
-		{name: "empty object", method: "POST", path: "/api/v1/projects", body: `{}`, status: 400, iface: "studio", by: "default", check: studioError},
-		{name: "no body", method: "POST", path: "/api/v1/projects", status: 400, iface: "studio", by: "default", check: studioError},
-		{name: "not JSON", method: "POST", path: "/api/v1/projects", body: studioNotJSON, status: 400, iface: "studio", by: "default", check: studioError},
-		{name: "a JSON array", method: "POST", path: "/api/v1/projects", body: `[{"source_lang":"en"}]`, status: 400, iface: "studio", by: "default", check: studioError},
+		{name: "empty object", method: "POST", path: "/api/v1/projects", body: `{}`, status: 400, iface: "platform", by: "default", check: sourceLangRequired},
+		{name: "unknown fields only", method: "POST", path: "/api/v1/projects", body: `{"title":"Launch"}`, status: 400, iface: "platform", by: "default", check: sourceLangRequired},
+		{name: "no body", method: "POST", path: "/api/v1/projects", status: 400, iface: "platform", by: "default",
+			check: func(t *testing.T, a routedAnswer) { assert.Equal(t, "ValidationError", a.json(t)["error"]) }},
+		{name: "not JSON, with a name", method: "POST", path: "/api/v1/projects", body: studioNotJSON, status: 400, iface: "studio", by: "default", check: studioError},
+		{name: "a JSON array", method: "POST", path: "/api/v1/projects", body: `[{"name":"x","source_lang":"en"}]`, status: 400, iface: "platform", by: "default",
+			check: func(t *testing.T, a routedAnswer) { assert.Equal(t, "ValidationError", a.json(t)["error"]) }},
 		{name: "platform header", method: "POST", path: "/api/v1/projects", body: docsMinimal, header: platformHeader, status: 400, iface: "platform", by: "header",
 			check: func(t *testing.T, a routedAnswer) { assert.Equal(t, "source_lang is required", a.json(t)["message"]) }},
 		{name: "studio header", method: "POST", path: "/api/v1/projects", body: platformBody, header: studioHeader, status: 400, iface: "studio", by: "header", check: studioError},
@@ -217,6 +220,13 @@ func TestEveryAnswerNamesItsInterface(t *testing.T) {
 			assert.Equal(t, strings.SplitN(tc.path, "?", 2)[0], e["path"], "the path as sent")
 		})
 	}
+}
+
+// sourceLangRequired checks the platform's answer to a create without its
+// required fields.
+func sourceLangRequired(t *testing.T, a routedAnswer) {
+	t.Helper()
+	assert.Equal(t, map[string]any{"error": "ValidationError", "message": "source_lang is required"}, a.json(t))
 }
 
 // studioError checks the studio's error envelope: {"error": <text>} only.

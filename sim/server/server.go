@@ -83,9 +83,9 @@ type Config struct {
 	// a temporary directory removed by Close), the processing-time model
 	// (zero: the default), lax enumerations on video update, the rate
 	// limit of keys without their own (zero: none), and the interface of
-	// a POST /api/v1/projects on the shared address whose body has no
-	// platform or studio field (Rules.SharedCreate: "studio", also when
-	// empty, or "platform").
+	// a POST /api/v1/projects on the shared address whose body has a name
+	// but no other platform or studio field (Rules.SharedCreate: "studio",
+	// also when empty, or "platform").
 	BlobDir         string
 	StudioTiming    sim.StudioTiming
 	StudioLaxEnums  bool
@@ -201,7 +201,8 @@ type Server struct {
 	Faults  *faults.Faults
 	// Handler serves every interface: the platform and studio APIs (see
 	// Decide), output files, presigned uploads, the studio interface alone
-	// under StudioPrefix and, unless NoControl, the control API under
+	// under StudioPrefix, the platform interface (and its output files)
+	// alone under PlatformPrefix and, unless NoControl, the control API under
 	// /_sim/. Every answer carries HeaderInterface.
 	Handler http.Handler
 	// StudioHandler serves only the studio interface (and presigned
@@ -433,7 +434,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	studioRoutes = st.Routes()
 	root.Mount("/", dispatch{platform: platformRoutes, studio: studioRoutes, control: http.HandlerFunc(notFound)})
 	started := time.Now()
-	main, studioOnly := s.Faults.Middleware(root), s.Faults.Middleware(studioRoutes)
+	main, studioOnly, platformOnly := s.Faults.Middleware(root), s.Faults.Middleware(studioRoutes), s.Faults.Middleware(platformRoutes)
 	if !cfg.NoControl {
 		// The web application shows any company's records without a login,
 		// so it goes with the control API (fidelity UI1).
@@ -486,7 +487,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, budget.Middleware(routing(rules, served))))
 	}
-	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main), controlRoot == nil && !cfg.NoControl)
+	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, platformOnly, main), controlRoot == nil && !cfg.NoControl)
 	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)
 	if controlRoot != nil {
 		s.ControlHandler = outer(Rules{ControlOnly: true}, pages(controlRoot, web, true), true)

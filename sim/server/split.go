@@ -28,15 +28,20 @@ const (
 	Control  = "control"
 )
 
-// StudioPrefix is the path prefix under which the shared address serves the
-// studio interface alone: {studio_url} = http://<addr>/studio, so that
-// POST /studio/api/v1/projects is always the studio's create.
-const StudioPrefix = "/studio"
+// StudioPrefix and PlatformPrefix are the path prefixes under which the
+// shared address serves one interface alone: {studio_url} =
+// http://<addr>/studio and {base_url} = http://<addr>/platform, so that
+// POST /studio/api/v1/projects is always the studio's create and
+// POST /platform/api/v1/projects always the platform's.
+const (
+	StudioPrefix   = "/studio"
+	PlatformPrefix = "/platform"
+)
 
 // Why a request went to its interface (Route.By, the journal's routed_by).
 const (
 	ByHeader  = "header"  // X-Dubsim-Interface named the interface
-	ByPrefix  = "prefix"  // the path is under StudioPrefix
+	ByPrefix  = "prefix"  // the path is under StudioPrefix or PlatformPrefix
 	ByAddress = "address" // the studio-only listener (--studio-addr)
 	ByPath    = "path"    // the method and path belong to one interface only
 	ByID      = "id"      // GET /api/v1/projects/{id}: the shape of the id
@@ -53,9 +58,9 @@ type Route struct {
 // Rules configure Decide.
 type Rules struct {
 	// SharedCreate is the interface of a POST /api/v1/projects on the
-	// shared address whose body has no field of either create (only
-	// "name", an empty object, no JSON object at all): Studio ("" too) or
-	// Platform.
+	// shared address whose body names a project ("name") but has no other
+	// field of either create: Studio ("" too) or Platform. A body without
+	// even a name is the platform's either way.
 	SharedCreate string
 	// Pages: the web application's pages are served (the control API is
 	// on): /projects/{id} is studio and a browser's GET / is control.
@@ -97,7 +102,8 @@ var (
 //   - on the control-only listener (--control-addr): everything is
 //     control (address);
 //   - /_sim and /_sim/... are control (path);
-//   - /studio and /studio/... are studio (prefix);
+//   - /studio and /studio/... are studio, /platform and /platform/...
+//     platform (prefix);
 //   - with the pages on, GET or HEAD /projects/{id} (the page behind a
 //     studio projectUrl) is studio and a browser's GET / (the dashboard
 //     redirect) control (path);
@@ -110,8 +116,9 @@ var (
 //     studio id) is studio, anything else platform (id);
 //   - POST /api/v1/projects: a body with a platform create field is
 //     platform, else one with a studio create field studio (body), else
-//     (only "name", an empty or unparsable body) Rules.SharedCreate,
-//     studio by default (default);
+//     one with "name" (the studio create's one required field)
+//     Rules.SharedCreate, studio by default, and any other (an empty
+//     object, no body, not a JSON object) platform (default);
 //   - everything else is platform (path).
 //
 // Deciding a POST /api/v1/projects reads its body (at least 64 KiB, or to
@@ -165,8 +172,10 @@ func decidePath(r *http.Request, rules Rules) (rt Route, sniff bool) {
 		return Route{Control, ByAddress}, false
 	case p == "/_sim" || strings.HasPrefix(p, "/_sim/"):
 		return Route{Control, ByPath}, false
-	case underStudioPrefix(p):
+	case underPrefix(p, StudioPrefix):
 		return Route{Studio, ByPrefix}, false
+	case underPrefix(p, PlatformPrefix):
+		return Route{Platform, ByPrefix}, false
 	case rules.Pages && isPage(r):
 		return Route{Studio, ByPath}, false
 	case rules.Pages && isDashboardRequest(r):
@@ -233,6 +242,7 @@ type keyScan struct {
 	key               []byte
 	long              bool // the key is longer than maxKeyBytes
 	platform, studio  bool // a platform (studio) create field was seen
+	name              bool // "name" was seen
 }
 
 // read reads body for the decision: at least sniffMin bytes (or to its
@@ -332,24 +342,30 @@ func (s *keyScan) endKey() {
 	if slices.Contains(studioCreateFields, key) {
 		s.studio = true
 	}
+	if key == "name" {
+		s.name = true
+	}
 }
 
 // route is the decision from the keys seen: a platform-only field makes it
-// platform, else a studio-only field studio, else rules.SharedCreate.
+// platform, else a studio-only field studio, else a name
+// rules.SharedCreate. A body without even a name is a valid create of
+// neither interface: the platform's validation, the interface of the
+// base URL, says what is missing.
 func (s *keyScan) route(rules Rules) Route {
 	switch {
 	case s.platform:
 		return Route{Platform, ByBody}
 	case s.studio:
 		return Route{Studio, ByBody}
-	case rules.SharedCreate == Platform:
-		return Route{Platform, ByDefault}
+	case s.name && rules.SharedCreate != Platform:
+		return Route{Studio, ByDefault}
 	}
-	return Route{Studio, ByDefault}
+	return Route{Platform, ByDefault}
 }
 
-func underStudioPrefix(p string) bool {
-	return p == StudioPrefix || strings.HasPrefix(p, StudioPrefix+"/")
+func underPrefix(p, prefix string) bool {
+	return p == prefix || strings.HasPrefix(p, prefix+"/")
 }
 
 type routeKey struct{}
@@ -357,7 +373,7 @@ type routeKey struct{}
 // RouteOf returns the route Decide gave r (the routing middleware keeps it
 // in r's context). For a request that did not pass it, it decides from the
 // method, path and header alone (a POST /api/v1/projects is then the
-// default studio create).
+// platform's, as a body without a name).
 func RouteOf(r *http.Request) Route {
 	if rt, ok := r.Context().Value(routeKey{}).(Route); ok {
 		return rt
@@ -386,28 +402,34 @@ func journalRoute(r *http.Request) (string, string) {
 	return rt.Interface, rt.By
 }
 
-// byPrefix serves a request under StudioPrefix with studio, the prefix
+// byPrefix serves a request routed by its prefix with that interface alone
+// (studio under StudioPrefix, platform under PlatformPrefix), the prefix
 // removed from its path and kept for the links of the answer
 // (httpx.BaseURL); every other request goes to next.
-func byPrefix(studio, next http.Handler) http.Handler {
+func byPrefix(studio, platform, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if RouteOf(r).By != ByPrefix {
+		rt := RouteOf(r)
+		if rt.By != ByPrefix {
 			next.ServeHTTP(w, r)
 			return
 		}
-		r2 := r.WithContext(httpx.WithBasePath(r.Context(), StudioPrefix))
+		prefix, h := StudioPrefix, studio
+		if rt.Interface == Platform {
+			prefix, h = PlatformPrefix, platform
+		}
+		r2 := r.WithContext(httpx.WithBasePath(r.Context(), prefix))
 		u := *r.URL
-		u.Path = strings.TrimPrefix(u.Path, StudioPrefix)
+		u.Path = strings.TrimPrefix(u.Path, prefix)
 		if u.Path == "" {
 			u.Path = "/"
 		}
-		if rest, ok := strings.CutPrefix(u.RawPath, StudioPrefix); ok && rest != "" {
+		if rest, ok := strings.CutPrefix(u.RawPath, prefix); ok && rest != "" {
 			u.RawPath = rest
 		} else {
 			u.RawPath = ""
 		}
 		r2.URL = &u
-		studio.ServeHTTP(w, r2)
+		h.ServeHTTP(w, r2)
 	})
 }
 

@@ -15,7 +15,8 @@ import (
 // back, and for a valid JSON object within the sniff limit (the route's
 // body limit) decides by its top-level keys alone: platform exactly when one
 // is a platform create field, else studio when one is a studio create
-// field, else the default, wherever the keys are in the body.
+// field, else the setting when one is "name", else platform, wherever the
+// keys are in the body.
 func FuzzDecide(f *testing.F) {
 	for _, s := range []string{
 		`{"name": "Marketing"}`, `{}`, ``, `{"name":`, `[{"source_lang":"en"}]`, `"x"`,
@@ -50,19 +51,20 @@ func FuzzDecide(f *testing.F) {
 		if len(body) > sniffLimit || json.Unmarshal(body, &obj) != nil || obj == nil {
 			return
 		}
-		platform, studio := false, false
+		platform, studio, name := false, false, false
 		for k := range obj {
 			platform = platform || slices.Contains(platformCreateFields, k)
 			studio = studio || slices.Contains(studioCreateFields, k)
+			name = name || k == "name"
 		}
-		want := Route{Studio, ByDefault}
+		want := Route{Platform, ByDefault}
 		switch {
 		case platform:
 			want = Route{Platform, ByBody}
 		case studio:
 			want = Route{Studio, ByBody}
-		case platformDefault:
-			want = Route{Platform, ByDefault}
+		case name && !platformDefault:
+			want = Route{Studio, ByDefault}
 		}
 		if rt != want {
 			t.Fatalf("%.200q: decided %+v, not %+v", body, rt, want)

@@ -738,8 +738,9 @@ func callWith(t testing.TB, in *inst, method, path, key, body string, header map
 
 // TestSharedAddressRouting: one address serves both interfaces. The create
 // body decides POST /api/v1/projects (platform fields, studio fields, else
-// the configured default, studio unless --shared-create platform, or the
-// X-Dubsim-Interface header); the id shape
+// the configured default for a body with a name, studio unless
+// --shared-create platform, else the platform; or the X-Dubsim-Interface
+// header); the id shape
 // decides GET /api/v1/projects/{id}; the journal names the interface.
 func TestSharedAddressRouting(t *testing.T) {
 	t.Parallel()
@@ -775,6 +776,12 @@ func TestSharedAddressRouting(t *testing.T) {
 			assert.Equal(t, map[string]any{"error": "ValidationError", "message": "source_lang is required"}, m)
 		}},
 		{"name only, platform default, studio header", server.Platform, nameOnly, studioHeader, http.StatusOK, isStudioProject},
+		{"empty object: the platform's validation", "", `{}`, nil, http.StatusBadRequest, func(t *testing.T, m map[string]any) {
+			assert.Equal(t, map[string]any{"error": "ValidationError", "message": "source_lang is required"}, m)
+		}},
+		{"empty object with the studio header", "", `{}`, studioHeader, http.StatusBadRequest, func(t *testing.T, m map[string]any) {
+			assert.Equal(t, map[string]any{"error": "name is required"}, m)
+		}},
 		{"name only with the platform header", "", nameOnly, platformHeader, http.StatusBadRequest, func(t *testing.T, m map[string]any) {
 			assert.Equal(t, "ValidationError", m["error"])
 		}},

@@ -19,13 +19,18 @@ const SHORT_VIDEO = "https://media.dubsim.test/short.mp4"; // 12 s, 1 minute cha
 
 /** One call of the simulated service's API (not the control API). */
 async function platform(method, path, key, body) {
+  return api(BASE.replace(/\/+$/, ""), method, path, key, body);
+}
+
+/** One call of the simulated service's API at base. */
+async function api(base, method, path, key, body) {
   const headers = { Authorization: `Bearer ${key}` };
   const init = { method, headers };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const resp = await fetch(BASE.replace(/\/+$/, "") + path, init);
+  const resp = await fetch(base + path, init);
   const text = await resp.text();
   return { status: resp.status, body: text ? JSON.parse(text) : null };
 }
@@ -338,6 +343,27 @@ describe("dubsim control client", { skip: !BASE && "DUBSIM_URL names no running 
     await rejectsWith(sim.faults.add({ path: "/x", action: { type: "no-such-action" } }), 400, "ValidationError");
     await rejectsWith(sim.outcomes.setVideoStatus("000000000000000000000000", "completed"), 404);
     await rejectsWith(sim.outcomes.forceArtifact("000000000000000000000000", { outcome: "error", now: true }), 404);
+  });
+
+  test("the base of each interface alone, for the dubsim and a sandbox", async () => {
+    assert.equal(sim.platformUrl, `${sim.baseUrl}/platform`);
+    assert.equal(sim.studioUrl, `${sim.baseUrl}/studio`);
+    // The docs' minimal studio create: the platform's (without its required fields) under
+    // platformUrl, the studio's under studioUrl.
+    let r = await api(sim.platformUrl, "POST", "/api/v1/projects", key, { name: "Marketing" });
+    assert.deepEqual(r, { status: 400, body: { error: "ValidationError", message: "source_lang is required" } });
+    r = await api(sim.studioUrl, "POST", "/api/v1/projects", key, { name: "Marketing" });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.projectUrl, `${sim.studioUrl}/projects/${r.body.id}`);
+    const sb = await sim.sandbox();
+    try {
+      assert.equal(sb.platformUrl, `${sb.baseUrl}/platform`);
+      assert.equal(sb.studioUrl, `${sb.baseUrl}/studio`);
+      r = await api(sb.platformUrl, "GET", "/api/v1/balance", sb.key("dubsim-pro"));
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    } finally {
+      await sb.delete({ missingOk: true });
+    }
   });
 
   test("a sandbox: its own clock, data and journal, deleted", async () => {

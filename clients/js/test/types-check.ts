@@ -4,6 +4,8 @@
 
 import {
   DubsimClient,
+  PLATFORM_PREFIX,
+  STUDIO_PREFIX,
   DubsimError,
   OUTCOME_ERROR,
   OUTCOME_READY,
@@ -82,7 +84,9 @@ export async function everyCall(): Promise<void> {
   await sim.sandbox();
   const sbKey: string = sb.key("dubsim-pro");
   const sbKeys: Record<string, string> = sb.keys;
-  const sbUrls: [string, string, string, string] = [sb.id, sb.baseUrl, sb.controlUrl, sb.dashboardUrl];
+  const sbUrls: [string, string, string, string, string, string] = [sb.id, sb.baseUrl, sb.platformUrl, sb.studioUrl, sb.controlUrl, sb.dashboardUrl];
+  const simUrls: [string, string, string] = [sim.baseUrl, sim.platformUrl, sim.studioUrl];
+  const prefixes: ["/platform", "/studio"] = [PLATFORM_PREFIX, STUDIO_PREFIX];
   const sbNow: string = (await sb.client.clock.advance(60)).now;
   const listed: SandboxInfo[] = await sim.sandboxes();
   const sbInfo: string | undefined = sb.info.api_keys["dubsim-pro"];

@@ -43,7 +43,8 @@ func TestInProcess(t *testing.T) {
 	st := dubsimtest.Must(s.State(ctx, dubsimtest.KeyPro))(t)
 	require.Len(t, st.Projects, 1)
 	assert.Equal(t, "ready", st.Projects[0].Status)
-	v := dubsimtest.Must(s.Journal.Verify(ctx, dubsimtest.Match{Method: "POST", Path: "/api/v1/projects", Times: dubsimtest.Exactly(1)}))(t)
+	// The journal records the path as sent, under PlatformURL's prefix.
+	v := dubsimtest.Must(s.Journal.Verify(ctx, dubsimtest.Match{Method: "POST", Path: "/platform/api/v1/projects", Times: dubsimtest.Exactly(1)}))(t)
 	assert.True(t, v.OK, "%+v", v)
 	dubsimtest.Must(s.Reset(ctx))(t)
 	assert.Empty(t, dubsimtest.Must(s.State(ctx, dubsimtest.KeyPro))(t).Projects)
