@@ -493,7 +493,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// around everything that answers (fidelity EL1).
 	access := newAccessLog(log, e.Accounts.Account)
 	outer := func(rules Rules, h http.Handler, guarded bool) http.Handler {
-		inner := s.Journal.Middleware(early.answer(h))
+		inner := s.Journal.Middleware(early.answer(limitURI(h)))
 		if guarded {
 			inner = guard.wrap(inner, early.answer)
 		}
