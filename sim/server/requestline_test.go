@@ -3,7 +3,6 @@ package server_test
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -49,18 +48,17 @@ func TestRequestTargetLimit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequest(tc.method, in.url+tc.target, strings.NewReader(tc.body))
-			require.NoError(t, err)
+			// Served in the test's goroutine: the journal has recorded
+			// the request when ServeHTTP returns.
+			req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
+			req.Host = "127.0.0.1"
 			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			raw, err := io.ReadAll(resp.Body)
-			require.NoError(t, err)
-			assert.Equal(t, tc.status, resp.StatusCode, "%s", raw)
-			assert.Equal(t, tc.iface, resp.Header.Get(server.HeaderInterface))
+			rec := httptest.NewRecorder()
+			in.srv.Handler.ServeHTTP(rec, req)
+			assert.Equal(t, tc.status, rec.Code, "%s", rec.Body)
+			assert.Equal(t, tc.iface, rec.Header().Get(server.HeaderInterface))
 			if tc.want != "" {
-				assert.Equal(t, tc.want+"\n", string(raw))
+				assert.Equal(t, tc.want+"\n", rec.Body.String())
 			}
 		})
 	}
@@ -98,8 +96,11 @@ func TestAccessLogClipsALongPath(t *testing.T) {
 	logs := &captureLog{}
 	in := start(t, func(c *server.Config) { c.Log = slog.New(logs) })
 	path := target("/api/v1/projects/", 100<<10)
-	st, _ := in.call("GET", path, "", "")
-	require.Equal(t, http.StatusRequestURITooLong, st)
+	// Served in the test's goroutine: the line is written when
+	// ServeHTTP returns.
+	w := httptest.NewRecorder()
+	in.srv.Handler.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+	require.Equal(t, http.StatusRequestURITooLong, w.Code)
 	rec := one(t, logs.find("request", func(r logRecord) bool { return r.attrs["status"] == int64(414) }))
 	assert.Equal(t, path[:1<<10]+"…", rec.attrs["path"])
 	assert.Equal(t, "The request target (path and query) is 102400 bytes long; dubsim accepts at most 8192 bytes", rec.attrs["reason"])
