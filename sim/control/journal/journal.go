@@ -80,6 +80,7 @@ type Journal struct {
 	mu      sync.RWMutex
 	kept    []*Entry // kept[head:] are the entries, oldest first
 	head    int
+	closed  bool   // Close: a request still in flight is not kept
 	seq     uint64 // last sequence id handed out; never reset
 	total   uint64 // entries recorded since the last Reset
 	dropped uint64 // entries dropped to stay within the bounds since the last Reset
@@ -109,7 +110,8 @@ func New(cfg Config) *Journal {
 	return j
 }
 
-// Close empties the journal and takes it out of its Memory.
+// Close empties the journal and takes it out of its Memory; it keeps no
+// entry after (a request still in flight is counted, not kept).
 func (j *Journal) Close() { j.memory.leave(j) }
 
 // Interface names of Entry.Interface.
@@ -284,6 +286,11 @@ func (j *Journal) store(e *Entry) uint64 {
 	j.seq++
 	e.Seq = j.seq
 	j.total++
+	if j.closed {
+		// Memory has forgotten the journal: what it kept now would
+		// count against the bound and never be reclaimed.
+		return e.Seq
+	}
 	if j.head > 0 && j.head >= len(j.kept)/2 {
 		// Move the entries to the front, so the slice does not grow
 		// while entries come and go.
@@ -327,10 +334,11 @@ func (j *Journal) dropOldest() bool {
 	return true
 }
 
-// clear forgets every entry and their memory.
+// clear forgets every entry and their memory, and keeps no more.
 func (j *Journal) clear() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.closed = true
 	j.kept, j.head = nil, 0
 	j.grow(-j.bytes.Load())
 }

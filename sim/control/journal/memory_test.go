@@ -159,3 +159,17 @@ func send(j *journal.Journal, prefix string, n int) {
 		h.ServeHTTP(nopWriter{h: http.Header{}}, httptest.NewRequest(http.MethodGet, prefix+strconv.Itoa(i%10), nil))
 	}
 }
+
+// TestClosedJournalKeepsNothing: a request that ends after its journal was
+// closed (a sandbox deleted under it) is not kept, so the shared Memory
+// counts nothing for a journal it no longer knows.
+func TestClosedJournalKeepsNothing(t *testing.T) {
+	t.Parallel()
+	mem := journal.NewMemory(1 << 20)
+	j := journal.New(journal.Config{Memory: mem})
+	send(j, "/a", 2)
+	j.Close()
+	send(j, "/b", 3)
+	assert.Zero(t, mem.Used())
+	assert.Equal(t, journal.Stats{MaxBytes: journal.DefaultMaxBytes, MaxBody: journal.DefaultMaxBody, Total: 5, LastSeq: 5}, j.Stats())
+}
