@@ -199,6 +199,9 @@ func (m *Manager) Create(ctx context.Context, id string, opts Options) (*Sandbox
 	} else if !ValidID(id) {
 		return nil, sim.Errorf(sim.CodeValidation, msgBadID, clip(id))
 	}
+	// A copy: the id is cut from the request's path, a substring of the
+	// request line, which the sandbox would keep alive as long as it lives.
+	id = strings.Clone(id)
 	if opts.TimeScale < 0 || opts.TimeScale > 1e6 {
 		return nil, sim.Errorf(sim.CodeValidation, "time_scale must be between 0 (frozen) and 1000000; got %v", opts.TimeScale)
 	}
