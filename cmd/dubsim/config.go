@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/control/journal"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
 )
@@ -40,15 +41,17 @@ type config struct {
 	ControlToken     string
 	ControlHosts     []string
 	ControlAddr      string
-	JournalSize      int
+	// The request journals (fidelity TJ1): each one's bytes, and all of
+	// the process's together.
+	JournalBytes  int64
+	JournalMemory int64
 	// Sandboxes (issue 21; fidelity SB1-SB8).
-	SandboxMax         int
-	SandboxIdle        time.Duration
-	SandboxJournalSize int
-	MinPollInterval    time.Duration
-	AdvanceWait        time.Duration
-	DateHeader         string
-	Version            bool
+	SandboxMax      int
+	SandboxIdle     time.Duration
+	MinPollInterval time.Duration
+	AdvanceWait     time.Duration
+	DateHeader      string
+	Version         bool
 
 	StudioAddr      string
 	BlobDir         string
@@ -111,6 +114,10 @@ const (
 	flagTLSCert       = "tls-cert"
 	flagTLSSelfSigned = "tls-self-signed"
 )
+
+// minJournalBytes is the least --journal-bytes and --journal-memory take:
+// room for two of the largest entries.
+const minJournalBytes = 64 << 10
 
 // defaultMemoryLimit is --memory-limit's default: 1 GiB, far above what
 // dubsim uses in normal runs (under 400 MB with 100,000 projects under load).
@@ -196,7 +203,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.CreateStatus, "create-status", 200, "HTTP `status` of a successful create or re-translation: 200 or 201")
 	fs.DurationVar(&c.Tick, "tick", 200*time.Millisecond, "real-time interval of the transition sweep")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "`level`: debug, info, warn, error or off")
-	fs.IntVar(&c.JournalSize, "journal-size", 1000, "requests kept in the request journal (a ring buffer), 1 to 10000000")
+	bytesVar(fs, &c.JournalBytes, "journal-bytes", journal.DefaultMaxBytes, "`bytes` of requests each request journal (the default simulator's, each sandbox's) keeps at most; the oldest go first (64KiB or more)")
+	bytesVar(fs, &c.JournalMemory, "journal-memory", journal.DefaultMemory, "`bytes` of requests all the request journals of the process keep together; past it, the oldest requests of the largest journals go first (64KiB or more)")
 	fs.DurationVar(&c.MinPollInterval, "min-poll-interval", 2*time.Second, "polling faster than this is reported by the conformance report")
 	fs.StringVar(&c.DateHeader, "date-header", "simulated", "clock of the HTTP Date header of every answer: `simulated|real` (simulated: the time bodies use)")
 	fs.DurationVar(&c.AdvanceWait, "advance-wait", 30*time.Second, "real time a clock advance (or an artifact read) waits for the downloads its answer depends on before answering 504")
@@ -238,7 +246,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, how long to wait for open requests and background downloads before closing them (0 = close at once)")
 	fs.IntVar(&c.SandboxMax, "sandbox-max", sandbox.DefaultMax, "sandboxes (POST /_sim/sandboxes: a simulator of its own per test, reached by its keys or /sbx/ID) the process holds at most; past it, creation answers 429 (0 = no sandboxes)")
 	fs.DurationVar(&c.SandboxIdle, "sandbox-idle", sandbox.DefaultIdle, "real time after which a sandbox that served no request is removed with its data (0 = never)")
-	fs.IntVar(&c.SandboxJournalSize, "sandbox-journal-size", sandbox.DefaultJournalSize, "requests each sandbox's journal keeps, 1 to 1000000")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit (also: dubsim version)")
 	envHelp(fs, "version")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -297,11 +304,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.SandboxMax < 0 || c.SandboxMax > 100_000 {
 		return c, fmt.Errorf("sandbox-max must be an integer between 0 (no sandboxes) and 100000; got %d", c.SandboxMax)
 	}
-	if c.SandboxJournalSize < 1 || c.SandboxJournalSize > 1_000_000 {
-		return c, fmt.Errorf("sandbox-journal-size must be an integer between 1 and 1000000; got %d", c.SandboxJournalSize)
-	}
-	if c.JournalSize < 1 || c.JournalSize > 10_000_000 {
-		return c, fmt.Errorf("journal-size must be an integer between 1 and 10000000; got %d", c.JournalSize)
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"journal-bytes", c.JournalBytes}, {"journal-memory", c.JournalMemory}} {
+		if n.v < minJournalBytes {
+			return c, fmt.Errorf("%s must be at least 64KiB (65536 bytes): a request's entry takes up to about 27 KiB; got %d", n.name, n.v)
+		}
 	}
 	for _, n := range []struct {
 		name string

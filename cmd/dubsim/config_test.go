@@ -106,6 +106,14 @@ func TestParseConfig(t *testing.T) {
 		{name: "body min rate from env", env: map[string]string{"DUBSIM_BODY_MIN_RATE": "7"}, check: func(t *testing.T, c config) {
 			assert.Equal(t, int64(7), c.BodyMinRate)
 		}},
+		{name: "journal bounds by default", check: func(t *testing.T, c config) {
+			assert.Equal(t, int64(4<<20), c.JournalBytes)
+			assert.Equal(t, int64(32<<20), c.JournalMemory)
+		}},
+		{name: "journal bounds", args: []string{"--journal-bytes", "1MiB"}, env: map[string]string{"DUBSIM_JOURNAL_MEMORY": "256MiB"}, check: func(t *testing.T, c config) {
+			assert.Equal(t, int64(1<<20), c.JournalBytes)
+			assert.Equal(t, int64(256<<20), c.JournalMemory)
+		}},
 		{name: "slow clients by default", check: func(t *testing.T, c config) {
 			assert.Equal(t, time.Minute, c.BodyIdleTimeout)
 			assert.Equal(t, int64(1024), c.BodyMinRate)
@@ -158,10 +166,10 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad seed", args: []string{"--seed", "x"}, wantErr: `invalid value "x" for flag -seed: want a non-negative integer (dubsim -help lists the flags)`},
 		{name: "bad duration", args: []string{"--processing-base", "soon"}, wantErr: `invalid value "soon" for flag -processing-base: want a duration such as 90s, 2m or 1h30m (dubsim -help lists the flags)`},
 		{name: "negative duration", env: map[string]string{"DUBSIM_VIDEO_START": "-2s"}, wantErr: `video-start must be a non-negative duration such as 90s or 2m; got -2s`},
-		{name: "bad journal-size", args: []string{"--journal-size", "0"}, wantErr: `journal-size must be an integer between 1 and 10000000; got 0`},
+		{name: "journal-bytes too small", args: []string{"--journal-bytes", "1KiB"}, wantErr: `journal-bytes must be at least 64KiB (65536 bytes): a request's entry takes up to about 27 KiB; got 1024`},
+		{name: "journal-memory too small", env: map[string]string{"DUBSIM_JOURNAL_MEMORY": "0"}, wantErr: `journal-memory must be at least 64KiB (65536 bytes): a request's entry takes up to about 27 KiB; got 0`},
 		{name: "bad sandbox-max", args: []string{"--sandbox-max", "-1"}, wantErr: `sandbox-max must be an integer between 0 (no sandboxes) and 100000; got -1`},
 		{name: "bad sandbox-idle", args: []string{"--sandbox-idle", "-1s"}, wantErr: `sandbox-idle must be a non-negative duration such as 90s or 2m; got -1s`},
-		{name: "bad sandbox-journal-size", args: []string{"--sandbox-journal-size", "0"}, wantErr: `sandbox-journal-size must be an integer between 1 and 1000000; got 0`},
 		{name: "two bad variables, both reported", env: map[string]string{"DUBSIM_TICK": "x", "DUBSIM_SEED": "-1"},
 			wantErr: "invalid value \"-1\" for DUBSIM_SEED: want a non-negative integer\ninvalid value \"x\" for DUBSIM_TICK: want a duration such as 90s, 2m or 1h30m"},
 		{name: "bad unknown-fields", args: []string{"--unknown-fields", "warn"}, wantErr: `unknown-fields must be ignore or reject; got "warn"`},

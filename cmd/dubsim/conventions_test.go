@@ -28,7 +28,7 @@ func TestHelpShowsTypesAndVariables(t *testing.T) {
 	for _, want := range []string{
 		"-time-scale float\n",
 		"-seed uint\n",
-		"-journal-size int\n",
+		"-sandbox-max int\n",
 		"-tick duration\n",
 		"-memory-limit bytes\n",
 		"-no-control\n",

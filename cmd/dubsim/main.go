@@ -159,8 +159,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		NoLoopbackFetch: !cfg.FetchLoopback, FetchErrorDetail: cfg.FetchErrorDetail,
 		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
 		NoControl: cfg.NoControl, ControlToken: cfg.ControlToken, ControlHosts: cfg.ControlHosts, SeparateControl: cfg.ControlAddr != "",
-		CORSOrigins: cfg.CORS,
-		JournalSize: cfg.JournalSize, MinPollInterval: cfg.MinPollInterval,
+		CORSOrigins:  cfg.CORS,
+		JournalBytes: cfg.JournalBytes, JournalMemory: cfg.JournalMemory, MinPollInterval: cfg.MinPollInterval,
 		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,
 		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
 		StudioRateLimit: cfg.StudioRateLimit, SharedCreate: cfg.SharedCreate, Version: version,
@@ -337,7 +337,7 @@ func newSandboxes(cfg config, base server.Config, clock *sim.SimClock, log *slog
 	base.Store, base.Clock = nil, nil
 	return sandbox.New(sandbox.Config{
 		Base: base, Shared: base.Shared, Dir: cfg.Data + ".sandboxes", Max: cfg.SandboxMax, Idle: cfg.SandboxIdle,
-		JournalSize: cfg.SandboxJournalSize, DefaultNow: clock.Now, Log: log,
+		DefaultNow: clock.Now, Log: log,
 		// Not fsynced (fidelity SB11): a sandbox is a test's, and a synced
 		// commit cost 5-35 ms on a shared disk, its creation included.
 		StoreOptions: []store.Option{store.KeySeed(cfg.Seed), store.NoSync()},

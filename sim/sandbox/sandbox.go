@@ -31,17 +31,17 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMax         = 200
-	DefaultJournalSize = 200
-	DefaultIdle        = 30 * time.Minute
+	DefaultMax  = 200
+	DefaultIdle = 30 * time.Minute
 )
 
 // Config is what every sandbox is made of.
 type Config struct {
 	// Base is the process's instance configuration (public URL, control
 	// token, CORS, timings, quotas...); each sandbox takes it with its own
-	// store, clock, blob directory, journal size and key prefix, and
-	// without control extensions.
+	// store, clock, blob directory and key prefix, and without control
+	// extensions. Its journal keeps Base.JournalBytes, within the
+	// journals' memory of Shared.
 	Base server.Config
 	// Shared is the process's shared resources (body budget, total quota,
 	// output cache); required.
@@ -54,9 +54,6 @@ type Config struct {
 	// Idle is how long a sandbox lives without a request (real time) before
 	// Tick removes it (zero: never).
 	Idle time.Duration
-	// JournalSize is each sandbox's journal capacity (zero:
-	// DefaultJournalSize).
-	JournalSize int
 	// DefaultNow is the default simulator's time: where a sandbox's clock
 	// starts when its creation names no start.
 	DefaultNow func() time.Time
@@ -120,9 +117,6 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if cfg.Max == 0 {
 		cfg.Max = DefaultMax
-	}
-	if cfg.JournalSize == 0 {
-		cfg.JournalSize = DefaultJournalSize
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -205,6 +199,9 @@ func (m *Manager) Create(ctx context.Context, id string, opts Options) (*Sandbox
 	} else if !ValidID(id) {
 		return nil, sim.Errorf(sim.CodeValidation, msgBadID, clip(id))
 	}
+	// A copy: the id is cut from the request's path, a substring of the
+	// request line, which the sandbox would keep alive as long as it lives.
+	id = strings.Clone(id)
 	if opts.TimeScale < 0 || opts.TimeScale > 1e6 {
 		return nil, sim.Errorf(sim.CodeValidation, "time_scale must be between 0 (frozen) and 1000000; got %v", opts.TimeScale)
 	}
@@ -291,7 +288,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 	}
 	cfg := m.cfg.Base
 	cfg.Store, cfg.Clock, cfg.BlobDir = st, clock, blobDir
-	cfg.JournalSize, cfg.Shared, cfg.ControlExtensions = m.cfg.JournalSize, m.cfg.Shared, nil
+	cfg.Shared, cfg.ControlExtensions = m.cfg.Shared, nil
 	cfg.KeyPrefix, cfg.StoredClock = KeyPrefix(id), true
 	if rec.Options.Seed != nil {
 		cfg.Seed = *rec.Options.Seed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -64,6 +65,9 @@ type accessEntry struct {
 	reason string
 }
 
+// maxLoggedPath is the most of a path an access line shows.
+const maxLoggedPath = 1 << 10
+
 // NewLogEntry implements middleware.LogFormatter.
 func (a *accessLog) NewLogEntry(r *http.Request) middleware.LogEntry {
 	return &accessEntry{a: a, r: r}
@@ -82,7 +86,12 @@ func (e *accessEntry) Write(status, bytes int, _ http.Header, elapsed time.Durat
 	rt := RouteOf(e.r)
 	ctx := e.r.Context()
 	attrs := make([]slog.Attr, 0, 14)
-	attrs = append(attrs, slog.String("method", e.r.Method), slog.String("path", e.r.URL.Path))
+	path := e.r.URL.Path
+	if len(path) > maxLoggedPath {
+		// A target refused as too long (limitURI) is logged by its start.
+		path = strings.ToValidUTF8(path[:maxLoggedPath], "") + "…"
+	}
+	attrs = append(attrs, slog.String("method", e.r.Method), slog.String("path", path))
 	reason, aborted := e.reason, false
 	if j := e.recorded; j != nil {
 		status, aborted = j.Status, j.Aborted

@@ -1243,8 +1243,9 @@ func (f *fuzzer) routes() []bbRoute {
 			if f.chance(0.1) {
 				return f.control("requests reset", "DELETE", "/_sim/requests"+pick(f, []string{"", "?x=1"}), nil)
 			}
-			// Mostly with a limit: the whole journal (1000 entries with
-			// bodies up to 8 KiB) is slow to encode under the race detector.
+			// Mostly with a limit: the whole journal (4 MiB of entries
+			// with bodies up to 8 KiB) is slow to encode under the race
+			// detector.
 			q := pick(f, []string{"?limit=10", "?status=4xx&limit=5", "?status=0&limit=5", "?status=6xx", "?path=/api/v1/*&method=post&limit=5",
 				"?key=dubsim-enterprise&limit=3", "?since=5&limit=5", "?since=-1", "?limit=99999999999", "?bogus=1", "?path=x", "?method=%20",
 				"?limit=1&limit=2", "?%zz", "?limit=0&status=404", "?limit=-3"})

@@ -122,9 +122,9 @@ func measureSandboxes(t *testing.T, layout string, n int, fx *sim.Fixtures) sand
 		shared, err = store.Open(filepath.Join(root, "shared.db"), store.NoSync())
 		require.NoError(t, err)
 	}
-	journalSize := 0 // the default, journal.DefaultCapacity
+	var journalBytes int64 // the default, journal.DefaultMaxBytes
 	if layout == "shr-j1" {
-		journalSize = 1
+		journalBytes = 1 // one entry
 	}
 	// The process's resources, shared as sandboxes will share them.
 	sh, err := server.NewShared(server.Config{})
@@ -150,7 +150,7 @@ func measureSandboxes(t *testing.T, layout string, n int, fx *sim.Fixtures) sand
 		srv, err := server.New(ctx, server.Config{
 			Store: st, Clock: sim.NewSimClock(func() time.Time { return time.Unix(1_700_000_000, 0) }, 0),
 			Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming, BlobDir: filepath.Join(dir, "blobs"),
-			JournalSize: journalSize, Shared: sh,
+			JournalBytes: journalBytes, Shared: sh,
 		})
 		require.NoError(t, err)
 		durations = append(durations, time.Since(began))

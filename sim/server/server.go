@@ -70,7 +70,12 @@ type Config struct {
 	// the routers). The control API never grants CORS (fidelity EV4).
 	CORSOrigins []string
 
-	JournalSize     int
+	// JournalBytes bounds the bytes the instance's request journal keeps
+	// (zero: journal.DefaultMaxBytes); JournalMemory bounds the journals
+	// of every instance of a Shared together, or this one's alone
+	// without Shared (zero: journal.DefaultMemory).
+	JournalBytes    int64
+	JournalMemory   int64
 	MinPollInterval time.Duration
 	// DateHeader is the clock of every answer's Date header: "simulated"
 	// (the default, "") or "real".
@@ -127,12 +132,12 @@ type Config struct {
 	BodyMemory int64
 	// Shared holds the resources of the process that instances built
 	// with it share (NewShared): the request-body budget, the storage
-	// quota's total and the output cache. nil: the instance makes its own
-	// from this Config (BodyMemory, Quota, OutputCacheBytes), as a single
-	// instance does. With Shared, those fields are read from the Config
-	// given to NewShared, and Quota.Total bounds the files of every
-	// instance together (Quota.PerCompany and the slot limits stay per
-	// instance).
+	// quota's total, the output cache and the journals' memory. nil: the
+	// instance makes its own from this Config (BodyMemory, Quota,
+	// OutputCacheBytes, JournalMemory), as a single instance does. With
+	// Shared, those fields are read from the Config given to NewShared,
+	// and Quota.Total bounds the files of every instance together
+	// (Quota.PerCompany and the slot limits stay per instance).
 	Shared *Shared
 	// ControlExtensions are more routes of the control API (the process's
 	// sandboxes: /_sim/sandboxes), served behind the same guard, journal
@@ -149,14 +154,15 @@ type Config struct {
 // by NewShared and closed by its creator after the instances (an instance's
 // Close leaves it open).
 type Shared struct {
-	budget  *httpx.BodyBudget
-	quota   *engine.QuotaPool
-	outputs *platform.OutputCache
+	budget   *httpx.BodyBudget
+	quota    *engine.QuotaPool
+	outputs  *platform.OutputCache
+	journals *journal.Memory
 }
 
-// NewShared makes the shared resources from cfg's BodyMemory and
-// OutputCacheBytes (the output cache's directory is a temporary one,
-// removed by Close).
+// NewShared makes the shared resources from cfg's BodyMemory,
+// OutputCacheBytes and JournalMemory (the output cache's directory is a
+// temporary one, removed by Close).
 func NewShared(cfg Config) (*Shared, error) {
 	bodyMemory := cfg.BodyMemory
 	if bodyMemory == 0 {
@@ -167,7 +173,13 @@ func NewShared(cfg Config) (*Shared, error) {
 		return nil, err
 	}
 	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), quota: engine.NewQuotaPool(),
-		outputs: platform.NewOutputCache(dir, cfg.OutputCacheBytes)}, nil
+		outputs: platform.NewOutputCache(dir, cfg.OutputCacheBytes), journals: journal.NewMemory(cfg.JournalMemory)}, nil
+}
+
+// JournalMemory is the bytes the journals of the instances keep together
+// now, and their bound.
+func (sh *Shared) JournalMemory() (used, limit int64) {
+	return sh.journals.Used(), sh.journals.Limit()
 }
 
 // BodyMemoryUsed is the bytes of the shared body budget taken now.
@@ -229,6 +241,9 @@ func RemoveStaleSpools() (int, error) {
 // blob directory.
 func (s *Server) Close() error {
 	s.Engine.Close()
+	if s.Journal != nil {
+		s.Journal.Close()
+	}
 	var err error
 	if s.platform != nil {
 		err = s.platform.Close()
@@ -344,7 +359,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	s.Journal = journal.New(journal.Config{Capacity: cfg.JournalSize, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval, Route: journalRoute,
+	journals := shared.journals
+	if journals == nil {
+		journals = journal.NewMemory(cfg.JournalMemory)
+	}
+	s.Journal = journal.New(journal.Config{MaxBytes: cfg.JournalBytes, Memory: journals, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval, Route: journalRoute,
 		// The project pages are a person reading, like the dashboard: not
 		// recorded (fidelity EF3).
 		Unrecorded: func(r *http.Request) bool { return !cfg.NoControl && isPageView(r) }})
@@ -475,7 +494,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// around everything that answers (fidelity EL1).
 	access := newAccessLog(log, e.Accounts.Account)
 	outer := func(rules Rules, h http.Handler, guarded bool) http.Handler {
-		inner := s.Journal.Middleware(early.answer(h))
+		inner := s.Journal.Middleware(early.answer(limitURI(h)))
 		if guarded {
 			inner = guard.wrap(inner, early.answer)
 		}

@@ -125,11 +125,17 @@ var (
 // its end) until a platform field, the end of the top-level object or the
 // route's body limit; r.Body is replaced by one that gives the whole body
 // again. The read takes its bytes, and the handler's copy, from the body
-// budget (httpx.ReserveBody) first.
+// budget (httpx.ReserveBody) first. A request whose target is longer than
+// MaxRequestURI is refused unread: its body is not read to decide it.
 func Decide(r *http.Request, rules Rules) Route {
 	rt, sniff := decidePath(r, rules)
 	if !sniff {
 		return rt
+	}
+	if uriTooLong(r) {
+		// Refused unread (limitURI): no body budget for it.
+		var keys keyScan
+		return keys.route(rules)
 	}
 	// The sniffed bytes and the handler's own copy of them (it reads
 	// them again from the replay) are reserved at once, so the request

@@ -46,12 +46,20 @@
 //
 // # Bounds
 //
-// The journal is a ring of Capacity entries (default 1000); the oldest
-// entry is overwritten and counted as dropped. Each entry is bounded: at
-// most MaxBody bytes (default 8 KiB) of request body and of response body,
-// path and query 4 KiB each, header values and the API key 512 bytes, 16
-// notes of 64-byte keys and 256-byte values. Memory therefore stays flat
-// once the ring is full, whatever clients send.
+// The journal keeps at most Config.MaxBytes (default 4 MiB) of entries,
+// counted as the bytes of the strings an entry holds plus a fixed part for
+// the entry and its maps; the oldest entries go first and are counted as
+// dropped (the newest is kept even when it alone is larger). The journals
+// of a process share a Memory (default 32 MiB): when an entry takes them
+// past it together, the oldest entries of the largest journals go first,
+// so a tenant that records much loses its own history before a quiet one
+// loses any. Each entry is bounded: at most MaxBody bytes (default 8 KiB)
+// of request body and of response body, path and query 4 KiB each, header
+// values and the API key 512 bytes, an unknown method 32 bytes, 16 notes
+// of 64-byte keys and 256-byte values. Every string kept is a copy, never
+// a substring of the request (net/http's method, path and query are
+// substrings of the request line, which would stay alive whole). Memory
+// therefore stays flat once the bounds are reached, whatever clients send.
 //
 // # Entries and verification
 //

@@ -17,7 +17,7 @@ import (
 // fuzzJournal holds a few varied entries for the fuzz targets to select from.
 func fuzzJournal(t testing.TB) *Journal {
 	now := time.Date(2026, 2, 4, 12, 0, 0, 0, time.UTC)
-	j := New(Config{Capacity: 8, Now: func() time.Time { return now }})
+	j := New(Config{MaxBytes: 64 << 10, Now: func() time.Time { return now }})
 	h := j.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodPost:

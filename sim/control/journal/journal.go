@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -13,7 +14,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultCapacity        = 1000
+	DefaultMaxBytes        = 4 << 20
 	DefaultMaxBody         = 8 << 10
 	DefaultMinPollInterval = 2 * time.Second
 )
@@ -22,6 +23,7 @@ const (
 // size never depends on what a client sends.
 const (
 	maxURLPart     = 4 << 10 // path and raw query
+	maxMethod      = 32      // a method no route has is kept this far
 	maxHeaderValue = 512     // each header of interest, and the API key
 	maxNotes       = 16      // notes per request
 	maxNoteKey     = 64
@@ -30,8 +32,13 @@ const (
 
 // Config configures a Journal. Zero fields take their defaults.
 type Config struct {
-	// Capacity is the number of entries kept; older ones are overwritten.
-	Capacity int
+	// MaxBytes bounds the bytes the journal keeps (Entry sizes: the
+	// strings an entry holds plus a fixed part); the oldest entries go
+	// first. The newest entry is kept even when it alone is larger.
+	MaxBytes int64
+	// Memory is the bound this journal shares with the other journals of
+	// the process; nil: one of DefaultMemory of its own.
+	Memory *Memory
 	// MaxBody is the number of bytes kept of a request body, and of a
 	// response body (kept only for status >= 400).
 	MaxBody int
@@ -53,10 +60,13 @@ type Config struct {
 	Unrecorded func(r *http.Request) bool
 }
 
-// Journal records the requests that pass through its Middleware in a ring
-// buffer of Config.Capacity entries. It is safe for concurrent use.
+// Journal records the requests that pass through its Middleware, at most
+// Config.MaxBytes of them and within its share of Config.Memory. It is safe
+// for concurrent use. Close it when it is no longer used, so that the
+// Memory it shares forgets it.
 type Journal struct {
-	capacity int
+	maxBytes int64
+	memory   *Memory
 	maxBody  int
 	now      func() time.Time
 	simNow   func() time.Time
@@ -64,19 +74,26 @@ type Journal struct {
 	route    func(r *http.Request) (string, string)
 	skip     func(r *http.Request) bool
 
+	// bytes is the size of the entries kept, read by Memory without mu.
+	bytes atomic.Int64
+
 	mu      sync.RWMutex
-	ring    []Entry // len grows to capacity (its memory on demand), then entries are overwritten
-	next    int     // index of the oldest entry once the ring is full
-	seq     uint64  // last sequence id handed out; never reset
-	total   uint64  // entries recorded since the last Reset
-	dropped uint64  // entries overwritten since the last Reset
+	kept    []*Entry // kept[head:] are the entries, oldest first
+	head    int
+	closed  bool   // Close: a request still in flight is not kept
+	seq     uint64 // last sequence id handed out; never reset
+	total   uint64 // entries recorded since the last Reset
+	dropped uint64 // entries dropped to stay within the bounds since the last Reset
 }
 
 // New returns an empty journal.
 func New(cfg Config) *Journal {
-	j := &Journal{capacity: cfg.Capacity, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval, route: cfg.Route, skip: cfg.Unrecorded}
-	if j.capacity <= 0 {
-		j.capacity = DefaultCapacity
+	j := &Journal{maxBytes: cfg.MaxBytes, memory: cfg.Memory, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval, route: cfg.Route, skip: cfg.Unrecorded}
+	if j.maxBytes <= 0 {
+		j.maxBytes = DefaultMaxBytes
+	}
+	if j.memory == nil {
+		j.memory = NewMemory(0)
 	}
 	if j.maxBody <= 0 {
 		j.maxBody = DefaultMaxBody
@@ -87,11 +104,15 @@ func New(cfg Config) *Journal {
 	if j.minPoll <= 0 {
 		j.minPoll = DefaultMinPollInterval
 	}
-	// The ring's memory grows as entries come (add): an idle journal
-	// costs nothing, which matters for the many instances of a process
-	// with sandboxes (the whole ring of 1,000 entries is 250 KB).
+	// Memory grows as entries come (add): an idle journal costs nothing,
+	// which matters for the many instances of a process with sandboxes.
+	j.memory.join(j)
 	return j
 }
+
+// Close empties the journal and takes it out of its Memory; it keeps no
+// entry after (a request still in flight is counted, not kept).
+func (j *Journal) Close() { j.memory.leave(j) }
 
 // Interface names of Entry.Interface.
 const (
@@ -247,51 +268,106 @@ func (e Entry) clone() Entry {
 	return e
 }
 
-// ringStart is the ring's first allocation.
-const ringStart = 16
-
-// add stores e with the next sequence id, overwriting the oldest entry when
-// the ring is full, and returns the id.
+// add stores e with the next sequence id, drops the oldest entries while
+// the journal is past its MaxBytes (never e itself), then has Memory drop
+// the oldest entries of the largest journals while all are past its
+// bound; it returns the id.
 func (j *Journal) add(e Entry) uint64 {
+	seq := j.store(&e)
+	if j.memory.used.Load() > j.memory.limit {
+		j.memory.reclaim()
+	}
+	return seq
+}
+
+func (j *Journal) store(e *Entry) uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
 	e.Seq = j.seq
 	j.total++
-	if len(j.ring) < j.capacity {
-		if len(j.ring) == cap(j.ring) {
-			// Double, but never past the capacity.
-			grown := make([]Entry, len(j.ring), min(max(2*cap(j.ring), ringStart), j.capacity))
-			copy(grown, j.ring)
-			j.ring = grown
-		}
-		j.ring = append(j.ring, e)
+	if j.closed {
+		// Memory has forgotten the journal: what it kept now would
+		// count against the bound and never be reclaimed.
 		return e.Seq
 	}
-	j.ring[j.next] = e
-	j.next = (j.next + 1) % j.capacity
-	j.dropped++
+	if j.head > 0 && j.head >= len(j.kept)/2 {
+		// Move the entries to the front, so the slice does not grow
+		// while entries come and go.
+		n := copy(j.kept, j.kept[j.head:])
+		clear(j.kept[n:])
+		j.kept, j.head = j.kept[:n], 0
+	}
+	j.kept = append(j.kept, e)
+	j.grow(e.size())
+	for len(j.kept)-j.head > 1 && j.bytes.Load() > j.maxBytes {
+		j.dropLocked()
+	}
 	return e.Seq
 }
 
+func (j *Journal) grow(n int64) {
+	j.bytes.Add(n)
+	j.memory.used.Add(n)
+}
+
+// dropLocked drops the oldest entry; j.mu is held and one is kept.
+func (j *Journal) dropLocked() {
+	e := j.kept[j.head]
+	j.kept[j.head] = nil
+	j.head++
+	j.dropped++
+	j.grow(-e.size())
+	if j.head == len(j.kept) {
+		j.kept, j.head = j.kept[:0], 0
+	}
+}
+
+// dropOldest drops the oldest entry, if there is one.
+func (j *Journal) dropOldest() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.head == len(j.kept) {
+		return false
+	}
+	j.dropLocked()
+	return true
+}
+
+// clear forgets every entry and their memory, and keeps no more.
+func (j *Journal) clear() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
+	j.kept, j.head = nil, 0
+	j.grow(-j.bytes.Load())
+}
+
+// stored is the entries kept, oldest first; j.mu is held. They share
+// their maps with the journal; callers must not change them.
+func (j *Journal) stored() []*Entry { return j.kept[j.head:] }
+
 // snapshot returns the stored entries, oldest first. The entries share their
-// maps with the ring; callers must not change them.
+// maps with the journal; callers must not change them.
 func (j *Journal) snapshot() ([]Entry, Stats) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
-	out := make([]Entry, 0, len(j.ring))
-	out = append(out, j.ring[j.next:]...)
-	out = append(out, j.ring[:j.next]...)
+	kept := j.stored()
+	out := make([]Entry, len(kept))
+	for i, e := range kept {
+		out[i] = *e
+	}
 	return out, j.statsLocked()
 }
 
 // Stats describes the journal's fill.
 type Stats struct {
-	Capacity int    `json:"capacity"`
+	MaxBytes int64  `json:"max_bytes"` // Config.MaxBytes
+	Bytes    int64  `json:"bytes"`     // the size of the entries kept
 	MaxBody  int    `json:"max_body"`
 	Stored   int    `json:"stored"`
 	Total    uint64 `json:"total"`    // recorded since the last Reset
-	Dropped  uint64 `json:"dropped"`  // overwritten because the ring was full
+	Dropped  uint64 `json:"dropped"`  // dropped to stay within the bounds
 	LastSeq  uint64 `json:"last_seq"` // the newest sequence id handed out
 }
 
@@ -303,7 +379,8 @@ func (j *Journal) Stats() Stats {
 }
 
 func (j *Journal) statsLocked() Stats {
-	return Stats{Capacity: j.capacity, MaxBody: j.maxBody, Stored: len(j.ring), Total: j.total, Dropped: j.dropped, LastSeq: j.seq}
+	return Stats{MaxBytes: j.maxBytes, Bytes: j.bytes.Load(), MaxBody: j.maxBody, Stored: len(j.kept) - j.head,
+		Total: j.total, Dropped: j.dropped, LastSeq: j.seq}
 }
 
 // Reset forgets every entry. Sequence ids carry on, so an id never names
@@ -311,9 +388,9 @@ func (j *Journal) statsLocked() Stats {
 func (j *Journal) Reset() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	clear(j.ring)
-	j.ring = j.ring[:0]
-	j.next, j.total, j.dropped = 0, 0, 0
+	j.kept, j.head = nil, 0
+	j.grow(-j.bytes.Load())
+	j.total, j.dropped = 0, 0
 }
 
 // Filter selects entries. Zero fields select everything.
@@ -349,9 +426,9 @@ func (j *Journal) entries(f Filter) ([]Entry, Stats) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	out := []Entry{}
-	n := len(j.ring)
-	for i := n - 1; i >= 0; i-- {
-		e := &j.ring[(j.next+i)%n]
+	kept := j.stored()
+	for i := len(kept) - 1; i >= 0; i-- {
+		e := kept[i]
 		if !f.match(e) {
 			continue
 		}
@@ -368,7 +445,7 @@ func (j *Journal) entries(f Filter) ([]Entry, Stats) {
 // decided). They are not recorded:
 // reading or verifying must not change the journal, a reset journal must be
 // empty, and a dashboard polling the state must not push the client's
-// requests out of the ring.
+// requests out of the journal.
 func isOwnEndpoint(method, path, iface string) bool {
 	if (method == http.MethodGet || method == http.MethodHead) && iface == InterfaceControl {
 		return true

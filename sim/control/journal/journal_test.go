@@ -40,11 +40,23 @@ func paths(es []journal.Entry) []string {
 func TestDefaults(t *testing.T) {
 	t.Parallel()
 	st := journal.New(journal.Config{}).Stats()
-	assert.Equal(t, journal.Stats{Capacity: 1000, MaxBody: 8192}, st)
+	assert.Equal(t, journal.Stats{MaxBytes: 4 << 20, MaxBody: 8192}, st)
 }
 
-func TestCapacityAndOverwriteOrder(t *testing.T) {
+// entrySize is what one request of the journal's tests (GET /rN) counts.
+func entrySize(t *testing.T) int64 {
+	t.Helper()
+	j := newJournal(newClock(), journal.Config{})
+	serve(j.Middleware(okHandler()), newRequest("GET", "/r1", ""))
+	return j.Stats().Bytes
+}
+
+func TestMaxBytesAndDropOrder(t *testing.T) {
 	t.Parallel()
+	size := entrySize(t)
+	stats := func(stored int, total, dropped uint64) journal.Stats {
+		return journal.Stats{MaxBytes: 3 * size, Bytes: int64(stored) * size, MaxBody: 8192, Stored: stored, Total: total, Dropped: dropped, LastSeq: total}
+	}
 	tests := []struct {
 		name    string
 		sent    int
@@ -52,15 +64,15 @@ func TestCapacityAndOverwriteOrder(t *testing.T) {
 		stats   journal.Stats
 		wantSeq []uint64
 	}{
-		{"below capacity", 2, []string{"/r2", "/r1"}, journal.Stats{Capacity: 3, MaxBody: 8192, Stored: 2, Total: 2, LastSeq: 2}, []uint64{2, 1}},
-		{"exactly full", 3, []string{"/r3", "/r2", "/r1"}, journal.Stats{Capacity: 3, MaxBody: 8192, Stored: 3, Total: 3, LastSeq: 3}, []uint64{3, 2, 1}},
-		{"oldest overwritten", 5, []string{"/r5", "/r4", "/r3"}, journal.Stats{Capacity: 3, MaxBody: 8192, Stored: 3, Total: 5, Dropped: 2, LastSeq: 5}, []uint64{5, 4, 3}},
-		{"wrapped more than once", 8, []string{"/r8", "/r7", "/r6"}, journal.Stats{Capacity: 3, MaxBody: 8192, Stored: 3, Total: 8, Dropped: 5, LastSeq: 8}, []uint64{8, 7, 6}},
+		{"below the bound", 2, []string{"/r2", "/r1"}, stats(2, 2, 0), []uint64{2, 1}},
+		{"exactly at the bound", 3, []string{"/r3", "/r2", "/r1"}, stats(3, 3, 0), []uint64{3, 2, 1}},
+		{"oldest dropped", 5, []string{"/r5", "/r4", "/r3"}, stats(3, 5, 2), []uint64{5, 4, 3}},
+		{"dropped many times over", 8, []string{"/r8", "/r7", "/r6"}, stats(3, 8, 5), []uint64{8, 7, 6}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			j := newJournal(newClock(), journal.Config{Capacity: 3})
+			j := newJournal(newClock(), journal.Config{MaxBytes: 3 * size})
 			h := j.Middleware(okHandler())
 			for i := 1; i <= tc.sent; i++ {
 				serve(h, newRequest("GET", fmt.Sprintf("/r%d", i), ""))
@@ -73,21 +85,35 @@ func TestCapacityAndOverwriteOrder(t *testing.T) {
 	}
 }
 
+// An entry larger than the whole bound is kept until the next one comes:
+// the newest request is always there to verify.
+func TestEntryLargerThanTheBound(t *testing.T) {
+	t.Parallel()
+	j := newJournal(newClock(), journal.Config{MaxBytes: 1})
+	h := j.Middleware(okHandler())
+	serve(h, newRequest("GET", "/r1", ""))
+	assert.Equal(t, []string{"/r1"}, paths(j.Entries(journal.Filter{})))
+	serve(h, newRequest("GET", "/r2", ""))
+	assert.Equal(t, []string{"/r2"}, paths(j.Entries(journal.Filter{})))
+	assert.Equal(t, uint64(1), j.Stats().Dropped)
+}
+
 func TestResetKeepsSequence(t *testing.T) {
 	t.Parallel()
-	j := newJournal(newClock(), journal.Config{Capacity: 2})
+	size := entrySize(t)
+	j := newJournal(newClock(), journal.Config{MaxBytes: 2 * size})
 	h := j.Middleware(okHandler())
 	for i := 0; i < 3; i++ {
-		serve(h, newRequest("GET", "/a", ""))
+		serve(h, newRequest("GET", "/a1", ""))
 	}
 	j.Reset()
 	assert.Empty(t, j.Entries(journal.Filter{}))
-	assert.Equal(t, journal.Stats{Capacity: 2, MaxBody: 8192, LastSeq: 3}, j.Stats())
-	serve(h, newRequest("GET", "/b", ""))
+	assert.Equal(t, journal.Stats{MaxBytes: 2 * size, MaxBody: 8192, LastSeq: 3}, j.Stats())
+	serve(h, newRequest("GET", "/b1", ""))
 	got := j.Entries(journal.Filter{})
 	require.Len(t, got, 1)
 	assert.Equal(t, uint64(4), got[0].Seq, "ids are never reused")
-	assert.Equal(t, journal.Stats{Capacity: 2, MaxBody: 8192, Stored: 1, Total: 1, LastSeq: 4}, j.Stats())
+	assert.Equal(t, journal.Stats{MaxBytes: 2 * size, Bytes: size, MaxBody: 8192, Stored: 1, Total: 1, LastSeq: 4}, j.Stats())
 }
 
 func TestEntriesAreCopies(t *testing.T) {
@@ -193,19 +219,20 @@ func TestEntryTimes(t *testing.T) {
 	assert.True(t, noSim.Entries(journal.Filter{})[0].SimTime.IsZero(), "no SimNow, no simulated time")
 }
 
-// TestRingGrowsToItsCapacity: the ring's memory grows as entries come (from
-// nothing, doubling); across the growths and at its capacity it keeps the
-// newest entries in order, as a ring allocated whole does.
-func TestRingGrowsToItsCapacity(t *testing.T) {
+// TestKeepsTheNewestInOrder: the journal's memory grows as entries come
+// (from nothing) and its slice is compacted as the oldest go; across the
+// growths, the drops and a reset it keeps the newest entries in order.
+func TestKeepsTheNewestInOrder(t *testing.T) {
 	t.Parallel()
-	const capacity = 40 // past two doublings of the first allocation
+	const capacity = 40 // entries the bound holds: past several growths of the slice
 	newest := func(sent, kept int) []string {
 		out := []string{}
 		for i := sent; i > sent-kept; i-- {
-			out = append(out, fmt.Sprintf("/r%d", i))
+			out = append(out, fmt.Sprintf("/r%03d", i))
 		}
 		return out
 	}
+	size := entrySize(t) + 2 // "/r001" is two bytes longer than "/r1"
 	tests := []struct {
 		name    string
 		sent    int
@@ -215,8 +242,7 @@ func TestRingGrowsToItsCapacity(t *testing.T) {
 	}{
 		{name: "empty", sent: 0},
 		{name: "one", sent: 1, stored: 1},
-		{name: "first allocation full", sent: 16, stored: 16},
-		{name: "first growth", sent: 17, stored: 17},
+		{name: "a few", sent: 17, stored: 17},
 		{name: "capacity-1", sent: capacity - 1, stored: capacity - 1},
 		{name: "capacity", sent: capacity, stored: capacity},
 		{name: "capacity+1", sent: capacity + 1, stored: capacity, dropped: 1},
@@ -227,13 +253,13 @@ func TestRingGrowsToItsCapacity(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			j := newJournal(newClock(), journal.Config{Capacity: capacity})
+			j := newJournal(newClock(), journal.Config{MaxBytes: capacity * size})
 			h := j.Middleware(okHandler())
 			sent := 0
 			send := func(n int) {
 				for range n {
 					sent++
-					serve(h, newRequest("GET", fmt.Sprintf("/r%d", sent), ""))
+					serve(h, newRequest("GET", fmt.Sprintf("/r%03d", sent), ""))
 				}
 			}
 			send(tc.sent)
@@ -246,7 +272,7 @@ func TestRingGrowsToItsCapacity(t *testing.T) {
 			for i, e := range got {
 				assert.Equal(t, uint64(sent-i), e.Seq)
 			}
-			assert.Equal(t, journal.Stats{Capacity: capacity, MaxBody: 8192, Stored: tc.stored, Total: uint64(tc.sent),
+			assert.Equal(t, journal.Stats{MaxBytes: capacity * size, Bytes: int64(tc.stored) * size, MaxBody: 8192, Stored: tc.stored, Total: uint64(tc.sent),
 				Dropped: tc.dropped, LastSeq: uint64(sent)}, j.Stats())
 		})
 	}

@@ -88,7 +88,7 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 		}
 		e := Entry{
 			Time:     j.now(),
-			Method:   r.Method,
+			Method:   method(r.Method),
 			Path:     clip(r.URL.Path, maxURLPart),
 			RawQuery: clip(r.URL.RawQuery, maxURLPart),
 			APIKey:   clip(bearerKey(r.Header.Get("Authorization")), maxHeaderValue),
@@ -192,6 +192,22 @@ func (e Entry) Reason() string {
 	}
 	return excerpt(errorMessage(&e), 200)
 }
+
+// method returns r.Method as the journal keeps it: net/http's is a
+// substring of the request line, which it would keep alive whole (300
+// requests of a 512 KB path held 450 MB). The methods of HTTP are the
+// program's constants; another is copied, clipped.
+func method(m string) string {
+	for _, known := range knownMethods {
+		if m == known {
+			return known
+		}
+	}
+	return clip(m, maxMethod)
+}
+
+var knownMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
 
 // bearerKey returns the token of an "Authorization: Bearer <key>" header.
 func bearerKey(h string) string {

@@ -444,13 +444,23 @@ func TestFlushAndUnwrap(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	t.Parallel()
 	c := newClock()
-	j := newJournal(c, journal.Config{Capacity: 100, MaxBody: 64})
-	h := j.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.ReadAll(r.Body)
 		journal.SetNote(r.Context(), "n", "1")
 		w.WriteHeader(400)
 		_, _ = w.Write([]byte(`{"error":"ValidationError"}`))
-	}))
+	})
+	request := func(w int) *http.Request {
+		req := newRequest("POST", fmt.Sprintf("/api/v1/projects/%d/translations", w), `{"target_speakers":[]}`)
+		req.Header.Set("Authorization", fmt.Sprintf("Bearer k%d", w))
+		return req
+	}
+	// Every request has the same size: room for 100 of them.
+	probe := newJournal(c, journal.Config{MaxBody: 64})
+	serve(probe.Middleware(handler), request(0))
+	size := probe.Stats().Bytes
+	j := newJournal(c, journal.Config{MaxBytes: 100 * size, MaxBody: 64})
+	h := j.Middleware(handler)
 	api := chi.NewRouter()
 	api.Mount("/_sim", j.Routes())
 	const writers, each = 8, 200
@@ -460,9 +470,7 @@ func TestConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				req := newRequest("POST", fmt.Sprintf("/api/v1/projects/%d/translations", w), `{"target_speakers":[]}`)
-				req.Header.Set("Authorization", fmt.Sprintf("Bearer k%d", w))
-				serve(h, req)
+				serve(h, request(w))
 			}
 		}()
 	}
@@ -493,7 +501,7 @@ func TestConcurrentUse(t *testing.T) {
 	readers.Wait()
 
 	st := j.Stats()
-	assert.Equal(t, journal.Stats{Capacity: 100, MaxBody: 64, Stored: 100, Total: writers * each, Dropped: writers*each - 100, LastSeq: writers * each}, st)
+	assert.Equal(t, journal.Stats{MaxBytes: 100 * size, Bytes: 100 * size, MaxBody: 64, Stored: 100, Total: writers * each, Dropped: writers*each - 100, LastSeq: writers * each}, st)
 	got := seqs(j.Entries(journal.Filter{}))
 	require.Len(t, got, 100)
 	for i, s := range got {

@@ -325,7 +325,14 @@ func TestReportMinPollInterval(t *testing.T) {
 
 func TestReportNotesDroppedRequests(t *testing.T) {
 	t.Parallel()
-	j, api, c := setup(t, journal.Config{Capacity: 4})
+	// Room for the last four requests of the script.
+	pj, papi, pc := setup(t, journal.Config{})
+	cleanScript(pc, papi)
+	var last4 int64
+	for _, e := range pj.Entries(journal.Filter{Limit: 4}) {
+		last4 += journal.Size(e)
+	}
+	j, api, c := setup(t, journal.Config{MaxBytes: last4})
 	cleanScript(c, api)
 	rep := j.Report("k")
 	assert.Equal(t, uint64(7), rep.Summary.JournalDropped)

@@ -2,6 +2,7 @@ package journal_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func routesFixture(t *testing.T) (*journal.Journal, http.Handler) {
 
 func TestListRoute(t *testing.T) {
 	t.Parallel()
-	_, h := routesFixture(t)
+	j, h := routesFixture(t)
 	const first = `{"seq":1,"time":"2026-02-04T12:00:00.000Z","sim_time":"2030-01-01T00:00:00.000Z","duration_ms":250,` +
 		`"interface":"platform","method":"POST","path":"/api/v1/projects","query":"x=1","api_key":"k1",` +
 		`"headers":{"Content-Length":"12","Content-Type":"text/plain","Idempotency-Key":"idem-1","User-Agent":"cli/1"},` +
@@ -52,7 +53,7 @@ func TestListRoute(t *testing.T) {
 	const second = `{"seq":2,"time":"2026-02-04T12:00:00.250Z","sim_time":"2030-01-01T00:00:00.250Z","duration_ms":250,` +
 		`"interface":"platform","method":"GET","path":"/api/v1/balance","api_key":"k2","headers":{},` +
 		`"request_body_size":0,"status":200,"response_bytes":22,"aborted":false,"truncated":false}`
-	const stats = `"stats":{"capacity":1000,"max_body":64,"stored":2,"total":2,"dropped":0,"last_seq":2}`
+	stats := fmt.Sprintf(`"stats":{"max_bytes":4194304,"bytes":%d,"max_body":64,"stored":2,"total":2,"dropped":0,"last_seq":2}`, j.Stats().Bytes)
 	tests := []struct {
 		name, query, want string
 	}{
@@ -209,7 +210,7 @@ func TestResetRoute(t *testing.T) {
 	assert.Equal(t, `{"reset":true}`+"\n", rec.Body.String())
 	assert.Empty(t, j.Entries(journal.Filter{}))
 	rec, _ = serve(h, newRequest("GET", "/_sim/requests", ""))
-	assert.Equal(t, `{"requests":[],"stats":{"capacity":1000,"max_body":64,"stored":0,"total":0,"dropped":0,"last_seq":2}}`+"\n", rec.Body.String())
+	assert.Equal(t, `{"requests":[],"stats":{"max_bytes":4194304,"bytes":0,"max_body":64,"stored":0,"total":0,"dropped":0,"last_seq":2}}`+"\n", rec.Body.String())
 }
 
 func TestReportRouteFormats(t *testing.T) {

@@ -216,7 +216,7 @@ func (j *Journal) Verify(m Matcher) VerifyResult {
 		res.NearMisses = near
 	}
 	if stats.Dropped > 0 {
-		res.Warning = fmt.Sprintf("the journal has dropped %d older requests (capacity %d); the count covers the %d it holds", stats.Dropped, stats.Capacity, stats.Stored)
+		res.Warning = fmt.Sprintf("the journal has dropped %d older requests (it keeps at most %d bytes, less when the journals of the process together reach their bound); the count covers the %d it holds", stats.Dropped, stats.MaxBytes, stats.Stored)
 	}
 	return res
 }

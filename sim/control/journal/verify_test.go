@@ -1,6 +1,7 @@
 package journal_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -135,12 +136,19 @@ func TestVerifyNoNearMissesWhenOK(t *testing.T) {
 
 func TestVerifyWarnsAfterOverflow(t *testing.T) {
 	t.Parallel()
-	j := newJournal(newClock(), journal.Config{Capacity: 2})
+	// Room for the last two requests of the script.
+	probe := newJournal(newClock(), journal.Config{})
+	record(t, probe, verifyScript)
+	var last2 int64
+	for _, e := range probe.Entries(journal.Filter{Limit: 2}) {
+		last2 += journal.Size(e)
+	}
+	j := newJournal(newClock(), journal.Config{MaxBytes: last2})
 	record(t, j, verifyScript)
 	res := j.Verify(journal.Matcher{Path: "/api/v1/projects", Count: ptr(4)})
 	assert.Equal(t, 1, res.Matched, "only the last two requests are held")
 	assert.False(t, res.OK)
-	assert.Equal(t, "the journal has dropped 3 older requests (capacity 2); the count covers the 2 it holds", res.Warning)
+	assert.Equal(t, fmt.Sprintf("the journal has dropped 3 older requests (it keeps at most %d bytes, less when the journals of the process together reach their bound); the count covers the 2 it holds", last2), res.Warning)
 }
 
 func TestVerifyTruncatedBody(t *testing.T) {

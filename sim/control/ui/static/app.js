@@ -787,7 +787,8 @@ const refused = (e) => e.aborted || e.truncated || e.status === 0 || e.status >=
 function renderJournal(data) {
   const body = $('journal-body');
   const st = data.stats || {};
-  const stats = `${data.requests.length} shown · ${st.stored ?? '?'} stored of ${st.capacity ?? '?'} · ${st.total ?? '?'} recorded in all` +
+  const kib = (n) => n == null ? '?' : `${Math.ceil(n / 1024)} KiB`;
+  const stats = `${data.requests.length} shown · ${st.stored ?? '?'} stored (${kib(st.bytes)} of ${kib(st.max_bytes)}) · ${st.total ?? '?'} recorded in all` +
     (st.dropped ? ` · ${st.dropped} dropped (oldest first)` : '');
   if ($('journal-stats').textContent !== stats) $('journal-stats').textContent = stats;
   if (!body.querySelector('table')) {

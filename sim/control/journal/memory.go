@@ -1,0 +1,106 @@
+package journal
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// DefaultMemory is the default bound of NewMemory: the bytes all the
+// journals of a process (the default simulator's and every sandbox's)
+// keep together.
+const DefaultMemory = 32 << 20
+
+// Memory bounds the bytes several journals keep together (Config.Memory):
+// when a recorded entry takes the total past the bound, the oldest entries
+// of the largest journals go first, so a tenant that records much loses
+// its own history before a quiet one loses any. It is safe for concurrent
+// use.
+type Memory struct {
+	limit int64
+	used  atomic.Int64
+
+	// mu guards journals and makes one reclaim run at a time. It is taken
+	// before a journal's lock, never while one is held.
+	mu       sync.Mutex
+	journals map[*Journal]struct{}
+}
+
+// NewMemory returns a bound of limit bytes (limit <= 0: DefaultMemory).
+func NewMemory(limit int64) *Memory {
+	if limit <= 0 {
+		limit = DefaultMemory
+	}
+	return &Memory{limit: limit, journals: map[*Journal]struct{}{}}
+}
+
+// Limit is the bound in bytes.
+func (m *Memory) Limit() int64 { return m.limit }
+
+// Used is the bytes the journals keep now.
+func (m *Memory) Used() int64 { return m.used.Load() }
+
+func (m *Memory) join(j *Journal) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.journals[j] = struct{}{}
+}
+
+// leave forgets j and what it holds.
+func (m *Memory) leave(j *Journal) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.journals, j)
+	j.clear()
+}
+
+// reclaim drops the oldest entries of the largest journals until the
+// total is within the bound. A scan of every journal per dropped entry:
+// a process holds a few hundred journals at most (--sandbox-max), and a
+// request drops about one entry once the bound is reached.
+func (m *Memory) reclaim() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for m.used.Load() > m.limit {
+		var largest *Journal
+		var most int64
+		for j := range m.journals {
+			if b := j.bytes.Load(); b > most {
+				largest, most = j, b
+			}
+		}
+		if largest == nil || !largest.dropOldest() {
+			return
+		}
+	}
+}
+
+// Sizes of what an entry keeps besides the bytes of its strings: the
+// Entry itself and its slot in the journal, and a map of a few strings
+// (Go's maps keep up to 8 pairs in one group with its control word, plus
+// the map's header).
+const (
+	entryOverhead = int64(unsafe.Sizeof(Entry{})) + int64(unsafe.Sizeof((*Entry)(nil)))
+	mapOverhead   = 48 + 8 + 8*2*int64(unsafe.Sizeof(""))
+)
+
+// size is the bytes e keeps: what Memory and Config.MaxBytes count. The
+// interface names and the keys of Headers are constants of the program
+// and cost nothing.
+func (e *Entry) size() int64 {
+	n := entryOverhead + int64(len(e.Method)+len(e.Path)+len(e.RawQuery)+len(e.APIKey)+
+		len(e.RequestBody)+len(e.ResponseBody)+len(e.Fault))
+	if e.Headers != nil {
+		n += mapOverhead
+		for _, v := range e.Headers {
+			n += int64(len(v))
+		}
+	}
+	if e.Notes != nil {
+		n += mapOverhead * int64(1+len(e.Notes)/8)
+		for k, v := range e.Notes {
+			n += int64(len(k) + len(v))
+		}
+	}
+	return n
+}
