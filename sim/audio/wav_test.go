@@ -217,6 +217,8 @@ func TestWAVDeterminism(t *testing.T) {
 		{"44100 Hz many segments", wavLongTrack(44100, 40*time.Second)},
 		{"odd rate", wavLongTrack(11025, 17*time.Second+123*time.Millisecond)},
 		{"no segments", Track{SampleRate: 8000, Duration: 3 * time.Second}},
+		{"louder over the original", mixTestTrack(4, &Original{Speech: synthTestTrack().Segments, Seed: 7, Duck: true})},
+		{"quieter over the background", mixTestTrack(-12, &Original{Seed: 8})},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
