@@ -87,6 +87,10 @@ func newMixer(t Track, sr int, n int64) *mixer {
 // fill writes the samples [first, first+len(dst)/2) as 16-bit little-endian
 // PCM into dst.
 func (m *mixer) fill(first int64, dst []byte) {
+	if m.gain == 1 && !m.bed {
+		m.voice.fill(first, dst)
+		return
+	}
 	count := int64(len(dst) / 2)
 	for off := int64(0); off < count; off += mixChunk {
 		c := min(mixChunk, count-off)
@@ -102,7 +106,7 @@ func (m *mixer) fill(first int64, dst []byte) {
 		}
 		out := dst[2*off : 2*(off+c)]
 		for i, x := range buf {
-			v := int16(math.Max(math.MinInt16, math.Min(math.MaxInt16, math.Round(x))))
+			v := pcm(x)
 			out[2*i] = byte(v)
 			out[2*i+1] = byte(uint16(v) >> 8)
 		}

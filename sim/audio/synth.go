@@ -331,30 +331,67 @@ func newSynthGen(t Track, sr int, n int64) *synthGen {
 	}
 }
 
-// render writes the samples [first, first+len(dst)) of the voice into dst,
-// in 16-bit PCM units before rounding. Samples outside every segment are 0.
-func (g *synthGen) render(first int64, dst []float64) {
-	count := int64(len(dst))
+// walk calls gap and voiced, in order, on the sample ranges [a, b) that
+// tile [first, end): outside every segment, and inside segment si (made
+// the current one).
+func (g *synthGen) walk(first, end int64, gap func(a, b int64), voiced func(a, b int64)) {
 	// First span that ends after `first`.
 	si := sort.Search(len(g.spans), func(i int) bool { return g.spans[i].end > first })
 	pos := first
-	end := first + count
 	for pos < end {
 		if si >= len(g.spans) || g.spans[si].start >= end {
-			clear(dst[pos-first:])
+			gap(pos, end)
 			return
 		}
 		sp := g.spans[si]
 		if pos < sp.start {
-			clear(dst[pos-first : sp.start-first])
+			gap(pos, sp.start)
 			pos = sp.start
 		}
 		stop := min(sp.end, end)
 		g.enter(si)
-		for ; pos < stop; pos++ {
-			dst[pos-first] = g.sample(pos)
-		}
+		voiced(pos, stop)
+		pos = stop
 		si++
+	}
+}
+
+// render writes the samples [first, first+len(dst)) of the voice into dst,
+// in 16-bit PCM units before rounding. Samples outside every segment are 0.
+func (g *synthGen) render(first int64, dst []float64) {
+	g.walk(first, first+int64(len(dst)),
+		func(a, b int64) { clear(dst[a-first : b-first]) },
+		func(a, b int64) {
+			for n := a; n < b; n++ {
+				dst[n-first] = g.sample(n)
+			}
+		})
+}
+
+// fill writes the samples [first, first+len(dst)/2) of the voice as 16-bit
+// little-endian PCM into dst: render and pcm in one pass, for a voice
+// alone at its own level.
+func (g *synthGen) fill(first int64, dst []byte) {
+	g.walk(first, first+int64(len(dst)/2),
+		func(a, b int64) { clear(dst[2*(a-first) : 2*(b-first)]) },
+		func(a, b int64) {
+			for n := a; n < b; n++ {
+				v := pcm(g.sample(n))
+				dst[2*(n-first)] = byte(v)
+				dst[2*(n-first)+1] = byte(uint16(v) >> 8)
+			}
+		})
+}
+
+// pcm rounds a sample to 16 bits, clamping it to the range.
+func pcm(x float64) int16 {
+	switch r := math.Round(x); {
+	case r >= math.MaxInt16:
+		return math.MaxInt16
+	case r <= math.MinInt16:
+		return math.MinInt16
+	default:
+		return int16(r)
 	}
 }
 
