@@ -267,9 +267,8 @@ func Materialize(cat *sim.Catalog, ids *sim.IDs, p *sim.Project) {
 	default:
 		source = script.Synthesize(r, duration)
 	}
-	nSpeakers := 1 + r.Intn(3)
-	if !script.HasSpeakers(source) {
-		source = script.AssignSpeakers(r, source, nSpeakers)
+	if !script.HasSpeakers(source) { // the client's speakers are kept
+		source = script.AssignSpeakers(r, source, 1+r.Intn(3))
 	}
 	target := script.TargetScript(ids, source, p.SourceLang, p.TargetLang, in.Glossary)
 	var speakers []sim.Speaker

@@ -376,3 +376,16 @@ func TestSpeakerPitches(t *testing.T) {
 		assert.Greater(t, ratio, 1.05, "%s: two speakers, two pitches (%v)", tc.name, pitch)
 	}
 }
+
+// TestOutputsRepeat: the same request gives the same bytes, the mix
+// included.
+func TestOutputsRepeat(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	body := `{` + twoSpeakers + `,"tts_volume":"louder","glossary_content":"world\tplanète"}`
+	a, b := e.ready("dubsim-enterprise", body), e.ready("dubsim-enterprise", body)
+	assert.NotEqual(t, a.project["output_video_url"], b.project["output_video_url"], "two projects")
+	assert.Equal(t, a.tts, b.tts)
+	assert.Equal(t, a.video, b.video)
+	assert.NotEqual(t, a.tts, a.video, "the original beneath the dub")
+}
