@@ -58,7 +58,9 @@ func TestImportDirection(t *testing.T) {
 		"dubsimtest": {"sim", "sim/control/faults", "sim/control/journal", "sim/server", "internal/simtest", "fixtures"},
 		// the in-process assembly dubsimtest and the module's own tests share
 		"internal/simtest":  {"sim", "sim/server", "sim/store", "sim/sandbox", "fixtures"},
-		"internal/proctest": {}, // runs the real binary in tests: stdlib only
+		"internal/proctest": {},  // runs the real binary in tests: stdlib only
+		"internal/tooltest": {},  // finds the programs a test needs: stdlib only
+		"docs":              nil, // tests only: checks the paths the documentation names
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()
 	require.NoError(t, err, "%s", out)
