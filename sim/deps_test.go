@@ -46,7 +46,8 @@ func TestImportDirection(t *testing.T) {
 		"test/consumer":         nil, // tests only: a module outside this one built from a file-based module proxy (issue 20)
 		"test/generators":       nil, // tests only: OpenAPI generators over the served documents (issue 20)
 		"test/release":          nil, // tests only: the release snapshot and its checks (issue 20)
-		"test/shard":            nil, // tests only: two dubsims behind HAProxy and nginx, routed by sandbox (issue 21)
+		"test/shard":            nil, // tests only: two dubsims behind HAProxy and nginx, routed by sandbox
+		"test/docs":             nil, // tests only: runs the documentation's shell blocks against a real dubsim
 		"bench/ceiling":         {},  // the benchmark's minimal handler: stdlib only
 		"bench/seed":            nil, // benchmark tooling: fills a data file through the store
 		"bench/startwait":       {},
@@ -58,7 +59,9 @@ func TestImportDirection(t *testing.T) {
 		"dubsimtest": {"sim", "sim/control/faults", "sim/control/journal", "sim/server", "internal/simtest", "fixtures"},
 		// the in-process assembly dubsimtest and the module's own tests share
 		"internal/simtest":  {"sim", "sim/server", "sim/store", "sim/sandbox", "fixtures"},
-		"internal/proctest": {}, // runs the real binary in tests: stdlib only
+		"internal/proctest": {},  // runs the real binary in tests: stdlib only
+		"internal/tooltest": {},  // finds the programs a test needs: stdlib only
+		"docs":              nil, // tests only: checks the paths the documentation names
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").CombinedOutput()
 	require.NoError(t, err, "%s", out)

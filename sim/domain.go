@@ -93,6 +93,13 @@ type Segment struct {
 	SpeakerID int    `json:"speaker_id"`
 }
 
+// GlossaryTerm is a line of a project's glossary_content: a source term
+// and the target term that translates it.
+type GlossaryTerm struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
+}
+
 // Speaker is a target speaker with its voice.
 type Speaker struct {
 	SpeakerID int    `json:"speaker_id"`
@@ -171,11 +178,15 @@ type Project struct {
 	History        []Event        `json:"history,omitempty"`
 }
 
-// ScriptInput is the source script a client gave at creation: source_script
-// segments, or the utterances of source_script_content.
+// ScriptInput is what a client gave at creation to make the scripts from:
+// source_script segments, or the utterances of source_script_content, and
+// the glossary.
 type ScriptInput struct {
 	SourceScript []Segment `json:"source_script"`
 	Utterances   []string  `json:"utterances"`
+	// Glossary holds the terms of glossary_content, applied to the target
+	// script when it is produced.
+	Glossary []GlossaryTerm `json:"glossary,omitempty"`
 }
 
 // Event is one entry of a project's timeline (created, completed, failed,

@@ -166,6 +166,9 @@ const (
 	// MsgScriptContent is the parse error of the script.
 	MsgScriptContent = "source_script_content %v"
 	MsgScriptPastEnd = "source_script[%d] ends at %d ms, after the end of the source video (%d ms)"
+	// MsgCuePastEnd is MsgScriptPastEnd for the timed cues of
+	// source_script_content kept by use_fixed_timings.
+	MsgCuePastEnd    = "source_script_content cue %d ends at %d ms, after the end of the source video (%d ms)"
 	MsgSourceTooLong = "The source video lasts %s; videos up to %s are accepted"
 
 	// Re-translation of a dubbing project (platform interface): the checks of

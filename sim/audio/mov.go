@@ -325,5 +325,5 @@ func MOVSize(t Track) int64 {
 // Not safe for concurrent use.
 func NewMOVReader(t Track) io.ReadSeeker {
 	l := movBuild(t)
-	return newSynthReader(l.prefix, newSynthGen(t, l.sr, l.samples))
+	return newSynthReader(l.prefix, newMixer(t, l.sr, l.samples))
 }

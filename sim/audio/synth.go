@@ -44,6 +44,11 @@ type Track struct {
 	SampleRate int           // e.g. 22050 or 44100
 	Duration   time.Duration // total length; samples = round(Duration * SampleRate)
 	Segments   []Segment
+	// GainDB scales the voice of Segments, in decibels: 0 keeps the
+	// synthesiser's level (peaks at most 0.55 of full scale).
+	GainDB float64
+	// Original plays beneath the voice (see Original); nil is silence.
+	Original *Original
 }
 
 const (
@@ -326,32 +331,67 @@ func newSynthGen(t Track, sr int, n int64) *synthGen {
 	}
 }
 
-// fill writes the samples [first, first+len(dst)/2) as 16-bit little-endian
-// PCM into dst. Samples past the end of the track are zero.
-func (g *synthGen) fill(first int64, dst []byte) {
-	count := int64(len(dst) / 2)
+// walk calls gap and voiced, in order, on the sample ranges [a, b) that
+// tile [first, end): outside every segment, and inside segment si (made
+// the current one).
+func (g *synthGen) walk(first, end int64, gap func(a, b int64), voiced func(a, b int64)) {
 	// First span that ends after `first`.
 	si := sort.Search(len(g.spans), func(i int) bool { return g.spans[i].end > first })
 	pos := first
-	end := first + count
 	for pos < end {
 		if si >= len(g.spans) || g.spans[si].start >= end {
-			clear(dst[2*(pos-first) : 2*count])
+			gap(pos, end)
 			return
 		}
 		sp := g.spans[si]
 		if pos < sp.start {
-			clear(dst[2*(pos-first) : 2*(sp.start-first)])
+			gap(pos, sp.start)
 			pos = sp.start
 		}
 		stop := min(sp.end, end)
 		g.enter(si)
-		for ; pos < stop; pos++ {
-			v := g.sample(pos)
-			dst[2*(pos-first)] = byte(v)
-			dst[2*(pos-first)+1] = byte(uint16(v) >> 8)
-		}
+		voiced(pos, stop)
+		pos = stop
 		si++
+	}
+}
+
+// render writes the samples [first, first+len(dst)) of the voice into dst,
+// in 16-bit PCM units before rounding. Samples outside every segment are 0.
+func (g *synthGen) render(first int64, dst []float64) {
+	g.walk(first, first+int64(len(dst)),
+		func(a, b int64) { clear(dst[a-first : b-first]) },
+		func(a, b int64) {
+			for n := a; n < b; n++ {
+				dst[n-first] = g.sample(n)
+			}
+		})
+}
+
+// fill writes the samples [first, first+len(dst)/2) of the voice as 16-bit
+// little-endian PCM into dst: render and pcm in one pass, for a voice
+// alone at its own level.
+func (g *synthGen) fill(first int64, dst []byte) {
+	g.walk(first, first+int64(len(dst)/2),
+		func(a, b int64) { clear(dst[2*(a-first) : 2*(b-first)]) },
+		func(a, b int64) {
+			for n := a; n < b; n++ {
+				v := pcm(g.sample(n))
+				dst[2*(n-first)] = byte(v)
+				dst[2*(n-first)+1] = byte(uint16(v) >> 8)
+			}
+		})
+}
+
+// pcm rounds a sample to 16 bits, clamping it to the range.
+func pcm(x float64) int16 {
+	switch r := math.Round(x); {
+	case r >= math.MaxInt16:
+		return math.MaxInt16
+	case r <= math.MinInt16:
+		return math.MinInt16
+	default:
+		return int16(r)
 	}
 }
 
@@ -457,8 +497,9 @@ func (g *synthGen) setSlot(k int64) {
 	g.slot = s
 }
 
-// sample computes sample n, which lies in the current segment.
-func (g *synthGen) sample(n int64) int16 {
+// sample computes sample n, which lies in the current segment, in 16-bit
+// PCM units before rounding.
+func (g *synthGen) sample(n int64) float64 {
 	st := &g.st
 	tau := float64(n-st.start) / g.sr
 	k := int64(tau / st.slotLen)
@@ -514,14 +555,7 @@ func (g *synthGen) sample(n int64) int16 {
 	if d := st.dur - tau; d < st.fadeOut {
 		x *= synthSmooth(d / st.fadeOut)
 	}
-	v := math.Round(x * synthGain)
-	if v > math.MaxInt16 {
-		return math.MaxInt16
-	}
-	if v < math.MinInt16 {
-		return math.MinInt16
-	}
-	return int16(v)
+	return x * synthGain
 }
 
 // synthIsVowel reports whether r counts as a vowel letter.
@@ -616,10 +650,10 @@ func synthPattern(dst []uint8, text string, h uint64) []uint8 {
 	return dst
 }
 
-// synthReader serves prefix followed by the PCM samples of a synthGen.
+// synthReader serves prefix followed by the PCM samples of a mixer.
 type synthReader struct {
 	prefix     []byte
-	gen        *synthGen
+	gen        *mixer
 	size       int64
 	pos        int64
 	block      []byte // cached samples [blockStart, blockStart+blockLen)
@@ -627,7 +661,7 @@ type synthReader struct {
 	blockLen   int64
 }
 
-func newSynthReader(prefix []byte, gen *synthGen) *synthReader {
+func newSynthReader(prefix []byte, gen *mixer) *synthReader {
 	return &synthReader{
 		prefix:     prefix,
 		gen:        gen,

@@ -57,7 +57,7 @@ func WAVSize(t Track) int64 {
 // concurrent use; create one per request.
 func NewWAVReader(t Track) io.ReadSeeker {
 	sr, n := wavSamples(t)
-	return newSynthReader(WAVHeader(sr, 1, 16, uint32(2*n)), newSynthGen(t, sr, n))
+	return newSynthReader(WAVHeader(sr, 1, 16, uint32(2*n)), newMixer(t, sr, n))
 }
 
 // WriteWAV writes the same bytes as NewWAVReader (convenience, streaming, bounded memory).

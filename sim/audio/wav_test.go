@@ -219,6 +219,8 @@ func TestWAVDeterminism(t *testing.T) {
 		{"44100 Hz many segments", wavLongTrack(44100, 40*time.Second)},
 		{"odd rate", wavLongTrack(11025, 17*time.Second+123*time.Millisecond)},
 		{"no segments", Track{SampleRate: 8000, Duration: 3 * time.Second}},
+		{"louder over the original", mixTestTrack(4, &Original{Speech: synthTestTrack().Segments, Seed: 7, Duck: true})},
+		{"quieter over the background", mixTestTrack(-12, &Original{Seed: 8})},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,8 +254,9 @@ func TestWriteWAVError(t *testing.T) {
 	assert.EqualError(t, err, "disk full")
 }
 
-// TestWAVReaderBoundedMemory reads a 2-hour track through a 32 KiB buffer
-// and checks that it allocates a bounded amount of memory. It is not
+// TestWAVReaderBoundedMemory reads a 2-hour track (a voice over the ducked
+// original speech and bed, the most a reader computes) through a 32 KiB
+// buffer and checks that it allocates a bounded amount of memory. It is not
 // parallel: the memory statistics are process-wide, and the sequential tests
 // run before the parallel ones resume. Under the race detector or -short it
 // reads 10 minutes instead, to stay fast.
@@ -263,6 +266,7 @@ func TestWAVReaderBoundedMemory(t *testing.T) {
 		dur = 10 * time.Minute
 	}
 	tr := wavLongTrack(22050, dur)
+	tr.GainDB, tr.Original = 4, &Original{Speech: tr.Segments, Seed: 1, Duck: true}
 	buf := make([]byte, 32<<10)
 	runtime.GC()
 	var before, after runtime.MemStats
@@ -290,7 +294,19 @@ func TestWAVReaderBoundedMemory(t *testing.T) {
 }
 
 func BenchmarkWAVReader(b *testing.B) {
+	benchmarkWAVReader(b, wavLongTrack(22050, time.Minute))
+}
+
+// BenchmarkWAVReaderMixed reads the audio of a dubbed video mixed with its
+// original (voiceover_with_original_track): the original speech is a second
+// voice to synthesise.
+func BenchmarkWAVReaderMixed(b *testing.B) {
 	tr := wavLongTrack(22050, time.Minute)
+	tr.Original = &Original{Speech: tr.Segments, Seed: 1, Duck: true}
+	benchmarkWAVReader(b, tr)
+}
+
+func benchmarkWAVReader(b *testing.B, tr Track) {
 	buf := make([]byte, 32<<10)
 	b.SetBytes(WAVSize(tr))
 	b.ReportAllocs()

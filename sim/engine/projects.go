@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -134,9 +133,19 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 		return rc, err
 	}
 	var utterances []string
+	pastEnd := sim.MsgScriptPastEnd
 	if np.SourceScriptContent != nil {
-		if _, utterances, err = script.ParseContent(*np.SourceScriptContent); err != nil {
+		format, cues, err := script.ParseCues(*np.SourceScriptContent)
+		if err != nil {
 			return rc, sim.Errorf(sim.CodeValidation, sim.MsgScriptContent, err)
+		}
+		if np.UseFixedTimings && format != script.FormatPlain {
+			// The cues' timings and speakers are kept, as a source_script's.
+			np.SourceScript, pastEnd = script.TimedSegments(cues), sim.MsgCuePastEnd
+		} else {
+			for _, c := range cues {
+				utterances = append(utterances, c.Text)
+			}
 		}
 	}
 	info, err := e.probe(ctx, np.SourceVideoURL)
@@ -151,7 +160,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 				continue
 			}
 			if info.Origin != sim.OriginDerived {
-				return rc, sim.Errorf(sim.CodeValidation, sim.MsgScriptPastEnd, i, s.EndMS, duration.Milliseconds())
+				return rc, sim.Errorf(sim.CodeValidation, pastEnd, i, s.EndMS, duration.Milliseconds())
 			}
 			end = max(end, time.Duration(s.EndMS)*time.Millisecond)
 		}
@@ -218,8 +227,12 @@ func (e *core) buildProject(id, apiKey string, np sim.NewProject, info sim.Sourc
 		DueAt:          ceilSecond(now.Add(e.timing.Processing(duration))),
 		ScriptsPending: true,
 	}
-	if np.SourceScript != nil || utterances != nil {
-		p.ScriptInput = &sim.ScriptInput{SourceScript: np.SourceScript, Utterances: utterances}
+	var glossary []sim.GlossaryTerm
+	if np.GlossaryContent != nil {
+		glossary, _ = script.ParseGlossary(*np.GlossaryContent, np.SourceLang, np.TargetLang)
+	}
+	if np.SourceScript != nil || utterances != nil || glossary != nil {
+		p.ScriptInput = &sim.ScriptInput{SourceScript: np.SourceScript, Utterances: utterances, Glossary: glossary}
 	}
 	p.History = []sim.Event{{At: now, Kind: sim.EventCreated, EstimatedCompletion: p.DueAt}}
 	if info.Fail != "" {
@@ -254,16 +267,14 @@ func Materialize(cat *sim.Catalog, ids *sim.IDs, p *sim.Project) {
 	default:
 		source = script.Synthesize(r, duration)
 	}
-	nSpeakers := 1 + r.Intn(3)
-	source = script.AssignSpeakers(r, source, nSpeakers)
-	target := script.TranslateScript(ids, source, p.TargetLang)
-	if lang, _, _ := strings.Cut(p.TargetLang, "-"); lang == p.SourceLang {
-		target = append([]sim.Segment(nil), source...) // pre-translated: same language
+	if !script.HasSpeakers(source) { // the client's speakers are kept
+		source = script.AssignSpeakers(r, source, 1+r.Intn(3))
 	}
+	target := script.TargetScript(ids, source, p.SourceLang, p.TargetLang, in.Glossary)
 	var speakers []sim.Speaker
 	used := map[string]bool{}
 	for _, sid := range script.Speakers(source) {
-		style := sim.Styles[r.Intn(2)]
+		style := script.SourceStyle(p.SourceVideoURL, sid)
 		key := ""
 		switch {
 		case p.UseEmotionalTransfer:

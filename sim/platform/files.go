@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/audio"
@@ -37,37 +36,6 @@ func (a *API) fileURL(base string, p sim.Project, name string) string {
 // baseURL is the base of download URLs (httpx.BaseURL).
 func (a *API) baseURL(r *http.Request) string { return httpx.BaseURL(r, a.publicURL) }
 
-// Track renders a project's dubbed audio: the target script's segments in
-// the voices of their speakers, over the whole source duration.
-func Track(p sim.Project) audio.Track {
-	voices := map[int]audio.Voice{}
-	for _, s := range p.Speakers {
-		voices[s.SpeakerID] = VoiceOf(s)
-	}
-	t := audio.Track{SampleRate: outputSampleRate, Duration: p.Duration()}
-	for _, s := range p.TargetScript {
-		start, end := time.Duration(s.StartMS)*time.Millisecond, time.Duration(s.EndMS)*time.Millisecond
-		if start >= t.Duration {
-			continue
-		}
-		end = min(end, t.Duration)
-		t.Segments = append(t.Segments, audio.Segment{Start: start, End: end, Text: s.Text, Voice: voices[s.SpeakerID]})
-	}
-	return t
-}
-
-// VoiceOf maps a speaker to the pitch and timbre of the signal: masculine
-// voices around 110 Hz, feminine around 205 Hz, varied per voice key.
-func VoiceOf(s sim.Speaker) audio.Voice {
-	h := sim.NewIDs(0).Hash("voice", s.VoiceKey, strconv.Itoa(s.SpeakerID))
-	pitch := 110.0
-	if s.Style == sim.StyleFeminine {
-		pitch = 205
-	}
-	pitch *= 0.88 + float64(h%25)/100 // ±12%
-	return audio.Voice{PitchHz: pitch, Seed: h}
-}
-
 // handleOutputFile serves GET/HEAD /files/projects/{project_id}/{gen}/{file}?signed=...
 // A missing or wrong signature answers the 404 of an unknown file, so the
 // answer tells nothing about which projects exist.
@@ -88,14 +56,15 @@ func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 	if subtle.ConstantTimeCompare([]byte(sig), []byte(a.svc.OutputSignature(p))) != 1 {
 		return notFound
 	}
-	t := Track(p)
 	name := chi.URLParam(r, "file")
 	var render func() io.ReadSeeker
 	switch name {
 	case fileAudio:
+		t := Track(p)
 		w.Header().Set("Content-Type", "audio/wav")
 		render = func() io.ReadSeeker { return audio.NewWAVReader(t) }
 	case fileVideo:
+		t := VideoTrack(p)
 		w.Header().Set("Content-Type", "video/quicktime")
 		render = func() io.ReadSeeker { return audio.NewMOVReader(t) }
 	default:

@@ -31,9 +31,10 @@ type createProjectBody struct {
 }
 
 type sourceSegmentBody struct {
-	StartMS *int64  `json:"start_ms" validate:"required,min=0"`
-	EndMS   *int64  `json:"end_ms" validate:"required"`
-	Text    *string `json:"text" validate:"required,nonblank"`
+	StartMS   *int64  `json:"start_ms" validate:"required,min=0"`
+	EndMS     *int64  `json:"end_ms" validate:"required"`
+	Text      *string `json:"text" validate:"required,nonblank"`
+	SpeakerID *int    `json:"speaker_id" validate:"omitnil,min=1"`
 }
 
 // newValidator returns a validator whose language rules read the catalogue
@@ -197,7 +198,21 @@ func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 				return np, sim.Errorf(sim.CodeValidation, msgScriptOrder, item, *s.StartMS, prevEnd)
 			}
 			prevEnd = *s.EndMS
-			np.SourceScript = append(np.SourceScript, sim.Segment{StartMS: *s.StartMS, EndMS: *s.EndMS, Text: strings.TrimSpace(*s.Text)})
+			seg := sim.Segment{StartMS: *s.StartMS, EndMS: *s.EndMS, Text: strings.TrimSpace(*s.Text)}
+			if s.SpeakerID != nil {
+				seg.SpeakerID = *s.SpeakerID
+			}
+			np.SourceScript = append(np.SourceScript, seg)
+		}
+		if script.HasSpeakers(np.SourceScript) {
+			// A segment without a speaker id is the speaker before it's.
+			speaker := 1
+			for i, s := range np.SourceScript {
+				if s.SpeakerID > 0 {
+					speaker = s.SpeakerID
+				}
+				np.SourceScript[i].SpeakerID = speaker
+			}
 		}
 	}
 	if c := b.SourceScriptContent; c != nil {
@@ -206,14 +221,8 @@ func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 		}
 	}
 	if g := b.GlossaryContent; g != nil {
-		for i, line := range strings.Split(strings.ReplaceAll(*g, "\r\n", "\n"), "\n") {
-			if strings.TrimSpace(line) == "" {
-				continue
-			}
-			src, dst, ok := strings.Cut(line, "\t")
-			if !ok || strings.TrimSpace(src) == "" || strings.TrimSpace(dst) == "" {
-				return np, sim.Errorf(sim.CodeValidation, msgGlossaryTSV, i+1)
-			}
+		if _, bad := script.ParseGlossary(*g, np.SourceLang, np.TargetLang); bad > 0 {
+			return np, sim.Errorf(sim.CodeValidation, msgGlossaryTSV, bad)
 		}
 	}
 	return np, nil

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -180,4 +181,22 @@ func Speakers(segs []sim.Segment) []int {
 		}
 	}
 	return ids
+}
+
+// SourceStyle is the style of the voice of a source's speaker, a function of
+// the source and the speaker id alone, so that the original speech of the
+// dubbed video and the target speakers chosen for it agree.
+func SourceStyle(sourceURL string, speakerID int) string {
+	return sim.Styles[sim.NewIDs(0).Hash("source style", sourceURL, strconv.Itoa(speakerID))%uint64(len(sim.Styles))]
+}
+
+// HasSpeakers reports whether a client's script gives speaker ids: then
+// every segment has one (a segment without keeps the speaker before it).
+func HasSpeakers(segs []sim.Segment) bool {
+	for _, s := range segs {
+		if s.SpeakerID > 0 {
+			return true
+		}
+	}
+	return false
 }

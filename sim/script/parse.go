@@ -3,9 +3,12 @@ package script
 import (
 	"errors"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dubsim/dubsim/sim"
 )
 
 // Content formats recognised by ParseContent.
@@ -21,9 +24,22 @@ var ErrNoText = errors.New("contains no text")
 var (
 	timingLine = regexp.MustCompile(`^\s*(?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3}\s*-->\s*(?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3}`)
 	markupTag  = regexp.MustCompile(`<[^<>]{0,200}>|\{\\[^{}]{0,100}\}`)
-	// Speaker tags are ignored: "- ", ">> ", "[Name] ", "(Name) ", "NAME: ".
-	speakerTag = regexp.MustCompile(`^\s*(?:-\s+|>>\s*)?(?:\[[^\]]{1,40}\]\s*|\([^)]{1,40}\)\s*|[\p{Lu}\p{N}][\p{L}\p{N} ._'-]{0,29}:\s+)?`)
+	// Speaker tags are removed from the text: "- ", ">> ", "[Name] ",
+	// "(Name) ", "NAME: ".
+	speakerTag = regexp.MustCompile(`^\s*(?:-\s+|>>\s*)?(?:\[([^\]]{1,40})\]\s*|\(([^)]{1,40})\)\s*|([\p{Lu}\p{N}][\p{L}\p{N} ._'-]{0,29}):\s+)?`)
+	// voiceTag is WebVTT's voice span, <v Name> or <v.class Name>.
+	voiceTag = regexp.MustCompile(`<v(?:\.[^\s>]*)?\s+([^<>]{1,40})>`)
+	// cueTime is one time of a timing line: [h:]mm:ss(,|.)fff.
+	cueTime = regexp.MustCompile(`(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{1,3})`)
 )
+
+// Cue is an utterance of a transcript with its timing (SRT and WebVTT) and
+// the name its speaker tag gives, "" when it has none.
+type Cue struct {
+	StartMS, EndMS int64
+	Text           string
+	Speaker        string
+}
 
 // DetectFormat tells SRT, WebVTT and plain text apart.
 func DetectFormat(s string) string {
@@ -44,6 +60,18 @@ func DetectFormat(s string) string {
 // timings, cue numbers, markup and speaker tags removed. Timings are ignored
 // (the service recomputes them from speech boundaries).
 func ParseContent(s string) (format string, utterances []string, err error) {
+	format, cues, err := ParseCues(s)
+	for _, c := range cues {
+		utterances = append(utterances, c.Text)
+	}
+	return format, utterances, err
+}
+
+// ParseCues returns the cues of a transcript, in order: for SRT and WebVTT
+// with the timings of their timing lines, for plain text with none (0).
+// Text has markup and speaker tags removed; Speaker is the name of the
+// cue's first speaker tag (<v Name>, [Name], (Name), NAME:).
+func ParseCues(s string) (format string, cues []Cue, err error) {
 	if !utf8.ValidString(s) {
 		return "", nil, errors.New("is not valid UTF-8")
 	}
@@ -52,17 +80,17 @@ func ParseContent(s string) (format string, utterances []string, err error) {
 	format = DetectFormat(s)
 	switch format {
 	case FormatVTT, FormatSRT:
-		utterances = parseCues(s, format == FormatVTT)
+		cues = parseCues(s, format == FormatVTT)
 	default:
-		utterances = parsePlain(s)
+		cues = parsePlain(s)
 	}
-	if len(utterances) == 0 {
+	if len(cues) == 0 {
 		return format, nil, ErrNoText
 	}
-	return format, utterances, nil
+	return format, cues, nil
 }
 
-func parseCues(s string, vtt bool) []string {
+func parseCues(s string, vtt bool) []Cue {
 	// A line of spaces separates cues like an empty one.
 	all := strings.Split(s, "\n")
 	for i, l := range all {
@@ -71,7 +99,7 @@ func parseCues(s string, vtt bool) []string {
 		}
 	}
 	s = strings.Join(all, "\n")
-	var out []string
+	var out []Cue
 	for i, block := range strings.Split(s, "\n\n") {
 		lines := strings.Split(strings.Trim(block, "\n"), "\n")
 		if vtt && i == 0 && strings.HasPrefix(strings.TrimSpace(lines[0]), "WEBVTT") {
@@ -94,6 +122,7 @@ func parseCues(s string, vtt bool) []string {
 			continue // a block without timing is a header, a comment or noise
 		}
 		var parts []string
+		cur := cueOf(lines[timed])
 		last := -1 // the line the last part came from
 		for j := timed + 1; j < len(lines); j++ {
 			if timingLine.MatchString(lines[j]) {
@@ -103,21 +132,46 @@ func parseCues(s string, vtt bool) []string {
 					parts = parts[:len(parts)-1]
 				}
 				if len(parts) > 0 {
-					out = append(out, strings.Join(parts, " "))
+					cur.Text = strings.Join(parts, " ")
+					out = append(out, cur)
 				}
 				parts = nil
+				cur = cueOf(lines[j])
 				continue
 			}
-			if t := cleanLine(lines[j]); t != "" {
+			if t, who := cleanLine(lines[j]); t != "" {
 				parts = append(parts, t)
+				if cur.Speaker == "" {
+					cur.Speaker = who
+				}
 				last = j
 			}
 		}
 		if len(parts) > 0 {
-			out = append(out, strings.Join(parts, " "))
+			cur.Text = strings.Join(parts, " ")
+			out = append(out, cur)
 		}
 	}
 	return out
+}
+
+// cueOf returns a cue with the times of a timing line.
+func cueOf(timing string) Cue {
+	ts := cueTime.FindAllStringSubmatch(timing, 2)
+	if len(ts) < 2 {
+		return Cue{}
+	}
+	return Cue{StartMS: cueMS(ts[0]), EndMS: cueMS(ts[1])}
+}
+
+// cueMS converts the groups of a cueTime match to milliseconds.
+func cueMS(m []string) int64 {
+	num := func(s string) int64 {
+		n, _ := strconv.ParseInt(s, 10, 64)
+		return n
+	}
+	frac := (m[4] + "00")[:3] // ",5" is half a second
+	return ((num(m[1])*60+num(m[2]))*60+num(m[3]))*1000 + num(frac)
 }
 
 func isNumber(l string) bool {
@@ -125,22 +179,32 @@ func isNumber(l string) bool {
 	return l != "" && strings.Trim(l, "0123456789") == ""
 }
 
-func parsePlain(s string) []string {
-	var out []string
+func parsePlain(s string) []Cue {
+	var out []Cue
 	for _, l := range strings.Split(s, "\n") {
-		t := cleanLine(l)
+		t, who := cleanLine(l)
 		if t == "" {
 			continue
 		}
-		out = append(out, splitSentences(t, 160)...)
+		for _, u := range splitSentences(t, 160) {
+			out = append(out, Cue{Text: u, Speaker: who})
+		}
 	}
 	return out
 }
 
-func cleanLine(l string) string {
+// cleanLine returns the text of a line without markup and speaker tags,
+// and the speaker its tag names ("" for none).
+func cleanLine(l string) (text, speaker string) {
+	if m := voiceTag.FindStringSubmatch(l); m != nil {
+		speaker = strings.TrimSpace(m[1])
+	}
 	l = markupTag.ReplaceAllString(l, "")
+	if m := speakerTag.FindStringSubmatch(l); m != nil && speaker == "" {
+		speaker = strings.TrimSpace(m[1] + m[2] + m[3])
+	}
 	l = speakerTag.ReplaceAllString(l, "")
-	return strings.Join(strings.Fields(l), " ")
+	return strings.Join(strings.Fields(l), " "), speaker
 }
 
 // splitSentences splits text longer than max runes at sentence ends.
@@ -161,6 +225,42 @@ func splitSentences(t string, max int) []string {
 	}
 	if s := strings.TrimSpace(string(runes[start:])); s != "" {
 		out = append(out, s)
+	}
+	return out
+}
+
+// TimedSegments returns the timed cues of an SRT or WebVTT transcript as
+// script segments: their timings as written (a cue that starts before the
+// previous one ends starts where it ends; a cue left without time is
+// dropped), and speaker ids numbering the speaker names in order of first
+// appearance, a cue without a name keeping the speaker before it (1 at the
+// start). When no cue names a speaker, every id is 0 (not given).
+func TimedSegments(cues []Cue) []sim.Segment {
+	ids := map[string]int{}
+	speaker := 0
+	named := false
+	for _, c := range cues {
+		named = named || c.Speaker != ""
+	}
+	var out []sim.Segment
+	var prevEnd int64
+	for _, c := range cues {
+		if named {
+			if c.Speaker != "" {
+				key := strings.ToLower(c.Speaker)
+				if ids[key] == 0 {
+					ids[key] = len(ids) + 1
+				}
+				speaker = ids[key]
+			}
+			speaker = max(speaker, 1)
+		}
+		start := max(c.StartMS, prevEnd)
+		if c.EndMS <= start {
+			continue
+		}
+		out = append(out, sim.Segment{StartMS: start, EndMS: c.EndMS, Text: c.Text, SpeakerID: speaker})
+		prevEnd = c.EndMS
 	}
 	return out
 }

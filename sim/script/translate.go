@@ -45,38 +45,32 @@ var noSpaces = map[string]bool{"han": true, "kana": true, "thai": true}
 // the target's writing system, punctuation is kept. It is not a translation;
 // it only has the shape of one.
 func Translate(ids *sim.IDs, text, target string) string {
+	return translate(ids, text, target, nil)
+}
+
+func translate(ids *sim.IDs, text, target string, g *glossary) string {
 	lang, _, _ := strings.Cut(target, "-")
 	sys, ok := scriptOf[lang]
 	if !ok {
 		sys = "latin"
 	}
 	inv := syllables[sys]
-	var b strings.Builder
-	for i, w := range strings.Fields(text) {
-		core := strings.TrimRightFunc(w, unicode.IsPunct)
-		punct := w[len(core):]
-		if i > 0 && !noSpaces[sys] {
-			b.WriteByte(' ')
+	return rewrite(text, g, noSpaces[sys], func(_ int, core string) string {
+		h := ids.Hash("translate", target, strings.ToLower(core))
+		r := sim.NewRand(h)
+		n := 1 + (len(core)+2)/4
+		var pw strings.Builder
+		for j := 0; j < n; j++ {
+			pw.WriteString(inv[r.Intn(len(inv))])
 		}
-		if core != "" {
-			h := ids.Hash("translate", target, strings.ToLower(core))
-			r := sim.NewRand(h)
-			n := 1 + (len(core)+2)/4
-			var pw strings.Builder
-			for j := 0; j < n; j++ {
-				pw.WriteString(inv[r.Intn(len(inv))])
-			}
-			s := pw.String()
-			if unicode.IsUpper([]rune(core)[0]) && sys != "cyrillic" {
-				rs := []rune(s)
-				rs[0] = unicode.ToUpper(rs[0])
-				s = string(rs)
-			}
-			b.WriteString(s)
+		s := pw.String()
+		if unicode.IsUpper([]rune(core)[0]) && sys != "cyrillic" {
+			rs := []rune(s)
+			rs[0] = unicode.ToUpper(rs[0])
+			s = string(rs)
 		}
-		b.WriteString(punct)
-	}
-	return b.String()
+		return s
+	})
 }
 
 // TranslateScript translates every segment's text, keeping timings and
@@ -85,6 +79,32 @@ func TranslateScript(ids *sim.IDs, segs []sim.Segment, target string) []sim.Segm
 	out := make([]sim.Segment, len(segs))
 	for i, s := range segs {
 		s.Text = Translate(ids, s.Text, target)
+		out[i] = s
+	}
+	return out
+}
+
+// TargetScript is the target script of a project: the source script
+// translated (Translate) into targetLang, or kept as it is when the target
+// is in the source language, with the glossary's terms in place of the
+// words they match (case-insensitive, whole words and phrases, the longest
+// term first; the target term is written as the glossary spells it).
+// Timings and speakers are kept.
+func TargetScript(ids *sim.IDs, segs []sim.Segment, sourceLang, targetLang string, terms []sim.GlossaryTerm) []sim.Segment {
+	g := newGlossary(terms)
+	same := false
+	if lang, _, _ := strings.Cut(targetLang, "-"); lang == sourceLang {
+		same = true // pre-translated: the words stay
+	}
+	out := make([]sim.Segment, len(segs))
+	for i, s := range segs {
+		if same {
+			if g != nil {
+				s.Text = rewrite(s.Text, g, false, func(_ int, core string) string { return core })
+			}
+		} else {
+			s.Text = translate(ids, s.Text, targetLang, g)
+		}
 		out[i] = s
 	}
 	return out

@@ -169,15 +169,29 @@ func (w *binWriter) segments(s []sim.Segment) {
 	}
 }
 
+// scriptInput starts with 0 for nil, 1 for an input without a glossary (the
+// form earlier dubsims wrote), 2 for one with a glossary after the rest.
 func (w *binWriter) scriptInput(in *sim.ScriptInput) {
-	w.bool(in != nil)
-	if in == nil {
+	switch {
+	case in == nil:
+		w.b = append(w.b, 0)
 		return
+	case in.Glossary == nil:
+		w.b = append(w.b, 1)
+	default:
+		w.b = append(w.b, 2)
 	}
 	w.segments(in.SourceScript)
 	w.count(len(in.Utterances), in.Utterances == nil)
 	for _, u := range in.Utterances {
 		w.str(u)
+	}
+	if in.Glossary != nil {
+		w.count(len(in.Glossary), false)
+		for _, g := range in.Glossary {
+			w.str(g.Source)
+			w.str(g.Target)
+		}
 	}
 }
 
@@ -392,7 +406,12 @@ func (r *binReader) segments() []sim.Segment {
 }
 
 func (r *binReader) scriptInput() *sim.ScriptInput {
-	if !r.bool() {
+	tag := r.take(1)
+	switch {
+	case tag == nil || tag[0] == 0:
+		return nil
+	case tag[0] > 2:
+		r.fail("bad script input tag %d", tag[0])
 		return nil
 	}
 	in := &sim.ScriptInput{SourceScript: r.segments()}
@@ -400,6 +419,14 @@ func (r *binReader) scriptInput() *sim.ScriptInput {
 		in.Utterances = make([]string, n)
 		for i := range in.Utterances {
 			in.Utterances[i] = r.str()
+		}
+	}
+	if tag[0] == 2 {
+		if n, isNil := r.count(2); !isNil && r.err == nil {
+			in.Glossary = make([]sim.GlossaryTerm, n)
+			for i := range in.Glossary {
+				in.Glossary[i] = sim.GlossaryTerm{Source: r.str(), Target: r.str()}
+			}
 		}
 	}
 	return in
