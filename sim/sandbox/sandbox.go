@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -77,7 +78,9 @@ type Options struct {
 	// TimeScale is the clock's speed; 0 (the default) freezes it: time then
 	// moves only when the sandbox's clock is advanced.
 	TimeScale float64 `json:"time_scale"`
-	// Seed seeds the sandbox's content ids (nil: the process's seed).
+	// Seed seeds the sandbox's content (nil: the process's seed) and keys
+	// its ids, which are then reproducible; without it the ids are keyed by
+	// a random value (sim.Store.IDKey), so that no two sandboxes share one.
 	Seed *uint64 `json:"seed,omitempty"`
 }
 
@@ -270,7 +273,11 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		_ = os.Remove(dbPath)
 		_ = os.RemoveAll(blobDir)
 	}
-	st, err := store.Open(dbPath, m.cfg.StoreOptions...)
+	opts := m.cfg.StoreOptions
+	if rec.Options.Seed != nil {
+		opts = append(slices.Clip(opts), store.KeySeed(*rec.Options.Seed))
+	}
+	st, err := store.Open(dbPath, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -128,8 +128,8 @@ func TestSandboxesAreIsolated(t *testing.T) {
 	assert.Equal(t, "sbx_"+a.ID+"_dubsim-pro", a.Keys["dubsim-pro"])
 
 	pa := e.project(a.Keys["dubsim-pro"], "in-a")
-	e.project(b.Keys["dubsim-pro"], "in-b")
-	e.project("dubsim-pro", "in-default")
+	pb := e.project(b.Keys["dubsim-pro"], "in-b")
+	pd := e.project("dubsim-pro", "in-default")
 	assert.Equal(t, []string{"in-a"}, e.projectNames("/sbx/"+a.ID+"/_sim"))
 	assert.Equal(t, []string{"in-b"}, e.projectNames("/_sim/sandboxes/"+b.ID))
 	assert.Equal(t, []string{"in-default"}, e.projectNames("/_sim"))
@@ -141,11 +141,13 @@ func TestSandboxesAreIsolated(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, st, "a key never crosses sandboxes")
 	st, _ = e.json("GET", "/sbx/"+a.ID+"/api/v1/balance", "dubsim-pro", "")
 	assert.Equal(t, http.StatusUnauthorized, st, "nor does the default's")
-	// Content ids come from the seed, the process's by default: the
-	// default's first project has the same id, and its own name.
-	st, m = e.json("GET", "/api/v1/projects/"+pa, "dubsim-pro", "")
-	require.Equal(t, http.StatusOK, st)
-	assert.Equal(t, "in-default", m["name"])
+	// Without an explicit seed each tenant's ids are its own: no two
+	// first projects share an id.
+	assert.NotEqual(t, pa, pb)
+	assert.NotEqual(t, pa, pd)
+	assert.NotEqual(t, pb, pd)
+	st, _ = e.json("GET", "/api/v1/projects/"+pa, "dubsim-pro", "")
+	assert.Equal(t, http.StatusNotFound, st, "a's project is not the default's")
 
 	// Clocks: b starts where asked; a at the default's now.
 	_, ca := e.json("GET", "/_sim/sandboxes/"+a.ID+"/clock", "", "")
