@@ -27,9 +27,11 @@ func (m *Manager) ControlExtension(publicURL string) control.Extension {
 	c := &controlAPI{m: m, public: strings.TrimRight(publicURL, "/"), dec: httpx.Decoder{MaxBytes: 64 << 10, RejectUnknown: true}}
 	r.Get("/sandboxes", h(c.list))
 	r.Post("/sandboxes", h(c.create))
-	r.Get("/sandboxes/{id}", h(c.get))
-	r.Put("/sandboxes/{id}", h(c.create))
-	r.Delete("/sandboxes/{id}", h(c.delete))
+	for _, p := range []string{"/sandboxes/{id}", "/sandboxes/{id}/"} {
+		r.Get(p, h(c.get))
+		r.Put(p, h(c.create))
+		r.Delete(p, h(c.delete))
+	}
 	// What the dispatcher leaves here: a sandbox that does not exist.
 	r.HandleFunc("/sandboxes/{id}/*", h(func(w http.ResponseWriter, r *http.Request) error {
 		return unknownSandbox(w, chi.URLParam(r, "id"))
@@ -54,6 +56,9 @@ type View struct {
 	BaseURL      string            `json:"base_url"`
 	ControlURL   string            `json:"control_url"`
 	DashboardURL string            `json:"dashboard_url"`
+	// Deleting: the sandbox is being deleted (or expired); it serves no
+	// request and its id is taken until it is gone.
+	Deleting bool `json:"deleting,omitempty"`
 }
 
 // ClockView is a sandbox's clock.
@@ -87,6 +92,7 @@ func (c *controlAPI) view(r *http.Request, sb *Sandbox) View {
 	if idle := c.m.cfg.Idle; idle > 0 {
 		v.ExpiresAt = control.Time(sb.LastUsed().Add(idle))
 	}
+	v.Deleting = sb.removing()
 	return v
 }
 
@@ -130,14 +136,24 @@ func (c *controlAPI) create(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return sim.Errorf(sim.CodeValidation, "start must be an RFC 3339 time such as 2026-01-01T00:00:00Z; got %q", clip(*b.Start))
 		}
+		if err := CheckStart(t); err != nil {
+			return err
+		}
 		opts.Start = t
 	}
 	if b.TimeScale != nil {
 		opts.TimeScale = *b.TimeScale
 	}
 	opts.Seed = b.Seed
-	sb, err := c.m.Create(r.Context(), chi.URLParam(r, "id"), opts)
+	id := chi.URLParam(r, "id")
+	sb, err := c.m.Create(r.Context(), id, opts)
 	if err != nil {
+		old := c.m.Get(id)
+		if sim.ErrorCode(err) == sim.CodeLimit || (old != nil && old.removing()) {
+			// Slots and ids being deleted free up as tests delete their
+			// sandboxes: a second is a polling interval, not a promise.
+			w.Header().Set("Retry-After", "1")
+		}
 		return err
 	}
 	w.Header().Set("Location", "/_sim/sandboxes/"+sb.ID)
@@ -150,6 +166,11 @@ func (c *controlAPI) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := c.m.Delete(r.Context(), id); err != nil {
 		if sim.ErrorCode(err) == sim.CodeNotFound {
 			return unknownSandbox(w, id)
+		}
+		if r.Context().Err() != nil {
+			// The client left; the removal goes on (Manager.Delete).
+			w.WriteHeader(http.StatusAccepted)
+			return nil
 		}
 		return err
 	}
