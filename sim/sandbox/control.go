@@ -9,6 +9,7 @@ import (
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 )
 
 // ControlExtension is the default control API's sandbox resource:
@@ -16,6 +17,8 @@ import (
 // journal.
 func (m *Manager) ControlExtension(publicURL string) control.Extension {
 	r := chi.NewRouter()
+	// /sandboxes/{id}/ is the same resource.
+	r.Use(middleware.StripSlashes)
 	api := httpx.API{Render: control.Render, Log: m.log}
 	h := func(f httpx.HandlerFunc) http.HandlerFunc { return api.Handle(f) }
 	r.NotFound(h(func(w http.ResponseWriter, r *http.Request) error {
@@ -27,11 +30,9 @@ func (m *Manager) ControlExtension(publicURL string) control.Extension {
 	c := &controlAPI{m: m, public: strings.TrimRight(publicURL, "/"), dec: httpx.Decoder{MaxBytes: 64 << 10, RejectUnknown: true}}
 	r.Get("/sandboxes", h(c.list))
 	r.Post("/sandboxes", h(c.create))
-	for _, p := range []string{"/sandboxes/{id}", "/sandboxes/{id}/"} {
-		r.Get(p, h(c.get))
-		r.Put(p, h(c.create))
-		r.Delete(p, h(c.delete))
-	}
+	r.Get("/sandboxes/{id}", h(c.get))
+	r.Put("/sandboxes/{id}", h(c.create))
+	r.Delete("/sandboxes/{id}", h(c.delete))
 	// What the dispatcher leaves here: a sandbox that does not exist.
 	r.HandleFunc("/sandboxes/{id}/*", h(func(w http.ResponseWriter, r *http.Request) error {
 		return unknownSandbox(w, chi.URLParam(r, "id"))

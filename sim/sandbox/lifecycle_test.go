@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/simtest"
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
@@ -133,4 +135,71 @@ func TestOwnKeyOnTheSandboxesResource(t *testing.T) {
 		assert.Equal(t, http.StatusOK, st, "%s: %s", path, raw)
 		assert.True(t, strings.Contains(string(raw), a.ID), path)
 	}
+}
+
+// send sends a request with exactly the headers given (no control header,
+// no Content-Type unless named) and returns the status and body.
+func send(t *testing.T, method, url, body string, header ...string) (int, string) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	require.NoError(t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(raw)
+}
+
+// TestSandboxesWithPlainCurl: the README's sandbox example as curl sends
+// it (the control header with a JSON body that curl's -d calls a form),
+// and PUT and DELETE with no header at all.
+func TestSandboxesWithPlainCurl(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const id = "k7q2m9x4w3p8r5t6"
+	form := "application/x-www-form-urlencoded"
+	st, raw := send(t, "PUT", e.url+"/_sim/sandboxes/"+id, "")
+	require.Equal(t, http.StatusCreated, st, raw)
+	st, raw = send(t, "POST", e.url+"/sbx/"+id+"/_sim/clock/advance", `{"seconds":600}`, server.HeaderControl, "1", "Content-Type", form)
+	require.Equal(t, http.StatusOK, st, raw)
+	assert.Contains(t, raw, `"now":"2026-02-04T12:10:00.000Z"`)
+	st, raw = send(t, "POST", e.url+"/sbx/"+id+"/_sim/clock/advance", `{"seconds":600}`, "Content-Type", form)
+	assert.Equal(t, http.StatusUnsupportedMediaType, st, "a POST a form can send: %s", raw)
+	st, raw = send(t, "DELETE", e.url+"/_sim/sandboxes/"+id, "")
+	require.Equal(t, http.StatusNoContent, st, raw)
+	st, raw = send(t, "POST", e.url+"/_sim/sandboxes", `{"time_scale":2}`, server.HeaderControl, "1", "Content-Type", form)
+	require.Equal(t, http.StatusCreated, st, raw)
+}
+
+// TestSandboxPagesNeedTheToken: with a control token, a sandbox's project
+// page needs it, as the default's does.
+func TestSandboxPagesNeedTheToken(t *testing.T) {
+	t.Parallel()
+	const token = "page-token"
+	s := simtest.NewSandboxed(t, simtest.Options{Start: t0, Config: func(c *server.Config) { c.ControlToken = token }}, nil)
+	hs := httptest.NewServer(s.Handler)
+	t.Cleanup(hs.Close)
+	st, raw := send(t, "POST", hs.URL+"/_sim/sandboxes", "", server.HeaderControl, "1", "Authorization", "Bearer "+token)
+	require.Equal(t, http.StatusCreated, st, raw)
+	var v struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(raw), &v))
+	const page = "/projects/6800ed147125e1af62bc928c"
+	for _, path := range []string{page, "/sbx/" + v.ID + page} {
+		st, raw = send(t, "GET", hs.URL+path, "")
+		assert.Equal(t, http.StatusUnauthorized, st, "%s: %s", path, raw)
+		assert.Contains(t, raw, "control token", path)
+		st, raw = send(t, "GET", hs.URL+path, "", "Authorization", "Bearer "+token)
+		assert.Equal(t, http.StatusOK, st, "%s: %s", path, raw)
+		assert.Contains(t, raw, "Summer Campaign 2025", path)
+	}
+	st, _ = send(t, "GET", hs.URL+"/_sim/sandboxes/"+v.ID, "", "Authorization", "Bearer sbx_"+v.ID+"_dubsim-pro")
+	assert.Equal(t, http.StatusUnauthorized, st, "the sandbox's own key is not the token: the control API says so")
 }
