@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/dubsim/dubsim/internal/proctest"
 )
 
@@ -33,19 +35,7 @@ func TestMain(m *testing.M) {
 // tool finds a program the test needs, or skips (fails with DUBSIM_REQUIRE_TOOLS=1).
 func tool(t *testing.T, name, hint string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		missing(t, name+" ("+hint+")")
-	}
-	return p
-}
-
-func missing(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-		t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1)", what)
-	}
-	t.Skipf("%s is missing; install it to run the client tests", what)
+	return tooltest.Path(t, name, hint)
 }
 
 // suite is one client's test suite and how to read its closing lines.
@@ -213,7 +203,7 @@ func TestJSDeclarations(t *testing.T) {
 	node := tool(t, "node", "apt-get install nodejs")
 	tsc := filepath.Join("js", "node_modules", "typescript", "bin", "tsc")
 	if _, err := os.Stat(tsc); err != nil {
-		missing(t, "typescript (npm ci in clients/js)")
+		tooltest.Missing(t, "typescript (npm ci in clients/js)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -283,16 +283,22 @@ func (c *Client) State(ctx context.Context, apiKey string) (State, error) {
 	return st, c.do(ctx, http.MethodGet, "/_sim/state"+query("api_key", apiKey), nil, &st)
 }
 
+// Ptr is a pointer to v, for the optional fields of AccountSpec.
+func Ptr[T any](v T) *T { return &v }
+
 // AccountSpec describes an account to create. Zero fields take defaults:
-// a generated key ("dsk_..."), the plan "none", no balance, a new studio
-// company and a generated email.
+// a generated key ("dsk_..."), the plan "none", a new studio company and a
+// generated email; a nil balance, re-translation or cloning takes the value
+// of the plan's fixture account (pro: 600 minutes, cloning on), so
+// AccountSpec{Plan: "pro"} behaves like dubsimtest.KeyPro. Ptr sets them:
+// AccountSpec{Plan: "enterprise", BalanceMinutes: dubsimtest.Ptr[int64](0)}.
 type AccountSpec struct {
 	APIKey               string              `json:"api_key,omitempty"`
 	Name                 string              `json:"name,omitempty"`
 	Plan                 string              `json:"plan,omitempty"` // none, subscription, pro, enterprise
-	BalanceMinutes       int64               `json:"balance_minutes,omitempty"`
-	RetranslationEnabled bool                `json:"retranslation_enabled,omitempty"`
-	CloningEnabled       bool                `json:"cloning_enabled,omitempty"`
+	BalanceMinutes       *int64              `json:"balance_minutes,omitempty"`
+	RetranslationEnabled *bool               `json:"retranslation_enabled,omitempty"`
+	CloningEnabled       *bool               `json:"cloning_enabled,omitempty"`
 	CompanyID            string              `json:"company_id,omitempty"`
 	UserEmail            string              `json:"user_email,omitempty"`
 	Storage              *StorageCredentials `json:"storage,omitempty"`

@@ -181,7 +181,7 @@ func TestCreateAccount(t *testing.T) {
 		check   func(t *testing.T, a dubsimtest.Account)
 		balance float64
 	}{
-		{"chosen key", dubsimtest.AccountSpec{APIKey: "team-a", Plan: "pro", BalanceMinutes: 50}, func(t *testing.T, a dubsimtest.Account) {
+		{"chosen key", dubsimtest.AccountSpec{APIKey: "team-a", Plan: "pro", BalanceMinutes: dubsimtest.Ptr[int64](50)}, func(t *testing.T, a dubsimtest.Account) {
 			assert.Equal(t, "team-a", a.APIKey)
 			assert.Equal(t, "pro", a.Plan)
 		}, 50},
@@ -190,8 +190,16 @@ func TestCreateAccount(t *testing.T) {
 			assert.Equal(t, "none", a.Plan)
 			assert.NotEmpty(t, a.UserID)
 			assert.NotEmpty(t, a.CompanyID)
+		}, 30}, // dubsim-free's, the fixture account of the plan none
+		{"plan defaults", dubsimtest.AccountSpec{Plan: "pro"}, func(t *testing.T, a dubsimtest.Account) {
+			assert.True(t, a.CloningEnabled, "as dubsim-pro")
+			assert.False(t, a.RetranslationEnabled, "as dubsim-pro")
+		}, 600},
+		{"explicit zero and false", dubsimtest.AccountSpec{Plan: "enterprise", BalanceMinutes: dubsimtest.Ptr[int64](0), CloningEnabled: dubsimtest.Ptr(false)}, func(t *testing.T, a dubsimtest.Account) {
+			assert.False(t, a.CloningEnabled)
+			assert.True(t, a.RetranslationEnabled, "as dubsim-enterprise")
 		}, 0},
-		{"studio settings", dubsimtest.AccountSpec{Plan: "enterprise", BalanceMinutes: 10, UserEmail: "qa@acme-media.example",
+		{"studio settings", dubsimtest.AccountSpec{Plan: "enterprise", BalanceMinutes: dubsimtest.Ptr[int64](10), UserEmail: "qa@acme-media.example",
 			RateLimit: &dubsimtest.RateLimit{PerMinute: 5}}, func(t *testing.T, a dubsimtest.Account) {
 			assert.Equal(t, "qa@acme-media.example", a.UserEmail)
 			assert.Equal(t, &dubsimtest.RateLimit{PerMinute: 5}, a.RateLimit)
@@ -414,7 +422,7 @@ func TestResetAndState(t *testing.T) {
 	t.Parallel()
 	s := dubsimtest.Start(t)
 	ctx := t.Context()
-	extra := dubsimtest.Must(s.Accounts.Create(ctx, dubsimtest.AccountSpec{Plan: "pro", BalanceMinutes: 5}))(t)
+	extra := dubsimtest.Must(s.Accounts.Create(ctx, dubsimtest.AccountSpec{Plan: "pro", BalanceMinutes: dubsimtest.Ptr[int64](5)}))(t)
 	id := createProject(t, s, dubsimtest.KeyPro)
 	createProject(t, s, extra.APIKey)
 

@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -98,12 +100,7 @@ func TestExamples(t *testing.T) {
 // DUBSIM_REQUIRE_TOOLS=1.
 func requireTool(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1) but not found: %v", name, err)
-		}
-		t.Skipf("%s not found: %v", name, err)
-	}
+	tooltest.Path(t, name, "")
 }
 
 var bannerRe = regexp.MustCompile(`^dubsim \S+ listening on (http://\S+) `)

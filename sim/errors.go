@@ -123,6 +123,7 @@ const (
 	MsgHigherTier             = "%s requires a Pro subscription or higher"
 	MsgScriptAndContent       = "source_script cannot be combined with source_script_content"
 	MsgEmotionalLanguage      = "use_emotional_transfer supports only English, Spanish, French, German, Italian and Portuguese targets; got %s"
+	MsgSoundalikeLanguage     = "use_soundalike_voices is not supported for target language %s"
 	MsgVoiceLanguage          = "Voice %s does not support the project's target language %s"
 	MsgSpecialVoiceLanguage   = "Voice %s is not supported for target language %s"
 	MsgDuplicateSpeaker       = "Duplicate speaker ID %d in target_speakers"

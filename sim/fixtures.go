@@ -42,7 +42,14 @@ type AccountSpec struct {
 	UserEmail string              `json:"user_email,omitempty"`
 	Storage   *StorageCredentials `json:"storage,omitempty"`
 	RateLimit *RateLimit          `json:"rate_limit,omitempty"`
+	// FromPlan names the fields a new account takes from the first fixture
+	// account of its plan, because its creator did not give them.
+	FromPlan PlanDefaults `json:"-"`
 }
+
+// PlanDefaults names the account fields that follow the plan's fixture
+// account when a creation leaves them out.
+type PlanDefaults struct{ Balance, Retranslation, Cloning bool }
 
 // SandboxKeyPrefix starts every API key of a sandbox: "sbx_<id>_<key>",
 // which routes a request to the sandbox <id> (sim/sandbox). No key of the
@@ -65,27 +72,27 @@ func CheckAPIKey(k string) error {
 }
 
 // Studio fixtures (studio.json) are the default studio data: companies,
-// their users, glossaries, folders, studio projects and videos. Timestamps
-// are ages relative to the moment the data is seeded ("720h" = 30 days
-// before), because the simulated clock can stand anywhere. References are
-// ids of other entries of the file; every id is a studio id, unique across
-// the file.
+// their users, glossaries, folders, studio projects and videos. A record's
+// creation time is the one its id encodes (as a MongoDB ObjectId, and as
+// the ids dubsim makes at run time), so that ids stay the same whoever
+// seeds them; the last update is an age relative to the moment the data is
+// seeded ("2h" = two hours before), never before the creation. References
+// are ids of other entries of the file; every id is a studio id, unique
+// across the file.
 
 // CompanySpec is a company fixture.
 type CompanySpec struct {
 	ID            string `json:"id"`
 	Name          string `json:"name"`
 	MultiLanguage bool   `json:"multi_language,omitempty"`
-	CreatedAgo    string `json:"created_ago"`
 }
 
 // UserSpec is a user fixture.
 type UserSpec struct {
-	ID         string `json:"id"`
-	CompanyID  string `json:"company_id"`
-	Name       string `json:"name"`
-	Email      string `json:"email"`
-	CreatedAgo string `json:"created_ago"`
+	ID        string `json:"id"`
+	CompanyID string `json:"company_id"`
+	Name      string `json:"name"`
+	Email     string `json:"email"`
 }
 
 // GlossarySpec is a glossary fixture.
@@ -121,7 +128,6 @@ type StudioProjectSpec struct {
 	Remark                string `json:"remark,omitempty"`
 	ClientName            string `json:"client_name,omitempty"`
 	FolderID              string `json:"folder_id,omitempty"`
-	CreatedAgo            string `json:"created_ago"`
 	UpdatedAgo            string `json:"updated_ago"`
 }
 
@@ -141,7 +147,6 @@ type VideoSpec struct {
 	Guidance        *Guidance        `json:"guidance,omitempty"`
 	Pipeline        *PipelineOptions `json:"pipeline,omitempty"`
 	CreatedBy       string           `json:"created_by,omitempty"`
-	CreatedAgo      string           `json:"created_ago"`
 	UpdatedAgo      string           `json:"updated_ago"`
 }
 
@@ -165,8 +170,8 @@ type StudioSeed struct {
 	Videos     []Video
 }
 
-// Materialize returns the fixtures as domain objects timed relative to now:
-// CreatedAt is now minus created_ago, UpdatedAt now minus updated_ago.
+// Materialize returns the fixtures as domain objects: CreatedAt is the time
+// the id encodes, UpdatedAt now minus updated_ago but not before CreatedAt.
 // Every object is marked Fixture; no video is due (DueAt is zero). The
 // objects share no memory with f. f must have passed fixtures.Load.
 func (f *StudioFixtures) Materialize(now time.Time) StudioSeed {
@@ -174,17 +179,18 @@ func (f *StudioFixtures) Materialize(now time.Time) StudioSeed {
 	if f == nil {
 		return s
 	}
-	at := func(ago string) time.Time {
+	at := StudioIDTime
+	updated := func(id, ago string) time.Time {
 		d, _ := time.ParseDuration(ago) // checked at load
-		return now.Add(-d)
+		return maxTime(now.Add(-d), StudioIDTime(id))
 	}
 	s.Companies = make([]Company, 0, len(f.Companies))
 	for _, c := range f.Companies {
-		s.Companies = append(s.Companies, Company{ID: c.ID, Name: c.Name, MultiLanguage: c.MultiLanguage, Fixture: true, CreatedAt: at(c.CreatedAgo)})
+		s.Companies = append(s.Companies, Company{ID: c.ID, Name: c.Name, MultiLanguage: c.MultiLanguage, Fixture: true, CreatedAt: at(c.ID)})
 	}
 	s.Users = make([]User, 0, len(f.Users))
 	for _, u := range f.Users {
-		s.Users = append(s.Users, User{ID: u.ID, CompanyID: u.CompanyID, Name: u.Name, Email: u.Email, Fixture: true, CreatedAt: at(u.CreatedAgo)})
+		s.Users = append(s.Users, User{ID: u.ID, CompanyID: u.CompanyID, Name: u.Name, Email: u.Email, Fixture: true, CreatedAt: at(u.ID)})
 	}
 	s.Glossaries = make([]Glossary, 0, len(f.Glossaries))
 	for _, g := range f.Glossaries {
@@ -201,7 +207,7 @@ func (f *StudioFixtures) Materialize(now time.Time) StudioSeed {
 			ID: p.ID, CompanyID: p.CompanyID, Name: p.Name, Status: StudioProjectStatusNew, ManagerID: p.ManagerID,
 			TranslationGlossary: p.TranslationGlossary, VoicesGlossary: p.VoicesGlossary, PronunciationGlossary: p.PronunciationGlossary,
 			Remark: p.Remark, ClientName: p.ClientName, FolderID: p.FolderID, CreatedBy: cmp.Or(p.CreatedBy, p.ManagerID),
-			Fixture: true, CreatedAt: at(p.CreatedAgo), UpdatedAt: at(p.UpdatedAgo),
+			Fixture: true, CreatedAt: at(p.ID), UpdatedAt: updated(p.ID, p.UpdatedAgo),
 		}
 		projects[p.ID] = sp
 		s.Projects = append(s.Projects, sp)
@@ -215,10 +221,17 @@ func (f *StudioFixtures) Materialize(now time.Time) StudioSeed {
 			DurationSeconds: copyPtr(v.DurationSeconds), Remark: copyPtr(v.Remark),
 			StringVariables: slices.Clone(v.StringVariables), Guidance: copyGuidance(v.Guidance),
 			Pipeline: copyPipeline(v.Pipeline), Fixture: true, CreatedBy: cmp.Or(v.CreatedBy, p.ManagerID),
-			CreatedAt: at(v.CreatedAgo), UpdatedAt: at(v.UpdatedAgo),
+			CreatedAt: at(v.ID), UpdatedAt: updated(v.ID, v.UpdatedAgo),
 		})
 	}
 	return s
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
 }
 
 func copyPtr[T any](p *T) *T {

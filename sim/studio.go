@@ -318,6 +318,22 @@ func StudioTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
+// StudioIDTime is the creation time a studio id encodes, as a MongoDB
+// ObjectId does: its first 8 hexadecimal digits are Unix seconds. s must
+// pass IsStudioID.
+func StudioIDTime(s string) time.Time {
+	var sec uint32
+	for i := 0; i < 8; i++ {
+		c := s[i]
+		d := c - '0'
+		if c >= 'a' {
+			d = c - 'a' + 10
+		}
+		sec = sec<<4 | uint32(d)
+	}
+	return time.Unix(int64(sec), 0).UTC()
+}
+
 // IsStudioID reports whether s has the shape of a studio identifier: 24
 // lowercase hexadecimal characters.
 func IsStudioID(s string) bool {
@@ -397,7 +413,7 @@ const (
 
 // Studio limits.
 const (
-	MaxArtifactBytes = 5 << 30 // 5 GB, as documented
+	MaxArtifactBytes = 5_000_000_000 // 5 GB, decimal, as the docs write it
 	UploadValidity   = 24 * time.Hour
 	MaxNameLength    = 500
 )

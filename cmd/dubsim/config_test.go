@@ -33,7 +33,7 @@ func TestParseConfig(t *testing.T) {
 			assert.Equal(t, 200*time.Millisecond, c.Tick)
 			assert.Empty(t, c.FetchHosts)
 			assert.Equal(t, "studio", c.SharedCreate)
-			assert.Equal(t, int64(5<<30), c.DrainMaxBytes)
+			assert.Equal(t, int64(5_000_000_000), c.DrainMaxBytes)
 			assert.Equal(t, 30*time.Second, c.DrainIdleTimeout)
 			assert.Equal(t, time.Minute, c.DrainTimeout)
 			assert.Equal(t, sim.BlobQuota{Total: 20_000_000_000, PerCompany: 10_000_000_000, PresignsPerCompany: 1000, DownloadsPerCompany: 100}, c.Quota)

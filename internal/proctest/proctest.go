@@ -85,16 +85,32 @@ func Cleanup() {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader;
+// a reader can wait for the next write.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed (and replaced) by each write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// next is the text so far and a channel closed at the next write.
+func (s *syncBuffer) next() (string, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written == nil {
+		s.written = make(chan struct{})
+	}
+	return s.b.String(), s.written
 }
 
 func (s *syncBuffer) String() string {
@@ -193,6 +209,32 @@ func (p *Proc) Err() error { return p.waitErr }
 
 // Stderr is what the process has written to its standard error so far.
 func (p *Proc) Stderr() string { return p.stderr.String() }
+
+// WaitStderr returns the process's standard error once it contains want.
+// The log line of an answer may reach the pipe after the answer reaches the
+// client, so a test that reads the log after an answer waits for it here;
+// it fails after timeout, or when the process exits without writing it.
+func (p *Proc) WaitStderr(t testing.TB, want string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		text, written := p.stderr.next()
+		if strings.Contains(text, want) {
+			return text
+		}
+		select {
+		case <-written:
+		case <-p.Exited:
+			if text = p.stderr.String(); strings.Contains(text, want) {
+				return text
+			}
+			t.Fatalf("dubsim exited without logging %q: %v\nstderr:\n%s", want, p.waitErr, text)
+		case <-deadline.C:
+			t.Fatalf("dubsim did not log %q within %s\nstderr:\n%s", want, timeout, text)
+		}
+	}
+}
 
 // OpenFiles counts the process's open file descriptors (Linux: the
 // entries of /proc/PID/fd).

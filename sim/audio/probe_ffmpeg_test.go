@@ -14,26 +14,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// probeTestRequireTools reports whether missing ffmpeg/ffprobe must fail the
-// test rather than skip it (CI sets DUBSIM_REQUIRE_TOOLS=1).
-func probeTestRequireTools() bool { return os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" }
 
 // TestProbeFFmpeg generates real files with ffmpeg and checks Probe's
 // duration against ffprobe's format=duration.
 func TestProbeFFmpeg(t *testing.T) {
 	t.Parallel()
-	ffmpeg, err1 := exec.LookPath("ffmpeg")
-	ffprobe, err2 := exec.LookPath("ffprobe")
-	if err1 != nil || err2 != nil {
-		if probeTestRequireTools() {
-			t.Fatalf("ffmpeg/ffprobe required (DUBSIM_REQUIRE_TOOLS=1): %v %v", err1, err2)
-		}
-		t.Skip("ffmpeg/ffprobe not installed")
-	}
+	ffmpeg := tooltest.Path(t, "ffmpeg", "apt-get install ffmpeg")
+	ffprobe := tooltest.Path(t, "ffprobe", "apt-get install ffmpeg")
 	out, err := exec.CommandContext(t.Context(), ffmpeg, "-hide_banner", "-encoders").Output()
 	require.NoError(t, err)
 	encoders := map[string]bool{}
@@ -145,14 +137,8 @@ func TestProbeFFmpeg(t *testing.T) {
 // DUBSIM_REQUIRE_TOOLS=1).
 func probeTestTools(t *testing.T) (ffmpeg, ffprobe string, encoders map[string]bool) {
 	t.Helper()
-	ffmpeg, err1 := exec.LookPath("ffmpeg")
-	ffprobe, err2 := exec.LookPath("ffprobe")
-	if err1 != nil || err2 != nil {
-		if probeTestRequireTools() {
-			t.Fatalf("ffmpeg/ffprobe required (DUBSIM_REQUIRE_TOOLS=1): %v %v", err1, err2)
-		}
-		t.Skip("ffmpeg/ffprobe not installed")
-	}
+	ffmpeg = tooltest.Path(t, "ffmpeg", "apt-get install ffmpeg")
+	ffprobe = tooltest.Path(t, "ffprobe", "apt-get install ffmpeg")
 	out, err := exec.CommandContext(t.Context(), ffmpeg, "-hide_banner", "-encoders").Output()
 	require.NoError(t, err)
 	encoders = map[string]bool{}

@@ -17,6 +17,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -343,13 +345,7 @@ func TestSpeechTrackPitchRoundTrip(t *testing.T) {
 
 func TestSpeechTrackFFprobe(t *testing.T) {
 	t.Parallel()
-	ffprobe, err := exec.LookPath("ffprobe")
-	if err != nil {
-		if probeTestRequireTools() {
-			t.Fatalf("ffprobe required (DUBSIM_REQUIRE_TOOLS=1): %v", err)
-		}
-		t.Skip("ffprobe not installed")
-	}
+	ffprobe := tooltest.Path(t, "ffprobe", "apt-get install ffmpeg")
 	tests := []struct {
 		name string
 		text string

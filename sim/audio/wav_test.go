@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -309,14 +311,7 @@ func wavRequireTools(t *testing.T, names ...string) []string {
 	t.Helper()
 	paths := make([]string, len(names))
 	for i, name := range names {
-		p, err := exec.LookPath(name)
-		if err != nil {
-			if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-				t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1) but not found: %v", name, err)
-			}
-			t.Skipf("%s not found: %v", name, err)
-		}
-		paths[i] = p
+		paths[i] = tooltest.Path(t, name, "")
 	}
 	return paths
 }

@@ -345,8 +345,8 @@ type accountBody struct {
 	Name                 string   `json:"name"`
 	Plan                 *string  `json:"plan"`
 	BalanceMinutes       *float64 `json:"balance_minutes"`
-	RetranslationEnabled bool     `json:"retranslation_enabled"`
-	CloningEnabled       bool     `json:"cloning_enabled"`
+	RetranslationEnabled *bool    `json:"retranslation_enabled"`
+	CloningEnabled       *bool    `json:"cloning_enabled"`
 	// Studio: the company to join ("" = a new one), the new user's email,
 	// external-bucket credentials and a rate limit.
 	CompanyID string                  `json:"company_id"`
@@ -434,8 +434,17 @@ func (a *API) handleCreateAccount(w http.ResponseWriter, r *http.Request) error 
 	if err := checkRateLimit(b.RateLimit); err != nil {
 		return err
 	}
-	spec := sim.AccountSpec{APIKey: b.APIKey, Name: b.Name, Plan: sim.PlanNone, RetranslationEnabled: b.RetranslationEnabled, CloningEnabled: b.CloningEnabled,
-		CompanyID: b.CompanyID, UserEmail: b.UserEmail, Storage: b.Storage, RateLimit: b.RateLimit}
+	// Fields left out take the values of the plan's fixture account, so a
+	// new pro account can create a project at once, as dubsim-pro can.
+	spec := sim.AccountSpec{APIKey: b.APIKey, Name: b.Name, Plan: sim.PlanNone,
+		CompanyID: b.CompanyID, UserEmail: b.UserEmail, Storage: b.Storage, RateLimit: b.RateLimit,
+		FromPlan: sim.PlanDefaults{Balance: b.BalanceMinutes == nil, Retranslation: b.RetranslationEnabled == nil, Cloning: b.CloningEnabled == nil}}
+	if b.RetranslationEnabled != nil {
+		spec.RetranslationEnabled = *b.RetranslationEnabled
+	}
+	if b.CloningEnabled != nil {
+		spec.CloningEnabled = *b.CloningEnabled
+	}
 	if b.Plan != nil {
 		spec.Plan = sim.Plan(*b.Plan)
 	}

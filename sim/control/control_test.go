@@ -76,7 +76,7 @@ func TestControlAPI(t *testing.T) {
 			`{"api_key":"dsk_1","name":"n","plan":"pro","balance_minutes":12,"retranslation_enabled":true,"cloning_enabled":false,"created_at":"2026-02-04T12:00:00.000Z","company_id":"c1","user_id":"u1","user_email":"u1@x.test","storage":null,"rate_limit":null}`,
 			func(t *testing.T, f *fakeCtl) {
 				require.Len(t, f.accounts, 1)
-				assert.Equal(t, sim.AccountSpec{Plan: sim.PlanPro, BalanceMinutes: 12, RetranslationEnabled: true}, f.accounts[0])
+				assert.Equal(t, sim.AccountSpec{Plan: sim.PlanPro, BalanceMinutes: 12, RetranslationEnabled: true, FromPlan: sim.PlanDefaults{Cloning: true}}, f.accounts[0])
 			}},
 		{"account default plan none", "POST", "/accounts", `{}`, 201,
 			`{"api_key":"dsk_1","name":"n","plan":"none","balance_minutes":0,"retranslation_enabled":false,"cloning_enabled":false,"created_at":"2026-02-04T12:00:00.000Z","company_id":"c1","user_id":"u1","user_email":"u1@x.test","storage":null,"rate_limit":null}`, nil},

@@ -73,6 +73,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 	if spec.BalanceMinutes < 0 {
 		return a, sim.Errorf(sim.CodeValidation, sim.MsgNegativeBalance)
 	}
+	e.fillFromPlan(&spec)
 	if spec.APIKey != "" {
 		k, err := e.ownKey(spec.APIKey)
 		if err != nil {
@@ -116,6 +117,27 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 		return tx.PutAccount(a)
 	})
 	return a, err
+}
+
+// fillFromPlan gives the fields spec.FromPlan names the values of the first
+// fixture account of spec's plan (dubsim-enterprise before dubsim-broke, in
+// the default fixtures); a plan with no fixture account leaves them zero.
+func (e *core) fillFromPlan(spec *sim.AccountSpec) {
+	for _, f := range e.fixtureSet().Accounts {
+		if f.Plan != spec.Plan {
+			continue
+		}
+		if spec.FromPlan.Balance {
+			spec.BalanceMinutes = f.BalanceMinutes
+		}
+		if spec.FromPlan.Retranslation {
+			spec.RetranslationEnabled = f.RetranslationEnabled
+		}
+		if spec.FromPlan.Cloning {
+			spec.CloningEnabled = f.CloningEnabled
+		}
+		return
+	}
 }
 
 // Caller resolves an API key to its studio identity.

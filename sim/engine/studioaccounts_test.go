@@ -396,3 +396,34 @@ func TestUUID(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateAccountTakesPlanDefaults: the fields a creation leaves out take
+// the values of the plan's first fixture account, so a new account of a
+// plan behaves like the fixture key of that plan; given fields win.
+func TestCreateAccountTakesPlanDefaults(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	all := sim.PlanDefaults{Balance: true, Retranslation: true, Cloning: true}
+	cases := []struct {
+		name             string
+		spec             sim.AccountSpec
+		balance          int64
+		retrans, cloning bool
+	}{
+		{name: "none", spec: sim.AccountSpec{Plan: sim.PlanNone, FromPlan: all}, balance: 30},
+		{name: "subscription", spec: sim.AccountSpec{Plan: sim.PlanSubscription, FromPlan: all}, balance: 100},
+		{name: "pro", spec: sim.AccountSpec{Plan: sim.PlanPro, FromPlan: all}, balance: 600, cloning: true},
+		{name: "enterprise: the first fixture account of the plan, not dubsim-broke", spec: sim.AccountSpec{Plan: sim.PlanEnterprise, FromPlan: all}, balance: 6000, retrans: true, cloning: true},
+		{name: "given fields win", spec: sim.AccountSpec{Plan: sim.PlanPro, BalanceMinutes: 0, CloningEnabled: false, FromPlan: sim.PlanDefaults{Retranslation: true}}, balance: 0},
+		{name: "nothing from the plan", spec: sim.AccountSpec{Plan: sim.PlanEnterprise, BalanceMinutes: 5}, balance: 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := h.e.Accounts.CreateAccount(context.Background(), tc.spec)
+			require.NoError(t, err)
+			assert.Equal(t, tc.balance, a.BalanceMinutes)
+			assert.Equal(t, tc.retrans, a.RetranslationEnabled)
+			assert.Equal(t, tc.cloning, a.CloningEnabled)
+		})
+	}
+}

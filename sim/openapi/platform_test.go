@@ -615,7 +615,7 @@ func TestPlatformCloning(t *testing.T) {
 	}
 	t.Run("reference over 50 MB", func(t *testing.T) {
 		t.Parallel()
-		huge := make([]byte, 50<<20+1) // a WAV header, then zeros
+		huge := make([]byte, 50_000_001) // a WAV header, then zeros
 		copy(huge, ref[:44])
 		r := e.do(plSynth(t, plPro, plForm{fields: [][2]string{{"text", "Hello"}, {"language", "en-US"}}, files: [][]byte{huge}}, nil))
 		plExpect(t, r, 413, "ValidationError")

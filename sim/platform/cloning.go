@@ -26,10 +26,10 @@ import (
 // Limits of the voice cloning request.
 const (
 	maxCloneTextChars   = 5000
-	maxReferenceBytes   = 50 << 20 // per file, documented
-	maxReferenceFiles   = 10       // not documented; see docs/fidelity.md
-	referenceHeadBytes  = 4 << 20  // kept of each file for analysis
-	maxCloneBody        = maxReferenceFiles*maxReferenceBytes + 8<<20
+	maxReferenceBytes   = 50_000_000 // per file: 50 MB, decimal, as the docs write it
+	maxReferenceFiles   = 10         // not documented; see docs/fidelity.md
+	referenceHeadBytes  = 4 << 20    // kept of each file for analysis
+	maxCloneBody        = maxReferenceFiles*maxReferenceBytes + 8_000_000
 	cloneSampleRate     = 44100
 	recipeCloning       = "cloning"
 	cloneFileName       = "synthesized_audio.wav"

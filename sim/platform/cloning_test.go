@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/stretchr/testify/assert"
@@ -270,8 +272,9 @@ func TestCloningOversizeReferenceIsRefusedWithoutBuffering(t *testing.T) {
 		size   int64
 		status int
 	}{
-		{"exactly 50 MB passes", 50 << 20, http.StatusOK},
-		{"one byte more is refused", 50<<20 + 1, http.StatusRequestEntityTooLarge},
+		{"exactly 50 MB passes", 50_000_000, http.StatusOK},
+		{"one byte more is refused", 50_000_001, http.StatusRequestEntityTooLarge},
+		{"50 MiB is refused", 50 << 20, http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct, body := streamedForm(tc.size)
@@ -289,7 +292,7 @@ func TestCloningOversizeReferenceIsRefusedWithoutBuffering(t *testing.T) {
 				assert.JSONEq(t, `{"error":"ValidationError","message":"reference_audio_files[0] (\"big.wav\") is larger than 50 MB"}`, rec.Body.String())
 			}
 			alloc := after.TotalAlloc - before.TotalAlloc
-			t.Logf("allocated %.1f MB for a %.1f MB upload", float64(alloc)/(1<<20), float64(tc.size)/(1<<20))
+			t.Logf("allocated %.1f MB for a %.1f MB upload", float64(alloc)/1e6, float64(tc.size)/1e6)
 			if !raceEnabled { // the race detector's instrumentation allocates on its own
 				assert.Less(t, alloc, uint64(16<<20), "the upload is streamed, not held in memory")
 			}
@@ -322,12 +325,7 @@ func TestCloningIdempotency(t *testing.T) {
 // TestCloningOutputWithFFprobe checks the output with an external decoder.
 func TestCloningOutputWithFFprobe(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("ffprobe"); err != nil {
-		if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-			t.Fatal("ffprobe is required (DUBSIM_REQUIRE_TOOLS=1)")
-		}
-		t.Skip("ffprobe not installed")
-	}
+	tooltest.Path(t, "ffprobe", "apt-get install ffmpeg")
 	e := newEnv(t)
 	ct, body := stdForm(t, "Bonjour à tous. Ceci est un test, avec des pauses; et une fin!", 130).body(t, "")
 	r := e.synth("dubsim-pro", ct, body, nil)

@@ -180,6 +180,12 @@ func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 	if np.UseEmotionalTransfer && !cat.SpecialVoiceSupports(sim.VoiceEmotionalTransfer, np.TargetLang) {
 		return np, sim.Errorf(sim.CodeValidation, sim.MsgEmotionalLanguage, np.TargetLang)
 	}
+	// The outputs of a soundalike project name the voice "soundalike", which
+	// validate and re-translate refuse where it is not supported: refuse it
+	// here too, so that Get Project's outputs are always a valid request.
+	if np.UseSoundalike && !cat.SpecialVoiceSupports(sim.VoiceSoundalike, np.TargetLang) {
+		return np, sim.Errorf(sim.CodeValidation, sim.MsgSoundalikeLanguage, np.TargetLang)
+	}
 	if b.SourceScript != nil {
 		var prevEnd int64 = -1
 		for i, s := range *b.SourceScript {

@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
@@ -42,14 +44,7 @@ const (
 // it is missing, unless DUBSIM_REQUIRE_TOOLS=1 (as in CI).
 func needTool(t testing.TB, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1): %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
+	return tooltest.Path(t, name, "apt-get install "+name)
 }
 
 // bodyFile writes a sparse file of size bytes in dir: head, zeros, tail.

@@ -378,6 +378,13 @@ func (a *API) handleCreateVideo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	cat := a.svc.Catalog()
+	if nv.SourceLanguage != "multi" && !cat.IsSourceLang(nv.SourceLanguage) {
+		return invalid(msgSourceUnsupported, nv.SourceLanguage)
+	}
+	if err := supportedTargets(cat, "targetLanguages", nv.TargetLanguages); err != nil {
+		return err
+	}
 	render := func(v sim.Video) (int, any) { return a.created, a.viewVideoCreated(r, v) }
 	v, err := httpx.Idempotent(r, render, func(idem *sim.IdemWrite[sim.Video]) (sim.Video, error) {
 		return a.svc.CreateVideo(r.Context(), c, pid, nv, idem)
@@ -387,6 +394,22 @@ func (a *API) handleCreateVideo(w http.ResponseWriter, r *http.Request) error {
 	}
 	status, body := render(v)
 	httpx.WriteJSON(w, status, body)
+	return nil
+}
+
+// supportedTargets checks target language codes against the target
+// languages of the options: a code with a region must be one of them, a
+// bare language code (which dstLangs allows) must be the language of one.
+func supportedTargets(cat *sim.Catalog, field string, langs []string) error {
+	for i, l := range langs {
+		ok := cat.IsTargetLang(l)
+		if !strings.Contains(l, "-") {
+			ok = slices.ContainsFunc(cat.TargetLangs, func(t string) bool { return strings.HasPrefix(t, l+"-") })
+		}
+		if !ok {
+			return invalid(msgTargetUnsupported, field, i, l)
+		}
+	}
 	return nil
 }
 
@@ -525,6 +548,9 @@ func (a *API) handleUpdateVideo(w http.ResponseWriter, r *http.Request) error {
 	}
 	u, err := a.decodeVideoUpdate(o)
 	if err != nil {
+		return err
+	}
+	if err := supportedTargets(a.svc.Catalog(), "dstLangs", u.DstLangs); err != nil {
 		return err
 	}
 	if videoUpdateEmpty(u) {

@@ -66,6 +66,8 @@ const (
 	msgWorkflowType            = "workflowType must be one of %s; got %q"
 	msgOriginalVideoArtifactID = "sourceArtifactId is required (originalVideoArtifactId is its older name)"
 	msgSourceLanguage          = "sourceLanguage must be an ISO 639-1 code like en, or multi; got %q"
+	msgSourceUnsupported       = "sourceLanguage %q is not a supported source language (the source_langs of the platform's GET /api/v1/options, or multi)"
+	msgTargetUnsupported       = "%s[%d] %q is not a supported target language (the target_langs of the platform's GET /api/v1/options)"
 	msgPipelineOption          = "pipelineOptions.%s must be a boolean"
 	msgGuidance                = "translationGuidance must be an object {common, byLang}; got %s"
 	msgGuidanceCommon          = "translationGuidance.common must be a string"

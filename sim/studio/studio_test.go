@@ -6,6 +6,7 @@ import (
 	"github.com/dubsim/dubsim/sim/audio"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -674,6 +675,9 @@ func TestCreateVideoRefusals(t *testing.T) {
 		{name: "sourceLanguage three letters", call: with("sourceLanguage", `"eng"`), msg: fmt.Sprintf(srcMsg, "eng")},
 		{name: "sourceLanguage Multi", call: with("sourceLanguage", `"Multi"`), msg: fmt.Sprintf(srcMsg, "Multi")},
 		{name: "sourceLanguage multi not enabled", call: with("sourceLanguage", `"multi"`), msg: "sourceLanguage: multi is not enabled for your organization; an administrator enables it through your account manager"},
+		{name: "sourceLanguage not offered", call: with("sourceLanguage", `"xx"`), msg: `sourceLanguage "xx" is not a supported source language (the source_langs of the platform's GET /api/v1/options, or multi)`},
+		{name: "targetLanguages not offered", call: with("targetLanguages", `["es-ES","qq-QQ"]`), msg: `targetLanguages[1] "qq-QQ" is not a supported target language (the target_langs of the platform's GET /api/v1/options)`},
+		{name: "targetLanguages region not offered", call: with("targetLanguages", `["fr-US"]`), msg: `targetLanguages[0] "fr-US" is not a supported target language (the target_langs of the platform's GET /api/v1/options)`},
 		{name: "targetLanguages missing", call: with("targetLanguages", "-"), msg: "targetLanguages is required"},
 		{name: "targetLanguages null", call: with("targetLanguages", "null"), msg: "targetLanguages is required"},
 		{name: "targetLanguages a string", call: with("targetLanguages", `"es-ES"`), msg: `targetLanguages must be an array of strings; got "es-ES"`},
@@ -844,6 +848,8 @@ func TestUpdateVideoRefusals(t *testing.T) {
 		{name: "dstLangs bad code", call: patch(`{"dstLangs":["en","EN"]}`), msg: `dstLangs[1] must be a language code like es-ES or es; got "EN"`},
 		{name: "dstLangs underscore", call: patch(`{"dstLangs":["es_ES"]}`), msg: `dstLangs[0] must be a language code like es-ES or es; got "es_ES"`},
 		{name: "dstLangs duplicate", call: patch(`{"dstLangs":["fr","fr"]}`), msg: "dstLangs[1]: fr is listed twice"},
+		{name: "dstLangs language not offered", call: patch(`{"dstLangs":["fr","qq"]}`), msg: `dstLangs[1] "qq" is not a supported target language (the target_langs of the platform's GET /api/v1/options)`},
+		{name: "dstLangs code not offered", call: patch(`{"dstLangs":["qq-QQ"]}`), msg: `dstLangs[0] "qq-QQ" is not a supported target language (the target_langs of the platform's GET /api/v1/options)`},
 		{name: "processingType unknown", call: patch(`{"processingType":"karaoke"}`), msg: fmt.Sprintf(ptMsg, "karaoke")},
 		{name: "processingType empty", call: patch(`{"processingType":""}`), msg: "processingType must not be empty"},
 		{name: "processingType not a string", call: patch(`{"processingType":1}`), msg: "processingType must be a string; got 1"},
@@ -1413,4 +1419,29 @@ func TestDownloadedArtifacts(t *testing.T) {
 		assert.Equal(t, "upload_failed", a["status"])
 		assert.Equal(t, fmt.Sprintf(sim.MsgUploadNotFound, never), a["errorMessage"])
 	})
+}
+
+// TestFixtureIDsEncodeCreatedAt: the createdAt of every fixture project and
+// video the API shows is, to the second, the time its ObjectId encodes.
+func TestFixtureIDsEncodeCreatedAt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	idTime := func(id string) string {
+		sec, err := strconv.ParseUint(id[:8], 16, 32)
+		require.NoError(t, err, id)
+		return sim.StudioTime(time.Unix(int64(sec), 0))
+	}
+	n := 0
+	for _, key := range []string{keyAcme, keyInitech, keyGlobex} {
+		for _, p := range e.ok2list(t, call{method: "GET", path: pathProjects, key: key}) {
+			id := p["id"].(string)
+			assert.Equal(t, idTime(id), p["createdAt"], "project %s", id)
+			n++
+			for _, v := range e.ok2list(t, call{method: "GET", path: videosPath(id), key: key}) {
+				assert.Equal(t, idTime(v["id"].(string)), v["createdAt"], "video %s", v["id"])
+				n++
+			}
+		}
+	}
+	assert.Equal(t, 21, n, "the 6 fixture projects and their 15 videos")
 }

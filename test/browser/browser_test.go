@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/dubsim/dubsim/dubsimtest"
 	"github.com/stretchr/testify/require"
 )
@@ -32,21 +34,12 @@ func chromium() string {
 
 func requireTools(t *testing.T) (node string) {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1)", what)
-		}
-		t.Skipf("%s is missing; install it to run the browser test", what)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node")
-	}
+	node = tooltest.Path(t, "node", "apt-get install nodejs")
 	if _, err := os.Stat(chromium()); err != nil {
-		missing("chromium (" + chromium() + ", apt-get install chromium)")
+		tooltest.Missing(t, "chromium ("+chromium()+", apt-get install chromium)")
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", "playwright-core", "package.json")); err != nil {
-		missing("playwright-core (npm ci in test/browser)")
+		tooltest.Missing(t, "playwright-core (npm ci in test/browser)")
 	}
 	return node
 }

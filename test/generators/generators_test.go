@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,21 +50,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func missing(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-		t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1)", what)
-	}
-	t.Skipf("%s is missing; install it to run the generator test", what)
-}
-
 // npmTool is the path of a tool of node_modules/.bin.
 func npmTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("node_modules", ".bin", name))
 	require.NoError(t, err)
 	if _, err := os.Stat(p); err != nil {
-		missing(t, name+" (npm ci in test/generators)")
+		tooltest.Missing(t, name+" (npm ci in test/generators)")
 	}
 	return p
 }
@@ -85,7 +79,7 @@ var quiet = []string{"REDOCLY_TELEMETRY=off", "REDOCLY_SUPPRESS_UPDATE_NOTICE=tr
 
 func TestGenerators(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
-		missing(t, "node")
+		tooltest.Missing(t, "node")
 	}
 	redocly, openapiTS, tsc := npmTool(t, "redocly"), npmTool(t, "openapi-typescript"), npmTool(t, "tsc")
 
@@ -161,7 +155,7 @@ func TestGenerators(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(mod, pkg+".yaml"), []byte(cfg), 0o644))
 			out, err := run(t, mod, goEnv, "go", "run", oapiCodegen, "-config", pkg+".yaml", filepath.Join(dir, iface+".json"))
 			if err != nil && offline(out) {
-				missing(t, "oapi-codegen from the Go module proxy ("+strings.TrimSpace(out)+")")
+				tooltest.Missing(t, "oapi-codegen from the Go module proxy ("+strings.TrimSpace(out)+")")
 			}
 			require.NoError(t, err, "oapi-codegen %s:\n%s", iface, out)
 		}

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,12 +38,7 @@ var platforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/a
 
 func requireTools(t *testing.T) {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1)", what)
-		}
-		t.Skipf("%s is missing; install it to run the release snapshot", what)
-	}
+	missing := func(what string) { tooltest.Missing(t, what) }
 	if _, err := os.Stat(filepath.Join(root, ".ci/bin/goreleaser")); err != nil {
 		if _, err := exec.LookPath("goreleaser"); err != nil {
 			missing("goreleaser (GOBIN=$PWD/.ci/bin go install github.com/goreleaser/goreleaser/v2@v2.15.1)")

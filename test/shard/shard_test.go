@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
+
 	"github.com/dubsim/dubsim/dubsimtest"
 	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/stretchr/testify/assert"
@@ -56,22 +58,7 @@ func TestMain(m *testing.M) {
 // user's PATH may lack), or skips (fails with DUBSIM_REQUIRE_TOOLS=1).
 func tool(t *testing.T, name string) string {
 	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if p := "/usr/sbin/" + name; fileExists(p) {
-		return p
-	}
-	if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
-		t.Fatalf("%s is required (DUBSIM_REQUIRE_TOOLS=1; apt-get install %s)", name, name)
-	}
-	t.Skipf("%s is missing; apt-get install %s to run the sharding test", name, name)
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	return tooltest.Path(t, name, "apt-get install "+name)
 }
 
 // shards starts two dubsims, each on a data file of its own, with the
