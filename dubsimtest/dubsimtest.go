@@ -118,8 +118,10 @@ func WithTimeScale(scale float64) Option { return func(o *options) { o.scale = s
 // like dubsim's --fixtures flag.
 func WithFixtures(dir string) Option { return func(o *options) { o.fixtures = dir } }
 
-// WithSeed sets the seed of generated ids and content (default 0): the same
-// seed gives the same ids on a fresh simulator.
+// WithSeed sets the seed of generated ids and content: the same seed gives
+// the same ids on a fresh simulator. Without it content is that of seed 0
+// and ids are keyed by a random value, so that no two simulators make the
+// same ids.
 func WithSeed(seed uint64) Option { return func(o *options) { o.seed, o.seedSet = seed, true } }
 
 // WithStart sets the initial simulated time.
@@ -242,7 +244,7 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 		once.Do(func() { base = time.Now() })
 		return t0.Add(time.Since(base))
 	}, o.scale)
-	inst, err := simtest.Open(dir, simtest.Options{Clock: clock, FixtureFS: fsys, Seed: o.seed, Config: func(c *server.Config) {
+	inst, err := simtest.Open(dir, simtest.Options{Clock: clock, FixtureFS: fsys, Seed: o.seed, RandomIDs: !o.seedSet, Config: func(c *server.Config) {
 		if o.token != "" {
 			c.ControlToken = o.token
 		}

@@ -20,6 +20,12 @@ type Store interface {
 	// rather than by the id seed, which is public: another store, even one
 	// of the same seed, makes other keys and signatures.
 	Secret() []byte
+	// IDKey keys the permutation of the identifiers the engine makes
+	// (project, studio project, artifact and video ids), kept with the
+	// data so that a restart goes on with the same sequence: the explicit
+	// seed of the simulator, else a value from crypto/rand made with the
+	// store, so that by default no two stores make the same ids.
+	IDKey() uint64
 }
 
 // Tx is one transaction. Getters return ErrNotFound for a missing record.

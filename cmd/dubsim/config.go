@@ -21,11 +21,14 @@ import (
 // config is dubsim's configuration. Every flag has a DUBSIM_* environment
 // fallback; flags win.
 type config struct {
-	Addr       string
-	Data       string
-	Fixtures   string
-	TimeScale  float64
-	Seed       uint64
+	Addr      string
+	Data      string
+	Fixtures  string
+	TimeScale float64
+	Seed      uint64
+	// SeedSet: the seed was given (flag or environment); the ids of a new
+	// data file are then keyed by it instead of a random value.
+	SeedSet    bool
 	FetchHosts []string
 	// FetchLoopback: media on this machine may be fetched (default);
 	// FetchErrorDetail: creations are told why a probe failed.
@@ -192,7 +195,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.Data, "data", "", "bbolt data `file` that keeps the state across runs (default: none, a temporary store removed at exit)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "`directory` whose fixture files override the embedded ones")
 	fs.Float64Var(&c.TimeScale, "time-scale", 1, "speed of simulated time (1 = real time, 60 = a minute per second, 0 = frozen)")
-	fs.Uint64Var(&c.Seed, "seed", 0, "seed of generated ids and content (not of generated API keys, upload ids or signatures: the data file's random secret keys those)")
+	fs.Uint64Var(&c.Seed, "seed", 0, "seed of generated content, and of the ids of a new data file, which are otherwise keyed by a random value kept in the file (not of generated API keys, upload ids or signatures: the data file's random secret keys those)")
 	fs.StringVar(&fetchHosts, "fetch-hosts", "", "comma-separated `hosts` (besides loopback) whose media dubsim may fetch to read durations; *.example.com and * allowed")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of output download links (default: the request's scheme and host)")
 	fs.DurationVar(&c.Timing.Base, "processing-base", sim.DefaultTiming.Base, "processing time of a project, fixed part")
@@ -270,6 +273,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
+	c.SeedSet = set["seed"] || getenv(envName("seed")) != ""
 	c.UnknownVariables = unknownVariables(os.Environ(), knownVariables(fs))
 
 	if c.TimeScale < 0 || c.TimeScale > 1e6 {

@@ -75,6 +75,15 @@ func TestParseConfig(t *testing.T) {
 				assert.Equal(t, "reject", c.UnknownFields)
 				assert.Equal(t, 201, c.CreateStatus)
 			}},
+		{name: "seed given", args: []string{"--seed", "0"}, check: func(t *testing.T, c config) {
+			assert.True(t, c.SeedSet)
+			assert.Zero(t, c.Seed)
+		}},
+		{name: "seed from the environment", env: map[string]string{"DUBSIM_SEED": "3"}, check: func(t *testing.T, c config) {
+			assert.True(t, c.SeedSet)
+			assert.Equal(t, uint64(3), c.Seed)
+		}},
+		{name: "no seed", check: func(t *testing.T, c config) { assert.False(t, c.SeedSet) }},
 		{name: "environment", env: map[string]string{"DUBSIM_ADDR": ":7", "DUBSIM_TIME_SCALE": "0", "DUBSIM_DATA": "/e.db", "DUBSIM_FETCH_HOSTS": "*"},
 			check: func(t *testing.T, c config) {
 				assert.Equal(t, ":7", c.Addr)

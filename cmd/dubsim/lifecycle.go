@@ -51,7 +51,11 @@ func openData(cfg *config) (*dataFile, error) {
 		fi, err := os.Stat(d.path)
 		existed = err == nil && fi.Size() > 0
 	}
-	st, err := store.Open(d.path, store.KeySeed(cfg.Seed))
+	var opts []store.Option
+	if cfg.SeedSet {
+		opts = append(opts, store.KeySeed(cfg.Seed))
+	}
+	st, err := store.Open(d.path, opts...)
 	if err != nil {
 		d.removeTemp()
 		return nil, err

@@ -340,7 +340,7 @@ func newSandboxes(cfg config, base server.Config, clock *sim.SimClock, log *slog
 		DefaultNow: clock.Now, Log: log,
 		// Not fsynced (fidelity SB11): a sandbox is a test's, and a synced
 		// commit cost 5-35 ms on a shared disk, its creation included.
-		StoreOptions: []store.Option{store.KeySeed(cfg.Seed), store.NoSync()},
+		StoreOptions: []store.Option{store.NoSync()},
 	})
 }
 

@@ -25,8 +25,11 @@ type Options struct {
 	Clock *sim.SimClock
 	// FixtureFS is the fixture file set (nil: fixtures.FS).
 	FixtureFS fs.FS
-	// Seed seeds content identifiers and the store's key material.
+	// Seed seeds content, and identifiers unless RandomIDs.
 	Seed uint64
+	// RandomIDs keys the store's identifiers by a value from crypto/rand
+	// (sim.Store.IDKey), as a simulator without an explicit seed does.
+	RandomIDs bool
 	// Config changes the server configuration last (it may replace the
 	// store, the clock, the blob directory...).
 	Config func(*server.Config)
@@ -54,7 +57,11 @@ func Open(dir string, o Options) (_ *Instance, err error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(filepath.Join(dir, "dubsim.db"), store.NoSync(), store.KeySeed(o.Seed))
+	opts := []store.Option{store.NoSync()}
+	if !o.RandomIDs {
+		opts = append(opts, store.KeySeed(o.Seed))
+	}
+	st, err := store.Open(filepath.Join(dir, "dubsim.db"), opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -193,7 +193,7 @@ func newArtHarness(t *testing.T, opts artOptions) *artHarness {
 // StudioMedia. The engine is closed (downloads stopped) before its store.
 func openArtHarness(t *testing.T, path, blobDir string, media *artMedia, opts artOptions, clock *sim.SimClock) *artHarness {
 	t.Helper()
-	st, err := store.Open(path, store.NoSync())
+	st, err := store.Open(path, store.NoSync(), store.KeySeed(7))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	fx, err := fixtures.Load(fixtures.FS)

@@ -30,9 +30,13 @@ type core struct {
 	storedClock bool
 	// secret is the store's (sim.Store.Secret): it keys whatever grants
 	// access, where ids (the public seed) makes content.
-	secret    []byte
-	clock     TimeSource
+	secret []byte
+	clock  TimeSource
+	// ids derives content from the seed; keys makes identifiers, keyed by
+	// the store's id key (sim.Store.IDKey), so that two stores of one seed
+	// make other ids.
 	ids       *sim.IDs
+	keys      *sim.IDs
 	prober    Prober
 	timing    sim.Timing
 	log       *slog.Logger
@@ -226,7 +230,7 @@ func (e *core) studioID(tx sim.Tx, now time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%08x%s%08x", uint32(now.Unix()), e.ids.Token(4, "studio process"), uint32(seq+e.ids.Hash("studio counter"))), nil
+	return fmt.Sprintf("%08x%s%08x", uint32(now.Unix()), e.keys.Token(4, "studio process"), uint32(seq+e.keys.Hash("studio counter"))), nil
 }
 
 // secretToken is a hex token of n bytes keyed by the store's secret (see
@@ -259,12 +263,16 @@ func newCore(cfg Config) *core {
 	e.ready.Size, e.studioProjects.Size, e.videoLists.Size = 4096, 4096, 4096
 	if cfg.Store != nil {
 		e.secret = cfg.Store.Secret()
+		e.keys = sim.NewIDs(cfg.Store.IDKey())
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	if e.ids == nil {
 		e.ids = sim.NewIDs(0)
+	}
+	if e.keys == nil {
+		e.keys = e.ids
 	}
 	if e.idemTTL <= 0 {
 		e.idemTTL = sim.DefaultIdempotencyWindow

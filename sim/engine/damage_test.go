@@ -80,7 +80,7 @@ func (s *syncBuffer) String() string {
 func TestSweepSkipsARecordThatPanics(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync())
+	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync(), store.KeySeed(7))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	ds := &damagedStore{Store: st}

@@ -46,7 +46,7 @@ func newHarness(t *testing.T, prober Prober) *harness {
 
 func openHarness(t *testing.T, path string, prober Prober, clock *sim.SimClock) *harness {
 	t.Helper()
-	st, err := store.Open(path, store.NoSync())
+	st, err := store.Open(path, store.NoSync(), store.KeySeed(7))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	fx, err := fixtures.Load(fixtures.FS)

@@ -19,7 +19,7 @@ import (
 func TestEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync())
+	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync(), store.KeySeed(7))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	fx, err := fixtures.Load(fixtures.FS)

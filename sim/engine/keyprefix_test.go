@@ -18,7 +18,7 @@ import (
 // over the default fixtures, which it must not change.
 func prefixedEngine(t *testing.T, prefix string, fx *sim.Fixtures) *Engine {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync())
+	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync(), store.KeySeed(7))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	e := New(Config{Store: st, Clock: sim.NewSimClock(func() time.Time { return t0 }, 0), IDs: sim.NewIDs(7),

@@ -186,7 +186,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 		if err != nil {
 			return err
 		}
-		p := e.buildProject(e.ids.PlatformProjectID(seq-1), apiKey, np, info, duration, utterances, now)
+		p := e.buildProject(e.keys.PlatformProjectID(seq-1), apiKey, np, info, duration, utterances, now)
 		p.CostMinutes = cost
 		if err := applyOutcomeRules(tx, &p, now); err != nil {
 			return err

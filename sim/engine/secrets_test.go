@@ -17,8 +17,8 @@ import (
 // TestGeneratedKeysAreTheStoresOwn: a generated API key is keyed by the
 // store's secret (issue 19: it was the seed's, so the first key of a fresh
 // store was known to anyone): two stores of the same seed give different
-// keys, neither the seed's, while the content the seed makes (project ids)
-// stays the same in both.
+// keys, neither the seed's, while the ids an explicit seed keys stay the
+// same in both.
 func TestGeneratedKeysAreTheStoresOwn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -37,7 +37,7 @@ func TestGeneratedKeysAreTheStoresOwn(t *testing.T) {
 	require.NoError(t, err)
 	pb, err := b.e.Projects.CreateProject(ctx, kb, newProject("https://v/1min"), nil)
 	require.NoError(t, err)
-	assert.Equal(t, pa.ProjectID, pb.ProjectID, "content stays seeded: the same project id")
+	assert.Equal(t, pa.ProjectID, pb.ProjectID, "an explicit seed keys ids: the same project id")
 }
 
 // noSecret is a store that has no secret.

@@ -128,7 +128,7 @@ func spOpen(t *testing.T, fx *sim.Fixtures, wrap func(sim.Store) sim.Store) *har
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "dubsim.db")
-	st, err := store.Open(path, store.NoSync())
+	st, err := store.Open(path, store.NoSync(), store.KeySeed(7))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	var es sim.Store = st

@@ -44,7 +44,7 @@ type envOption func(*platform.Config)
 // temporary store and a frozen clock, with the embedded fixtures.
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync())
+	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync(), store.KeySeed(42))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	fx, err := fixtures.Load(fixtures.FS)

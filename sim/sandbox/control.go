@@ -9,6 +9,7 @@ import (
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 )
 
 // ControlExtension is the default control API's sandbox resource:
@@ -16,6 +17,8 @@ import (
 // journal.
 func (m *Manager) ControlExtension(publicURL string) control.Extension {
 	r := chi.NewRouter()
+	// /sandboxes/{id}/ is the same resource.
+	r.Use(middleware.StripSlashes)
 	api := httpx.API{Render: control.Render, Log: m.log}
 	h := func(f httpx.HandlerFunc) http.HandlerFunc { return api.Handle(f) }
 	r.NotFound(h(func(w http.ResponseWriter, r *http.Request) error {
@@ -54,6 +57,9 @@ type View struct {
 	BaseURL      string            `json:"base_url"`
 	ControlURL   string            `json:"control_url"`
 	DashboardURL string            `json:"dashboard_url"`
+	// Deleting: the sandbox is being deleted (or expired); it serves no
+	// request and its id is taken until it is gone.
+	Deleting bool `json:"deleting,omitempty"`
 }
 
 // ClockView is a sandbox's clock.
@@ -87,6 +93,7 @@ func (c *controlAPI) view(r *http.Request, sb *Sandbox) View {
 	if idle := c.m.cfg.Idle; idle > 0 {
 		v.ExpiresAt = control.Time(sb.LastUsed().Add(idle))
 	}
+	v.Deleting = sb.removing()
 	return v
 }
 
@@ -130,14 +137,24 @@ func (c *controlAPI) create(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return sim.Errorf(sim.CodeValidation, "start must be an RFC 3339 time such as 2026-01-01T00:00:00Z; got %q", clip(*b.Start))
 		}
+		if err := CheckStart(t); err != nil {
+			return err
+		}
 		opts.Start = t
 	}
 	if b.TimeScale != nil {
 		opts.TimeScale = *b.TimeScale
 	}
 	opts.Seed = b.Seed
-	sb, err := c.m.Create(r.Context(), chi.URLParam(r, "id"), opts)
+	id := chi.URLParam(r, "id")
+	sb, err := c.m.Create(r.Context(), id, opts)
 	if err != nil {
+		old := c.m.Get(id)
+		if sim.ErrorCode(err) == sim.CodeLimit || (old != nil && old.removing()) {
+			// Slots and ids being deleted free up as tests delete their
+			// sandboxes: a second is a polling interval, not a promise.
+			w.Header().Set("Retry-After", "1")
+		}
 		return err
 	}
 	w.Header().Set("Location", "/_sim/sandboxes/"+sb.ID)
@@ -150,6 +167,11 @@ func (c *controlAPI) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := c.m.Delete(r.Context(), id); err != nil {
 		if sim.ErrorCode(err) == sim.CodeNotFound {
 			return unknownSandbox(w, id)
+		}
+		if r.Context().Err() != nil {
+			// The client left; the removal goes on (Manager.Delete).
+			w.WriteHeader(http.StatusAccepted)
+			return nil
 		}
 		return err
 	}

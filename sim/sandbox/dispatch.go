@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -52,7 +53,7 @@ func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 			m.unknown(w, r, id, rest, byPath, def)
 			return
 		}
-		defer sb.release()
+		defer m.release(sb)
 		h := pick(sb.Server)
 		if h == nil {
 			// A listener the process does not have (no separate control
@@ -74,7 +75,14 @@ func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 			}
 			r2.URL = &u
 		}
-		h.ServeHTTP(w, r2)
+		w2, r3, done := sb.fenced(w, r2)
+		h.ServeHTTP(w2, r3)
+		if iface, ended := done(); ended {
+			if iface == "" {
+				iface = interfaceOf(r2.URL.Path)
+			}
+			answer(w, http.StatusNotFound, iface, fmt.Sprintf(msgFenced, id))
+		}
 	})
 }
 
@@ -95,6 +103,11 @@ func target(r *http.Request) (id, rest string, byPath bool) {
 		if id, rest, ok := cutID(after); ok && len(rest) > 1 {
 			return id, "/_sim" + rest, true
 		}
+	}
+	if p == "/_sim/sandboxes" || strings.HasPrefix(p, controlPrefix) {
+		// The sandboxes resource is the default control API's, whatever
+		// key comes with it (a sandbox's own key included).
+		return "", "", false
 	}
 	if h := r.Header.Get("Authorization"); strings.Contains(h, "sbx_") {
 		if key, _ := httpx.Bearer(h); key != "" {
@@ -127,16 +140,28 @@ func (m *Manager) unknown(w http.ResponseWriter, r *http.Request, id, rest strin
 		def.ServeHTTP(w, r)
 		return
 	}
-	iface := server.Platform
+	answer(w, http.StatusNotFound, interfaceOf(rest), msg)
+}
+
+// interfaceOf is the interface whose envelope answers path, as a sandbox
+// serves it.
+func interfaceOf(path string) string {
 	switch {
-	case rest == "/_sim" || strings.HasPrefix(rest, "/_sim/"):
-		iface = server.Control
-	case strings.HasPrefix(rest, server.StudioPrefix+"/") || strings.HasPrefix(rest, "/api/"):
-		iface = server.Studio
+	case path == "/_sim" || strings.HasPrefix(path, "/_sim/"):
+		return server.Control
+	case strings.HasPrefix(path, server.StudioPrefix+"/") || strings.HasPrefix(path, "/api/"):
+		return server.Studio
 	}
+	return server.Platform
+}
+
+// answer writes a NotFoundError of the dispatcher itself, msg in its
+// envelope and in HeaderError.
+func answer(w http.ResponseWriter, status int, iface, msg string) {
 	ct, body := server.EnvelopeOf(iface, "NotFoundError", msg)
+	w.Header().Set(HeaderError, msg)
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set(server.HeaderInterface, iface)
-	w.WriteHeader(http.StatusNotFound)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,8 +32,9 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMax  = 200
-	DefaultIdle = 30 * time.Minute
+	DefaultMax       = 200
+	DefaultIdle      = 30 * time.Minute
+	DefaultDrainWait = 30 * time.Second
 )
 
 // Config is what every sandbox is made of.
@@ -60,6 +62,10 @@ type Config struct {
 	// Now is real time (time.Now), for last use and expiry; a test injects
 	// its own. Sandbox clocks run on it too.
 	Now func() time.Time
+	// DrainWait bounds how long a deletion or an expiry waits for the
+	// sandbox's requests in flight before it ends them (zero:
+	// DefaultDrainWait).
+	DrainWait time.Duration
 	// StoreOptions are given to store.Open for each sandbox (store.NoSync
 	// in tests).
 	StoreOptions []store.Option
@@ -74,7 +80,9 @@ type Options struct {
 	// TimeScale is the clock's speed; 0 (the default) freezes it: time then
 	// moves only when the sandbox's clock is advanced.
 	TimeScale float64 `json:"time_scale"`
-	// Seed seeds the sandbox's content ids (nil: the process's seed).
+	// Seed seeds the sandbox's content (nil: the process's seed) and keys
+	// its ids, which are then reproducible; without it the ids are keyed by
+	// a random value (sim.Store.IDKey), so that no two sandboxes share one.
 	Seed *uint64 `json:"seed,omitempty"`
 }
 
@@ -83,9 +91,10 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 
-	mu      sync.RWMutex
-	boxes   map[string]*Sandbox
-	pending map[string]bool // ids being created or deleted
+	mu    sync.RWMutex
+	boxes map[string]*Sandbox // a sandbox being removed stays until it is gone
+	// pending are the ids being created (or restored).
+	pending map[string]bool
 }
 
 // Sandbox is one simulator of the Manager.
@@ -102,9 +111,17 @@ type Sandbox struct {
 	lastSave time.Time    // of the running clock (Tick's goroutine only)
 
 	mu      sync.Mutex
-	n       int // requests in flight
-	closing bool
-	idle    chan struct{} // closed when closing and n reaches 0
+	n       int  // requests in flight
+	closing bool // no request is admitted any more
+	// closeErr is the error of closing, set before gone is closed.
+	closeErr error
+	idle     chan struct{}
+	// fence ends when the requests still in flight at the end of the drain
+	// are to end (fence.go); gone is closed once the sandbox is closed (and
+	// its files removed, when it is deleted).
+	fence    context.Context
+	endFence context.CancelFunc
+	gone     chan struct{}
 }
 
 // New returns a Manager; Open restores the sandboxes of cfg.Dir.
@@ -123,6 +140,9 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if cfg.DefaultNow == nil {
 		cfg.DefaultNow = cfg.Now
+	}
+	if cfg.DrainWait <= 0 {
+		cfg.DrainWait = DefaultDrainWait
 	}
 	log := cfg.Log
 	if log == nil {
@@ -205,6 +225,11 @@ func (m *Manager) Create(ctx context.Context, id string, opts Options) (*Sandbox
 	if opts.TimeScale < 0 || opts.TimeScale > 1e6 {
 		return nil, sim.Errorf(sim.CodeValidation, "time_scale must be between 0 (frozen) and 1000000; got %v", opts.TimeScale)
 	}
+	if !opts.Start.IsZero() {
+		if err := CheckStart(opts.Start); err != nil {
+			return nil, err
+		}
+	}
 	if err := m.reserve(id); err != nil {
 		return nil, err
 	}
@@ -225,6 +250,25 @@ func (m *Manager) Create(ctx context.Context, id string, opts Options) (*Sandbox
 	return sb, nil
 }
 
+// The range of a sandbox's start: the clock keeps its offset from real
+// time in a time.Duration (about 292 years either way), and a start must
+// be reachable from real time within it for the next decades.
+var (
+	StartMin = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	StartMax = time.Date(2199, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+// MsgStartRange is the refusal of a start outside [StartMin, StartMax].
+const MsgStartRange = "start must lie between %s and %s (the range of a sandbox's clock); got %s"
+
+// CheckStart refuses a start outside [StartMin, StartMax].
+func CheckStart(t time.Time) error {
+	if t.Before(StartMin) || t.After(StartMax) {
+		return sim.Errorf(sim.CodeValidation, MsgStartRange, StartMin.Format(time.RFC3339), StartMax.Format(time.RFC3339), t.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
 const msgBadID = "sandbox id %q must be 16 characters of 0-9 and a-z without i, l, o and u (lower-case Crockford base32)"
 
 func clip(s string) string {
@@ -238,6 +282,9 @@ func clip(s string) string {
 func (m *Manager) reserve(id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if sb := m.boxes[id]; sb != nil && sb.removing() {
+		return sim.Errorf(sim.CodeConflict, MsgBeingRemoved, id)
+	}
 	if m.boxes[id] != nil || m.pending[id] {
 		return sim.Errorf(sim.CodeConflict, "sandbox %s already exists", id)
 	}
@@ -267,7 +314,11 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		_ = os.Remove(dbPath)
 		_ = os.RemoveAll(blobDir)
 	}
-	st, err := store.Open(dbPath, m.cfg.StoreOptions...)
+	opts := m.cfg.StoreOptions
+	if rec.Options.Seed != nil {
+		opts = append(slices.Clip(opts), store.KeySeed(*rec.Options.Seed))
+	}
+	st, err := store.Open(dbPath, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +349,9 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 	if err != nil {
 		return nil, err
 	}
-	sb = &Sandbox{ID: id, Created: rec.Created, Options: rec.Options, Server: srv, st: st, dir: m.cfg.Dir}
+	sb = &Sandbox{ID: id, Created: rec.Created, Options: rec.Options, Server: srv, st: st, dir: m.cfg.Dir,
+		idle: make(chan struct{}), gone: make(chan struct{})}
+	sb.fence, sb.endFence = context.WithCancel(context.Background())
 	sb.lastUsed.Store(rec.LastUsed.UnixNano())
 	sb.saved.Store(rec.LastUsed.UnixNano())
 	if fresh {
@@ -371,8 +424,8 @@ func (m *Manager) Max() int { return m.cfg.Max }
 // Idle is the idle time after which a sandbox expires (zero: never).
 func (m *Manager) Idle() time.Duration { return m.cfg.Idle }
 
-// acquire takes sandbox id for one request, which counts as a use: nil
-// when it does not exist or is being removed. The caller releases it.
+// acquire takes sandbox id for one request: nil when it does not exist or
+// is being removed. The caller releases it (m.release).
 func (m *Manager) acquire(id string) *Sandbox {
 	m.mu.RLock()
 	sb := m.boxes[id]
@@ -382,6 +435,13 @@ func (m *Manager) acquire(id string) *Sandbox {
 	}
 	sb.lastUsed.Store(m.cfg.Now().UnixNano())
 	return sb
+}
+
+// release ends a request of sb: it counts as a use from its end, so a
+// long request does not leave the sandbox about to expire.
+func (m *Manager) release(sb *Sandbox) {
+	sb.lastUsed.Store(m.cfg.Now().UnixNano())
+	sb.release()
 }
 
 // hold keeps the sandbox open until release, unless it is being closed.
@@ -404,49 +464,109 @@ func (sb *Sandbox) release() {
 	}
 }
 
-// Delete removes sandbox id and its files, once its requests in flight
-// have ended (at most wait; then it is closed under them, and they fail).
-// sim.CodeNotFound when it does not exist.
+// removing reports whether the sandbox is being closed.
+func (sb *Sandbox) removing() bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.closing
+}
+
+// MsgBeingRemoved says that a sandbox is being deleted (or expired): its
+// id is taken until it is gone.
+const MsgBeingRemoved = "sandbox %s is being deleted; its id can be used again once it is gone"
+
+// Delete removes sandbox id and its files once its requests in flight have
+// ended: it waits for them at most Config.DrainWait, then ends those left
+// with a clean answer (fence.go). The removal goes on when ctx ends (the
+// client gave up); Delete then returns ctx's error. The id stays taken,
+// and the sandbox listed, until the files are gone. A second Delete of a
+// sandbox being removed waits for the same removal. sim.CodeNotFound when
+// it does not exist.
 func (m *Manager) Delete(ctx context.Context, id string) error {
-	m.mu.Lock()
-	sb := m.boxes[id]
-	if sb == nil || m.pending[id] {
-		m.mu.Unlock()
+	sb, first := m.remove(id, nil)
+	if sb == nil {
 		return notFound(id)
 	}
-	delete(m.boxes, id)
-	m.pending[id] = true // the id stays taken until its files are gone
+	if first {
+		m.log.Info("sandbox deleted", "sandbox", id)
+	}
+	select {
+	case <-sb.gone:
+		return sb.closeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// remove starts closing sandbox id (only if it is want, when want is set)
+// in a goroutine of its own that removes its files, and returns it; first
+// is false when it was being removed already (or is not want).
+func (m *Manager) remove(id string, want *Sandbox) (sb *Sandbox, first bool) {
+	m.mu.Lock()
+	sb = m.boxes[id]
+	if sb == nil || (want != nil && sb != want) {
+		m.mu.Unlock()
+		return nil, false
+	}
+	first = sb.beginClose()
 	m.mu.Unlock()
-	defer m.unreserve(id)
-	err := sb.close(ctx, true)
-	m.log.Info("sandbox deleted", "sandbox", id)
-	return err
+	if first {
+		go func() {
+			err := sb.close(m.cfg.DrainWait, true)
+			if err != nil {
+				m.log.Error("removing a sandbox", "sandbox", id, "err", err)
+			}
+			m.mu.Lock()
+			delete(m.boxes, id)
+			m.mu.Unlock()
+			sb.closeErr = err
+			close(sb.gone)
+		}()
+	}
+	return sb, first
 }
 
 func notFound(id string) error {
 	return sim.Errorf(sim.CodeNotFound, "sandbox %s does not exist (deleted, or expired when idle)", clip(id))
 }
 
-// closeWait bounds how long closing a sandbox waits for its requests.
-const closeWait = 30 * time.Second
-
-// close waits for the requests in flight, closes the sandbox's server and
-// store, and removes its files when remove.
-func (sb *Sandbox) close(ctx context.Context, remove bool) error {
+// beginClose admits no more requests; false when it was closing already.
+func (sb *Sandbox) beginClose() bool {
 	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.closing {
+		return false
+	}
 	sb.closing = true
-	sb.idle = make(chan struct{})
 	if sb.n == 0 {
 		close(sb.idle)
 	}
-	sb.mu.Unlock()
-	t := time.NewTimer(closeWait)
+	return true
+}
+
+// fenceWait bounds how long the requests ended by the fence have to
+// return before the sandbox is closed under them (their answers are the
+// fence's whatever they do then).
+const fenceWait = 5 * time.Second
+
+// close waits for the requests in flight (at most wait), ends those left
+// (the fence) and waits for them a little longer, then closes the
+// sandbox's server and store, and removes its files when remove. Call
+// beginClose first.
+func (sb *Sandbox) close(wait time.Duration, remove bool) error {
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-sb.idle:
 	case <-t.C:
-	case <-ctx.Done():
+		sb.endFence()
+		t.Reset(fenceWait)
+		select {
+		case <-sb.idle:
+		case <-t.C:
+		}
 	}
+	defer sb.endFence()
 	var err error
 	if !remove && sb.lastUsed.Load() != sb.saved.Load() {
 		err = sb.writeRecord(context.Background())
@@ -459,15 +579,26 @@ func (sb *Sandbox) close(ctx context.Context, remove bool) error {
 	return err
 }
 
-// Close closes every sandbox, keeping its files (Open restores them).
+// Close closes every sandbox, keeping its files (Open restores them), and
+// waits for the removals under way. ctx bounds the wait for requests in
+// flight (Config.DrainWait at most).
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	boxes := m.boxes
 	m.boxes = map[string]*Sandbox{}
 	m.mu.Unlock()
+	wait := m.cfg.DrainWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d))
+	}
 	var err error
 	for _, sb := range boxes {
-		err = errors.Join(err, sb.close(ctx, false))
+		if sb.beginClose() {
+			err = errors.Join(err, sb.close(wait, false))
+			close(sb.gone)
+		} else {
+			<-sb.gone
+		}
 	}
 	return err
 }
@@ -574,8 +705,11 @@ func (m *Manager) Tick(ctx context.Context) error {
 		}
 	}
 	for _, sb := range m.List() {
+		if sb.removing() {
+			continue
+		}
 		if m.cfg.Idle > 0 && now.Sub(sb.LastUsed()) > m.cfg.Idle && sb.inFlight() == 0 {
-			fail(sb, m.expire(ctx, sb))
+			fail(sb, m.expire(sb))
 			continue
 		}
 		// Held, so that a DELETE meanwhile waits for the sweep.
@@ -613,18 +747,14 @@ func (sb *Sandbox) inFlight() int {
 	return sb.n
 }
 
-func (m *Manager) expire(ctx context.Context, sb *Sandbox) error {
-	m.mu.Lock()
-	if m.boxes[sb.ID] != sb {
-		m.mu.Unlock()
+// expire removes sb, idle past Config.Idle, as Delete does.
+func (m *Manager) expire(sb *Sandbox) error {
+	if _, first := m.remove(sb.ID, sb); !first {
 		return nil
 	}
-	delete(m.boxes, sb.ID)
-	m.pending[sb.ID] = true
-	m.mu.Unlock()
-	defer m.unreserve(sb.ID)
 	m.log.Info("sandbox expired", "sandbox", sb.ID, "idle", m.cfg.Idle, "last_used_at", sb.LastUsed())
-	return sb.close(ctx, true)
+	<-sb.gone
+	return sb.closeErr
 }
 
 // tick sweeps a running clock and writes last use when due; it reports

@@ -128,8 +128,8 @@ func TestSandboxesAreIsolated(t *testing.T) {
 	assert.Equal(t, "sbx_"+a.ID+"_dubsim-pro", a.Keys["dubsim-pro"])
 
 	pa := e.project(a.Keys["dubsim-pro"], "in-a")
-	e.project(b.Keys["dubsim-pro"], "in-b")
-	e.project("dubsim-pro", "in-default")
+	pb := e.project(b.Keys["dubsim-pro"], "in-b")
+	pd := e.project("dubsim-pro", "in-default")
 	assert.Equal(t, []string{"in-a"}, e.projectNames("/sbx/"+a.ID+"/_sim"))
 	assert.Equal(t, []string{"in-b"}, e.projectNames("/_sim/sandboxes/"+b.ID))
 	assert.Equal(t, []string{"in-default"}, e.projectNames("/_sim"))
@@ -141,11 +141,13 @@ func TestSandboxesAreIsolated(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, st, "a key never crosses sandboxes")
 	st, _ = e.json("GET", "/sbx/"+a.ID+"/api/v1/balance", "dubsim-pro", "")
 	assert.Equal(t, http.StatusUnauthorized, st, "nor does the default's")
-	// Content ids come from the seed, the process's by default: the
-	// default's first project has the same id, and its own name.
-	st, m = e.json("GET", "/api/v1/projects/"+pa, "dubsim-pro", "")
-	require.Equal(t, http.StatusOK, st)
-	assert.Equal(t, "in-default", m["name"])
+	// Without an explicit seed each tenant's ids are its own: no two
+	// first projects share an id.
+	assert.NotEqual(t, pa, pb)
+	assert.NotEqual(t, pa, pd)
+	assert.NotEqual(t, pb, pd)
+	st, _ = e.json("GET", "/api/v1/projects/"+pa, "dubsim-pro", "")
+	assert.Equal(t, http.StatusNotFound, st, "a's project is not the default's")
 
 	// Clocks: b starts where asked; a at the default's now.
 	_, ca := e.json("GET", "/_sim/sandboxes/"+a.ID+"/clock", "", "")
@@ -227,32 +229,40 @@ func TestSandboxCreateRules(t *testing.T) {
 		status                   int
 		errName, contains        string
 	}{
-		{"put with an id", "PUT", "/_sim/sandboxes/" + id, `{"time_scale":2}`, http.StatusCreated, "", ""},
+		{"put with an id", "PUT", "/_sim/sandboxes/" + id + "/", `{"time_scale":2}`, http.StatusCreated, "", ""},
 		{"the same id again", "PUT", "/_sim/sandboxes/" + id, "", http.StatusConflict, "ConflictError", "already exists"},
 		{"upper case", "PUT", "/_sim/sandboxes/K7Q2M9X4W3P8R5T6", "", http.StatusBadRequest, "ValidationError", "Crockford"},
 		{"an i", "PUT", "/_sim/sandboxes/i7q2m9x4w3p8r5t6", "", http.StatusBadRequest, "ValidationError", "16 characters"},
 		{"short", "PUT", "/_sim/sandboxes/abc", "", http.StatusBadRequest, "ValidationError", "16 characters"},
 		{"bad start", "POST", "/_sim/sandboxes", `{"start":"yesterday"}`, http.StatusBadRequest, "ValidationError", "RFC 3339"},
 		{"negative scale", "POST", "/_sim/sandboxes", `{"time_scale":-1}`, http.StatusBadRequest, "ValidationError", "time_scale"},
+		{"start at year 1", "POST", "/_sim/sandboxes", `{"start":"0001-01-01T00:00:00Z"}`, http.StatusBadRequest, "ValidationError", "between 1970-01-01T00:00:00Z and 2199-12-31T23:59:59Z"},
+		{"start before the range", "POST", "/_sim/sandboxes", `{"start":"1800-01-01T00:00:00Z"}`, http.StatusBadRequest, "ValidationError", "between 1970-01-01T00:00:00Z and 2199-12-31T23:59:59Z"},
+		{"start after the range", "POST", "/_sim/sandboxes", `{"start":"9000-01-01T00:00:00Z"}`, http.StatusBadRequest, "ValidationError", "got 9000-01-01T00:00:00Z"},
 		{"unknown field", "POST", "/_sim/sandboxes", `{"clock":1}`, http.StatusBadRequest, "ValidationError", "clock"},
 		{"second", "POST", "/_sim/sandboxes", `{}`, http.StatusCreated, "", ""},
 		{"over the cap", "POST", "/_sim/sandboxes", `{}`, http.StatusTooManyRequests, "SandboxLimitError", "holds 2 sandboxes"},
 	} {
-		st, m := e.json(tc.method, tc.path, "", tc.body)
-		require.Equal(t, tc.status, st, "%s: %v", tc.name, m)
+		st, h, raw := e.do(tc.method, tc.path, "", tc.body)
+		require.Equal(t, tc.status, st, "%s: %s", tc.name, raw)
 		if tc.errName != "" {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(raw, &m))
 			assert.Equal(t, tc.errName, m["error"], tc.name)
 			assert.Contains(t, m["message"], tc.contains, tc.name)
 		}
+		if st == http.StatusTooManyRequests {
+			assert.Equal(t, "1", h.Get("Retry-After"), tc.name)
+		}
 	}
-	_, v := e.json("GET", "/_sim/sandboxes/"+id, "", "")
+	_, v := e.json("GET", "/_sim/sandboxes/"+id+"/", "", "")
 	assert.Equal(t, id, v["id"])
 	assert.Equal(t, map[string]any{"now": "2026-02-04T12:00:00.000Z", "frozen": false, "time_scale": 2.0}, v["clock"])
 	_, list := e.json("GET", "/_sim/sandboxes", "", "")
 	assert.EqualValues(t, 2, list["total"])
 	assert.EqualValues(t, 2, list["max"])
 	// Deleting one makes room.
-	st, _, _ := e.do("DELETE", "/_sim/sandboxes/"+id, "", "")
+	st, _, _ := e.do("DELETE", "/_sim/sandboxes/"+id+"/", "", "")
 	require.Equal(t, http.StatusNoContent, st)
 	st, _ = e.json("POST", "/_sim/sandboxes", "", "")
 	assert.Equal(t, http.StatusCreated, st)

@@ -24,7 +24,7 @@ const scaleSandboxes = sandbox.DefaultMax
 // the same time by a client of its own through a whole scenario (create,
 // project, advance, ready, output download, re-translation, advance, new
 // translation, journal, state, delete). Every sandbox's project has the
-// same id (the same seed), its own name, clock start and translated text,
+// same id (the same explicit seed), its own name, clock start and translated text,
 // so an answer from another sandbox fails the scenario that reads it. All
 // 200 exist at once (the cap: one more is a 429) before any goes on; at
 // the end the manager holds none and their directory is empty.
@@ -73,7 +73,7 @@ func TestParallelSandboxScenarios(t *testing.T) {
 
 	ids := map[string]bool{}
 	projectIDs.Range(func(_, v any) bool { ids[v.(string)] = true; return true })
-	assert.Len(t, ids, 1, "the same seed: every sandbox's project has the same id")
+	assert.Len(t, ids, 1, "the same explicit seed: every sandbox's project has the same id")
 	assert.Zero(t, e.m.Len(), "every sandbox deleted")
 	_, list := e.json("GET", "/_sim/sandboxes", "", "")
 	assert.EqualValues(t, 0, list["total"])
@@ -115,7 +115,7 @@ func scenarioStart(i int) time.Time { return t0.Add(time.Duration(i) * time.Minu
 func (s *scenario) create() {
 	t := s.c.t
 	s.start = scenarioStart(s.i)
-	st, v := s.c.json("PUT", "/_sim/sandboxes/"+s.id, "", `{"start":"`+s.start.Format(time.RFC3339)+`"}`)
+	st, v := s.c.json("PUT", "/_sim/sandboxes/"+s.id, "", `{"seed":0,"start":"`+s.start.Format(time.RFC3339)+`"}`)
 	require.Equal(t, http.StatusCreated, st, "%v", v)
 	require.Equal(t, s.id, v["id"])
 	s.base = v["base_url"].(string)

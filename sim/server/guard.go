@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Headers of the control API's protection (README, "Protecting the control
@@ -17,8 +19,8 @@ const (
 	// "Authorization: Bearer <token>".
 	HeaderControlToken = "X-Dubsim-Control-Token"
 	// HeaderControl marks a request as a control call of a program: a
-	// state-changing control call needs it or a JSON Content-Type, which
-	// no HTML form can send (any value).
+	// control POST needs it or a JSON Content-Type, which no HTML form can
+	// send (any value).
 	HeaderControl = "X-Dubsim-Control"
 )
 
@@ -30,16 +32,17 @@ const (
 		"(DUBSIM_CONTROL_HOSTS); Host %q is none of them. Add the name to --control-hosts, or start dubsim with --control-token"
 	MsgControlOrigin = "The control API refuses calls from another site's page (Origin %q). Add that host to " +
 		"--control-hosts (DUBSIM_CONTROL_HOSTS), or start dubsim with --control-token"
-	MsgControlMediaType = "A control call that changes state needs Content-Type: application/json or the header " +
+	MsgControlMediaType = "A POST to the control API needs Content-Type: application/json or the header " +
 		HeaderControl + " (any value), which no HTML form can send; got Content-Type %q"
-	MsgControlNoMediaType = "A control call that changes state needs Content-Type: application/json or the header " +
+	MsgControlNoMediaType = "A POST to the control API needs Content-Type: application/json or the header " +
 		HeaderControl + " (any value), which no HTML form can send; send one of them, even with an empty body"
 )
 
 // controlGuard protects the control API: with a token, every control call
 // must carry it; without one, only requests for a loopback or configured
-// host and from no foreign page are answered. Always, a state-changing
-// call must be one no HTML form can send. It asks the routing decision
+// host and from no foreign page are answered. Always, a POST must be one
+// no HTML form can send (other methods that change state already need a
+// preflight cross-site). It asks the routing decision
 // (RouteOf) whether a request is a control call; the platform and studio
 // interfaces pass untouched, and the health endpoint is answered before it.
 type controlGuard struct {
@@ -87,6 +90,11 @@ func (g *controlGuard) wrap(next http.Handler, answer func(http.Handler) http.Ha
 			answer(f).ServeHTTP(w, r)
 			return
 		}
+		if r.Method != http.MethodPost || r.Header.Get(HeaderControl) != "" {
+			// No form sent this: its JSON body is read whatever its
+			// Content-Type (curl's -d names a form).
+			r = r.WithContext(httpx.WithAnyBodyType(r.Context()))
+		}
 		if g.token != nil {
 			// Checked: nothing behind the guard (the journal, a log)
 			// sees the token.
@@ -117,11 +125,10 @@ func (g *controlGuard) check(r *http.Request) (refusal, bool) {
 			return refusal{http.StatusForbidden, "ForbiddenError", fmt.Sprintf(MsgControlOrigin, strings.Join(o, ", "))}, true
 		}
 	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
-		return refusal{}, false
-	}
-	if r.Header.Get(HeaderControl) != "" {
+	if r.Method != http.MethodPost || r.Header.Get(HeaderControl) != "" {
+		// Reads change nothing; a browser sends another method, or a
+		// header of the page's own, cross-site only after a preflight,
+		// which the control API never grants (fidelity HC3).
 		return refusal{}, false
 	}
 	ct := r.Header.Get("Content-Type")
@@ -130,6 +137,16 @@ func (g *controlGuard) check(r *http.Request) (refusal, bool) {
 	}
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || !isJSONType(mt) {
 		return refusal{http.StatusUnsupportedMediaType, "UnsupportedMediaTypeError", fmt.Sprintf(MsgControlMediaType, ct)}, true
+	}
+	return refusal{}, false
+}
+
+// checkPage decides whether a project page (isPageView) is refused: with a
+// token it needs it, as the control API does, since it shows any company's
+// records (fidelity TN7).
+func (g *controlGuard) checkPage(r *http.Request) (refusal, bool) {
+	if g.token != nil && !g.hasToken(r) {
+		return refusal{http.StatusUnauthorized, "UnauthorizedError", MsgControlToken}, true
 	}
 	return refusal{}, false
 }

@@ -118,7 +118,13 @@ func TestControlGuardWithoutToken(t *testing.T) {
 			header: map[string]string{"Content-Type": "text/plain"}, status: 415, error: "UnsupportedMediaTypeError", msg: server.HeaderControl},
 		{name: "empty POST without the header", method: "POST", path: "/_sim/clock/freeze",
 			status: 400, error: "ValidationError", msg: "even with an empty body"},
-		{name: "DELETE without the header", method: "DELETE", path: "/_sim/faults", status: 400, error: "ValidationError", msg: server.HeaderControl},
+		{name: "DELETE as plain curl sends it (a page needs a preflight for it)", method: "DELETE", path: "/_sim/faults", status: 200},
+		{name: "PATCH with curl's -d (a form's Content-Type)", method: "PATCH", path: "/_sim/accounts/dubsim-free",
+			header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, body: `{"rate_limit":null}`, status: 200},
+		{name: "a cross-site DELETE is still foreign", method: "DELETE", path: "/_sim/faults", header: map[string]string{"Origin": "https://evil.example"},
+			status: 403, error: "ForbiddenError", msg: `Origin "https://evil.example"`},
+		{name: "the header with curl's -d: the body is read as JSON", method: "POST", path: "/_sim/clock/advance",
+			header: with(ctl, "Content-Type", "application/x-www-form-urlencoded"), body: `{"seconds":1}`, status: 200},
 		{name: "empty POST with the header", method: "POST", path: "/_sim/clock/freeze", header: ctl, status: 200},
 		{name: "JSON body", method: "POST", path: "/_sim/clock/advance", header: jsonType, body: `{"seconds":1}`, status: 200},
 		{name: "JSON with parameters", method: "POST", path: "/_sim/clock/advance",
@@ -156,6 +162,11 @@ func TestControlGuardWithToken(t *testing.T) {
 		{name: "a browser's GET / goes to the dashboard", method: "GET", path: "/", header: map[string]string{"Accept": "text/html"}, status: 200},
 		{name: "the platform interface is untouched", method: "GET", path: "/api/v1/balance",
 			header: map[string]string{"Authorization": "Bearer dubsim-pro"}, status: 200},
+		// A page's refusal is in the envelope of its interface (studio).
+		{name: "a project page needs the token", method: "GET", path: "/projects/6800ed147125e1af62bc928c", status: 401},
+		{name: "a project page under the studio prefix too", method: "GET", path: "/studio/projects/6800ed147125e1af62bc928c", status: 401},
+		{name: "a project page with the token", method: "GET", path: "/projects/6800ed147125e1af62bc928c", header: bearer, status: 200},
+		{name: "DELETE with the token alone", method: "DELETE", path: "/_sim/faults", header: bearer, status: 200},
 	})
 }
 

@@ -13,12 +13,17 @@ import (
 // and HEAD of /projects/{id}, the page behind a studio project's
 // projectUrl, and, when dashboard is true, a browser's GET / (Accept:
 // text/html), redirected to the dashboard. Every other request, including
-// other methods on those paths, goes on to next as before.
-func pages(next http.Handler, u *ui.UI, dashboard bool) http.Handler {
+// other methods on those paths, goes on to next as before. With a control
+// token, a page needs it (guard.checkPage).
+func pages(next http.Handler, u *ui.UI, dashboard bool, guard *controlGuard) http.Handler {
 	page := u.PageRoutes(dashboard)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case isPage(r):
+			if f, refused := guard.checkPage(r); refused {
+				f.ServeHTTP(w, r)
+				return
+			}
 			page.ServeHTTP(w, r)
 		case dashboard && isDashboardRequest(r):
 			http.Redirect(w, r, httpx.BasePath(r.Context())+ui.DashboardPath, http.StatusFound)

@@ -454,10 +454,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	root.Mount("/", dispatch{platform: platformRoutes, studio: studioRoutes, control: http.HandlerFunc(notFound)})
 	started := time.Now()
 	main, studioOnly, platformOnly := s.Faults.Middleware(root), s.Faults.Middleware(studioRoutes), s.Faults.Middleware(platformRoutes)
+	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
 	if !cfg.NoControl {
 		// The web application shows any company's records without a login,
-		// so it goes with the control API (fidelity UI1).
-		main, studioOnly = pages(main, web, !cfg.SeparateControl), pages(studioOnly, web, false)
+		// so it goes with the control API (fidelity UI1), and its token.
+		main, studioOnly = pages(main, web, !cfg.SeparateControl, guard), pages(studioOnly, web, false, guard)
 	}
 	// Outermost, around every interface: a refused request's body is read
 	// after the answer (early answers, fidelity X1-X3). Routing comes next:
@@ -489,7 +490,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		budget = httpx.NewBodyBudget(bodyMemory)
 	}
-	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
 	// The access log sits inside routing (it names the interface) and
 	// around everything that answers (fidelity EL1).
 	access := newAccessLog(log, e.Accounts.Account)
@@ -509,7 +509,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, platformOnly, main), controlRoot == nil && !cfg.NoControl)
 	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)
 	if controlRoot != nil {
-		s.ControlHandler = outer(Rules{ControlOnly: true}, pages(controlRoot, web, true), true)
+		s.ControlHandler = outer(Rules{ControlOnly: true}, pages(controlRoot, web, true, guard), true)
 	}
 	if cfg.DateHeader != DateReal {
 		s.Handler, s.StudioHandler = simulatedDate(s.Handler, cfg.Clock.Now), simulatedDate(s.StudioHandler, cfg.Clock.Now)

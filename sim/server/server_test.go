@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/server"
+	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -263,7 +265,14 @@ func TestFixturesAtRunTime(t *testing.T) {
 func TestSeedChangesIDs(t *testing.T) {
 	t.Parallel()
 	ids := func(seed uint64) []string {
-		in := start(t, func(c *server.Config) { c.Seed = seed })
+		in := start(t, func(c *server.Config) {
+			// The seed keys ids through the store (store.KeySeed), as
+			// dubsim's --seed does.
+			st, err := store.Open(filepath.Join(t.TempDir(), "seeded.db"), store.NoSync(), store.KeySeed(seed))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = st.Close() })
+			c.Seed, c.Store = seed, st
+		})
 		var out []string
 		for i := 0; i < 3; i++ {
 			out = append(out, in.create("dubsim-enterprise", "https://cdn.test/v.mp4"))

@@ -298,3 +298,24 @@ func TestAppendedPagesAreFull(t *testing.T) {
 		return nil
 	}))
 }
+
+// TestIDKey: a new file without KeySeed draws its id key from crypto/rand
+// (two files, two keys), KeySeed sets it, and a file keeps its key when
+// reopened with or without another.
+func TestIDKey(t *testing.T) {
+	t.Parallel()
+	a, pathA := openTemp(t, NoSync())
+	b, _ := openTemp(t, NoSync())
+	assert.NotEqual(t, a.IDKey(), b.IDKey(), "two new files without a seed")
+	assert.Equal(t, metaSeed(t, a), a.IDKey(), "kept in the file")
+	key := a.IDKey()
+	require.NoError(t, a.Close())
+	for _, opts := range [][]Option{{NoSync()}, {NoSync(), KeySeed(5)}} {
+		again, err := Open(pathA, opts...)
+		require.NoError(t, err)
+		assert.Equal(t, key, again.IDKey(), "reopened: the file's own key")
+		require.NoError(t, again.Close())
+	}
+	seeded, _ := openTemp(t, NoSync(), KeySeed(5))
+	assert.Equal(t, uint64(5), seeded.IDKey())
+}

@@ -32,9 +32,10 @@ var (
 	// they existed) and ResetData empties.
 	allData   = append([][]byte{bAccounts, bProjects, bBodies, bDue, bIdem, bIdemExp}, studioData...)
 	keySchema = []byte("schema_version")
-	// keyKeySeed is the seed of the id permutation projectKey inverts,
-	// recorded when the file is made: the keys of stored projects depend on
-	// it, so it never changes for a file.
+	// keyKeySeed is the key of the id permutation (IDKey), which
+	// projectKey inverts, recorded when the file is made: the ids made and
+	// the keys of stored projects depend on it, so it never changes for a
+	// file.
 	keyKeySeed = []byte("project_key_seed")
 	// keySecret is the store's random secret (SecretBytes, from
 	// crypto/rand), made when the file is made, or at the first open of a
@@ -76,8 +77,9 @@ type Store struct {
 }
 
 type options struct {
-	bolt    bolt.Options
-	keySeed uint64
+	bolt       bolt.Options
+	keySeed    uint64
+	keySeedSet bool
 }
 
 // Option configures Open.
@@ -87,14 +89,14 @@ type Option func(*options)
 // recent writes. For tests and throwaway stores.
 func NoSync() Option { return func(o *options) { o.bolt.NoSync = true } }
 
-// KeySeed is the seed of the ids a new file will mostly hold (the engine's
-// sim.IDs seed, default 0). Projects are keyed by the sequence number their
-// id was made from, so creations append to the B+tree instead of rewriting a
-// leaf at a random place each: that holds for the ids of this seed. Ids of
-// another seed are stored as correctly, in random key order. A file keeps
-// the seed it was made with; the option only counts for a new file (or one
-// migrated from schema 2).
-func KeySeed(seed uint64) Option { return func(o *options) { o.keySeed = seed } }
+// KeySeed is the key of the id permutation of a new file (IDKey): the
+// explicit seed of a simulator, which makes its ids reproducible. Without
+// it a new file draws its key from crypto/rand, so that no two stores make
+// the same ids. A file keeps the key it was made with; the option only
+// counts for a new file (or one migrated from schema 2).
+func KeySeed(seed uint64) Option {
+	return func(o *options) { o.keySeed, o.keySeedSet = seed, true }
+}
 
 // Open opens (creating if needed) the store at path. It refuses a file that
 // is not a sound store (file.go): empty, truncated, not a bbolt file, or
@@ -150,10 +152,20 @@ func Open(path string, opts ...Option) (s *Store, err error) {
 			case v == nil && version == SchemaVersion && meta.Get(keySchema) != nil:
 				return fmt.Errorf("schema version %d without %s", version, keyKeySeed)
 			case v == nil:
-				if err := meta.Put(keyKeySeed, be64(o.keySeed)); err != nil {
+				key := o.keySeed
+				// A schema 2 file's ids were made with the seed it was
+				// given, 0 by default.
+				if !o.keySeedSet && version == SchemaVersion {
+					var b [8]byte
+					if _, err := rand.Read(b[:]); err != nil {
+						return fmt.Errorf("making the id key: %w", err)
+					}
+					key = binary.BigEndian.Uint64(b[:])
+				}
+				if err := meta.Put(keyKeySeed, be64(key)); err != nil {
 					return err
 				}
-				s.keys = sim.NewIDs(o.keySeed)
+				s.keys = sim.NewIDs(key)
 			case len(v) != 8:
 				return fmt.Errorf("malformed %s %x", keyKeySeed, v)
 			default:
@@ -200,6 +212,9 @@ func secret(meta *bolt.Bucket) ([]byte, error) {
 
 // Secret returns the store's random secret (see sim.Store).
 func (s *Store) Secret() []byte { return bytes.Clone(s.secret) }
+
+// IDKey returns the key of the store's id permutation (see sim.Store).
+func (s *Store) IDKey() uint64 { return s.keys.Seed() }
 
 // Close commits the queued Batch calls and closes the file.
 func (s *Store) Close() error {

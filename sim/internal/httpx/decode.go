@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,10 +78,25 @@ func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, 
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgBodyNotObject)
 	}
-	if !IsJSONContentType(r.Header.Get("Content-Type")) {
+	if !IsJSONContentType(r.Header.Get("Content-Type")) && !anyBodyType(r.Context()) {
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgContentType)
 	}
 	return body, nil
+}
+
+type anyBodyTypeKey struct{}
+
+// WithAnyBodyType marks a request whose JSON body is read whatever its
+// Content-Type says: a control call no browser can send without a
+// preflight (its method, or a header of its own, says it is a program's),
+// such as curl's -d, which names a form.
+func WithAnyBodyType(ctx context.Context) context.Context {
+	return context.WithValue(ctx, anyBodyTypeKey{}, true)
+}
+
+func anyBodyType(ctx context.Context) bool {
+	v, _ := ctx.Value(anyBodyTypeKey{}).(bool)
+	return v
 }
 
 // IsJSONContentType reports whether a Content-Type header names JSON.
