@@ -36,7 +36,7 @@ func TestImportDirection(t *testing.T) {
 		"sim/control/journal":   {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/server":            {"sim", "sim/control", "sim/control/faults", "sim/control/journal", "sim/media", "sim/openapi", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"},
 		"sim/openapi":           {},
-		"sim/sandbox":           {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"}, // sandboxes: instances of sim/server behind one dispatcher (issue 21); sim/server never imports it
+		"sim/sandbox":           {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware"}, // sandboxes: instances of sim/server behind one dispatcher; sim/server never imports it
 		"sim/control/ui":        {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/openapi/validate":  {"github.com/santhosh-tekuri/jsonschema/v6"},
 		"sim/parity":            {"sim/openapi", "sim/openapi/validate"},
