@@ -43,8 +43,8 @@ func TestRequestTargetLimit(t *testing.T) {
 			`{"error":"` + tooLong(9000) + `"}`},
 		{"control", "POST", target("/_sim/clock/advance?x=", 9000), `{"seconds":1}`, 414, server.Control,
 			`{"error":"URITooLongError","message":"` + tooLong(9000) + `"}`},
-		{"shared create, unread body", "POST", target("/api/v1/projects?x=", 9000), `{"source_lang":"en"}`, 414, server.Studio,
-			`{"error":"` + tooLong(9000) + `"}`},
+		{"shared create, unread body", "POST", target("/api/v1/projects?x=", 9000), `{"name":"x"}`, 414, server.Platform,
+			`{"error":"URITooLongError","message":"` + tooLong(9000) + `"}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,13 +80,15 @@ func (b failBody) Read([]byte) (int, error) {
 
 // TestDecideDoesNotReadTheBodyOfATooLongTarget: the shared address's
 // create is decided by its body, except when its target is too long: it
-// is refused unread, so it never takes body budget.
+// is refused unread, so it never takes body budget, and like any create
+// whose body names neither interface it is the platform's, whatever
+// --shared-create says of a body with a name.
 func TestDecideDoesNotReadTheBodyOfATooLongTarget(t *testing.T) {
 	t.Parallel()
 	r := httptest.NewRequest("POST", target("/api/v1/projects?x=", 9000), failBody{t})
 	r.ContentLength = -1
-	assert.Equal(t, server.Route{Interface: server.Studio, By: server.ByDefault}, server.Decide(r, server.Rules{}))
-	assert.Equal(t, server.Route{Interface: server.Platform, By: server.ByDefault}, server.Decide(r, server.Rules{SharedCreate: server.Platform}))
+	assert.Equal(t, server.Route{Interface: server.Platform, By: server.ByDefault}, server.Decide(r, server.Rules{}))
+	assert.Equal(t, server.Route{Interface: server.Platform, By: server.ByDefault}, server.Decide(r, server.Rules{SharedCreate: server.Studio}))
 }
 
 // TestAccessLogClipsALongPath: the access line of a refused long target
