@@ -214,7 +214,12 @@ type Server struct {
 
 	tempBlobs string
 	platform  *platform.API // its output cache is removed at Close
+	bodies    *httpx.BodyTenant
 }
+
+// BodyMemoryUsed is the bytes of the body budget this instance's requests
+// hold now (its tenant's part).
+func (s *Server) BodyMemoryUsed() int64 { return s.bodies.Used() }
 
 // RemoveStaleSpools removes the request bodies an earlier dubsim process
 // spooled to the temporary directory and left there when it crashed (the
@@ -459,8 +464,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if bodyMinRate == 0 {
 		bodyMinRate = DefaultBodyMinRate
 	}
-	// One budget for every listener: the bytes are the process's (and
-	// for every instance of a Shared).
+	// The instance is one tenant of the process's body budget (of every
+	// instance of a Shared), for every listener.
 	budget := shared.budget
 	if cfg.Shared == nil {
 		bodyMemory := cfg.BodyMemory
@@ -468,6 +473,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			bodyMemory = DefaultBodyMemory
 		}
 		budget = httpx.NewBodyBudget(bodyMemory)
+	}
+	bodies := budget.Tenant()
+	s.bodies = bodies
+	// The routing reads a create's body in full only for a key of this
+	// instance: before authentication it reads a bounded prefix and holds
+	// none of the budget (Rules.Authenticated).
+
+	authenticated := func(r *http.Request) bool {
+		key, _ := httpx.Bearer(r.Header.Get("Authorization"))
+		if key == "" {
+			return false
+		}
+		_, err := e.Accounts.Account(r.Context(), key)
+		return err == nil
 	}
 	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
 	// The access log sits inside routing (it names the interface) and
@@ -484,9 +503,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if access != nil {
 			served = access(served)
 		}
-		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, budget.Middleware(routing(rules, served))))
+		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, bodies.Middleware(routing(rules, served))))
 	}
-	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, main), controlRoot == nil && !cfg.NoControl)
+	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl, Authenticated: authenticated}, byPrefix(studioOnly, main), controlRoot == nil && !cfg.NoControl)
 	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)
 	if controlRoot != nil {
 		s.ControlHandler = outer(Rules{ControlOnly: true}, pages(controlRoot, web, true), true)
