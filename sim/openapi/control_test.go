@@ -109,7 +109,7 @@ func ctlAssert(t *testing.T, tc ctlCase, r resp) {
 		assert.Empty(t, r.Body, "a HEAD answer has no body")
 	} else if tc.status >= 400 {
 		require.NotNil(t, r.JSON, "an error answer is a JSON envelope: %s", ctlClip(r.Body))
-		assert.Equal(t, ctlErrorName(tc.status), r.JSON["error"], "%s", r.Body)
+		assert.Equal(t, ctlErrorName(tc.path, tc.status), r.JSON["error"], "%s", r.Body)
 	}
 	switch {
 	case tc.field == "" && tc.contains != "":
@@ -230,7 +230,11 @@ func TestControlRequestExamples(t *testing.T) {
 	assert.Equal(t, len(schemas), n)
 }
 
-func ctlErrorName(status int) string {
+func ctlErrorName(path string, status int) string {
+	switch {
+	case status == http.StatusTooManyRequests && path == "/_sim/events":
+		return "TooManyRequestsError"
+	}
 	switch status {
 	case http.StatusNotFound:
 		return "NotFoundError"
@@ -677,8 +681,8 @@ func ctlDashboardCases() []ctlCase {
 				}},
 			ctlCase{name: "events/a query parameter " + m, method: m, path: "/_sim/events?token=x", status: 400,
 				field: "message", want: `Unknown query parameter "token"; /_sim/events takes none`},
-			ctlCase{name: "events/too many streams " + m, prep: ctlStreamsFull, method: m, path: "/_sim/events", status: 503,
-				field: "message", want: "Too many event streams open (at most 16); retry when one closes",
+			ctlCase{name: "events/too many streams " + m, prep: ctlStreamsFull, method: m, path: "/_sim/events", status: 429,
+				field: "message", want: "Too many event streams open on this simulator (at most 16); retry when one closes",
 				check: func(t *testing.T, r resp) { assert.Equal(t, "2", r.Header.Get("Retry-After")) }},
 			ctlCase{name: "dashboard/without the slash " + m, method: m, path: "/_sim/ui", status: 301, noRedirect: true,
 				check: func(t *testing.T, r resp) { assert.Equal(t, "/_sim/ui/", r.Header.Get("Location")) }},

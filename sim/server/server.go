@@ -150,6 +150,7 @@ type Config struct {
 // Close leaves it open).
 type Shared struct {
 	budget  *httpx.BodyBudget
+	streams *httpx.Gate // the dashboards' event streams (ui.Config.Streams)
 	quota   *engine.QuotaPool
 	outputs *platform.OutputCache
 }
@@ -166,7 +167,7 @@ func NewShared(cfg Config) (*Shared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), quota: engine.NewQuotaPool(),
+	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), streams: ui.NewStreams(), quota: engine.NewQuotaPool(),
 		outputs: platform.NewOutputCache(dir, cfg.OutputCacheBytes)}, nil
 }
 
@@ -402,7 +403,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	root.NotFound(notFound)
 	dumps := control.NewDumpGate()
-	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log, Dumps: dumps,
+	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log, Dumps: dumps, Streams: shared.streams,
 		Changes: func() ui.Version {
 			js := s.Journal.Stats()
 			return ui.Version{Data: e.Data.Changes(), Journal: js.LastSeq, JournalTotal: js.Total,
