@@ -20,6 +20,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/control/faults"
 	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
@@ -593,6 +594,8 @@ func ctlFaultCases() []ctlCase {
 			field: "message", want: "action.bytes is not allowed for action type drop"},
 		{name: "faults/add an id in use", prep: ctlFaultRules, method: "POST", path: "/_sim/faults", json: `{"id":"slow-create","action":{"type":"drop"}}`,
 			status: 400, field: "message", want: "id slow-create is already used by another fault rule"},
+		{name: "faults/add past the live rules' bound", prep: ctlFaultsFull, method: "POST", path: "/_sim/faults", json: `{"action":{"type":"drop"}}`,
+			status: 409, field: "message", contains: "holds 1000 live fault rules"},
 		{name: "faults/add too large", method: "POST", path: "/_sim/faults", body: ctlHuge(64 << 10), header: ctlJSONType, status: 413},
 		{name: "faults/clear", prep: ctlFaultRules, method: "DELETE", path: "/_sim/faults", status: 200, field: "removed", want: float64(2)},
 		{name: "faults/remove", prep: ctlFaultRules, method: "DELETE", path: "/_sim/faults/slow-create", status: 200, field: "removed", want: "slow-create"},
@@ -1240,6 +1243,16 @@ func ctlSloppyClient(t *testing.T, e *env) string {
 
 // ctlFaultRules adds two rules: slow-create (unlimited, never expires) and
 // flt_1 (3 uses, expires in a minute).
+// ctlFaultsFull adds as many live fault rules as a simulator holds.
+func ctlFaultsFull(t *testing.T, e *env) string {
+	t.Helper()
+	for range faults.MaxLive {
+		_, err := e.srv.Faults.Add(faults.Rule{Path: "/nothing", Action: faults.Action{Type: faults.ActionDrop}})
+		require.NoError(t, err)
+	}
+	return ""
+}
+
 func ctlFaultRules(t *testing.T, e *env) string {
 	t.Helper()
 	ctlPost("/_sim/faults", `{"id":"slow-create","method":"POST","path":"/api/v1/projects","action":{"type":"latency","latency_ms":1}}`)(t, e)
