@@ -22,6 +22,7 @@ import (
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/control/faults"
 	"github.com/dubsim/dubsim/sim/control/ui"
+	"github.com/dubsim/dubsim/sim/engine"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/server"
@@ -500,6 +501,8 @@ func ctlOutcomeCases() []ctlCase {
 		{name: "outcome rules/list none", method: "GET", path: "/_sim/outcomes", status: 200, field: "rules", want: []any{}},
 		{name: "outcome rules/add for projects", method: "POST", path: "/_sim/outcomes",
 			json: `{"api_key":"dubsim-pro","count":2,"outcome":"error","error_message":"TTS quota exceeded"}`, status: 201, field: "remaining", want: float64(2)},
+		{name: "outcome rules/add past the bound", prep: ctlOutcomesFull, method: "POST", path: "/_sim/outcomes", json: `{"outcome":"ready"}`,
+			status: 409, field: "message", contains: "holds 1000 outcome rules"},
 		{name: "outcome rules/add for artifacts", method: "POST", path: "/_sim/outcomes",
 			json: `{"resource":"artifact","source_url_pattern":"*broken*","outcome":"ready"}`, status: 201, field: "resource", want: "artifact",
 			check: func(t *testing.T, r resp) { assert.Equal(t, float64(1), r.JSON["remaining"], "count defaults to 1") }},
@@ -1243,6 +1246,16 @@ func ctlSloppyClient(t *testing.T, e *env) string {
 
 // ctlFaultRules adds two rules: slow-create (unlimited, never expires) and
 // flt_1 (3 uses, expires in a minute).
+// ctlOutcomesFull adds as many outcome rules as a simulator keeps.
+func ctlOutcomesFull(t *testing.T, e *env) string {
+	t.Helper()
+	for range engine.MaxOutcomeRules {
+		_, err := e.srv.Engine.Outcomes.AddOutcomeRule(t.Context(), sim.OutcomeRule{Outcome: sim.ForceReady, Remaining: 1})
+		require.NoError(t, err)
+	}
+	return ""
+}
+
 // ctlFaultsFull adds as many live fault rules as a simulator holds.
 func ctlFaultsFull(t *testing.T, e *env) string {
 	t.Helper()
