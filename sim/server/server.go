@@ -151,6 +151,7 @@ type Config struct {
 type Shared struct {
 	budget  *httpx.BodyBudget
 	streams *httpx.Gate // the dashboards' event streams (ui.Config.Streams)
+	probes  media.ProbeSlots
 	quota   *engine.QuotaPool
 	outputs *platform.OutputCache
 }
@@ -167,7 +168,7 @@ func NewShared(cfg Config) (*Shared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), streams: ui.NewStreams(), quota: engine.NewQuotaPool(),
+	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), streams: ui.NewStreams(), probes: media.NewProbeSlots(media.MaxProcessProbes), quota: engine.NewQuotaPool(),
 		outputs: platform.NewOutputCache(dir, cfg.OutputCacheBytes)}, nil
 }
 
@@ -324,7 +325,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return s.Engine.Data.Fixtures().MediaRules },
 		AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP,
-		NoLoopback: cfg.NoLoopbackFetch, GenericErrors: !cfg.FetchErrorDetail, Log: log}
+		NoLoopback: cfg.NoLoopbackFetch, GenericErrors: !cfg.FetchErrorDetail, Log: log, Process: shared.probes}
 	blobDir := cfg.BlobDir
 	if blobDir == "" {
 		d, err := makeTempDir(blobsPrefix)
