@@ -10,6 +10,8 @@ require (
 	go.etcd.io/bbolt v1.5.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/mod v0.43.0
+	golang.org/x/net v0.62.0
+	golang.org/x/sync v0.24.0
 )
 
 require (

@@ -27,7 +27,7 @@ func TestImportDirection(t *testing.T) {
 		"sim/statemachine":      {"sim"}, // pure lifecycle rules
 		"sim/engine":            {"sim", "sim/statemachine", "sim/script", "sim/internal/gencache", "fixtures"},
 		"sim/media":             {"sim", "sim/audio"},
-		"sim/internal/httpx":    {"sim", "github.com/go-chi/chi/v5"}, // routing details of shared answers (Allow)
+		"sim/internal/httpx":    {"sim", "github.com/go-chi/chi/v5", "golang.org/x/sync/semaphore"}, // routing details of shared answers (Allow); the body budget
 		"sim/internal/gencache": {},
 		"sim/platform":          {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "sim/internal/gencache", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
 		"sim/studio":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},

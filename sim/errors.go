@@ -211,4 +211,6 @@ const (
 	MsgOutcomeErrorMessage  = "error_message applies only to outcome %q"
 	MsgOutcomeAPIKey        = "api_key %q is not an account"
 	MsgOutcomeRuleNotFound  = "No outcome rule %q"
+	MsgOutcomeRules         = "This simulator holds %d outcome rules, the most it keeps; remove some (DELETE /_sim/outcomes/{id})"
+	MsgOutcomeRuleBytes     = "The outcome rules would hold %d bytes with this one, past the %d this simulator keeps; remove some (DELETE /_sim/outcomes/{id})"
 )

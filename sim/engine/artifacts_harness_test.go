@@ -171,6 +171,7 @@ type artOptions struct {
 	workWait                    time.Duration
 	quota                       sim.BlobQuota
 	genericErrors               bool // FetchErrorDetail off
+	pool                        *QuotaPool
 }
 
 type artHarness struct {
@@ -201,7 +202,7 @@ func openArtHarness(t *testing.T, path, blobDir string, media *artMedia, opts ar
 	b, err := blob.Open(blobDir)
 	require.NoError(t, err)
 	cfg := Config{Store: st, Clock: clock, IDs: sim.NewIDs(7), Prober: fakeProber{}, Timing: sim.DefaultTiming, Fixtures: fx,
-		WorkWait: opts.workWait, Quota: opts.quota, FetchErrorDetail: !opts.genericErrors}
+		WorkWait: opts.workWait, Quota: opts.quota, QuotaPool: opts.pool, FetchErrorDetail: !opts.genericErrors}
 	if !opts.noMedia {
 		cfg.Media = media
 	}

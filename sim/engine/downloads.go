@@ -23,7 +23,8 @@ func hasDownload(parts []part) bool {
 // reserveDownload counts a pending download of company's, refusing it when
 // the company has quota.DownloadsPerCompany pending already (unless force:
 // a download a previous process left, resumed). At most maxDownloads run at
-// once; the others wait for a slot (fidelity HX1).
+// once, and MaxProcessDownloads in every engine of the QuotaPool; the
+// others wait for a slot (fidelity HX1).
 func (e *core) reserveDownload(company string, force bool) error {
 	e.dlMu.Lock()
 	defer e.dlMu.Unlock()
@@ -79,6 +80,13 @@ func (e *core) startDownload(a sim.Artifact, parts []part) {
 			return
 		}
 		defer func() { <-e.dlSem }()
+		w.set(fmt.Sprintf(waitShared, cap(e.pool.downloads)))
+		select {
+		case e.pool.downloads <- struct{}{}:
+		case <-e.bg.Done():
+			return
+		}
+		defer func() { <-e.pool.downloads }()
 		res := sim.ArtifactResult{Known: true, Origin: "media"}
 		var blobs []string // the files written, removed if the download fails
 		qc, err := e.newQuotaCount(e.bg, company, "")

@@ -270,3 +270,30 @@ func TestRestartDownloadsStoreError(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, sim.ErrNotFound))
 }
+
+// TestArtifactDownloadsShareTheProcess: engines of one QuotaPool run at
+// most its download slots at once together; a download of another engine
+// waits for one, and runs when it is freed.
+func TestArtifactDownloadsShareTheProcess(t *testing.T) {
+	t.Parallel()
+	pool := newQuotaPool(1)
+	a, b := newArtHarness(t, artOptions{workWait: shortWait, pool: pool}), newArtHarness(t, artOptions{workWait: shortWait, pool: pool})
+	const u = "https://fetch.test/a.wav"
+	for _, h := range []*artHarness{a, b} {
+		h.media.bodies[u] = artWAV
+	}
+	release := a.media.gate(u)
+	a.create(t, artKey, sim.NewArtifact{Name: "A", Type: sim.ArtifactAudio, URL: u})
+	require.Equal(t, u, a.media.nextDownload(t), "a's download runs")
+
+	b.create(t, artKey, sim.NewArtifact{Name: "B", Type: sim.ArtifactAudio, URL: u})
+	require.Eventually(t, func() bool {
+		work := b.e.Clock.Work()
+		return len(work) == 1 && work[0].WaitingFor == fmt.Sprintf(waitShared, 1)
+	}, 10*time.Second, time.Millisecond, "b's download waits for the process's slot")
+
+	release()
+	require.Equal(t, u, b.media.nextDownload(t), "b's download runs once a's ends")
+	a.e.Artifacts.WaitDownloads()
+	b.e.Artifacts.WaitDownloads()
+}

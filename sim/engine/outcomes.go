@@ -197,6 +197,14 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 	return p, err
 }
 
+// Bounds of one simulator's outcome rules (a tenant's share: every sandbox
+// has its own store, docs/design/tenancy.md): each project or artifact
+// created reads them all. Past either, a rule is refused with a conflict.
+const (
+	MaxOutcomeRules     = 1000
+	MaxOutcomeRuleBytes = 256 << 10 // the rules as stored (JSON)
+)
+
 // AddOutcomeRule forces the outcome of the next Remaining matching projects.
 func (e *Outcomes) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.OutcomeRule, error) {
 	if err := checkOutcome(r.Outcome); err != nil {
@@ -225,6 +233,9 @@ func (e *Outcomes) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.O
 		if err != nil {
 			return err
 		}
+		if len(rules) >= MaxOutcomeRules {
+			return sim.Errorf(sim.CodeConflict, sim.MsgOutcomeRules, len(rules))
+		}
 		seq, err := tx.NextSequence(seqOutcomeRules)
 		if err != nil {
 			return err
@@ -234,7 +245,11 @@ func (e *Outcomes) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.O
 		if r.Outcome == sim.ForceError && r.ErrorMessage == "" {
 			r.ErrorMessage = sim.DefaultForcedError
 		}
-		return saveOutcomeRules(tx, append(rules, r))
+		rules = append(rules, r)
+		if b, err := json.Marshal(rules); err == nil && len(b) > MaxOutcomeRuleBytes {
+			return sim.Errorf(sim.CodeConflict, sim.MsgOutcomeRuleBytes, len(b), MaxOutcomeRuleBytes)
+		}
+		return saveOutcomeRules(tx, rules)
 	})
 	return r, err
 }

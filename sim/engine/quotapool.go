@@ -11,10 +11,23 @@ type QuotaPool struct {
 	mu            sync.Mutex
 	reservedTotal int64              // bytes being received, in all
 	members       map[*core]struct{} // engines not closed
+	// downloads are the slots of the artifact downloads running at once
+	// in every engine of the pool: each engine runs at most maxDownloads
+	// of them (its share), all together at most MaxProcessDownloads.
+	downloads chan struct{}
 }
 
+// MaxProcessDownloads bounds the artifact downloads running at once in
+// every engine of a QuotaPool (a process's simulators): four engines'
+// whole shares.
+const MaxProcessDownloads = 4 * maxDownloads
+
 // NewQuotaPool returns an empty pool, for engine.Config.QuotaPool.
-func NewQuotaPool() *QuotaPool { return &QuotaPool{members: map[*core]struct{}{}} }
+func NewQuotaPool() *QuotaPool { return newQuotaPool(MaxProcessDownloads) }
+
+func newQuotaPool(downloads int) *QuotaPool {
+	return &QuotaPool{members: map[*core]struct{}{}, downloads: make(chan struct{}, downloads)}
+}
 
 func (p *QuotaPool) join(c *core) {
 	p.mu.Lock()

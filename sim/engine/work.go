@@ -32,6 +32,7 @@ const (
 // What a piece of work waits for.
 const (
 	waitSlot   = "a download slot (%d run at once)"
+	waitShared = "a download slot of the process (%d run at once across its simulators)"
 	waitHost   = "the host's answer"
 	waitBody   = "the rest of the body"
 	waitRecord = "the result being recorded"

@@ -54,7 +54,21 @@ type Resolver struct {
 	// at once, each buffering up to maxBuffered (fidelity HP1).
 	probesOnce sync.Once
 	probes     chan struct{}
+	// Process bounds the probes of every Resolver that shares it (the
+	// simulators of a process) together; nil: only this one's MaxProbes.
+	Process ProbeSlots
 }
+
+// ProbeSlots are places for probes reading media, shared by Resolvers.
+type ProbeSlots chan struct{}
+
+// NewProbeSlots returns n places.
+func NewProbeSlots(n int) ProbeSlots { return make(ProbeSlots, n) }
+
+// MaxProcessProbes is how many probes read media at once in all the
+// Resolvers of a process (Resolver.Process): two simulators' whole
+// shares, 128 MiB of buffers at most.
+const MaxProcessProbes = 2 * MaxProbes
 
 // MaxProbes is how many probes of source videos read media at once; more
 // wait for a slot (bounded by their request). Each buffers at most 16 MiB,
@@ -188,6 +202,14 @@ func (r *Resolver) fetch(ctx context.Context, rawURL string) (time.Duration, err
 		defer func() { <-r.probes }()
 	case <-ctx.Done():
 		return 0, ctx.Err()
+	}
+	if r.Process != nil {
+		select {
+		case r.Process <- struct{}{}:
+			defer func() { <-r.Process }()
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
 	}
 	// The buffer for a body served without Range support comes from a
 	// pool: forty probes one after another reuse a few, instead of leaving

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -50,6 +51,50 @@ func TestProbesRunAFewAtATime(t *testing.T) {
 	close(release) // ...and the rest follow as slots free
 	wg.Wait()
 	assert.Equal(t, int32(MaxProbes), most.Load())
+	for i, err := range errs {
+		assert.ErrorContains(t, err, "HTTP 404", "probe %d", i)
+	}
+}
+
+// Resolvers sharing ProbeSlots (the simulators of a process) read media at
+// most that many at once together, each within its own MaxProbes.
+func TestProbesShareTheProcess(t *testing.T) {
+	t.Parallel()
+	var inFlight, most atomic.Int32
+	arrived := make(chan struct{}, 8)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		arrived <- struct{}{}
+		<-release
+		http.Error(w, "gone", http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	slots := NewProbeSlots(1)
+	a, b := &Resolver{Process: slots}, &Resolver{Process: slots}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer func() { free(); wg.Wait() }() // a failing test ends its probes too
+	wg.Go(func() { _, errs[0] = a.Probe(context.Background(), srv.URL+"/a.mp4") })
+	<-arrived
+	wg.Go(func() { _, errs[1] = b.Probe(context.Background(), srv.URL+"/b.mp4") })
+	select {
+	case <-arrived:
+		t.Fatal("b's probe reached the host while a's held the process's slot")
+	case <-time.After(200 * time.Millisecond):
+	}
+	free()
+	wg.Wait()
+	assert.Equal(t, int32(1), most.Load())
 	for i, err := range errs {
 		assert.ErrorContains(t, err, "HTTP 404", "probe %d", i)
 	}

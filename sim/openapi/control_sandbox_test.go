@@ -1,6 +1,7 @@
 package openapi_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/internal/simtest"
+	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
@@ -82,6 +84,27 @@ func sbCheckView(id string, start time.Time) func(t *testing.T, r resp) {
 	}
 }
 
+// sbStreamsFull fills the process's event streams: every place of
+// ui.MaxProcessEventStreams, as the whole share of as many sandboxes as
+// that takes, held until the test ends.
+func sbStreamsFull(t *testing.T, e *sbEnv) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	for range ui.MaxProcessEventStreams / ui.MaxEventStreams {
+		id := sbMake(t, e)
+		for range ui.MaxEventStreams {
+			hr, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/sbx/"+id+"/_sim/events", nil)
+			require.NoError(t, err)
+			res, err := http.DefaultClient.Do(hr) // returns with the headers: the stream holds its place
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			t.Cleanup(func() { _ = res.Body.Close() })
+		}
+	}
+	return ""
+}
+
 func ctlSandboxCases() []sbCase {
 	big := `{"start":"` + strings.Repeat("x", 70<<10) + `"}`
 	start := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -114,6 +137,11 @@ func ctlSandboxCases() []sbCase {
 		{ctlCase: ctlCase{name: "get, unknown", method: "GET", path: "/_sim/sandboxes/" + sbID, status: 404, field: "message", contains: "does not exist"}},
 		{ctlCase: ctlCase{name: "delete", method: "DELETE", path: "/_sim/sandboxes/{id}", status: 204}, sbPrep: sbMake},
 		{ctlCase: ctlCase{name: "delete, unknown", method: "DELETE", path: "/_sim/sandboxes/" + sbID, status: 404}},
+		{ctlCase: ctlCase{name: "events past the process's bound", method: "GET", path: "/_sim/events", status: 503, field: "message",
+			want:  "Too many event streams open in this process (at most 64 across its simulators); retry when one closes",
+			check: func(t *testing.T, r resp) { assert.Equal(t, "2", r.Header.Get("Retry-After")) }}, sbPrep: sbStreamsFull},
+		{ctlCase: ctlCase{name: "events past the process's bound, HEAD", method: "HEAD", path: "/_sim/events", status: 503,
+			check: func(t *testing.T, r resp) { assert.Equal(t, "2", r.Header.Get("Retry-After")) }}, sbPrep: sbStreamsFull},
 	}
 }
 

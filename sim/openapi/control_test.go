@@ -20,7 +20,9 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/control/faults"
 	"github.com/dubsim/dubsim/sim/control/ui"
+	"github.com/dubsim/dubsim/sim/engine"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/server"
@@ -109,7 +111,7 @@ func ctlAssert(t *testing.T, tc ctlCase, r resp) {
 		assert.Empty(t, r.Body, "a HEAD answer has no body")
 	} else if tc.status >= 400 {
 		require.NotNil(t, r.JSON, "an error answer is a JSON envelope: %s", ctlClip(r.Body))
-		assert.Equal(t, ctlErrorName(tc.status), r.JSON["error"], "%s", r.Body)
+		assert.Equal(t, ctlErrorName(tc.path, tc.status), r.JSON["error"], "%s", r.Body)
 	}
 	switch {
 	case tc.field == "" && tc.contains != "":
@@ -230,7 +232,11 @@ func TestControlRequestExamples(t *testing.T) {
 	assert.Equal(t, len(schemas), n)
 }
 
-func ctlErrorName(status int) string {
+func ctlErrorName(path string, status int) string {
+	switch {
+	case status == http.StatusTooManyRequests && path == "/_sim/events":
+		return "TooManyRequestsError"
+	}
 	switch status {
 	case http.StatusNotFound:
 		return "NotFoundError"
@@ -497,6 +503,8 @@ func ctlOutcomeCases() []ctlCase {
 		{name: "outcome rules/list none", method: "GET", path: "/_sim/outcomes", status: 200, field: "rules", want: []any{}},
 		{name: "outcome rules/add for projects", method: "POST", path: "/_sim/outcomes",
 			json: `{"api_key":"dubsim-pro","count":2,"outcome":"error","error_message":"TTS quota exceeded"}`, status: 201, field: "remaining", want: float64(2)},
+		{name: "outcome rules/add past the bound", prep: ctlOutcomesFull, method: "POST", path: "/_sim/outcomes", json: `{"outcome":"ready"}`,
+			status: 409, field: "message", contains: "holds 1000 outcome rules"},
 		{name: "outcome rules/add for artifacts", method: "POST", path: "/_sim/outcomes",
 			json: `{"resource":"artifact","source_url_pattern":"*broken*","outcome":"ready"}`, status: 201, field: "resource", want: "artifact",
 			check: func(t *testing.T, r resp) { assert.Equal(t, float64(1), r.JSON["remaining"], "count defaults to 1") }},
@@ -591,6 +599,8 @@ func ctlFaultCases() []ctlCase {
 			field: "message", want: "action.bytes is not allowed for action type drop"},
 		{name: "faults/add an id in use", prep: ctlFaultRules, method: "POST", path: "/_sim/faults", json: `{"id":"slow-create","action":{"type":"drop"}}`,
 			status: 400, field: "message", want: "id slow-create is already used by another fault rule"},
+		{name: "faults/add past the live rules' bound", prep: ctlFaultsFull, method: "POST", path: "/_sim/faults", json: `{"action":{"type":"drop"}}`,
+			status: 409, field: "message", contains: "holds 1000 live fault rules"},
 		{name: "faults/add too large", method: "POST", path: "/_sim/faults", body: ctlHuge(64 << 10), header: ctlJSONType, status: 413},
 		{name: "faults/clear", prep: ctlFaultRules, method: "DELETE", path: "/_sim/faults", status: 200, field: "removed", want: float64(2)},
 		{name: "faults/remove", prep: ctlFaultRules, method: "DELETE", path: "/_sim/faults/slow-create", status: 200, field: "removed", want: "slow-create"},
@@ -679,8 +689,8 @@ func ctlDashboardCases() []ctlCase {
 				}},
 			ctlCase{name: "events/a query parameter " + m, method: m, path: "/_sim/events?token=x", status: 400,
 				field: "message", want: `Unknown query parameter "token"; /_sim/events takes none`},
-			ctlCase{name: "events/too many streams " + m, prep: ctlStreamsFull, method: m, path: "/_sim/events", status: 503,
-				field: "message", want: "Too many event streams open (at most 16); retry when one closes",
+			ctlCase{name: "events/too many streams " + m, prep: ctlStreamsFull, method: m, path: "/_sim/events", status: 429,
+				field: "message", want: "Too many event streams open on this simulator (at most 16); retry when one closes",
 				check: func(t *testing.T, r resp) { assert.Equal(t, "2", r.Header.Get("Retry-After")) }},
 			ctlCase{name: "dashboard/without the slash " + m, method: m, path: "/_sim/ui", status: 301, noRedirect: true,
 				check: func(t *testing.T, r resp) { assert.Equal(t, "/_sim/ui/", r.Header.Get("Location")) }},
@@ -1238,6 +1248,26 @@ func ctlSloppyClient(t *testing.T, e *env) string {
 
 // ctlFaultRules adds two rules: slow-create (unlimited, never expires) and
 // flt_1 (3 uses, expires in a minute).
+// ctlOutcomesFull adds as many outcome rules as a simulator keeps.
+func ctlOutcomesFull(t *testing.T, e *env) string {
+	t.Helper()
+	for range engine.MaxOutcomeRules {
+		_, err := e.srv.Engine.Outcomes.AddOutcomeRule(t.Context(), sim.OutcomeRule{Outcome: sim.ForceReady, Remaining: 1})
+		require.NoError(t, err)
+	}
+	return ""
+}
+
+// ctlFaultsFull adds as many live fault rules as a simulator holds.
+func ctlFaultsFull(t *testing.T, e *env) string {
+	t.Helper()
+	for range faults.MaxLive {
+		_, err := e.srv.Faults.Add(faults.Rule{Path: "/nothing", Action: faults.Action{Type: faults.ActionDrop}})
+		require.NoError(t, err)
+	}
+	return ""
+}
+
 func ctlFaultRules(t *testing.T, e *env) string {
 	t.Helper()
 	ctlPost("/_sim/faults", `{"id":"slow-create","method":"POST","path":"/api/v1/projects","action":{"type":"latency","latency_ms":1}}`)(t, e)

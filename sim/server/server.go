@@ -155,6 +155,8 @@ type Config struct {
 // Close leaves it open).
 type Shared struct {
 	budget   *httpx.BodyBudget
+	streams  *httpx.Gate // the dashboards' event streams (ui.Config.Streams)
+	probes   media.ProbeSlots
 	quota    *engine.QuotaPool
 	outputs  *platform.OutputCache
 	journals *journal.Memory
@@ -172,7 +174,7 @@ func NewShared(cfg Config) (*Shared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), quota: engine.NewQuotaPool(),
+	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), streams: ui.NewStreams(), probes: media.NewProbeSlots(media.MaxProcessProbes), quota: engine.NewQuotaPool(),
 		outputs: platform.NewOutputCache(dir, cfg.OutputCacheBytes), journals: journal.NewMemory(cfg.JournalMemory)}, nil
 }
 
@@ -227,7 +229,12 @@ type Server struct {
 
 	tempBlobs string
 	platform  *platform.API // its output cache is removed at Close
+	bodies    *httpx.BodyTenant
 }
+
+// BodyMemoryUsed is the bytes of the body budget this instance's requests
+// hold now (its tenant's part).
+func (s *Server) BodyMemoryUsed() int64 { return s.bodies.Used() }
 
 // RemoveStaleSpools removes the request bodies an earlier dubsim process
 // spooled to the temporary directory and left there when it crashed (the
@@ -334,7 +341,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return s.Engine.Data.Fixtures().MediaRules },
 		AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP,
-		NoLoopback: cfg.NoLoopbackFetch, GenericErrors: !cfg.FetchErrorDetail, Log: log}
+		NoLoopback: cfg.NoLoopbackFetch, GenericErrors: !cfg.FetchErrorDetail, Log: log, Process: shared.probes}
 	blobDir := cfg.BlobDir
 	if blobDir == "" {
 		d, err := makeTempDir(blobsPrefix)
@@ -417,7 +424,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	root.NotFound(notFound)
 	dumps := control.NewDumpGate()
-	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log, Dumps: dumps,
+	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log, Dumps: dumps, Streams: shared.streams,
 		Changes: func() ui.Version {
 			js := s.Journal.Stats()
 			return ui.Version{Data: e.Data.Changes(), Journal: js.LastSeq, JournalTotal: js.Total,
@@ -480,8 +487,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if bodyMinRate == 0 {
 		bodyMinRate = DefaultBodyMinRate
 	}
-	// One budget for every listener: the bytes are the process's (and
-	// for every instance of a Shared).
+	// The instance is one tenant of the process's body budget (of every
+	// instance of a Shared), for every listener.
 	budget := shared.budget
 	if cfg.Shared == nil {
 		bodyMemory := cfg.BodyMemory
@@ -489,6 +496,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			bodyMemory = DefaultBodyMemory
 		}
 		budget = httpx.NewBodyBudget(bodyMemory)
+	}
+	bodies := budget.Tenant()
+	s.bodies = bodies
+	// The routing reads a create's body in full only for a key of this
+	// instance: before authentication it reads a bounded prefix and holds
+	// none of the budget (Rules.Authenticated).
+	authenticated := func(r *http.Request) bool {
+		key, _ := httpx.Bearer(r.Header.Get("Authorization"))
+		if key == "" {
+			return false
+		}
+		_, err := e.Accounts.Account(r.Context(), key)
+		return err == nil
 	}
 	// The access log sits inside routing (it names the interface) and
 	// around everything that answers (fidelity EL1).
@@ -504,9 +524,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		if access != nil {
 			served = access(served)
 		}
-		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, budget.Middleware(routing(rules, served))))
+		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, bodies.Middleware(routing(rules, served))))
 	}
-	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl}, byPrefix(studioOnly, platformOnly, main), controlRoot == nil && !cfg.NoControl)
+	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl, Authenticated: authenticated}, byPrefix(studioOnly, platformOnly, main), controlRoot == nil && !cfg.NoControl)
 	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)
 	if controlRoot != nil {
 		s.ControlHandler = outer(Rules{ControlOnly: true}, pages(controlRoot, web, true, guard), true)

@@ -31,8 +31,10 @@ func pair(t *testing.T, shared bool, base server.Config) (a, b *inst, sh *server
 	return start(t, mod), start(t, mod), sh
 }
 
-// TestSharedBodyBudget: a request body held by one instance takes the
-// budget of both when they share it; each has its own otherwise.
+// TestSharedBodyBudget: a request body held by one instance counts in the
+// shared bound, but takes at most the instance's share of it: another
+// instance's request is answered while it holds it, and the same
+// instance's next request waits for it.
 func TestSharedBodyBudget(t *testing.T) {
 	t.Parallel()
 	for _, shared := range []bool{true, false} {
@@ -40,8 +42,8 @@ func TestSharedBodyBudget(t *testing.T) {
 			t.Parallel()
 			a, b, sh := pair(t, shared, server.Config{BodyMemory: 64})
 			// A body announced as 1000 bytes of which only the first arrive:
-			// its request holds the whole budget (clamped to 64) while it
-			// waits for the rest.
+			// its request holds its instance's whole share (a quarter of
+			// 64) while it waits for the rest.
 			pr, pw := io.Pipe()
 			req, err := http.NewRequest(http.MethodPost, a.url+"/api/v1/projects", pr)
 			require.NoError(t, err)
@@ -58,44 +60,37 @@ func TestSharedBodyBudget(t *testing.T) {
 			}()
 			_, err = pw.Write([]byte(`{"`))
 			require.NoError(t, err)
-			if shared {
-				deadline := time.Now().Add(20 * time.Second)
-				for sh.BodyMemoryUsed() != 64 {
-					require.True(t, time.Now().Before(deadline), "a never took the budget")
-					time.Sleep(time.Millisecond)
-				}
+			deadline := time.Now().Add(20 * time.Second)
+			for a.srv.BodyMemoryUsed() != 16 {
+				require.True(t, time.Now().Before(deadline), "a never took its share")
+				time.Sleep(time.Millisecond)
 			}
+			if shared {
+				assert.Equal(t, int64(16), sh.BodyMemoryUsed(), "a's bytes count in the shared bound")
+			}
+
+			st, _ := b.call(http.MethodPost, "/api/v1/projects", "dubsim-pro", `{}`)
+			assert.NotZero(t, st, "b is answered while a holds its share")
 
 			answered := make(chan int, 1)
 			go func() {
-				st, _ := b.call(http.MethodPost, "/api/v1/projects", "dubsim-pro", `{}`)
+				st, _ := a.call(http.MethodPost, "/api/v1/projects", "dubsim-pro", `{}`)
 				answered <- st
 			}()
-			if shared {
-				select {
-				case st := <-answered:
-					t.Fatalf("b answered %d while a held the shared budget", st)
-				case <-time.After(300 * time.Millisecond):
-				}
-			} else {
-				select {
-				case st := <-answered:
-					assert.NotZero(t, st)
-				case <-time.After(20 * time.Second):
-					t.Fatal("b waited for a's budget though each has its own")
-				}
+			select {
+			case st := <-answered:
+				t.Fatalf("a answered %d while its first request held a's share", st)
+			case <-time.After(300 * time.Millisecond):
 			}
 			require.NoError(t, pw.CloseWithError(io.ErrUnexpectedEOF))
 			if resp, ok := <-held; ok {
 				resp.Body.Close()
 			}
-			if shared {
-				select {
-				case st := <-answered:
-					assert.NotZero(t, st, "b is answered once a's body is gone")
-				case <-time.After(20 * time.Second):
-					t.Fatal("b still waits after a's request ended")
-				}
+			select {
+			case st := <-answered:
+				assert.NotZero(t, st, "a is answered once its first body is gone")
+			case <-time.After(20 * time.Second):
+				t.Fatal("a still waits after its first request ended")
 			}
 		})
 	}

@@ -71,6 +71,12 @@ type Rules struct {
 	// ControlOnly: the control-only listener (Config.SeparateControl);
 	// everything is control.
 	ControlOnly bool
+	// Authenticated says whether a request's key authenticates on the
+	// instance. A POST /api/v1/projects it refuses is routed on at most
+	// the first prefixLimit bytes of its body, read outside the body
+	// budget: the routing never holds budget before authentication. nil:
+	// every request is read as an authenticated one.
+	Authenticated func(*http.Request) bool
 }
 
 // sniffLimit is the most of a POST /api/v1/projects body read to tell the
@@ -84,6 +90,12 @@ const sniffLimit = httpx.DefaultMaxBody
 // 64 KiB decided, so that early answers (fidelity X4) to a body up to that
 // size do not change.
 const sniffMin = 64 << 10
+
+// prefixLimit is the most of a body the routing reads of a request whose
+// key does not authenticate (fidelity TB2): enough for the fields of any
+// create a client writes by hand, small enough that every connection the
+// process accepts reading one at once (--max-connections) holds little.
+const prefixLimit = 4 << 10
 
 // Fields only one of the two Create Project bodies has.
 var (
@@ -121,12 +133,15 @@ var (
 //     object, no body, not a JSON object) platform (default);
 //   - everything else is platform (path).
 //
-// Deciding a POST /api/v1/projects reads its body (at least 64 KiB, or to
-// its end) until a platform field, the end of the top-level object or the
-// route's body limit; r.Body is replaced by one that gives the whole body
-// again. The read takes its bytes, and the handler's copy, from the body
-// budget (httpx.ReserveBody) first. A request whose target is longer than
-// MaxRequestURI is refused unread: its body is not read to decide it.
+// Deciding a POST /api/v1/projects of an authenticated key reads its body
+// (at least 64 KiB, or to its end) until a platform field, the end of the
+// top-level object or the route's body limit; r.Body is replaced by one
+// that gives the whole body again. The read takes its bytes, and the
+// handler's copy, from the instance's share of the body budget
+// (httpx.ReserveBody) first. For a key that does not authenticate, at most
+// the first prefixLimit bytes are read, and nothing is reserved.
+// A request whose target is longer than MaxRequestURI is refused unread:
+// its body is not read to decide it.
 func Decide(r *http.Request, rules Rules) Route {
 	rt, sniff := decidePath(r, rules)
 	if !sniff {
@@ -137,17 +152,21 @@ func Decide(r *http.Request, rules Rules) Route {
 		var keys keyScan
 		return keys.route(rules)
 	}
-	// The sniffed bytes and the handler's own copy of them (it reads
-	// them again from the replay) are reserved at once, so the request
-	// never waits for more budget while it holds some.
-	size := httpx.ReserveSize(r, sniffLimit)
-	if httpx.ReserveBody(r, 2*size) != nil {
-		// The request ended while it waited: route it unread.
-		var keys keyScan
-		return keys.route(rules)
-	}
 	var keys keyScan
-	head, err := keys.read(r.Body, r.ContentLength)
+	limit := int64(sniffLimit)
+	if rules.Authenticated != nil && !rules.Authenticated(r) {
+		limit = prefixLimit
+	} else {
+		// The sniffed bytes and the handler's own copy of them (it
+		// reads them again from the replay) are reserved at once, so
+		// the request never waits for more budget while it holds some.
+		size := httpx.ReserveSize(r, sniffLimit)
+		if httpx.ReserveBody(r, 2*size) != nil {
+			// The request ended while it waited: route it unread.
+			return keys.route(rules)
+		}
+	}
+	head, err := keys.read(r.Body, r.ContentLength, limit)
 	rest := io.Reader(r.Body)
 	if err != nil {
 		// The body did not arrive whole: the handler reads what came,
@@ -252,19 +271,20 @@ type keyScan struct {
 }
 
 // read reads body for the decision: at least sniffMin bytes (or to its
-// end), then on while undecided, up to sniffLimit; it returns what it read.
-// length is the body's declared length (-1: none): the buffer is made that
-// large at once, instead of growing by copies.
-func (s *keyScan) read(body io.Reader, length int64) ([]byte, error) {
-	buf := make([]byte, 0, 512)
+// end), then on while undecided, up to limit bytes in all; it returns what
+// it read. length is the body's declared length (-1: none): the buffer is
+// made that large at once, instead of growing by copies.
+func (s *keyScan) read(body io.Reader, length, limit int64) ([]byte, error) {
+	lim := int(limit)
+	buf := make([]byte, 0, min(512, lim))
 	if length >= 0 {
-		buf = make([]byte, 0, min(length+1, sniffLimit))
+		buf = make([]byte, 0, min(length+1, limit))
 	}
-	for len(buf) < sniffLimit && (!s.done || len(buf) < sniffMin) {
+	for len(buf) < lim && (!s.done || len(buf) < sniffMin) {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, min(cap(buf), sniffLimit-len(buf)))
+			buf = slices.Grow(buf, min(cap(buf), lim-len(buf)))
 		}
-		n, err := body.Read(buf[len(buf):min(cap(buf), sniffLimit)])
+		n, err := body.Read(buf[len(buf):min(cap(buf), lim)])
 		s.feed(buf[len(buf) : len(buf)+n])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {

@@ -49,6 +49,7 @@ type Faults struct {
 	nextID int      // generated ids are never reused, also after Clear
 	endSeq uint64   // counts rules as they end
 	nEnded int      // ended rules in rules
+	bytes  int      // the sizes of the rules kept, live and ended
 	rng    *rand.Rand
 
 	truncBuffer int // MaxTruncateBuffer; tests lower it
@@ -64,6 +65,7 @@ type entry struct {
 	// removed or cleared, so a test can see that its fault fired.
 	state string
 	ended uint64 // the order in which it ended
+	size  int    // its bytes as JSON, counted in MaxRuleBytes
 }
 
 // States of a rule as listed.
@@ -76,6 +78,18 @@ const (
 // MaxEnded is how many ended (spent or expired) rules are kept listed; the
 // oldest ended rule goes first.
 const MaxEnded = 1000
+
+// Bounds of one simulator's rules (a tenant's share: every sandbox has its
+// own Faults, docs/design/tenancy.md). A rule past either is refused with
+// a ConflictError (409); the oldest ended rules give way first.
+const (
+	// MaxLive is how many live rules a simulator holds: every request is
+	// compared with each of them.
+	MaxLive = 1000
+	// MaxRuleBytes bounds the rules kept, live and ended, in bytes of
+	// their JSON.
+	MaxRuleBytes = 256 << 10
+)
 
 func (e *entry) expired(now time.Time) bool {
 	return !e.expiresAt.IsZero() && !now.Before(e.expiresAt)
@@ -202,10 +216,20 @@ func (f *Faults) add(rule Rule) (RuleView, error) {
 		}
 		f.deleteLocked(i) // an ended rule's id is free again
 	}
+	if live := len(f.rules) - f.nEnded; live >= MaxLive {
+		return RuleView{}, sim.Errorf(sim.CodeConflict, MsgTooManyRules, live)
+	}
+	b, _ := json.Marshal(e.rule)
+	e.size = len(b)
+	f.trimLocked(e.size)
+	if f.bytes+e.size > MaxRuleBytes {
+		return RuleView{}, sim.Errorf(sim.CodeConflict, MsgRulesTooLarge, f.bytes, e.size, MaxRuleBytes)
+	}
 	if rule.TTLSeconds > 0 {
 		e.expiresAt = now.Add(time.Duration(math.Round(rule.TTLSeconds * float64(time.Second))))
 	}
 	f.rules = append(f.rules, e)
+	f.bytes += e.size
 	return e.view(), nil
 }
 
@@ -249,7 +273,7 @@ func (f *Faults) Clear() int {
 			n++
 		}
 	}
-	f.rules, f.nEnded = nil, 0
+	f.rules, f.nEnded, f.bytes = nil, 0, 0
 	return n
 }
 
@@ -266,6 +290,7 @@ func (f *Faults) deleteLocked(i int) {
 	if !f.rules[i].live() {
 		f.nEnded--
 	}
+	f.bytes -= f.rules[i].size
 	copy(f.rules[i:], f.rules[i+1:])
 	f.rules[len(f.rules)-1] = nil
 	f.rules = f.rules[:len(f.rules)-1]
@@ -279,7 +304,7 @@ func (f *Faults) purgeLocked(now time.Time) {
 			f.endLocked(e, StateExpired)
 		}
 	}
-	f.trimLocked()
+	f.trimLocked(0)
 }
 
 func (f *Faults) endLocked(e *entry, state string) {
@@ -288,19 +313,17 @@ func (f *Faults) endLocked(e *entry, state string) {
 	f.nEnded++
 }
 
-// trimLocked deletes the oldest ended rules past MaxEnded.
-func (f *Faults) trimLocked() {
-	for f.nEnded > MaxEnded {
-		n, oldest := 0, -1
+// trimLocked deletes the oldest ended rules past MaxEnded, and while the
+// rules kept and room more bytes pass MaxRuleBytes.
+func (f *Faults) trimLocked(room int) {
+	for f.nEnded > MaxEnded || (f.nEnded > 0 && f.bytes+room > MaxRuleBytes) {
+		oldest := -1
 		for i, r := range f.rules {
-			if !r.live() {
-				n++
-				if oldest < 0 || r.ended < f.rules[oldest].ended {
-					oldest = i
-				}
+			if !r.live() && (oldest < 0 || r.ended < f.rules[oldest].ended) {
+				oldest = i
 			}
 		}
-		if n <= MaxEnded {
+		if oldest < 0 {
 			return
 		}
 		f.deleteLocked(oldest)
@@ -331,7 +354,7 @@ func (f *Faults) pick(r *http.Request) (firing, bool) {
 		e.hits++
 		if e.rule.Count > 0 && e.hits >= e.rule.Count {
 			f.endLocked(e, StateSpent)
-			defer f.trimLocked()
+			defer f.trimLocked(0)
 		}
 		fx := firing{id: e.rule.ID, action: e.rule.Action}
 		if fx.action.Type == ActionLatency {

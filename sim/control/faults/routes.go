@@ -19,7 +19,7 @@ const MaxBodyBytes = 64 << 10
 //	DELETE /faults/{id}  {"removed": "<id>"}, or 404
 //	DELETE /faults       {"removed": N}
 //
-// Errors use the control envelope {"error": "ValidationError" |
+// Errors use the control envelope {"error": "ValidationError" | "ConflictError" (MaxLive, MaxRuleBytes) |
 // "NotFoundError" | "MethodNotAllowedError", "message": "..."}.
 func (f *Faults) Routes() chi.Router {
 	r := chi.NewRouter()

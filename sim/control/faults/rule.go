@@ -48,6 +48,8 @@ const (
 const (
 	MsgIDFormat           = "id must be 1 to %d characters among letters, digits, '_' and '-'; got %q"
 	MsgIDTaken            = "id %s is already used by another fault rule"
+	MsgTooManyRules       = "This simulator holds %d live fault rules, the most it keeps; remove some (DELETE /_sim/faults/{id}) or all (DELETE /_sim/faults)"
+	MsgRulesTooLarge      = "This simulator's fault rules hold %d bytes; with this rule's %d they would pass the %d it keeps; remove some (DELETE /_sim/faults/{id}) or all (DELETE /_sim/faults)"
 	MsgMethod             = "method must be an upper-case HTTP method such as GET or POST (or omitted for any method); got %q"
 	MsgPathStart          = "path must start with / or * (or be omitted for any path); got %q"
 	MsgTooLong            = "%s must be at most %d bytes; got %d"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -42,12 +43,28 @@ const (
 	// EventHeartbeat is the longest a stream stays silent: a heartbeat
 	// event (simulated now) keeps proxies and the page's watchdog content.
 	EventHeartbeat = 15 * time.Second
-	// MaxEventStreams bounds the streams open at once; one more is refused
-	// (503) until one closes.
+	// MaxEventStreams bounds the streams of one simulator (the default
+	// or a sandbox: one tenant) open at once; one more is refused (429)
+	// until one closes.
 	MaxEventStreams = 16
+	// MaxProcessEventStreams bounds the streams of every simulator of a
+	// process together (Config.Streams); one more is refused (503) until
+	// one closes. Far below the listener's connection cap, so streams
+	// never take the connections API clients need.
+	MaxProcessEventStreams = 64
 	// eventRetryMS is the reconnection delay the stream suggests.
 	eventRetryMS = 2000
 )
+
+// refuseStream answers a stream that has no place, in the control
+// envelope, with the delay the stream itself suggests for a reconnection.
+func refuseStream(w http.ResponseWriter, status int, name, msg string) {
+	b, _ := json.Marshal(control.Envelope{Error: name, Message: msg})
+	w.Header().Set("Retry-After", strconv.Itoa(eventRetryMS/1000))
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
 
 func (u *UI) version() Version {
 	if u.changes == nil {
@@ -59,21 +76,23 @@ func (u *UI) version() Version {
 // handleEvents streams text/event-stream: a "changed" event at once and
 // whenever the version changes (checked every EventCheckInterval), and a
 // "heartbeat" after EventHeartbeat of silence. At most MaxEventStreams at
-// once.
+// once on this UI (429 past them), and as many as Config.Streams has places
+// in the process (503 past them).
 func (u *UI) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	for k := range r.URL.Query() {
 		return sim.Errorf(sim.CodeValidation, msgEventsQuery, k)
 	}
-	select {
-	case u.streams <- struct{}{}:
-		defer func() { <-u.streams }()
-	default:
-		w.Header().Set("Retry-After", "2")
-		b, _ := json.Marshal(control.Envelope{Error: "ServiceUnavailableError", Message: fmt.Sprintf(msgTooManyStreams, MaxEventStreams)})
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write(append(b, '\n'))
+	if !u.streams.TryEnter() {
+		refuseStream(w, http.StatusTooManyRequests, "TooManyRequestsError", fmt.Sprintf(msgTooManyStreams, MaxEventStreams))
 		return nil
+	}
+	defer u.streams.Leave()
+	if u.process != nil {
+		if !u.process.TryEnter() {
+			refuseStream(w, http.StatusServiceUnavailable, "ServiceUnavailableError", fmt.Sprintf(msgProcessStreams, u.processSize))
+			return nil
+		}
+		defer u.process.Leave()
 	}
 	rc := http.NewResponseController(w)
 	// A stream outlives the server's write timeout (made for downloads).

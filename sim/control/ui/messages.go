@@ -7,7 +7,8 @@ const (
 	msgNoOutputAudio     = "Project %s has no output audio (status %s)"
 	msgUnknownQueryParam = "Unknown query parameter %q; use company_id"
 	msgEventsQuery       = "Unknown query parameter %q; /_sim/events takes none"
-	msgTooManyStreams    = "Too many event streams open (at most %d); retry when one closes"
+	msgTooManyStreams    = "Too many event streams open on this simulator (at most %d); retry when one closes"
+	msgProcessStreams    = "Too many event streams open in this process (at most %d across its simulators); retry when one closes"
 
 	// The 416 and 412 of the output audio, in the control envelope.
 	msgRangeNotSatisfiable = "Range not satisfiable: the Range header must name bytes inside the file"

@@ -44,7 +44,15 @@ type Config struct {
 	// Changes tells the version the event stream follows (GET
 	// /_sim/events); nil: a version that never changes.
 	Changes func() Version
+	// Streams bounds the event streams of every UI of a process together
+	// (MaxProcessEventStreams places, NewStreams); nil: only this UI's
+	// own MaxEventStreams.
+	Streams *httpx.Gate
 }
+
+// NewStreams returns the process-wide bound of event streams for
+// Config.Streams.
+func NewStreams() *httpx.Gate { return httpx.NewGate(MaxProcessEventStreams) }
 
 // UI is the web application.
 type UI struct {
@@ -54,8 +62,10 @@ type UI struct {
 	page  *pageRenderer
 	dumps *httpx.Gate
 
-	changes func() Version
-	streams chan struct{} // places of the open event streams
+	changes     func() Version
+	streams     *httpx.Gate // places of this UI's open event streams
+	process     *httpx.Gate // places of the process's (Config.Streams)
+	processSize int
 }
 
 // ControlPaths are the paths under the control API's mount point that ControlRoutes answers.
@@ -71,7 +81,7 @@ func New(cfg Config) *UI {
 		dumps = control.NewDumpGate()
 	}
 	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: control.Render, Log: cfg.Log}, page: newPageRenderer(), dumps: dumps,
-		changes: cfg.Changes, streams: make(chan struct{}, MaxEventStreams)}
+		changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams, processSize: cfg.Streams.Size()}
 }
 
 // ControlRoutes answers ControlPaths, relative to the control API's mount

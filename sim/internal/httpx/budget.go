@@ -5,40 +5,43 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
 )
 
-// BodyBudget is the process-wide budget of request-body bytes held in
-// memory (fidelity HY1): every read of a whole body into memory (JSON
-// bodies, the shared address's create sniff, the idempotency read-ahead)
-// first takes its bytes from it, and waits while they are not there. A
-// waiting request holds no body bytes: the rest of its body stays in the
-// kernel's buffers and the client's.
+// BodyBudget is the process-wide bound on request-body bytes held in
+// memory (fidelity HY1, docs/design/tenancy.md): every read of a whole
+// body into memory (JSON bodies, the shared address's create routing read,
+// the idempotency read-ahead) first takes its bytes from it, and waits
+// while they are not there. A waiting request holds no body bytes: the
+// rest of its body stays in the kernel's buffers and the client's.
 //
-// It is a weighted semaphore (a mutex and a first-come queue of waiters;
-// golang.org/x/sync/semaphore would do, this keeps the module's
-// dependencies as they are). A request asking for more than the whole
-// budget gets the whole budget, so it waits but never forever. A nil
-// *BodyBudget is no budget: every reservation succeeds at once.
+// Each tenant (the default simulator, each sandbox) takes its bytes
+// through its own BodyTenant, which holds at most a share of the bound:
+// one tenant's slow bodies fill its share, never the whole bound. A
+// request not yet authenticated takes nothing from it (the routing's read
+// before authentication is a small prefix outside the budget, Decide).
+//
+// A nil *BodyBudget is no budget: every reservation succeeds at once.
 type BodyBudget struct {
-	size int64
-
-	mu      sync.Mutex
-	used    int64
-	waiters []*budgetWaiter
+	size, share int64
+	total       *semaphore.Weighted
+	used        atomic.Int64
 }
 
-type budgetWaiter struct {
-	n     int64
-	ready chan struct{} // closed when the bytes are granted
-}
+// ShareDivisor is how many tenants' full shares the bound holds: each
+// tenant may hold a quarter of it, so that a tenant holding its whole
+// share leaves three quarters to the others.
+const ShareDivisor = 4
 
-// NewBodyBudget returns a budget of size bytes; nil (no budget) when size
-// <= 0.
+// NewBodyBudget returns a budget of size bytes of which each tenant holds
+// at most size/ShareDivisor; nil (no budget) when size <= 0.
 func NewBodyBudget(size int64) *BodyBudget {
 	if size <= 0 {
 		return nil
 	}
-	return &BodyBudget{size: size}
+	return &BodyBudget{size: size, share: max(1, size/ShareDivisor), total: semaphore.NewWeighted(size)}
 }
 
 // Size is the budget in bytes (0 for no budget).
@@ -49,125 +52,120 @@ func (b *BodyBudget) Size() int64 {
 	return b.size
 }
 
-// clamp is n within [0, size].
-func (b *BodyBudget) clamp(n int64) int64 {
-	return max(0, min(n, b.size))
-}
-
-// Acquire takes n bytes (clamped to the budget's size) and returns how many
-// it took; it waits, first come first served, while they are not free, and
-// gives up with ctx's error (having taken nothing) when ctx ends.
-func (b *BodyBudget) Acquire(ctx context.Context, n int64) (int64, error) {
+// Share is the most one tenant holds (0 for no budget).
+func (b *BodyBudget) Share() int64 {
 	if b == nil {
-		return 0, nil
+		return 0
 	}
-	n = b.clamp(n)
-	b.mu.Lock()
-	if len(b.waiters) == 0 && b.used+n <= b.size {
-		b.used += n
-		b.mu.Unlock()
-		return n, nil
-	}
-	w := &budgetWaiter{n: n, ready: make(chan struct{})}
-	b.waiters = append(b.waiters, w)
-	b.mu.Unlock()
-	select {
-	case <-w.ready:
-		return n, nil
-	case <-ctx.Done():
-		b.mu.Lock()
-		select {
-		case <-w.ready:
-			// Granted as ctx ended: give the bytes back.
-			b.used -= n
-		default:
-			for i, x := range b.waiters {
-				if x == w {
-					b.waiters = append(b.waiters[:i], b.waiters[i+1:]...)
-					break
-				}
-			}
-		}
-		b.grant()
-		b.mu.Unlock()
-		return 0, ctx.Err()
-	}
+	return b.share
 }
 
-// TryAcquire takes n bytes (clamped) if they are free and nobody waits.
-func (b *BodyBudget) TryAcquire(n int64) (int64, bool) {
-	if b == nil {
-		return 0, true
-	}
-	n = b.clamp(n)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.waiters) > 0 || b.used+n > b.size {
-		return 0, false
-	}
-	b.used += n
-	return n, true
-}
-
-// Release gives back n bytes taken by Acquire or TryAcquire.
-func (b *BodyBudget) Release(n int64) {
-	if b == nil || n <= 0 {
-		return
-	}
-	b.mu.Lock()
-	b.used -= n
-	if b.used < 0 {
-		panic("httpx: BodyBudget released more than was acquired")
-	}
-	b.grant()
-	b.mu.Unlock()
-}
-
-// grant wakes the waiters at the head of the queue whose bytes are free.
-// Called with b.mu held.
-func (b *BodyBudget) grant() {
-	for len(b.waiters) > 0 {
-		w := b.waiters[0]
-		if b.used+w.n > b.size {
-			return
-		}
-		b.used += w.n
-		b.waiters = b.waiters[1:]
-		close(w.ready)
-	}
-}
-
-// Used is the number of bytes taken (for tests).
+// Used is the number of bytes taken by every tenant together.
 func (b *BodyBudget) Used() int64 {
 	if b == nil {
 		return 0
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
+	return b.used.Load()
 }
 
-// bodyLease is what one request holds of the budget.
-type bodyLease struct {
+// Tenant returns a new tenant of b with its own share (nil for no
+// budget).
+func (b *BodyBudget) Tenant() *BodyTenant {
+	if b == nil {
+		return nil
+	}
+	return &BodyTenant{b: b, own: semaphore.NewWeighted(b.share)}
+}
+
+// BodyTenant is one tenant's part of a BodyBudget: its requests wait, first
+// come first served, for bytes of its own share, then for bytes of the
+// process's bound. A nil *BodyTenant is no budget.
+type BodyTenant struct {
 	b    *BodyBudget
+	own  *semaphore.Weighted
+	used atomic.Int64
+}
+
+// Used is the number of bytes the tenant holds.
+func (t *BodyTenant) Used() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.used.Load()
+}
+
+// clamp is n within [0, share]: a request asking for more than the share
+// gets the whole share, so it waits but never forever.
+func (t *BodyTenant) clamp(n int64) int64 {
+	return max(0, min(n, t.b.share))
+}
+
+// acquire takes n bytes (already clamped), waiting while ctx lives; on
+// error it holds nothing.
+func (t *BodyTenant) acquire(ctx context.Context, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if err := t.own.Acquire(ctx, n); err != nil {
+		return err
+	}
+	if err := t.b.total.Acquire(ctx, n); err != nil {
+		t.own.Release(n)
+		return err
+	}
+	t.count(n)
+	return nil
+}
+
+// tryAcquire takes n bytes (already clamped) if they are free now.
+func (t *BodyTenant) tryAcquire(n int64) bool {
+	if !t.own.TryAcquire(n) {
+		return false
+	}
+	if !t.b.total.TryAcquire(n) {
+		t.own.Release(n)
+		return false
+	}
+	t.count(n)
+	return true
+}
+
+// release gives back n bytes taken by acquire or tryAcquire.
+func (t *BodyTenant) release(n int64) {
+	if n <= 0 {
+		return
+	}
+	t.count(-n)
+	t.b.total.Release(n)
+	t.own.Release(n)
+}
+
+func (t *BodyTenant) count(n int64) {
+	t.used.Add(n)
+	t.b.used.Add(n)
+}
+
+// bodyLease is what one request holds of its tenant's share.
+type bodyLease struct {
+	t    *BodyTenant
 	mu   sync.Mutex
 	held int64
 }
 
 type bodyLeaseKey struct{}
 
-// Middleware gives each request a lease on b, released when the handler
+// Middleware gives each request a lease on t, released when the handler
 // returns (the request's bytes are then garbage): ReserveBody grows it.
 // With no budget it returns next.
-func (b *BodyBudget) Middleware(next http.Handler) http.Handler {
-	if b == nil {
+func (t *BodyTenant) Middleware(next http.Handler) http.Handler {
+	if t == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l := &bodyLease{b: b}
+		l := &bodyLease{t: t}
 		defer func() {
 			l.mu.Lock()
-			b.Release(l.held)
+			t.release(l.held)
 			l.held = 0
 			l.mu.Unlock()
 		}()
@@ -175,11 +173,11 @@ func (b *BodyBudget) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// ReserveBody makes r's request hold at least n bytes of the body budget
-// (clamped to the budget) before it reads that much of its body into
+// ReserveBody makes r's request hold at least n bytes of its tenant's
+// share (clamped to the share) before it reads that much of its body into
 // memory, waiting while r's context lives. Every in-memory reader of one
 // request shares its reservation: a reader that needs no more than the
-// request holds (the handler decoding the bytes the sniff read) takes
+// request holds (the handler decoding the bytes the routing read) takes
 // nothing more. A request that must grow its reservation takes the rest at
 // once if it is free; else it gives back what it holds and waits for the
 // whole amount, so that no two requests wait for each other's bytes.
@@ -187,29 +185,31 @@ func (b *BodyBudget) Middleware(next http.Handler) http.Handler {
 // It is called before the first byte is read: a request waiting here has
 // not started its body, and the body idle timeout (IdleBody), which starts
 // at its first read, does not run while it waits. Without a budget, or
-// outside BodyBudget.Middleware, it does nothing.
+// outside BodyTenant.Middleware, it does nothing.
 func ReserveBody(r *http.Request, n int64) error {
 	l, ok := r.Context().Value(bodyLeaseKey{}).(*bodyLease)
 	if !ok {
 		return nil
 	}
-	n = l.b.clamp(n)
+	n = l.t.clamp(n)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.held >= n {
 		return nil
 	}
 	if l.held > 0 {
-		if got, ok := l.b.TryAcquire(n - l.held); ok {
-			l.held += got
+		if l.t.tryAcquire(n - l.held) {
+			l.held = n
 			return nil
 		}
-		l.b.Release(l.held)
+		l.t.release(l.held)
 		l.held = 0
 	}
-	got, err := l.b.Acquire(r.Context(), n)
-	l.held = got
-	return err
+	if err := l.t.acquire(r.Context(), n); err != nil {
+		return err
+	}
+	l.held = n
+	return nil
 }
 
 // ReserveSize is how much of r's body a reader with the given limit may hold:

@@ -11,34 +11,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestBodyBudget(t *testing.T) {
+func TestBodyTenantShare(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
 		size     int64
-		take     []int64 // acquired in order, none waiting
-		release  int64
-		want     int64 // the next acquisition
-		got      int64 // what it takes
-		wantUsed int64 // used after it
+		take     []int64 // reserved in order by requests that keep them
+		want     int64   // the next request's reservation
+		wantUsed int64   // the tenant's bytes after it
 	}{
-		{name: "fits", size: 100, take: []int64{30}, want: 50, got: 50, wantUsed: 80},
-		{name: "clamped to the budget", size: 100, want: 500, got: 100, wantUsed: 100},
-		{name: "after a release", size: 100, take: []int64{100}, release: 100, want: 60, got: 60, wantUsed: 60},
-		{name: "negative is nothing", size: 100, want: -5, got: 0, wantUsed: 0},
+		{name: "fits", size: 100, take: []int64{10}, want: 5, wantUsed: 15},
+		{name: "clamped to the share", size: 100, want: 500, wantUsed: 25},
+		{name: "negative is nothing", size: 100, want: -5, wantUsed: 0},
+		{name: "share of a tiny budget", size: 3, want: 10, wantUsed: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := NewBodyBudget(tt.size)
+			tn := b.Tenant()
 			for _, n := range tt.take {
-				_, err := b.Acquire(context.Background(), n)
-				require.NoError(t, err)
+				require.NoError(t, tn.acquire(context.Background(), tn.clamp(n)))
 			}
-			b.Release(tt.release)
-			got, err := b.Acquire(context.Background(), tt.want)
-			require.NoError(t, err)
-			assert.Equal(t, tt.got, got)
+			require.NoError(t, tn.acquire(context.Background(), tn.clamp(tt.want)))
+			assert.Equal(t, tt.wantUsed, tn.Used())
 			assert.Equal(t, tt.wantUsed, b.Used())
 		})
 	}
@@ -48,84 +44,88 @@ func TestBodyBudgetNilIsUnlimited(t *testing.T) {
 	t.Parallel()
 	b := NewBodyBudget(0)
 	assert.Nil(t, b)
-	got, err := b.Acquire(context.Background(), 1<<40)
-	require.NoError(t, err)
-	assert.Zero(t, got)
-	b.Release(5)
-	h := b.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	assert.Nil(t, b.Tenant())
+	h := b.Tenant().Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		assert.NoError(t, ReserveBody(r, 1<<40))
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/", nil))
 }
 
-func TestBodyBudgetWaitsAndCancels(t *testing.T) {
+// TestBodyTenantWaitsAndCancels: within one tenant, a request waits for
+// bytes of its share; a waiter whose context ends takes nothing.
+func TestBodyTenantWaitsAndCancels(t *testing.T) {
 	t.Parallel()
 	b := NewBodyBudget(100)
-	_, err := b.Acquire(context.Background(), 80)
-	require.NoError(t, err)
+	tn := b.Tenant()
+	require.NoError(t, tn.acquire(context.Background(), 20))
 
-	// A waiter whose context ends takes nothing.
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() {
-		_, err := b.Acquire(ctx, 50)
-		done <- err
-	}()
-	waitFor(t, b, 1)
 	cancel()
-	assert.ErrorIs(t, <-done, context.Canceled)
-	assert.Equal(t, int64(80), b.Used())
+	assert.ErrorIs(t, tn.acquire(ctx, 10), context.Canceled)
+	assert.Equal(t, int64(20), tn.Used())
 
-	// A waiter gets its bytes when they are released, first come first
-	// served: a small one behind a big one waits too.
-	big, small := make(chan int64), make(chan int64)
-	go func() { n, _ := b.Acquire(context.Background(), 60); big <- n }()
-	waitFor(t, b, 1)
-	go func() { n, _ := b.Acquire(context.Background(), 10); small <- n }()
-	waitFor(t, b, 2)
-	_, ok := b.TryAcquire(10)
-	assert.False(t, ok, "TryAcquire with waiters")
-	b.Release(80)
-	assert.Equal(t, int64(60), <-big)
-	assert.Equal(t, int64(10), <-small)
-	assert.Equal(t, int64(70), b.Used())
+	got := make(chan error, 1)
+	go func() { got <- tn.acquire(context.Background(), 10) }()
+	tn.release(20)
+	require.NoError(t, <-got)
+	assert.Equal(t, int64(10), tn.Used())
 }
 
-// waitFor waits until n requests wait on b.
-func waitFor(t *testing.T, b *BodyBudget, n int) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return len(b.waiters) == n
-	}, 5*time.Second, time.Millisecond)
+// TestBodyTenantsShareTheBound: a tenant that holds its whole share (and
+// has more requests waiting) leaves the rest of the bound to the others;
+// only when every share the bound holds is taken does another tenant wait.
+func TestBodyTenantsShareTheBound(t *testing.T) {
+	t.Parallel()
+	b := NewBodyBudget(100)
+	noisy, victim := b.Tenant(), b.Tenant()
+	require.NoError(t, noisy.acquire(context.Background(), 25))
+	waiting := make(chan error, 1)
+	go func() { waiting <- noisy.acquire(context.Background(), 25) }()
+
+	assert.True(t, victim.tryAcquire(25), "the victim's bytes are free although the noisy tenant waits")
+	assert.False(t, noisy.tryAcquire(1), "the noisy tenant is at its share")
+
+	// Two more tenants fill the bound: a fifth waits for the bound.
+	for range 2 {
+		require.True(t, b.Tenant().tryAcquire(25))
+	}
+	late := b.Tenant()
+	assert.False(t, late.tryAcquire(1), "the bound is full")
+	assert.Equal(t, int64(100), b.Used())
+	got := make(chan error, 1)
+	go func() { got <- late.acquire(context.Background(), 10) }()
+	victim.release(25)
+	require.NoError(t, <-got)
+	noisy.release(25)
+	require.NoError(t, <-waiting)
+	assert.Equal(t, int64(25+50+10), b.Used())
 }
 
 func TestReserveBodyPerRequest(t *testing.T) {
 	t.Parallel()
-	b := NewBodyBudget(100)
+	b := NewBodyBudget(400)
+	tn := b.Tenant()
 	var during int64
-	h := b.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := tn.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		require.NoError(t, ReserveBody(r, 40))
 		require.NoError(t, ReserveBody(r, 30)) // within what it holds
 		require.NoError(t, ReserveBody(r, 70)) // grows
 		require.NoError(t, ReserveBody(r, 1000))
-		during = b.Used()
+		during = tn.Used()
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/", nil))
-	assert.Equal(t, int64(100), during, "clamped to the budget")
+	assert.Equal(t, int64(100), during, "clamped to the share")
 	assert.Zero(t, b.Used(), "released when the handler returns")
 
 	// A request that must grow while another holds the rest gives back
 	// what it has and waits for the whole, instead of holding it.
-	_, err := b.Acquire(context.Background(), 50)
-	require.NoError(t, err)
+	require.NoError(t, tn.acquire(context.Background(), 50))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	h = b.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h = tn.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		require.NoError(t, ReserveBody(r, 40))
 		assert.ErrorIs(t, ReserveBody(r, 80), context.DeadlineExceeded)
-		assert.Equal(t, int64(50), b.Used(), "nothing held while it waited")
+		assert.Equal(t, int64(50), tn.Used(), "nothing held while it waited")
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx))
 	assert.Equal(t, int64(50), b.Used())
