@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -38,11 +39,17 @@ import (
 const (
 	neighbourSlowdown = 3
 	neighbourRSS      = 512 << 20
-	neighbourRounds   = 12 // scenarios per victim and phase
+	neighbourRounds   = 25 // scenarios per victim and phase: 150 requests, so p99 is not just the slowest one
 	neighbourRules    = 20_000
 )
 
+// It measures latency, which the other packages of a parallel `go test
+// ./...` disturb unevenly between its two phases, so it runs only when
+// asked: DUBSIM_NOISY=1 go test -count=1 -v -run TestNoisyNeighbours ./test/hostile/
 func TestNoisyNeighbours(t *testing.T) {
+	if os.Getenv("DUBSIM_NOISY") != "1" {
+		t.Skip("a latency comparison: DUBSIM_NOISY=1 runs it, on a machine doing nothing else")
+	}
 	p := start(t)
 	victim := neighbourSandbox(t, p.Base)
 
@@ -156,6 +163,7 @@ func (s *scenario) once(t *testing.T) []time.Duration {
 		began := time.Now()
 		st, b, err := sendWith(s.client, method, url, key, body)
 		took = append(took, time.Since(began))
+
 		if err != nil || st != want {
 			t.Errorf("victim %s: %s %s: %d %v %.200s", s.key, method, what, st, err, b)
 		}
