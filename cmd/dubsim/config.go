@@ -122,9 +122,15 @@ const (
 // room for two of the largest entries.
 const minJournalBytes = 64 << 10
 
-// defaultMemoryLimit is --memory-limit's default: 1 GiB, far above what
-// dubsim uses in normal runs (under 400 MB with 100,000 projects under load).
-const defaultMemoryLimit = 1 << 30
+// defaultMemoryLimit is --memory-limit's default: 256 MiB. The collector's
+// target of 400 % (defaultGCPercent) lets garbage grow to five times the
+// live heap; with a live heap of 80-90 MB (200 sandboxes whose journals
+// are full) that took the process to 450-490 MB. The limit caps that
+// headroom, so such a process stays well under 512 MB, while a single
+// tenant's live heap of a few megabytes never comes near it and keeps the
+// throughput of the high target. It counts the Go runtime's memory only,
+// not the data file's pages bbolt maps.
+const defaultMemoryLimit = 256 << 20
 
 // positiveDurations are the duration flags that must be above zero; every
 // other one may be 0 (checkDurations).

@@ -20,7 +20,7 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", check: func(t *testing.T, c config) {
-			assert.Equal(t, int64(1<<30), c.MemoryLimit)
+			assert.Equal(t, int64(256<<20), c.MemoryLimit)
 			assert.Equal(t, ":8080", c.Addr)
 			assert.Equal(t, 1.0, c.TimeScale)
 			assert.Equal(t, sim.DefaultTiming, c.Timing)
@@ -96,8 +96,8 @@ func TestParseConfig(t *testing.T) {
 				assert.Equal(t, ":1", c.Addr)
 				assert.Equal(t, 2.0, c.TimeScale)
 			}},
-		{name: "memory limit from the variable", env: map[string]string{"DUBSIM_MEMORY_LIMIT": "268435456"},
-			check: func(t *testing.T, c config) { assert.Equal(t, int64(256<<20), c.MemoryLimit) }},
+		{name: "memory limit from the variable", env: map[string]string{"DUBSIM_MEMORY_LIMIT": "536870912"},
+			check: func(t *testing.T, c config) { assert.Equal(t, int64(512<<20), c.MemoryLimit) }},
 		{name: "memory limit off", args: []string{"--memory-limit", "0"},
 			check: func(t *testing.T, c config) { assert.Zero(t, c.MemoryLimit) }},
 		{name: "drain bounds", args: []string{"--drain-max-bytes", "1048576", "--drain-idle-timeout", "5s"}, env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "2m", "DUBSIM_DRAIN_IDLE_TIMEOUT": "9s"},

@@ -35,7 +35,7 @@ func TestHelpShowsTypesAndVariables(t *testing.T) {
 		"[$DUBSIM_NO_CONTROL]",
 		"-addr address\n",
 		"dubsim version",
-		"(default 1GiB)",
+		"(default 256MiB)",
 		"(default 200ms)",
 	} {
 		assert.Contains(t, help, want)

@@ -116,44 +116,15 @@ func TestFullJournalsOfManySandboxesStayBounded(t *testing.T) {
 	t.Parallel()
 	const sandboxes, each = 200, 120
 	p := startGOGC100(t, "--sandbox-max", fmt.Sprint(sandboxes))
-	ids := make([]string, sandboxes)
-	for i := range ids {
-		st, body := call(t, http.MethodPost, p.Base+"/_sim/sandboxes", "", "{}")
-		require.Equal(t, http.StatusCreated, st, body)
-		var v struct{ ID string }
-		require.NoError(t, json.Unmarshal([]byte(body), &v))
-		ids[i] = v.ID
-	}
+	ids := createSandboxes(t, p, sandboxes)
 	before, _ := memory(t, p)
-	seg, query := strings.Repeat("p", 4000), "q="+strings.Repeat("v", 4000)
-	body := `{"name":"` + strings.Repeat("b", 8<<10) + `"}`
-	header := strings.Repeat("h", 512)
-	counts, _ := sendMany(t, sandboxes*each, 8, func(i int) *http.Request {
-		req, err := http.NewRequest(http.MethodPost, p.Base+"/sbx/"+ids[i%sandboxes]+"/api/v1/"+seg+"?"+query, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+header)
-		req.Header.Set("User-Agent", header)
-		req.Header.Set("Idempotency-Key", header)
-		return req
-	})
+	counts, _ := sendMany(t, sandboxes*each, 8, fillJournals(p.Base, ids))
 	rss, peak := memory(t, p)
 	t.Logf("resident memory: %s with %d idle sandboxes, %s after %d requests of ~20 KiB entries (peak %s); answers %v",
 		mb(before), sandboxes, mb(rss), sandboxes*each, mb(peak), counts)
 
 	// Each journal holds what its share allows; together at most the total.
-	var held int64
-	for _, id := range ids {
-		st, body := call(t, http.MethodGet, p.Base+"/sbx/"+id+"/_sim/requests?limit=1", "", "")
-		require.Equal(t, http.StatusOK, st, body)
-		var v struct {
-			Stats struct {
-				Bytes int64 `json:"bytes"`
-			} `json:"stats"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(body), &v))
-		held += v.Stats.Bytes
-	}
+	held := journalBytes(t, p, ids)
 	t.Logf("the %d journals hold %s", sandboxes, mb(held))
 	assert.LessOrEqual(t, held, int64(32<<20), "all journals together")
 	assert.Less(t, rss, before+int64(200<<20), "resident memory after the requests")
