@@ -74,19 +74,11 @@ func (e *core) startDownload(a sim.Artifact, parts []part) {
 		defer e.work.remove(w)
 		defer e.reportPanic("artifact download", "artifact", id)
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		select {
-		case e.dlSem <- struct{}{}:
-		case <-e.bg.Done():
+		release, ok := e.downloadSlots(w)
+		if !ok {
 			return
 		}
-		defer func() { <-e.dlSem }()
-		w.set(fmt.Sprintf(waitShared, cap(e.pool.downloads)))
-		select {
-		case e.pool.downloads <- struct{}{}:
-		case <-e.bg.Done():
-			return
-		}
-		defer func() { <-e.pool.downloads }()
+		defer release()
 		res := sim.ArtifactResult{Known: true, Origin: "media"}
 		var blobs []string // the files written, removed if the download fails
 		qc, err := e.newQuotaCount(e.bg, company, "")
@@ -288,4 +280,23 @@ func (e *core) restartDownloads(ctx context.Context) error {
 		e.startDownload(a, e.resolveParts(c, a.Type, a.SourceURL, a.SourcePath, a.Fragments))
 	}
 	return nil
+}
+
+// downloadSlots waits for one of the simulator's download slots, then for
+// one of the process's (saying so in w); ok is false when the engine stops
+// first. release gives both back.
+func (e *core) downloadSlots(w *work) (release func(), ok bool) {
+	select {
+	case e.dlSem <- struct{}{}:
+	case <-e.bg.Done():
+		return nil, false
+	}
+	w.set(fmt.Sprintf(waitShared, cap(e.pool.downloads)))
+	select {
+	case e.pool.downloads <- struct{}{}:
+	case <-e.bg.Done():
+		<-e.dlSem
+		return nil, false
+	}
+	return func() { <-e.pool.downloads; <-e.dlSem }, true
 }
