@@ -37,11 +37,12 @@ const (
 	Port = "8080/tcp"
 	// HealthPath answers 200 once the simulator serves.
 	HealthPath = "/_sim/health"
-	// PlatformPrefix and StudioPrefix are the paths under which dubsim
-	// serves one interface alone: URL plus either is that interface's base
-	// URL, where no request is routed to the other.
+	// PlatformPrefix is the path under which dubsim serves the platform
+	// interface alone: URL plus it is the platform's base URL, where no
+	// request is routed to the studio.
 	PlatformPrefix = "/platform"
-	StudioPrefix   = "/studio"
+	// StudioPrefix is the same for the studio interface.
+	StudioPrefix = "/studio"
 )
 
 // Container is a running dubsim container.
