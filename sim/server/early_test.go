@@ -3,7 +3,7 @@ package server_test
 // Early answers: a request refused before its body was read (401, 403,
 // 413, a bad presigned URL, an injected fault) must reach a client that
 // writes its whole body before it reads the reply, as Python's urllib does,
-// instead of a "connection reset by peer" (issue 17, point 2; fidelity X1-X5).
+// instead of a "connection reset by peer" (fidelity X1-X5).
 // Every test goes through the real listener with real clients: Go's
 // net/http, python3's urllib and curl, which the tests run when installed
 // (DUBSIM_REQUIRE_TOOLS=1 makes their absence a failure, as in CI).
