@@ -36,7 +36,7 @@ import (
 )
 
 const (
-	mb60 = 60 << 20 // the body of the flaky case of the issue
+	mb60 = 60 << 20 // far past the 256 KiB net/http reads of an unread body on its own
 	gb1  = 1 << 30
 )
 
@@ -328,9 +328,9 @@ func TestEarlyAnswerReachesEveryClient(t *testing.T) {
 	}
 }
 
-// TestEarlyAnswerFiftyTimesInARow is the case that was flaky: a 60 MB body
-// refused early (a free account's cloning request, 403), fifty times in a
-// row, Go's client and urllib taking turns.
+// TestEarlyAnswerFiftyTimesInARow repeats the case most prone to a reset: a
+// 60 MB body refused early (a free account's cloning request, 403), fifty
+// times in a row, Go's client and urllib taking turns.
 func TestEarlyAnswerFiftyTimesInARow(t *testing.T) {
 	t.Parallel()
 	needTool(t, "python3")

@@ -56,7 +56,7 @@ func TestProbesOfTheServersOwnStateAreBounded(t *testing.T) {
 	peak := probesOwnState(t, p)
 	// The live heap stays near 100 MB (4 probe buffers of 16 MiB, 2 dump
 	// pages); the rest is the collector's target once serving (GOGC 400,
-	// under the 1 GiB soft limit). Before: 2,527 MB over 2,000 projects.
+	// under the 1 GiB soft limit). Unbounded: 2,527 MB over 2,000 projects.
 	assert.Less(t, peak, int64(800<<20), "peak resident memory")
 }
 
