@@ -41,11 +41,11 @@ func TestImportDirection(t *testing.T) {
 		"sim/openapi/validate":  {"github.com/santhosh-tekuri/jsonschema/v6"},
 		"sim/parity":            {"sim/openapi", "sim/openapi/validate"},
 		"test/crash":            nil, // tests only
-		"test/hostile":          nil, // tests only: attacks on the real binary (issue 19)
+		"test/hostile":          nil, // tests only: attacks on the real binary
 		"test/browser":          nil, // tests only: drives chromium against the dashboard
-		"test/consumer":         nil, // tests only: a module outside this one built from a file-based module proxy (issue 20)
-		"test/generators":       nil, // tests only: OpenAPI generators over the served documents (issue 20)
-		"test/release":          nil, // tests only: the release snapshot and its checks (issue 20)
+		"test/consumer":         nil, // tests only: a module outside this one built from a file-based module proxy
+		"test/generators":       nil, // tests only: OpenAPI generators over the served documents
+		"test/release":          nil, // tests only: the release snapshot and its checks
 		"test/shard":            nil, // tests only: two dubsims behind HAProxy and nginx, routed by sandbox
 		"test/docs":             nil, // tests only: runs the documentation's shell blocks against a real dubsim
 		"bench/ceiling":         {},  // the benchmark's minimal handler: stdlib only

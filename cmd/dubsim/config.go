@@ -48,7 +48,7 @@ type config struct {
 	// the process's together.
 	JournalBytes  int64
 	JournalMemory int64
-	// Sandboxes (issue 21; fidelity SB1-SB8).
+	// Sandboxes (fidelity SB1-SB8).
 	SandboxMax      int
 	SandboxIdle     time.Duration
 	MinPollInterval time.Duration

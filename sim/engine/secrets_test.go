@@ -15,8 +15,8 @@ import (
 )
 
 // TestGeneratedKeysAreTheStoresOwn: a generated API key is keyed by the
-// store's secret (issue 19: it was the seed's, so the first key of a fresh
-// store was known to anyone): two stores of the same seed give different
+// store's secret, not by the seed (a seed's first key would be known
+// to anyone): two stores of the same seed give different
 // keys, neither the seed's, while the ids an explicit seed keys stay the
 // same in both.
 func TestGeneratedKeysAreTheStoresOwn(t *testing.T) {
@@ -63,10 +63,10 @@ func TestStartRefusesAStoreWithoutSecret(t *testing.T) {
 }
 
 // TestOutputSignature: the signature of a project's download URLs is keyed
-// by the store's secret over the project id and its output generation (issue
-// 19: output URLs were the project id alone, which follows the seed): the
-// same after the store is reopened, another for another project, another
-// generation or another store of the same seed.
+// by the store's secret over the project id and its output generation (the
+// id alone follows the seed, so anyone could compute it): the same after
+// the store is reopened, another for another project, another generation
+// or another store of the same seed.
 func TestOutputSignature(t *testing.T) {
 	t.Parallel()
 	h := newArtHarness(t, artOptions{})

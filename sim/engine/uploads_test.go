@@ -49,8 +49,8 @@ func TestPresignUpload(t *testing.T) {
 // TestUploadSignature: the signature is a function of the store's secret,
 // the slot's id, file name and expiry: the same for the same slot (also
 // after the store is reopened), another when any of them changes, and
-// another from another store of the same seed (issue 19: it was the seed's,
-// so anyone could sign any slot).
+// another from another store of the same seed (were it the seed's, anyone
+// could sign any slot).
 func TestUploadSignature(t *testing.T) {
 	t.Parallel()
 	h := newArtHarness(t, artOptions{})

@@ -17,7 +17,7 @@ import (
 )
 
 // scaleSandboxes is how many sandboxes TestParallelSandboxScenarios drives
-// at once: the figure, and the default cap.
+// at once: the number sandboxes are sized for, and the default cap.
 const scaleSandboxes = sandbox.DefaultMax
 
 // TestParallelSandboxScenarios: one process, 200 sandboxes, each driven at

@@ -9,7 +9,7 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// Speech-rate model used to time text: characters per second of speech and
+// Speech-rate model that times text: characters per second of speech and
 // the pause between utterances.
 const (
 	CharsPerSecond = 14.0

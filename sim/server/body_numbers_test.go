@@ -2,7 +2,7 @@ package server_test
 
 // Request bodies through the real listener: JSON numbers with an integral
 // value are integers whatever their spelling, and an idempotent retry is
-// compared by value (issue 17, point 5).
+// compared by value.
 
 import (
 	"net/http"

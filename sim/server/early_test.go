@@ -3,7 +3,7 @@ package server_test
 // Early answers: a request refused before its body was read (401, 403,
 // 413, a bad presigned URL, an injected fault) must reach a client that
 // writes its whole body before it reads the reply, as Python's urllib does,
-// instead of a "connection reset by peer" (issue 17, point 2; fidelity X1-X5).
+// instead of a "connection reset by peer" (fidelity X1-X5).
 // Every test goes through the real listener with real clients: Go's
 // net/http, python3's urllib and curl, which the tests run when installed
 // (DUBSIM_REQUIRE_TOOLS=1 makes their absence a failure, as in CI).
@@ -36,7 +36,7 @@ import (
 )
 
 const (
-	mb60 = 60 << 20 // the body of the flaky case of the issue
+	mb60 = 60 << 20 // far past the 256 KiB net/http reads of an unread body on its own
 	gb1  = 1 << 30
 )
 
@@ -328,9 +328,9 @@ func TestEarlyAnswerReachesEveryClient(t *testing.T) {
 	}
 }
 
-// TestEarlyAnswerFiftyTimesInARow is the case that was flaky: a 60 MB body
-// refused early (a free account's cloning request, 403), fifty times in a
-// row, Go's client and urllib taking turns.
+// TestEarlyAnswerFiftyTimesInARow repeats the case most prone to a reset: a
+// 60 MB body refused early (a free account's cloning request, 403), fifty
+// times in a row, Go's client and urllib taking turns.
 func TestEarlyAnswerFiftyTimesInARow(t *testing.T) {
 	t.Parallel()
 	needTool(t, "python3")

@@ -1,8 +1,7 @@
 package server_test
 
 // The documented error messages are sent byte for byte through the real
-// listener; what dubsim knows beyond them goes in X-Dubsim-Error-Detail
-// (issue 17, point 5).
+// listener; what dubsim knows beyond them goes in X-Dubsim-Error-Detail.
 
 import (
 	"net/http"

@@ -13,7 +13,7 @@ import (
 // and HEAD of /projects/{id}, the page behind a studio project's
 // projectUrl, and, when dashboard is true, a browser's GET / (Accept:
 // text/html), redirected to the dashboard. Every other request, including
-// other methods on those paths, goes on to next as before. With a control
+// other methods on those paths, goes on to next unchanged. With a control
 // token, a page needs it (guard.checkPage).
 func pages(next http.Handler, u *ui.UI, dashboard bool, guard *controlGuard) http.Handler {
 	page := u.PageRoutes(dashboard)

@@ -436,7 +436,7 @@ func TestStudioAddressNamesItsInterface(t *testing.T) {
 
 // TestNoControlNamesItsInterface: without the control API, /_sim/ paths
 // answer the 404 of the control envelope and say control; /projects/{id}
-// is the platform's 404 as before.
+// is the platform's 404.
 func TestNoControlNamesItsInterface(t *testing.T) {
 	t.Parallel()
 	in := start(t, func(c *server.Config) { c.NoControl = true })

@@ -24,9 +24,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // A create body is decided by its top-level keys wherever they are, up to
-// the route's body limit: a huge first value (a 70 KB name used to hide
-// the rest past the 64 KiB that were read) no longer decides, keys inside
-// nested values never count, and the handler still reads the body as sent.
+// the route's body limit: a huge first value (a 70 KB name) does not hide
+// the keys after it, keys inside nested values never count, and the
+// handler still reads the body as sent.
 func TestDecideByTopLevelKeysAnywhere(t *testing.T) {
 	huge := strings.Repeat("x", 70<<10)
 	escaped := strings.Repeat(`a\"b\\`, 15<<10) // escaped quotes and backslashes, 90 KB
@@ -73,7 +73,8 @@ func TestDecideByTopLevelKeysAnywhere(t *testing.T) {
 }
 
 // Deciding reads no more than it needs: up to a platform field (at least
-// 64 KiB, as before, and in the chunks of a doubling buffer), never past the route's body limit.
+// 64 KiB, and in the chunks of a doubling buffer), never past the route's
+// body limit.
 func TestDecideReadsBoundedByTheRouteLimit(t *testing.T) {
 	huge := strings.Repeat("x", 200<<10)
 	body := `{"name":"` + huge + `","source_lang":"en","rest":"` + strings.Repeat("y", 1<<20) + `"}`
@@ -96,7 +97,7 @@ func TestDecideReadsBoundedByTheRouteLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(got, []byte(over)), "the handler reads the body as sent")
 
-	// A small body is read to its end, as before.
+	// A small body is read to its end.
 	c = &countingReader{r: strings.NewReader(`{"source_lang":"en"}`)}
 	r = httptest.NewRequest("POST", "/api/v1/projects", c)
 	assert.Equal(t, Route{Platform, ByBody}, Decide(r, Rules{}))

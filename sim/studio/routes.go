@@ -191,8 +191,8 @@ func caller(r *http.Request) sim.Caller {
 // limiter counts requests per key in fixed windows (a minute and a day) of
 // Service.Wall, real time plus every clock advance: a client that waits
 // Retry-After gets through, and so does a test that advances the clock by
-// it, whatever the time scale (a frozen clock used to keep a window open
-// forever).
+// it, whatever the time scale (on the simulated clock alone, a frozen
+// clock would keep a window open forever).
 type limiter struct {
 	mu   sync.Mutex
 	keys map[string]*window

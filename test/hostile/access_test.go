@@ -46,12 +46,12 @@ func accessReady(t *testing.T, p *proctest.Proc, key string) (id, audioURL, vide
 	return id, v.Audio, v.Video
 }
 
-// Output URLs must not be computable from a project id: they were
-// {base}/files/projects/{id}/{generation}/dubbed_audio.wav, with no key,
-// and project ids follow the public seed, so anyone (another company's
-// user, or no account at all) could download any company's dubbed audio
-// and video (200 and the whole file before the fix; issue 19). Now the URL
-// carries a signature keyed by the data file's secret: the computed URL,
+// Output URLs must not be computable from a project id: project ids
+// follow the public seed, so were the URL
+// {base}/files/projects/{id}/{generation}/dubbed_audio.wav with no key,
+// anyone (another company's user, or no account at all) could download any
+// company's dubbed audio and video. The URL therefore carries a signature
+// keyed by the data file's secret: the computed URL,
 // with or without a key, and another project's signature on the victim's id
 // answer 404 and no media; the victim's own URLs work, and still do after a
 // restart on the same data file.
@@ -65,7 +65,7 @@ func TestOutputURLsCannotBeComputed(t *testing.T) {
 	require.True(t, strings.HasPrefix(b, "RIFF"), "a WAV file")
 	wav := len(b)
 
-	// What an attacker computes from the id, as before the fix.
+	// What an attacker computes from the id alone.
 	computed := map[string]string{
 		"audio": p.Base + "/files/projects/" + id + "/1/dubbed_audio.wav",
 		"video": p.Base + "/files/projects/" + id + "/1/dubbed_video.mov",

@@ -56,10 +56,10 @@ func (z *zeros) Read(p []byte) (int, error) {
 	return int(n), nil
 }
 
-// A POST with an Idempotency-Key used to spool up to 1 GiB to the temp
-// directory before the 10 MiB body limit applied (issue 19): a 200 MB body
-// to Create Project wrote 200 MB there. The middleware now reads no more
-// than the route's limit, and the route answers its own 413.
+// A POST with an Idempotency-Key is spooled to the temp directory to be
+// fingerprinted, no further than the route's body limit: a 200 MB body to
+// Create Project writes at most 10 MiB there, and the route answers its
+// own 413.
 func TestIdempotencyKeySpoolsNoMoreThanTheRouteLimit(t *testing.T) {
 	tmp := t.TempDir()
 	p := boundsStart(t, []string{"TMPDIR=" + tmp})
@@ -120,8 +120,8 @@ func TestIdempotencyKeySpoolsNoMoreThanTheRouteLimit(t *testing.T) {
 	assert.True(t, p.Alive())
 }
 
-// Temp files a crash left (a spooled request body, a partial upload) were
-// never removed (issue 19). At start dubsim removes its own, and only those.
+// Temp files a crash left (a spooled request body, a partial upload) are
+// removed at the next start: dubsim removes its own, and only those.
 func TestCrashTempFilesAreRemovedAtStart(t *testing.T) {
 	tmp, dataDir := t.TempDir(), t.TempDir()
 	data := filepath.Join(dataDir, "dubsim.db")
@@ -146,9 +146,9 @@ func TestCrashTempFilesAreRemovedAtStart(t *testing.T) {
 	}
 }
 
-// Platform name and source_video_url accepted 9 MB each, and each project
-// kept them (issue 19). They are now refused past 500 characters and
-// 8192 bytes, with a message naming the field and the limit.
+// Platform name and source_video_url are kept with each project, so they
+// are bounded: refused past 500 characters and 8192 bytes (here 9 MB
+// each), with a message naming the field and the limit.
 func TestHugeStringFieldsAreRefused(t *testing.T) {
 	p := start(t)
 	huge := strings.Repeat("n", 9<<20)
@@ -208,7 +208,7 @@ func boundsPut(t *testing.T, url string, size int) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// Uploads had no quota: 5 GB each, unlimited presigns (issue 19). With a
+// Uploads of 5 GB each and unlimited presigns would fill the disk. With a
 // company quota of 3 MB and a total of 5 MB, uploads past either are
 // refused with 403 QuotaExceeded and not stored, and presigns are capped.
 func TestUploadsBeyondTheQuotaAreRefused(t *testing.T) {

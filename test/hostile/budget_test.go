@@ -31,10 +31,10 @@ type budgetCase struct {
 	status int
 }
 
-// Request bodies were read whole into memory, each with its own copy:
-// 100 parallel 10 MiB creates (valid JSON, with a key or none) took the
-// process to a peak of 1.7 GB (issue 19), and the connection cap (1024)
-// allowed ten times that. Every in-memory body read now takes its bytes
+// Request bodies read whole into memory, each with its own copy, would
+// let 100 parallel 10 MiB creates (valid JSON, with a key or none) take
+// the process to a peak of 1.7 GB, and the connection cap (1024) allows
+// ten times that. Every in-memory body read therefore takes its bytes
 // from one process-wide budget (--body-memory, fidelity HY1) and waits
 // for it: every request still gets its answer, the process stays alive,
 // and the peak stays far below.

@@ -39,10 +39,10 @@ func controlState(t *testing.T, p *proctest.Proc, header map[string]string) stri
 	return body
 }
 
-// Any web page could wipe a local dubsim: an HTML form posting to
-// /_sim/reset (empty body, form content type, the page's Origin) got 200
-// and the store was reset; freeze and resume the same (issue 19). Now 403
-// (foreign Origin), 415 without an Origin, and the state is intact.
+// No web page may wipe a local dubsim: an HTML form posting to
+// /_sim/reset (empty body, form content type, the page's Origin), or to
+// freeze and resume, gets 403 (foreign Origin), 415 without an Origin, and
+// the state is intact.
 func TestCrossSiteFormCannotResetTheControlPlane(t *testing.T) {
 	p := start(t)
 	st, body := controlCall(t, p, "POST", "/_sim/accounts", "", map[string]string{"Content-Type": "application/json"}, `{"plan":"pro","balance_minutes":7}`)
@@ -71,8 +71,8 @@ func TestCrossSiteFormCannotResetTheControlPlane(t *testing.T) {
 }
 
 // DNS rebinding: a page whose name resolves to 127.0.0.1 reads
-// /_sim/state, which lists every API key, with Host: evil.example; it got
-// 200 (issue 19). Now 403, and no key in the answer.
+// /_sim/state, which lists every API key, with Host: evil.example; it
+// gets 403, and no key in the answer.
 func TestForeignHostCannotReadTheControlState(t *testing.T) {
 	p := start(t)
 	st, body := controlCall(t, p, "GET", "/_sim/state", "evil.example", nil, "")

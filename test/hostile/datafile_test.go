@@ -21,11 +21,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// A data file that is not a sound store: a 0-byte file started fresh
-// without a word (10,173 projects gone), a file truncated to half crashed
-// with SIGBUS, a damaged page made the background sweep panic on every
-// start (issue 19). dubsim now refuses the first two at once with a message
-// that says how to recover, and keeps serving with the third.
+// A data file that is not a sound store: a 0-byte file (bbolt would start
+// it fresh without a word), a file truncated to half (a SIGBUS when a page
+// past its end is mapped), a damaged page (a panic in the background
+// sweep). dubsim refuses the first two at once with a message that says
+// how to recover, and keeps serving with the third.
 
 // datafileProjects is how many projects datafileMake creates.
 const datafileProjects = 150
@@ -154,11 +154,10 @@ func datafileDamage(t *testing.T, path, name string) int {
 	return target
 }
 
-// A damaged page among the projects: before, the first sweep after the
-// clock advance panicked in the ticker (the main goroutine) and the process
-// died, on every start. Now requests that read the page answer 500 in the
-// envelope, the sweep skips the records it cannot read and reports them
-// once, and the process keeps serving.
+// A damaged page among the projects: a panic in the ticker (the main
+// goroutine) would end the process on every start. Requests that read the
+// page answer 500 in the envelope, the sweep skips the records it cannot
+// read and reports them once, and the process keeps serving.
 func TestDatafileDamagedPageKeepsServing(t *testing.T) {
 	good := datafileMake(t)
 	path := filepath.Join(t.TempDir(), "dubsim.db")

@@ -31,10 +31,11 @@ func fetchClosedPort(t *testing.T) string {
 	return addr
 }
 
-// Loopback fetching was a port scanner (issue 19): a creation's error said
-// whether the port was closed ("connection refused"), which HTTP status it
-// answered and which content type it served. Every failed probe now gets
-// the same words whatever the reason; only the URL it quotes differs.
+// Loopback fetching must not be a port scanner: a creation's error that
+// said whether the port was closed ("connection refused"), which HTTP
+// status it answered and which content type it served would map the
+// machine. Every failed probe gets the same words whatever the reason;
+// only the URL it quotes differs.
 func TestFetchErrorsDoNotMapPorts(t *testing.T) {
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(notFound.Close)

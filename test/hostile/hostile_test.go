@@ -1,5 +1,5 @@
 // Package hostile repeats, against the real dubsim binary, the attacks a shared dubsim must
-// withstand (issue 19), and asserts the bound of each: memory, disk, the answer, the process alive.
+// withstand, and asserts the bound of each: memory, disk, the answer, the process alive.
 package hostile
 
 import (

@@ -60,8 +60,8 @@ func miscSettle(t *testing.T, p *proctest.Proc, key string, ids ...string) (stat
 	return status, errs
 }
 
-// 200 artifacts from a URL whose server sends a little and then stalls were
-// all accepted, each a pending download (issue 19: unbounded). Downloads run
+// 200 artifacts from a URL whose server sends a little and then stalls
+// would be 200 pending downloads, without a bound. Downloads run
 // 4 at once, the rest queued, and a company may have 100 pending: the next
 // creation is refused with 403 (fidelity HX1).
 func TestArtifactDownloadsAreBounded(t *testing.T) {
@@ -109,10 +109,9 @@ func TestArtifactDownloadsAreBounded(t *testing.T) {
 	assert.True(t, p.Alive())
 }
 
-// An artifact from a closed loopback port was failed with "download of ...
-// failed: dial tcp 127.0.0.1:N: connect: connection refused", one from a
-// port that answers 404 with "HTTP 404 Not Found": a port scanner (issue
-// 19). Both now read alike (fidelity HX3).
+// An artifact from a closed loopback port and one from a port that answers
+// 404 fail with the same message: the cause ("connection refused", "HTTP
+// 404 Not Found") would make dubsim a port scanner (fidelity HX3).
 func TestArtifactDownloadErrorsAreGeneric(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -137,9 +136,9 @@ func TestArtifactDownloadErrorsAreGeneric(t *testing.T) {
 	}
 }
 
-// Downloaded artifacts were not counted toward the storage quotas (issue
-// 19): with a 1 MB company quota, three 400 KB downloads all completed.
-// Now the third fails the artifact naming the quota (fidelity HX2).
+// Downloaded artifacts count toward the storage quotas: with a 1 MB
+// company quota, the third 400 KB download fails the artifact naming the
+// quota (fidelity HX2).
 func TestArtifactDownloadsCountTowardTheQuota(t *testing.T) {
 	const data = 400_000
 	wav := append(audio.WAVHeader(16000, 1, 16, data), make([]byte, data)...)

@@ -22,10 +22,11 @@ type probesZeros struct{}
 func (probesZeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // Forty parallel creations whose source_video_url is a large loopback file
-// served without Range support made forty probes each buffer 16 MiB (1.2 GB
-// resident, issue 19). Probes now run a few at a time, so the buffers are
-// bounded whatever the number of creations; each creation still gets its
-// answer (the zeros are no video: 400 "Unable to read video info").
+// served without Range support make forty probes each buffer 16 MiB (1.2 GB
+// resident, were they all run at once). Probes run a few at a time, so the
+// buffers are bounded whatever the number of creations; each creation still
+// gets its answer (the zeros are no video: 400 "Unable to read video
+// info").
 func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
 	media := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "video/mp4")
@@ -43,19 +44,19 @@ func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
 	assert.Less(t, peak, int64(300<<20), "peak resident memory")
 }
 
-// Forty creations whose source_video_url was dubsim's own /_sim/state, over
-// a store of long projects, took the process to 4 GB (issue 19; 2.5 GB over
-// these 2,000 projects): each probe
-// made the server build a whole state dump and buffered it. Probes now run
-// a few at a time with bounded buffers, and state dumps are pages written
-// a few at a time, so the loop through the server's own control plane is
-// bounded too; each creation is told the URL is no video.
+// Forty creations whose source_video_url is dubsim's own /_sim/state, over
+// a store of long projects, would take the process to 4 GB (2.5 GB over
+// these 2,000 projects) if each probe made the server build a whole state
+// dump and buffered it. Probes run a few at a time with bounded buffers,
+// and state dumps are pages written a few at a time, so the loop through
+// the server's own control plane is bounded too; each creation is told the
+// URL is no video.
 func TestProbesOfTheServersOwnStateAreBounded(t *testing.T) {
 	p := start(t)
 	peak := probesOwnState(t, p)
 	// The live heap stays near 100 MB (4 probe buffers of 16 MiB, 2 dump
 	// pages); the rest is the collector's target once serving (GOGC 400,
-	// under the 1 GiB soft limit). Before: 2,527 MB over 2,000 projects.
+	// under the 1 GiB soft limit). Unbounded: 2,527 MB over 2,000 projects.
 	assert.Less(t, peak, int64(800<<20), "peak resident memory")
 }
 

@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A generated API key must not follow from the seed: the first key that
-// POST /_sim/accounts generated on a fresh store was "dsk_" + the seed's
-// token of sequence 1, the same in every dubsim of that seed (issue 19).
-// Three fresh processes of one seed now generate three different keys,
-// none of them the seed's.
+// A generated API key must not follow from the seed: were it "dsk_" + the
+// seed's token of sequence 1, the first key POST /_sim/accounts generates
+// on a fresh store would be the same in every dubsim of that seed. Three
+// fresh processes of one seed generate three different keys, none of them
+// the seed's.
 func TestGeneratedKeysAreNotTheSeeds(t *testing.T) {
 	seedKey := "dsk_" + sim.NewIDs(0).Token(16, "account", "1") // what the seed alone gave
 	seen := map[string]int{}
@@ -37,10 +37,10 @@ func TestGeneratedKeysAreNotTheSeeds(t *testing.T) {
 	}
 }
 
-// A presigned upload URL must not be derivable: upload ids and signatures
-// were the seed's tokens of the upload sequence, so a user of one company
-// could compute another company's upload URL and overwrite its file (a
-// 200 before the fix; issue 19). Now the seed's URL names no upload (404),
+// A presigned upload URL must not be derivable: were upload ids and
+// signatures the seed's tokens of the upload sequence, a user of one
+// company could compute another company's upload URL and overwrite its
+// file. The seed's URL names no upload (404),
 // the seed's signature on the real id is refused (403), and a signature
 // of another store of the same seed does not validate here (403).
 func TestUploadURLsCannotBeForged(t *testing.T) {
@@ -159,8 +159,7 @@ func secretsWithSignature(t *testing.T, rawURL, sig string) string {
 }
 
 // secretsSeedUUID is the version-4 UUID the engine made from the seed's
-// token of parts before issue 19 (what an attacker who knows the seed
-// computes).
+// token of parts (what an attacker who knows the seed computes).
 func secretsSeedUUID(ids *sim.IDs, parts ...string) string {
 	h := []byte(ids.Token(16, parts...))
 	h[12] = '4'

@@ -88,11 +88,10 @@ func slowNoLeak(t *testing.T, body string, paths ...string) {
 	}
 }
 
-// The 5-minute whole-request read timeout cut any upload slower than
-// 17 MB/s (issue 19). The body's deadline now moves while bytes arrive: an
+// A whole-request read timeout of 5 minutes would cut any 5 GB upload
+// slower than 17 MB/s. The body's deadline moves while bytes arrive: an
 // upload that takes 3.2 s at 1 s of --body-idle-timeout (so it would be cut
-// by a whole-request timeout of that length) is stored. Before the fix the
-// binary had no such flag (and a fixed 5-minute cut).
+// by a whole-request timeout of that length) is stored.
 func TestSlowUploadThatKeepsSendingIsStored(t *testing.T) {
 	p, _ := slowStart(t, "--body-idle-timeout", "1s")
 	target := slowUploadTarget(t, p)
@@ -110,11 +109,9 @@ func TestSlowUploadThatKeepsSendingIsStored(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, body)
 }
 
-// A stalled upload was held until the 5-minute timeout, then answered 500
-// InternalError "The upload could not be stored: read tcp
-// 127.0.0.1:8080->127.0.0.1:5555: i/o timeout" (issue 19). It now gets
-// S3's RequestTimeout (400, the documented text) once no byte arrived for
-// --body-idle-timeout, naming no address.
+// A stalled upload is the client's doing, and an i/o timeout names
+// addresses: it gets S3's RequestTimeout (400, the documented text) once no
+// byte arrived for --body-idle-timeout, naming no address.
 func TestStalledUploadGetsS3RequestTimeout(t *testing.T) {
 	p, _ := slowStart(t, "--body-idle-timeout", "1s")
 	target := slowUploadTarget(t, p)
@@ -172,12 +169,11 @@ func slowSockets(t *testing.T, pid string) int {
 	return n
 }
 
-// 1,500 slow-body connections were each held for 5 minutes (issue 19): a
-// socket, a goroutine and buffers each. With --max-connections 20, 200
+// Every slow-body connection holds a socket, a goroutine and buffers, so
+// their number is capped. With --max-connections 20, 200
 // connections that send a head and 10 bytes of a 1,000-byte body leave the
 // process with at most 20 of them open (the others wait in the kernel's
-// accept queue); once they close, new requests are answered. Before the
-// fix there was no cap (the binary had no --max-connections flag).
+// accept queue); once they close, new requests are answered.
 func TestSlowBodyConnectionsBeyondTheCap(t *testing.T) {
 	const limit, conns = 20, 200
 	p, data := slowStart(t, "--max-connections", fmt.Sprint(limit), "--body-idle-timeout", "30s", "--log-level", "off")
@@ -241,12 +237,11 @@ func slowJournal(t *testing.T, p *proctest.Proc, path string, n int) []int {
 	return nil
 }
 
-// A client that closed the connection mid-upload got 500 InternalError
-// ("The upload could not be stored: unexpected EOF"), an ERROR log line
-// and a 500 in the journal, blaming the simulator (issue 19). It is now
-// S3's 400 IncompleteBody (nobody reads it), an INFO line, and 400 in the
-// journal; a JSON route likewise records 400, not 500 nor "must be a JSON
-// object". This test failed before the fix (500 and level=ERROR).
+// A client that closes the connection mid-upload is not a fault of the
+// simulator: S3's 400 IncompleteBody (nobody reads it), an INFO line, and
+// 400 in the journal, not 500 InternalError ("The upload could not be
+// stored: unexpected EOF") nor an ERROR line; a JSON route likewise
+// records 400, not 500 nor "must be a JSON object".
 func TestAbortedClientIsNotAServerError(t *testing.T) {
 	p, _ := slowStart(t)
 	target := slowUploadTarget(t, p)
@@ -279,10 +274,9 @@ func TestAbortedClientIsNotAServerError(t *testing.T) {
 	assert.NotContains(t, logs, "level=ERROR")
 }
 
-// A truncated JSON body was answered "Malformed JSON body: unexpected EOF"
-// (or, when shorter than its Content-Length, "Request body must be a JSON
-// object") (issue 19). It now says the JSON ends early, on both
-// interfaces, under Content-Length and chunked.
+// A truncated JSON body is told that the JSON ends early, not "unexpected
+// EOF" nor (when shorter than its Content-Length) "Request body must be a
+// JSON object", on both interfaces, under Content-Length and chunked.
 func TestTruncatedJSONSaysItEndsEarly(t *testing.T) {
 	p, _ := slowStart(t, "--log-level", "off")
 	for _, tc := range []struct{ name, body string }{
@@ -308,11 +302,9 @@ func TestTruncatedJSONSaysItEndsEarly(t *testing.T) {
 	}
 }
 
-// An upload the simulator could not store answered the cause as it was,
-// with the blob directory's path: "The upload could not be stored: blob
-// upload-...: open /home/.../dubsim.db.blobs/.tmp-...: no such file or
-// directory" (issue 19). It answers 500 InternalError without the path
-// (the log keeps it). This test failed before the fix.
+// An upload the simulator could not store answers 500 InternalError
+// without the cause's path ("open /home/.../dubsim.db.blobs/.tmp-...: no
+// such file or directory"): the log keeps it.
 func TestUploadErrorsNameNoPath(t *testing.T) {
 	p, data := slowStart(t)
 	target := slowUploadTarget(t, p)

@@ -31,12 +31,11 @@ func sniffPost(t *testing.T, base, body string) (int, string, map[string]any) {
 	return resp.StatusCode, resp.Header.Get("X-Dubsim-Interface"), m
 }
 
-// The shared address told a platform create from a studio one by the
-// top-level fields of the first 64 KiB of its body (issue 19): a platform
-// create whose 100 KB name came first went to the studio, and the client
-// got the studio's envelope ({"error": ...}) for a request it sent to the
-// platform. The whole body's top-level keys now decide (up to the route's
-// 10 MiB limit): the platform says the name is too long, in its envelope.
+// The shared address tells a platform create from a studio one by the
+// whole body's top-level keys (up to the route's 10 MiB limit), not by a
+// prefix: a platform create whose 100 KB name comes first is the
+// platform's, and the platform says the name is too long, in its envelope,
+// not the studio's ({"error": ...}).
 func TestSniffHugeNameDoesNotHideThePlatformFields(t *testing.T) {
 	p := start(t)
 	name := strings.Repeat("x", 100_000)

@@ -63,9 +63,9 @@ func stateFill(t *testing.T, p *proctest.Proc, n int) string {
 	return key
 }
 
-// 40 parallel reads of /_sim/state took the process to 3.4 GB: the dump
-// was built whole in memory, every project's head sorted, the page of
-// projects copied, then encoded whole (issue 19). The dump is now a page
+// 40 parallel reads of /_sim/state would take the process to 3.4 GB if
+// the dump were built whole in memory (every project's head sorted, the
+// page of projects copied, then encoded whole). The dump is a page
 // of at most 1,000 projects read in one short transaction and written one
 // project at a time, with at most a few dumps at once: 40 parallel reads
 // of the largest page over 3,000 projects with the longest names and URLs

@@ -1,7 +1,7 @@
-// Package shard serves one parallel suite from two dubsim processes behind a
-// balancer that routes by sandbox id (issue 21, "sandboxes shard";
-// docs/sharding.md): HAProxy with docs/sharding/haproxy.cfg as it is, and
-// nginx with docs/sharding/nginx.conf.
+// Package shard serves one parallel suite from two dubsim processes behind
+// a balancer that routes by sandbox id (docs/sharding.md): HAProxy with
+// docs/sharding/haproxy.cfg as it is, and nginx with
+// docs/sharding/nginx.conf.
 //
 // It needs haproxy and nginx (Debian's packages); without one it skips that
 // balancer, unless DUBSIM_REQUIRE_TOOLS=1 (as in CI), where it fails.

@@ -465,7 +465,7 @@ func isOwnEndpoint(method, path, iface string) bool {
 //
 // The result is a copy: an entry outlives its request, and a substring would
 // keep the whole header or request line it was cut from alive (1,200
-// requests with a 900 KB User-Agent held 2.6 GB; test/hostile).
+// requests with a 900 KB User-Agent would hold 2.6 GB; test/hostile).
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return strings.Clone(s)

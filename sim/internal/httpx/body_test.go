@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// A full disk while spooling a body was answered 400 "Malformed JSON body:
-// the body could not be read", blaming the client (issue 19); it is now a
-// 500 saying the simulator's disk is full, with no path (fidelity HW4).
+// A full disk while spooling a body is the simulator's fault, not the
+// client's: a 500 saying the simulator's disk is full, with no path
+// (fidelity HW4).
 func TestSpoolErrorBlamesTheRightSide(t *testing.T) {
 	disk := fmt.Errorf("copy: %w", &os.PathError{Op: "write", Path: "/tmp/dubsim-spool-123", Err: syscall.ENOSPC})
 	err := spoolError(disk)
