@@ -1,9 +1,11 @@
 package hostile
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -66,28 +68,27 @@ func startGOGC100(t *testing.T, args ...string) *proctest.Proc {
 	return proctest.Start(t, proctest.Binary(t), []string{"GOGC=100"}, append(base, args...)...)
 }
 
-// A client without a key sends 300 requests whose path is 512 KB long.
-// Each is refused with 414 in the platform's envelope, and nothing of the
-// request lines stays in memory: the journal keeps clipped copies of the
-// method and the path, not substrings of Go's request line (which kept the
-// whole line alive: 300 such requests took the process from 20 MB to 470
-// MB of resident memory). The process runs with GOGC=100, so that resident
-// memory follows what is kept rather than the headroom dubsim's own
-// collector target leaves for the lines' garbage (its figure moved between
-// 75 and 106 MB from run to run).
+// A client without a key sends 600 requests whose path is 60 KB long
+// (past the 8 KiB of a target, within the 64 KiB of a request's line and
+// headers). Each is refused with 414 in the platform's envelope, and
+// nothing of the request lines stays in memory: the journal keeps clipped
+// copies of the method and the path, not substrings of Go's request line
+// (which would keep every whole line alive: 36 MB for these). The process
+// runs with GOGC=100, so that resident memory follows what is kept rather
+// than the headroom dubsim's own collector target leaves for garbage.
 func TestLongRequestLinesAreRefusedAndForgotten(t *testing.T) {
 	t.Parallel()
 	p := startGOGC100(t)
 	before, _ := memory(t, p)
-	path := "/api/v1/projects/" + strings.Repeat("a", 512<<10)
-	counts, bodies := sendMany(t, 300, 4, func(int) *http.Request {
+	path := "/api/v1/projects/" + strings.Repeat("a", 60<<10)
+	counts, bodies := sendMany(t, 600, 4, func(int) *http.Request {
 		req, err := http.NewRequest(http.MethodGet, p.Base+path, nil)
 		require.NoError(t, err)
 		return req
 	})
 	rss, peak := memory(t, p)
-	t.Logf("resident memory: %s at start, %s after 300 requests of 512 KB paths (peak %s); answers %v", mb(before), mb(rss), mb(peak), counts)
-	assert.Equal(t, map[int]int{http.StatusRequestURITooLong: 300}, counts)
+	t.Logf("resident memory: %s at start, %s after 600 requests of 60 KB paths (peak %s); answers %v", mb(before), mb(rss), mb(peak), counts)
+	assert.Equal(t, map[int]int{http.StatusRequestURITooLong: 600}, counts)
 	var env struct{ Error, Message string }
 	require.NoError(t, json.Unmarshal([]byte(bodies[http.StatusRequestURITooLong]), &env))
 	assert.Equal(t, "URITooLongError", env.Error)
@@ -99,8 +100,35 @@ func TestLongRequestLinesAreRefusedAndForgotten(t *testing.T) {
 	assert.Contains(t, body, `"status":414`)
 	assert.Less(t, len(body), 16<<10, "the entry keeps 4 KiB of the path")
 
-	// 300 lines of 512 KB are 150 MB: kept, they would pass the bound.
-	assert.Less(t, rss, before+int64(100<<20), "resident memory after the requests")
+	assert.Less(t, rss, before+int64(30<<20), "resident memory after the requests")
+	assert.True(t, p.Alive())
+}
+
+// A request line of 1 MB is refused by net/http once 64 KiB of line and
+// headers have come (431, or the connection closed while the client still
+// writes): dubsim reads no more of it and nothing of it stays.
+func TestMegabyteRequestLinesAreCutShort(t *testing.T) {
+	t.Parallel()
+	p := startGOGC100(t)
+	before, _ := memory(t, p)
+	host := strings.TrimPrefix(p.Base, "http://")
+	line := "GET /api/v1/projects/" + strings.Repeat("a", 1<<20) + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n"
+	answered := 0
+	for range 100 {
+		conn, err := net.Dial("tcp", host)
+		require.NoError(t, err)
+		_, _ = io.WriteString(conn, line) // may fail once dubsim has answered and closed
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err == nil {
+			assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+			resp.Body.Close()
+			answered++
+		}
+		conn.Close()
+	}
+	rss, peak := memory(t, p)
+	t.Logf("resident memory: %s at start, %s after 100 request lines of 1 MB (peak %s); %d answered 431, the others closed", mb(before), mb(rss), mb(peak), answered)
+	assert.Less(t, peak, before+int64(30<<20), "no line was read whole")
 	assert.True(t, p.Alive())
 }
 
