@@ -16,23 +16,7 @@ import (
 // and all get their answer.
 func TestProbesRunAFewAtATime(t *testing.T) {
 	t.Parallel()
-	var inFlight, most atomic.Int32
-	arrived := make(chan struct{}, 64)
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for {
-			m := most.Load()
-			if n <= m || most.CompareAndSwap(m, n) {
-				break
-			}
-		}
-		arrived <- struct{}{}
-		<-release
-		http.Error(w, "gone", http.StatusNotFound)
-	}))
-	t.Cleanup(srv.Close)
+	srv, arrived, release, most := holdingHost(t, 64)
 	r := &Resolver{}
 	const probes = 3 * MaxProbes
 	var wg sync.WaitGroup
@@ -60,23 +44,7 @@ func TestProbesRunAFewAtATime(t *testing.T) {
 // most that many at once together, each within its own MaxProbes.
 func TestProbesShareTheProcess(t *testing.T) {
 	t.Parallel()
-	var inFlight, most atomic.Int32
-	arrived := make(chan struct{}, 8)
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for {
-			m := most.Load()
-			if n <= m || most.CompareAndSwap(m, n) {
-				break
-			}
-		}
-		arrived <- struct{}{}
-		<-release
-		http.Error(w, "gone", http.StatusNotFound)
-	}))
-	t.Cleanup(srv.Close)
+	srv, arrived, release, most := holdingHost(t, 8)
 	slots := NewProbeSlots(1)
 	a, b := &Resolver{Process: slots}, &Resolver{Process: slots}
 	errs := make([]error, 2)
@@ -98,4 +66,29 @@ func TestProbesShareTheProcess(t *testing.T) {
 	for i, err := range errs {
 		assert.ErrorContains(t, err, "HTTP 404", "probe %d", i)
 	}
+}
+
+// holdingHost is a media host that holds every request until release is
+// closed, then answers 404; arrived gets one value per request as it
+// comes (buffer of them), most is the largest number held at once.
+func holdingHost(t *testing.T, buffer int) (srv *httptest.Server, arrived chan struct{}, release chan struct{}, most *atomic.Int32) {
+	t.Helper()
+	var inFlight atomic.Int32
+	most = new(atomic.Int32)
+	arrived, release = make(chan struct{}, buffer), make(chan struct{})
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		arrived <- struct{}{}
+		<-release
+		http.Error(w, "gone", http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, arrived, release, most
 }
