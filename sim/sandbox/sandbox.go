@@ -122,6 +122,9 @@ type Sandbox struct {
 	fence    context.Context
 	endFence context.CancelFunc
 	gone     chan struct{}
+	// closed is closed when the sandbox stops admitting requests: event
+	// streams end then (fence.go).
+	closed chan struct{}
 }
 
 // New returns a Manager; Open restores the sandboxes of cfg.Dir.
@@ -350,7 +353,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		return nil, err
 	}
 	sb = &Sandbox{ID: id, Created: rec.Created, Options: rec.Options, Server: srv, st: st, dir: m.cfg.Dir,
-		idle: make(chan struct{}), gone: make(chan struct{})}
+		idle: make(chan struct{}), gone: make(chan struct{}), closed: make(chan struct{})}
 	sb.fence, sb.endFence = context.WithCancel(context.Background())
 	sb.lastUsed.Store(rec.LastUsed.UnixNano())
 	sb.saved.Store(rec.LastUsed.UnixNano())
@@ -538,6 +541,7 @@ func (sb *Sandbox) beginClose() bool {
 		return false
 	}
 	sb.closing = true
+	close(sb.closed)
 	if sb.n == 0 {
 		close(sb.idle)
 	}
