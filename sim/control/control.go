@@ -53,41 +53,6 @@ type Extension struct {
 	Handler http.Handler
 }
 
-// Envelope is the control API's error body (the platform's shape).
-type Envelope struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-}
-
-var names = map[sim.Code]struct {
-	status int
-	name   string
-}{
-	sim.CodeValidation: {http.StatusBadRequest, "ValidationError"},
-	sim.CodeTooLarge:   {http.StatusRequestEntityTooLarge, "ValidationError"},
-	sim.CodeConflict:   {http.StatusConflict, "ConflictError"},
-	sim.CodeRoute:      {http.StatusNotFound, "NotFoundError"},
-	sim.CodeNotFound:   {http.StatusNotFound, "NotFoundError"},
-	sim.CodeMethod:     {http.StatusMethodNotAllowed, "MethodNotAllowedError"},
-	sim.CodeLimit:      {http.StatusTooManyRequests, "SandboxLimitError"},
-}
-
-// Render maps an error to the control API's status and envelope.
-func Render(err error) (int, any) {
-	m, ok := names[sim.ErrorCode(err)]
-	if !ok {
-		m = struct {
-			status int
-			name   string
-		}{http.StatusInternalServerError, "InternalServerError"}
-	}
-	msg := sim.ErrorMessage(err)
-	if msg == "" {
-		msg = sim.MsgInternal
-	}
-	return m.status, Envelope{Error: m.name, Message: msg}
-}
-
 // API is the control API.
 type API struct {
 	ctl  Controller
@@ -115,7 +80,7 @@ func (a *API) WithDumpGate(g *httpx.Gate) *API {
 
 // New returns the control API; extensions add their routes to it.
 func New(ctl Controller, log *slog.Logger, ext ...Extension) *API {
-	return &API{ctl: ctl, http: httpx.API{Render: Render, Log: log}, dec: httpx.Decoder{MaxBytes: 64 << 20, RejectUnknown: true}, ext: ext,
+	return &API{ctl: ctl, http: httpx.API{Render: httpx.RenderControl, Log: log}, dec: httpx.Decoder{MaxBytes: 64 << 20, RejectUnknown: true}, ext: ext,
 		dumps: NewDumpGate()}
 }
 
@@ -336,7 +301,7 @@ func (a *API) pending(w http.ResponseWriter, err error) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusGatewayTimeout, Envelope{Error: ErrPendingName, Message: pe.Error()})
+	httpx.WriteJSON(w, http.StatusGatewayTimeout, httpx.ControlEnvelope{Error: ErrPendingName, Message: pe.Error()})
 	return nil
 }
 

@@ -19,7 +19,7 @@ func (m *Manager) ControlExtension(publicURL string) control.Extension {
 	r := chi.NewRouter()
 	// /sandboxes/{id}/ is the same resource.
 	r.Use(middleware.StripSlashes)
-	api := httpx.API{Render: control.Render, Log: m.log}
+	api := httpx.API{Render: httpx.RenderControl, Log: m.log}
 	h := func(f httpx.HandlerFunc) http.HandlerFunc { return api.Handle(f) }
 	r.NotFound(h(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)

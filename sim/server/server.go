@@ -14,11 +14,11 @@ import (
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/blob"
 	"github.com/dubsim/dubsim/sim/control"
-	"github.com/dubsim/dubsim/sim/control/faults"
-	"github.com/dubsim/dubsim/sim/control/journal"
 	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/dubsim/dubsim/sim/engine"
+	"github.com/dubsim/dubsim/sim/faults"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/dubsim/dubsim/sim/media"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
@@ -559,7 +559,7 @@ func EnvelopeOf(iface, name, message string) (string, []byte) {
 	var v any
 	switch iface {
 	case Control:
-		v = control.Envelope{Error: name, Message: message}
+		v = httpx.ControlEnvelope{Error: name, Message: message}
 	case Studio:
 		v = studio.Envelope{Error: message}
 	default:

@@ -80,7 +80,7 @@ func New(cfg Config) *UI {
 	if dumps == nil {
 		dumps = control.NewDumpGate()
 	}
-	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: control.Render, Log: cfg.Log}, page: newPageRenderer(), dumps: dumps,
+	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: httpx.RenderControl, Log: cfg.Log}, page: newPageRenderer(), dumps: dumps,
 		changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams, processSize: cfg.Streams.Size()}
 }
 
@@ -199,14 +199,14 @@ func (u *UI) handleAudio(w http.ResponseWriter, r *http.Request) error {
 // audioErrorBody renders http.ServeContent's 412 and 416 in the control
 // envelope.
 func audioErrorBody(status int) []byte {
-	var e control.Envelope
+	var e httpx.ControlEnvelope
 	switch status {
 	case http.StatusRequestedRangeNotSatisfiable:
-		e = control.Envelope{Error: "ValidationError", Message: msgRangeNotSatisfiable}
+		e = httpx.ControlEnvelope{Error: "ValidationError", Message: msgRangeNotSatisfiable}
 	case http.StatusPreconditionFailed:
-		e = control.Envelope{Error: "ValidationError", Message: msgPreconditionFailed}
+		e = httpx.ControlEnvelope{Error: "ValidationError", Message: msgPreconditionFailed}
 	default:
-		e = control.Envelope{Error: "InternalServerError", Message: http.StatusText(status)}
+		e = httpx.ControlEnvelope{Error: "InternalServerError", Message: http.StatusText(status)}
 	}
 	b, _ := json.Marshal(e)
 	return append(b, '\n')

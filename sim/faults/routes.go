@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"net/http"
 
@@ -74,7 +73,7 @@ func (f *Faults) handleClear(w http.ResponseWriter, r *http.Request) error {
 
 // api writes this package's errors through the shared adapter, in the
 // control API's envelope, so every /_sim error has one writer.
-var api = httpx.API{Render: control.Render}
+var api = httpx.API{Render: httpx.RenderControl}
 
 // handle adapts a handler: a returned error is written once, by api.
 func handle(h httpx.HandlerFunc) http.HandlerFunc { return api.Handle(h) }
