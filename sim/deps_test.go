@@ -29,12 +29,13 @@ func TestImportDirection(t *testing.T) {
 		"sim/media":             {"sim", "sim/audio"},
 		"sim/internal/httpx":    {"sim", "github.com/go-chi/chi/v5", "golang.org/x/sync/semaphore"}, // routing details of shared answers (Allow); the body budget
 		"sim/internal/gencache": {},
-		"sim/platform":          {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "sim/internal/gencache", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
-		"sim/studio":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/idempotency":       {"sim", "sim/internal/httpx"},
+		"sim/platform":          {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "sim/idempotency", "sim/internal/gencache", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
+		"sim/studio":            {"sim", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5"},
 		"sim/control":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/faults":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/journal":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/server":            {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"},
+		"sim/server":            {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/blob", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"},
 		"sim/openapi":           {},
 		"sim/sandbox":           {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware"}, // sandboxes: instances of sim/server behind one dispatcher; sim/server never imports it
 		"sim/control/ui":        {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
