@@ -1,25 +1,20 @@
 package faults
 
 import (
-	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
 
 // MaxBodyBytes limits the body of POST /faults.
 const MaxBodyBytes = 64 << 10
 
-// Routes returns the fault control API, to be mounted under /_sim:
-//
-//	GET    /faults       {"rules": [...]}  (evaluation order)
-//	POST   /faults       a rule (application/json) → 201 with the rule as listed
-//	DELETE /faults/{id}  {"removed": "<id>"}, or 404
-//	DELETE /faults       {"removed": N}
-//
-// Errors use the control envelope {"error": "ValidationError" | "ConflictError" (MaxLive, MaxRuleBytes) |
-// "NotFoundError" | "MethodNotAllowedError", "message": "..."}.
+// Routes returns the fault control API of the package doc, to be mounted
+// under /_sim. Errors use the control envelope: ValidationError,
+// ConflictError (past MaxLive or MaxRuleBytes), NotFoundError and
+// MethodNotAllowedError.
 func (f *Faults) Routes() chi.Router {
 	r := chi.NewRouter()
 	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {

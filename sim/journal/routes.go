@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"io"
 	"mime"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
 
