@@ -3,7 +3,6 @@ package faults
 import (
 	"net/http"
 
-	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
@@ -16,13 +15,7 @@ const MaxBodyBytes = 64 << 10
 // ConflictError (past MaxLive or MaxRuleBytes), NotFoundError and
 // MethodNotAllowedError.
 func (f *Faults) Routes() chi.Router {
-	r := chi.NewRouter()
-	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
-	}))
-	r.MethodNotAllowed(httpx.WithAllow(r, handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	})))
+	r := httpx.NewControlRouter(api)
 	r.Get("/faults", handle(f.handleList))
 	r.Post("/faults", handle(f.handleAdd))
 	r.Delete("/faults", handle(f.handleClear))

@@ -32,13 +32,7 @@ const (
 //
 // Unknown routes and methods answer in the control envelope.
 func (j *Journal) Routes() chi.Router {
-	r := chi.NewRouter()
-	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
-	}))
-	r.MethodNotAllowed(httpx.WithAllow(r, handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	})))
+	r := httpx.NewControlRouter(api)
 	j.Register(r)
 	return r
 }

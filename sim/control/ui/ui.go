@@ -93,14 +93,7 @@ func New(cfg Config) *UI {
 //	GET /studio[?company_id=]      the studio records (the first sim.MaxStateList of each kind)
 //	GET /events                    text/event-stream: "changed" when the version changes, "heartbeat"
 func (u *UI) ControlRoutes() chi.Router {
-	r := chi.NewRouter()
-	r.Use(u.api.Recover)
-	r.NotFound(u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
-	}))
-	r.MethodNotAllowed(httpx.WithAllow(r, u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	})))
+	r := httpx.NewControlRouter(u.api, u.api.Recover)
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		r.MethodFunc(m, "/ui", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, httpx.BasePath(r.Context())+DashboardPath, http.StatusMovedPermanently)

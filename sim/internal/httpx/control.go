@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/go-chi/chi/v5"
 )
 
 // ControlEnvelope is the control API's error body (the platform's shape).
@@ -40,4 +41,19 @@ func RenderControl(err error) (int, any) {
 		msg = sim.MsgInternal
 	}
 	return m.status, ControlEnvelope{Error: m.name, Message: msg}
+}
+
+// NewControlRouter returns a router of the control API: the middlewares mw
+// run first; an unknown route answers 404 NotFoundError, and a known path
+// asked with another method 405 with Allow, both written by api.
+func NewControlRouter(api API, mw ...func(http.Handler) http.Handler) chi.Router {
+	r := chi.NewRouter()
+	r.Use(mw...)
+	r.NotFound(api.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeRoute, MsgNoControlRoute, r.Method, r.URL.Path)
+	}))
+	r.MethodNotAllowed(WithAllow(r, api.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeMethod, MsgMethodNotAllowed, r.Method, r.URL.Path)
+	})))
+	return r
 }
