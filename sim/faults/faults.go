@@ -162,10 +162,7 @@ func New(cfg Config) *Faults {
 
 // DefaultEnvelope renders {"error": errorName, "message": message}.
 func DefaultEnvelope(_ *http.Request, _ int, errorName, message string) (string, []byte) {
-	b, _ := json.Marshal(struct {
-		Error   string `json:"error"`
-		Message string `json:"message"`
-	}{errorName, message})
+	b, _ := json.Marshal(httpx.ControlEnvelope{Error: errorName, Message: message})
 	return "application/json; charset=utf-8", append(b, '\n')
 }
 

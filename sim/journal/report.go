@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Severities of findings.
@@ -319,10 +320,7 @@ func mediaType(ct string) string {
 // errorMessage returns the message of an error answer: the envelope's
 // message, or its error (the cloning refusal has only that), or the text.
 func errorMessage(e *Entry) string {
-	var env struct {
-		Error   string `json:"error"`
-		Message string `json:"message"`
-	}
+	var env httpx.ControlEnvelope
 	if json.Unmarshal([]byte(e.ResponseBody), &env) == nil {
 		if env.Message != "" {
 			return env.Message
