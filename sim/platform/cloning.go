@@ -19,6 +19,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/dubsim/dubsim/sim/script"
 )
@@ -69,7 +70,7 @@ func (a *API) handleSynthesize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.SetReplayRecipe(w, recipeCloning, b)
+	idempotency.SetReplayRecipe(w, recipeCloning, b)
 	return writeSpeech(w, rc)
 }
 

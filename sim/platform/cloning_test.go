@@ -20,7 +20,7 @@ import (
 	"github.com/dubsim/dubsim/internal/tooltest"
 
 	"github.com/dubsim/dubsim/sim/audio"
-	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -312,7 +312,7 @@ func TestCloningIdempotency(t *testing.T) {
 	ct2, body2 := f.body(t, "boundaryBBBB")
 	replay := e.synth("dubsim-pro", ct2, body2, idem("clone-1"))
 	require.Equal(t, http.StatusOK, replay.status, "%s", replay.body)
-	assert.Equal(t, "true", replay.header.Get(httpx.HeaderReplayed))
+	assert.Equal(t, "true", replay.header.Get(idempotency.HeaderReplayed))
 	assert.Equal(t, first.body, replay.body, "a replay returns the same bytes")
 	assert.Equal(t, "audio/wav", replay.header.Get("Content-Type"))
 

@@ -1,4 +1,8 @@
-package httpx
+// Package idempotency implements the Idempotency-Key header of the platform
+// and studio interfaces: a middleware that fingerprints a POST request,
+// replays the first answer to a retry, and refuses a key reused for another
+// request or still in flight.
+package idempotency
 
 import (
 	"bytes"
@@ -9,6 +13,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -19,19 +24,20 @@ import (
 	"sync/atomic"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Idempotency headers.
 const (
-	HeaderIdempotencyKey = "Idempotency-Key"
-	HeaderReplayed       = "Idempotent-Replayed"
-	maxIdempotencyKey    = 255
+	HeaderKey      = "Idempotency-Key"
+	HeaderReplayed = "Idempotent-Replayed"
+	maxKey         = 255
 )
 
-// Defaults of the Idempotency middleware.
+// Defaults of the middleware.
 const (
-	DefaultIdemMemBody   = 1 << 20 // kept in memory; the rest is spooled to a temp file
-	DefaultIdemMaxStored = 1 << 20 // largest response body stored for replay
+	DefaultMemBody   = 1 << 20 // kept in memory; the rest is spooled to a temp file
+	DefaultMaxStored = 1 << 20 // largest response body stored for replay
 )
 
 // SpoolPattern names the temporary files request bodies are spooled to
@@ -41,37 +47,39 @@ const SpoolPattern = spoolPrefix + "*"
 
 const spoolPrefix = "dubsim-idem-"
 
-// IdemStore keeps idempotency records; expired records are not returned.
-type IdemStore interface {
+const msgKeyLength = "Idempotency-Key must be at most %d characters"
+
+// Store keeps idempotency records; expired records are not returned.
+type Store interface {
 	IdempotencyLookup(ctx context.Context, scope, key string) (sim.IdemRecord, bool, error)
 	IdempotencySave(ctx context.Context, scope, key string, rec sim.IdemRecord) error
 }
 
-// idemRequest is what the middleware tells the handler of a request with
-// an Idempotency-Key (see Idempotent), and what the handler tells back.
-type idemRequest struct {
+// request is what the middleware tells the handler of a request with
+// an Idempotency-Key (see Write), and what the handler tells back.
+type request struct {
 	scope, key, fp string
 	saved          atomic.Bool // the write stored the record in its own transaction
 }
 
-type idemRequestKey struct{}
+type requestKey struct{}
 
-// Idempotent runs write, a creation, with the idempotency record of the
+// Write runs write, a creation, with the idempotency record of the
 // request as its explicit argument (nil when the request has no
 // Idempotency-Key, or the middleware is not in front). render gives the
 // status and view the handler will send for the result; the use case
 // stores them in the transaction of its write, and the middleware then
 // stores nothing more.
-func Idempotent[T any](r *http.Request, render func(T) (int, any), write func(*sim.IdemWrite[T]) (T, error)) (T, error) {
-	st, _ := r.Context().Value(idemRequestKey{}).(*idemRequest)
+func Write[T any](r *http.Request, render func(T) (int, any), write func(*sim.IdemWrite[T]) (T, error)) (T, error) {
+	st, _ := r.Context().Value(requestKey{}).(*request)
 	if st == nil {
 		return write(nil)
 	}
 	v, err := write(&sim.IdemWrite[T]{Scope: st.scope, Key: st.key, Fingerprint: st.fp,
 		Render: func(v T) (int, string, []byte, error) {
 			status, view := render(v)
-			b, err := Marshal(view)
-			return status, ContentTypeJSON, append(b, '\n'), err
+			b, err := httpx.Marshal(view)
+			return status, httpx.ContentTypeJSON, append(b, '\n'), err
 		}})
 	if err == nil {
 		st.saved.Store(true)
@@ -83,7 +91,7 @@ func Idempotent[T any](r *http.Request, render func(T) (int, any), write func(*s
 // SetReplayRecipe; it writes status, headers and body.
 type Replayer func(w http.ResponseWriter, r *http.Request, recipe []byte) error
 
-// Idempotency implements the Idempotency-Key header on POST requests, scoped
+// Middleware implements the Idempotency-Key header on POST requests, scoped
 // to the caller's API key: the same key with the same method, path and body
 // (a JSON body compared by value, a multipart body by its parts) replays the
 // first response (status and body) with Idempotent-Replayed:
@@ -99,33 +107,33 @@ type Replayer func(w http.ResponseWriter, r *http.Request, recipe []byte) error
 // bytes, and the route, reading on, refuses it with the answer it gives
 // without a key (recorded and replayed as any 4xx). Response bodies up to MaxStored bytes are stored;
 // larger ones are replayed from a recipe (see SetReplayRecipe).
-type Idempotency struct {
-	Store IdemStore
-	API   API
+type Middleware struct {
+	Store Store
+	API   httpx.API
 	// Limit is the body limit of the route a request goes to (what the
-	// route's own decoder enforces); nil: DefaultMaxBody for every route.
+	// route's own decoder enforces); nil: httpx.DefaultMaxBody for every route.
 	Limit     func(*http.Request) int64
 	MemBody   int64
 	MaxStored int
 	Replayers map[string]Replayer
 	// Slots is the set of keys in flight; APIs whose records share a store
 	// must share it (nil: a set of this middleware's own).
-	Slots *IdemSlots
+	Slots *Slots
 
-	own IdemSlots
+	own Slots
 }
 
-// IdemSlots is the set of Idempotency-Key slots (scope and key) whose first
+// Slots is the set of Idempotency-Key slots (scope and key) whose first
 // request is being processed. The platform and studio interfaces keep their
 // records in one store under the same scope (the API key), so they share
 // one: a key in flight on one interface is in flight on the other, and two
 // creations cannot both run under one key.
-type IdemSlots struct {
+type Slots struct {
 	mu       sync.Mutex
 	inflight map[string]bool
 }
 
-func (m *Idempotency) slots() *IdemSlots {
+func (m *Middleware) slots() *Slots {
 	if m.Slots != nil {
 		return m.Slots
 	}
@@ -139,19 +147,19 @@ func orDefault[T int | int64](v, def T) T {
 	return v
 }
 
-// Middleware wraps the routes of an API. scope returns the key space of a
+// Wrap wraps the routes of an API. scope returns the key space of a
 // request (the API key); requests without a scope pass through.
-func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Handler) http.Handler {
+func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			key := r.Header.Get(HeaderIdempotencyKey)
+			key := r.Header.Get(HeaderKey)
 			sc := scope(r)
 			if r.Method != http.MethodPost || key == "" || sc == "" {
 				next.ServeHTTP(w, r)
 				return
 			}
-			if len(key) > maxIdempotencyKey {
-				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, msgIdempotencyKeyLength, maxIdempotencyKey))
+			if len(key) > maxKey {
+				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, msgKeyLength, maxKey))
 				return
 			}
 			body, fp, legacy, err := m.spool(r)
@@ -199,9 +207,9 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 			}
 			defer release()
 
-			intent := &idemRequest{scope: sc, key: key, fp: fp}
-			r = r.WithContext(context.WithValue(r.Context(), idemRequestKey{}, intent))
-			cw := &captureWriter{ResponseWriter: w, status: http.StatusOK, limit: orDefault(m.MaxStored, DefaultIdemMaxStored)}
+			intent := &request{scope: sc, key: key, fp: fp}
+			r = r.WithContext(context.WithValue(r.Context(), requestKey{}, intent))
+			cw := &captureWriter{ResponseWriter: w, status: http.StatusOK, limit: orDefault(m.MaxStored, DefaultMaxStored)}
 			cw.commit = func() {
 				defer release()
 				if cw.status >= 500 || intent.saved.Load() {
@@ -229,7 +237,7 @@ func (m *Idempotency) Middleware(scope func(*http.Request) string) func(http.Han
 	}
 }
 
-func (m *Idempotency) replay(w http.ResponseWriter, r *http.Request, key, fp, legacy string, rec sim.IdemRecord) {
+func (m *Middleware) replay(w http.ResponseWriter, r *http.Request, key, fp, legacy string, rec sim.IdemRecord) {
 	if rec.Fingerprint != fp && (legacy == "" || rec.Fingerprint != legacy) {
 		m.API.WriteError(w, r, sim.Errorf(sim.CodeIdempotency, sim.MsgIdempotencyMismatch, key))
 		return
@@ -300,18 +308,19 @@ const fpCanonicalJSON = "json1:"
 // 100.0 for 100) is the same request; legacy is then the fingerprint by the
 // raw bytes, the rule of records stored by earlier versions ("" when fp is
 // by that rule already).
-func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string, err error) {
-	limit := int64(DefaultMaxBody)
+func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string, err error) {
+	limit := int64(httpx.DefaultMaxBody)
 	if m.Limit != nil {
 		if l := m.Limit(r); l > 0 {
 			limit = l
 		}
 	}
-	memBody := min(orDefault(m.MemBody, DefaultIdemMemBody), satAdd1(limit))
+	limit = min(limit, math.MaxInt64-1) // limit+1 must not overflow
+	memBody := min(orDefault(m.MemBody, DefaultMemBody), limit+1)
 	// The bytes kept in memory and the route's own copy of the body (it
 	// reads it again from the spool) are reserved at once (fidelity HY1).
-	size := ReserveSize(r, limit)
-	if err := ReserveBody(r, min(size, memBody)+size); err != nil {
+	size := httpx.ReserveSize(r, limit)
+	if err := httpx.ReserveBody(r, min(size, memBody)+size); err != nil {
 		return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
 	ct := r.Header.Get("Content-Type")
@@ -347,7 +356,7 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 		}
 		sb.file = f
 		// At most limit+1 bytes in all: enough to know the body is too large.
-		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, satAdd1(limit)-n), raw))
+		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, limit+1-n), raw))
 		if err != nil {
 			sb.Close()
 			return nil, "", "", spoolError(err)
@@ -361,7 +370,7 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 		h.Write(raw.Sum(nil))
 	}
 	fp = fingerprint(h)
-	if boundary == "" && IsJSONContentType(ct) {
+	if boundary == "" && httpx.IsJSONContentType(ct) {
 		if cfp, ok := canonicalFingerprint(head.Bytes(), mt, sb); ok {
 			fp, legacy = cfp, fp
 		}
@@ -381,7 +390,7 @@ func (m *Idempotency) spool(r *http.Request) (sb *spooledBody, fp, legacy string
 // other: a masked internal error, logged with its cause). No file path
 // reaches the client.
 func spoolError(err error) error {
-	if ferr := BodyFailure(err); ferr != nil {
+	if ferr := httpx.BodyFailure(err); ferr != nil {
 		if sim.ErrorCode(ferr) == sim.CodeInternal {
 			return &spoolFailure{msg: ferr, cause: err}
 		}
@@ -418,7 +427,7 @@ func canonicalFingerprint(head []byte, mt string, sb *spooledBody) (string, bool
 	h.Write(head)
 	h.Write([]byte(mt))
 	h.Write([]byte{0})
-	if CanonicalJSON(h, sb) != nil {
+	if httpx.CanonicalJSON(h, sb) != nil {
 		return "", false
 	}
 	return fpCanonicalJSON + fingerprint(h), true
@@ -455,14 +464,6 @@ func hashParts(h hash.Hash, sb *spooledBody, boundary string) bool {
 }
 
 func fingerprint(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
-
-// satAdd1 returns v+1, or v when v+1 would overflow.
-func satAdd1(v int64) int64 {
-	if v+1 < v {
-		return v
-	}
-	return v + 1
-}
 
 // RemoveSpools removes the spooled request bodies (SpoolPattern) a crashed
 // process left in dir, and no other file; it returns how many it removed.

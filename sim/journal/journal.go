@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,17 +141,7 @@ var (
 )
 
 func isRecordedHeader(name string) bool {
-	for _, h := range requestHeaders {
-		if h == name {
-			return true
-		}
-	}
-	for _, h := range responseHeaders {
-		if h == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(requestHeaders, name) || slices.Contains(responseHeaders, name)
 }
 
 // Entry is one recorded request.

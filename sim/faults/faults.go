@@ -7,11 +7,11 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Config wires a Faults to its environment. Every field is optional.
@@ -162,10 +162,7 @@ func New(cfg Config) *Faults {
 
 // DefaultEnvelope renders {"error": errorName, "message": message}.
 func DefaultEnvelope(_ *http.Request, _ int, errorName, message string) (string, []byte) {
-	b, _ := json.Marshal(struct {
-		Error   string `json:"error"`
-		Message string `json:"message"`
-	}{errorName, message})
+	b, _ := json.Marshal(httpx.ControlEnvelope{Error: errorName, Message: message})
 	return "application/json; charset=utf-8", append(b, '\n')
 }
 
@@ -342,7 +339,7 @@ type firing struct {
 // draws its latency, all under the lock: two requests never both take the
 // last unit, and the draws follow the seed in request order.
 func (f *Faults) pick(r *http.Request) (firing, bool) {
-	key := bearerKey(r.Header.Get("Authorization"))
+	key, _ := httpx.Bearer(r.Header.Get("Authorization"))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.cfg.Now()
@@ -386,14 +383,4 @@ func (f *Faults) drawLocked(a Action) time.Duration {
 	}
 	ms = math.Max(0, math.Min(ms, MaxLatencyMS))
 	return time.Duration(math.Round(ms * float64(time.Millisecond)))
-}
-
-// bearerKey returns the key of "Authorization: Bearer <key>" (the scheme is
-// case-insensitive), or "".
-func bearerKey(h string) string {
-	scheme, rest, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(rest)
 }

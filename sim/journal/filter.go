@@ -3,6 +3,7 @@ package journal
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -149,11 +150,7 @@ func (f Filter) query() string {
 // checkParams refuses unknown and repeated query parameters, so a typo
 // never silently widens a selection.
 func checkParams(q url.Values, known []string) error {
-	names := make([]string, 0, len(q))
-	for name := range q {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(q))
 	for _, name := range names {
 		if !slices.Contains(known, name) {
 			return sim.Errorf(sim.CodeValidation, msgUnknownQueryParam, name, strings.Join(known, ", "))

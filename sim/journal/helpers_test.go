@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/control/journal"
+	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/require"
 )

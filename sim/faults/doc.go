@@ -62,20 +62,24 @@
 // whose method, path and api_key match is considered; when its probability
 // draw fails, evaluation continues with the next rules, so at most one rule
 // fires per request. Firing consumes one unit of count under a lock (two
-// concurrent requests never both take the last unit). An exhausted rule is
-// deleted when it fires its last time and an expired one as soon as it is
-// seen expired: neither appears in the listing any more, and deleting it is
-// a 404. Probability and latency draws come from one PCG source seeded by
+// concurrent requests never both take the last unit). A rule that fires its
+// last time ends as "spent", one past its ttl as "expired": an ended rule
+// never fires again but stays listed, with its hits, until it is deleted or
+// cleared, so a test can see that its fault fired. At most MaxEnded ended
+// rules are kept (the oldest ended goes first, also when the rules kept
+// would pass MaxRuleBytes), and a new rule may take an ended rule's id.
+// Probability and latency draws come from one PCG source seeded by
 // Config.Seed, so a seed and a sequence of requests give the same faults.
 // Requests under /_sim are never faulted, so the control API stays
 // reachable.
 //
 // # Control API (under /_sim)
 //
-//	GET    /faults       {"rules": [rule + "remaining" (null = unlimited), "hits", "expires_at" (null = never)]}
+//	GET    /faults       {"rules": [rule + "remaining" (null = unlimited), "hits", "expires_at" (null = never),
+//	                               "state" ("active", "spent" or "expired")]}
 //	POST   /faults       201 with the rule as listed; 400 ValidationError naming the first problem
-//	DELETE /faults/{id}  {"removed": "<id>"}, or 404 NotFoundError
-//	DELETE /faults       {"removed": N}
+//	DELETE /faults/{id}  {"removed": "<id>"} (live or ended), or 404 NotFoundError
+//	DELETE /faults       {"removed": N}, N the live rules among those deleted
 //
 // One curl example per action type:
 //

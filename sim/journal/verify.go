@@ -2,6 +2,7 @@ package journal
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -59,11 +60,7 @@ func (m Matcher) Validate() error {
 	if _, err := ParseStatus(string(m.Status)); err != nil {
 		return err
 	}
-	names := make([]string, 0, len(m.Headers))
-	for name := range m.Headers {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(m.Headers))
 	seen := map[string]bool{}
 	for _, name := range names {
 		canon := http.CanonicalHeaderKey(name)
@@ -147,7 +144,7 @@ func (m Matcher) expected() string {
 	if m.BodyContains != "" {
 		parts = append(parts, fmt.Sprintf("body containing %q", m.BodyContains))
 	}
-	for _, name := range sortedKeys(m.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(m.Headers)) {
 		if v := m.Headers[name]; v == "" {
 			parts = append(parts, "no "+http.CanonicalHeaderKey(name))
 		} else {
@@ -177,7 +174,7 @@ func (m Matcher) mismatches(e *Entry) []string {
 		}
 		why = append(why, r)
 	}
-	for _, name := range sortedKeys(m.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(m.Headers)) {
 		want, canon := m.Headers[name], http.CanonicalHeaderKey(name)
 		got, ok := e.Headers[canon]
 		switch {
@@ -248,12 +245,3 @@ func decodeMatcher(body []byte) (Matcher, error) {
 var matcherDecoder = httpx.Decoder{RejectUnknown: true, TypeMessages: map[string]string{
 	"headers": "headers must be an object of header names and exact string values; got %s",
 }}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -58,11 +59,7 @@ func statusText(code int) string {
 }
 
 func statusLine(by map[string]int) string {
-	classes := make([]string, 0, len(by))
-	for c := range by {
-		classes = append(classes, c)
-	}
-	slices.Sort(classes) // 1xx..5xx, then "aborted"
+	classes := slices.Sorted(maps.Keys(by)) // 1xx..5xx, then "aborted"
 	parts := make([]string, 0, len(classes))
 	for _, c := range classes {
 		parts = append(parts, fmt.Sprintf("%s %d", c, by[c]))

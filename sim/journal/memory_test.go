@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dubsim/dubsim/sim/control/journal"
+	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/stretchr/testify/assert"
 )
 

@@ -1,8 +1,9 @@
 // Package journal records the requests clients send to the simulator, lets
 // tests verify them (WireMock-style, with near misses) and turns one API
 // key's requests into a conformance report: what the client did that the
-// contract of the dubbing API forbids or advises against. It is part of the
-// control API (served under /_sim/), not of the provider's interface.
+// contract of the dubbing API forbids or advises against. It is middleware
+// around every interface; its own routes belong to the control API (served
+// under /_sim/), not to the provider's interface.
 //
 // # Wiring
 //

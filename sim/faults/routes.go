@@ -1,34 +1,21 @@
 package faults
 
 import (
-	"github.com/dubsim/dubsim/sim/control"
-	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"net/http"
 
-	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
 
 // MaxBodyBytes limits the body of POST /faults.
 const MaxBodyBytes = 64 << 10
 
-// Routes returns the fault control API, to be mounted under /_sim:
-//
-//	GET    /faults       {"rules": [...]}  (evaluation order)
-//	POST   /faults       a rule (application/json) → 201 with the rule as listed
-//	DELETE /faults/{id}  {"removed": "<id>"}, or 404
-//	DELETE /faults       {"removed": N}
-//
-// Errors use the control envelope {"error": "ValidationError" | "ConflictError" (MaxLive, MaxRuleBytes) |
-// "NotFoundError" | "MethodNotAllowedError", "message": "..."}.
+// Routes returns the fault control API of the package doc, to be mounted
+// under /_sim. Errors use the control envelope: ValidationError,
+// ConflictError (past MaxLive or MaxRuleBytes), NotFoundError and
+// MethodNotAllowedError.
 func (f *Faults) Routes() chi.Router {
-	r := chi.NewRouter()
-	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
-	}))
-	r.MethodNotAllowed(httpx.WithAllow(r, handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	})))
+	r := httpx.NewControlRouter(api)
 	r.Get("/faults", handle(f.handleList))
 	r.Post("/faults", handle(f.handleAdd))
 	r.Delete("/faults", handle(f.handleClear))
@@ -74,7 +61,7 @@ func (f *Faults) handleClear(w http.ResponseWriter, r *http.Request) error {
 
 // api writes this package's errors through the shared adapter, in the
 // control API's envelope, so every /_sim error has one writer.
-var api = httpx.API{Render: control.Render}
+var api = httpx.API{Render: httpx.RenderControl}
 
 // handle adapts a handler: a returned error is written once, by api.
 func handle(h httpx.HandlerFunc) http.HandlerFunc { return api.Handle(h) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -219,7 +220,7 @@ func (a Action) validate() error {
 	}
 	allowed := allowedFields[key]
 	for _, f := range a.setFields() {
-		if !contains(allowed, f) {
+		if !slices.Contains(allowed, f) {
 			if a.Type == ActionLatency {
 				kind := a.Distribution
 				if kind == "" {
@@ -332,15 +333,6 @@ func validMethod(m string) bool {
 	return true
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // DecodeRule decodes one rule from a JSON object. Unknown fields (also
 // inside action), wrong types, trailing data and non-objects are refused
 // with a *sim.Error (sim.CodeValidation) naming the problem. It does not
@@ -407,10 +399,5 @@ func jsonFields(t reflect.Type) []string {
 
 // knownField matches like encoding/json: case-insensitively.
 func knownField(fields []string, k string) bool {
-	for _, f := range fields {
-		if strings.EqualFold(f, k) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fields, func(f string) bool { return strings.EqualFold(f, k) })
 }

@@ -1,4 +1,4 @@
-package httpx
+package idempotency
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -85,7 +86,7 @@ func TestIdempotencyRetryTheMomentTheAnswerArrives(t *testing.T) {
 		{"record saved by the handler's own transaction", func(st *memIdem) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				render := func(id string) (int, any) { return http.StatusCreated, map[string]string{"id": id} }
-				id, _ := Idempotent(r, render, func(idem *sim.IdemWrite[string]) (string, error) {
+				id, _ := Write(r, render, func(idem *sim.IdemWrite[string]) (string, error) {
 					rec, err := idem.Record("2", time.Time{})
 					if err == nil {
 						err = st.IdempotencySave(r.Context(), idem.Scope, idem.Key, rec)
@@ -93,7 +94,7 @@ func TestIdempotencyRetryTheMomentTheAnswerArrives(t *testing.T) {
 					return "2", err
 				})
 				status, view := render(id)
-				WriteJSON(w, status, view)
+				httpx.WriteJSON(w, status, view)
 			}
 		}, 0, 201, true, 1},
 		{"server error runs again", func(*memIdem) http.HandlerFunc {
@@ -114,19 +115,19 @@ func TestIdempotencyRetryTheMomentTheAnswerArrives(t *testing.T) {
 			var runs atomic.Int32
 			inner := c.handler(store)
 			render := func(err error) (int, any) { return http.StatusConflict, map[string]string{"error": err.Error()} }
-			m := &Idempotency{Store: store, API: API{Render: render}, MaxStored: c.limit, Replayers: map[string]Replayer{
+			m := &Middleware{Store: store, API: httpx.API{Render: render}, MaxStored: c.limit, Replayers: map[string]Replayer{
 				"tone": func(w http.ResponseWriter, r *http.Request, recipe []byte) error {
 					w.Header().Set("Content-Type", "audio/wav")
 					_, err := w.Write([]byte("RIFF...."))
 					return err
 				}}}
-			h := m.Middleware(func(*http.Request) string { return "key-1" })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := m.Wrap(func(*http.Request) string { return "key-1" })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				runs.Add(1)
 				inner(w, r)
 			}))
 			newReq := func() *http.Request {
 				r := httptest.NewRequest("POST", "/things", strings.NewReader(`{"a":1}`))
-				r.Header.Set(HeaderIdempotencyKey, "k")
+				r.Header.Set(HeaderKey, "k")
 				return r
 			}
 			first := &retryOnFirstByte{ResponseRecorder: httptest.NewRecorder()}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/control/journal"
+	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

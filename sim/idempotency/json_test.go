@@ -1,4 +1,4 @@
-package httpx
+package idempotency
 
 import (
 	"crypto/sha256"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,9 +56,9 @@ func TestIdempotencyComparesJSONByValue(t *testing.T) {
 			render := func(err error) (int, any) {
 				return http.StatusUnprocessableEntity, map[string]string{"error": err.Error()}
 			}
-			m := &Idempotency{Store: store, API: API{Render: render}}
+			m := &Middleware{Store: store, API: httpx.API{Render: render}}
 			runs := 0
-			h := m.Middleware(func(*http.Request) string { return "scope" })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := m.Wrap(func(*http.Request) string { return "scope" })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				runs++
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write([]byte(`{"id":"1"}`))
@@ -65,7 +66,7 @@ func TestIdempotencyComparesJSONByValue(t *testing.T) {
 			send := func(ct, body string) *httptest.ResponseRecorder {
 				r := httptest.NewRequest("POST", "/things", strings.NewReader(body))
 				r.Header.Set("Content-Type", ct)
-				r.Header.Set(HeaderIdempotencyKey, "k")
+				r.Header.Set(HeaderKey, "k")
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, r)
 				return w
@@ -96,7 +97,7 @@ func TestIdempotencyComparesJSONByValue(t *testing.T) {
 // has no canonical prefix.
 func TestIdempotencyFingerprintOfOtherBodies(t *testing.T) {
 	t.Parallel()
-	m := &Idempotency{}
+	m := &Middleware{}
 	r := httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`))
 	r.Header.Set("Content-Type", "text/plain")
 	sb, fp, legacy, err := m.spool(r)

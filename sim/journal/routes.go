@@ -1,8 +1,6 @@
 package journal
 
 import (
-	"github.com/dubsim/dubsim/sim/control"
-	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"io"
 	"mime"
 	"net/http"
@@ -11,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -33,13 +32,7 @@ const (
 //
 // Unknown routes and methods answer in the control envelope.
 func (j *Journal) Routes() chi.Router {
-	r := chi.NewRouter()
-	r.NotFound(handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
-	}))
-	r.MethodNotAllowed(httpx.WithAllow(r, handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	})))
+	r := httpx.NewControlRouter(api)
 	j.Register(r)
 	return r
 }
@@ -55,7 +48,7 @@ func (j *Journal) Register(r chi.Router) {
 
 // api writes this package's errors through the shared adapter, in the
 // control API's envelope, so every /_sim error has one writer.
-var api = httpx.API{Render: control.Render}
+var api = httpx.API{Render: httpx.RenderControl}
 
 // handle adapts a handler: a returned error is written once, by api.
 func handle(h httpx.HandlerFunc) http.HandlerFunc { return api.Handle(h) }

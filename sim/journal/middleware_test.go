@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dubsim/dubsim/sim/control/journal"
+	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -1,16 +1,19 @@
-package httpx
+package idempotency
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,24 +59,24 @@ func TestIdempotencySpoolsNoMoreThanTheRouteLimit(t *testing.T) {
 				return http.StatusBadRequest, map[string]string{"error": err.Error()}
 			}
 			var spooled int64
-			m := &Idempotency{Store: store, API: API{Render: render}, MemBody: 4 << 10,
+			m := &Middleware{Store: store, API: httpx.API{Render: render}, MemBody: 4 << 10,
 				Limit: func(*http.Request) int64 { return limit }}
 			route := func(w http.ResponseWriter, r *http.Request) {
 				spooled = max(spooled, dirBytes(t, dir))
 				n, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, limit))
 				var mb *http.MaxBytesError
 				if errors.As(err, &mb) {
-					WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, int64(limit)).Error()})
+					httpx.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, int64(limit)).Error()})
 					return
 				}
-				WriteJSON(w, http.StatusOK, map[string]int64{"read": n})
+				httpx.WriteJSON(w, http.StatusOK, map[string]int64{"read": n})
 			}
-			h := m.Middleware(func(*http.Request) string { return "key-1" })(http.HandlerFunc(route))
+			h := m.Wrap(func(*http.Request) string { return "key-1" })(http.HandlerFunc(route))
 			send := func(key string) *httptest.ResponseRecorder {
 				r := httptest.NewRequest("POST", "/things", bytes.NewReader(bytes.Repeat([]byte("x"), c.size)))
 				r.Header.Set("Content-Type", "application/octet-stream")
 				if key != "" {
-					r.Header.Set(HeaderIdempotencyKey, key)
+					r.Header.Set(HeaderKey, key)
 				}
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, r)
@@ -108,4 +111,24 @@ func TestRemoveSpools(t *testing.T) {
 		left[i] = filepath.Base(left[i])
 	}
 	assert.ElementsMatch(t, []string{"other-file", "dubsim-idem", "dubsim-idem-dir"}, left)
+}
+
+// A full disk while spooling a body is the simulator's fault, not the
+// client's: a 500 saying the simulator's disk is full, with no path
+// (fidelity HW4).
+func TestSpoolErrorBlamesTheRightSide(t *testing.T) {
+	disk := fmt.Errorf("copy: %w", &os.PathError{Op: "write", Path: "/tmp/dubsim-spool-123", Err: syscall.ENOSPC})
+	err := spoolError(disk)
+	assert.Equal(t, sim.CodeInternal, sim.ErrorCode(err))
+	assert.Equal(t, httpx.MsgNoSpace, sim.ErrorMessage(err))
+	assert.Contains(t, err.Error(), "/tmp/dubsim-spool-123", "the log keeps the cause")
+
+	other := spoolError(&os.PathError{Op: "open", Path: "/tmp/x", Err: syscall.EACCES})
+	assert.Equal(t, sim.CodeInternal, sim.ErrorCode(other))
+	assert.Empty(t, sim.ErrorMessage(other), "masked by WriteError")
+
+	client := spoolError(&httpx.BodyError{Err: io.ErrUnexpectedEOF, Read: 12, Length: 100})
+	assert.Equal(t, sim.CodeValidation, sim.ErrorCode(client))
+	assert.Equal(t, "The request body ended early: 12 of the 100 bytes declared by Content-Length arrived before the client closed the connection", sim.ErrorMessage(client))
+	assert.NotContains(t, sim.ErrorMessage(client), "EOF")
 }

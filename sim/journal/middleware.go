@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // annotations is the mutable value Middleware puts in a request's context;
@@ -62,11 +66,7 @@ func (a *annotations) get() (string, map[string]string) {
 	if len(a.notes) == 0 {
 		return a.fault, nil
 	}
-	notes := make(map[string]string, len(a.notes))
-	for k, v := range a.notes {
-		notes[k] = v
-	}
-	return a.fault, notes
+	return a.fault, maps.Clone(a.notes)
 }
 
 // NotePanic is the note key under which Middleware records the value of a
@@ -86,12 +86,13 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		key, _ := httpx.Bearer(r.Header.Get("Authorization"))
 		e := Entry{
 			Time:     j.now(),
 			Method:   method(r.Method),
 			Path:     clip(r.URL.Path, maxURLPart),
 			RawQuery: clip(r.URL.RawQuery, maxURLPart),
-			APIKey:   clip(bearerKey(r.Header.Get("Authorization")), maxHeaderValue),
+			APIKey:   clip(key, maxHeaderValue),
 		}
 		e.Interface, e.RoutedBy = iface, routedBy
 		if j.simNow != nil {
@@ -198,25 +199,14 @@ func (e Entry) Reason() string {
 // requests of a 512 KB path held 450 MB). The methods of HTTP are the
 // program's constants; another is copied, clipped.
 func method(m string) string {
-	for _, known := range knownMethods {
-		if m == known {
-			return known
-		}
+	if i := slices.Index(knownMethods, m); i >= 0 {
+		return knownMethods[i]
 	}
 	return clip(m, maxMethod)
 }
 
 var knownMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
-
-// bearerKey returns the token of an "Authorization: Bearer <key>" header.
-func bearerKey(h string) string {
-	scheme, rest, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(rest)
-}
 
 // teeBody passes the request body to the handler and keeps a copy of its
 // first max bytes.
