@@ -943,54 +943,6 @@ func TestResetDataClearsStudio(t *testing.T) {
 
 func second[T any](_ T, err error) error { return err }
 
-// checkStudio asserts that the records of putStudio and their indexes are
-// in s.
-func checkStudio(t *testing.T, s *Store) {
-	t.Helper()
-	view(t, s, func(tx sim.Tx) error {
-		c, err := tx.Company("c1")
-		require.NoError(t, err)
-		assert.Equal(t, company("c1"), c)
-		u, err := tx.UserByEmail("ann@example.com")
-		require.NoError(t, err)
-		assert.Equal(t, user("u1", "c1", "Ann@Example.com"), u)
-		_, err = tx.Glossary("g1")
-		require.NoError(t, err)
-		_, err = tx.Folder("f1")
-		require.NoError(t, err)
-		v, err := tx.Video("v1")
-		require.NoError(t, err)
-		assert.Equal(t, video("v1", "sp1", t0.Add(time.Minute)), v)
-		a, err := tx.Artifact("a1")
-		require.NoError(t, err)
-		assert.Equal(t, artifact("a1", t0.Add(time.Second)), a)
-		up, err := tx.Upload("up1")
-		require.NoError(t, err)
-		assert.Equal(t, upload("up1"), up)
-		videos, err := tx.DueVideos(t0.Add(time.Hour), 10)
-		require.NoError(t, err)
-		assert.Equal(t, []string{"v1"}, videos)
-		artifacts, err := tx.DueArtifacts(t0.Add(time.Hour), 10)
-		require.NoError(t, err)
-		assert.Equal(t, []string{"a1"}, artifacts)
-		return nil
-	})
-	assert.Equal(t, []string{"sp1"}, studioProjectIDs(t, s, "c1"))
-	assert.Equal(t, []string{"v1"}, videoIDs(t, s, "sp1"))
-}
-
-func TestReopenKeepsStudioData(t *testing.T) {
-	t.Parallel()
-	s, path := openTemp(t)
-	update(t, s, putStudio)
-	require.NoError(t, s.Close())
-
-	s2, err := Open(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s2.Close() })
-	checkStudio(t, s2)
-}
-
 func TestUnreadableStudioValues(t *testing.T) {
 	t.Parallel()
 	contract(t, func(t *testing.T, open opener) {
