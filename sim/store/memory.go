@@ -152,8 +152,14 @@ func (t *memTx) del(bucket, key []byte) error {
 }
 
 func (t *memTx) scan(bucket, from []byte, fn func(k, v []byte) (bool, error)) error {
+	tree := t.tree(bucket)
+	if _, ok := t.own[string(bucket)]; ok {
+		// A write of fn to the tree would break the iteration; a lazy copy
+		// of this transaction's own tree costs nothing until then.
+		tree = tree.Clone()
+	}
 	var err error
-	t.tree(bucket).AscendGreaterOrEqual(entry{k: from}, func(e entry) bool {
+	tree.AscendGreaterOrEqual(entry{k: from}, func(e entry) bool {
 		var more bool
 		more, err = fn(e.k, e.v)
 		return more && err == nil

@@ -608,6 +608,52 @@ func TestContextCancelled(t *testing.T) {
 	})
 }
 
+// A reader never sees a write transaction before it commits, nor after it
+// fails, and sees it once it has committed.
+func TestViewSeesOnlyCommittedWrites(t *testing.T) {
+	t.Parallel()
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t)
+		errRefused := errors.New("refused")
+		for _, fail := range []bool{true, false} {
+			written, release := make(chan struct{}), make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				done <- s.Update(context.Background(), func(tx sim.Tx) error {
+					if err := tx.PutAccount(account("k", 1)); err != nil {
+						return err
+					}
+					close(written)
+					<-release
+					if fail {
+						return errRefused
+					}
+					return nil
+				})
+			}()
+			<-written
+			view(t, s, func(tx sim.Tx) error {
+				_, err := tx.Account("k")
+				assert.ErrorIs(t, err, sim.ErrNotFound, "a write in flight is seen")
+				return nil
+			})
+			close(release)
+			err := <-done
+			view(t, s, func(tx sim.Tx) error {
+				_, got := tx.Account("k")
+				if fail {
+					require.ErrorIs(t, err, errRefused)
+					assert.ErrorIs(t, got, sim.ErrNotFound, "a failed write is seen")
+				} else {
+					require.NoError(t, err)
+					assert.NoError(t, got, "a committed write is not seen")
+				}
+				return nil
+			})
+		}
+	})
+}
+
 func TestConcurrentUpdates(t *testing.T) {
 	t.Parallel()
 	contract(t, func(t *testing.T, open opener) {
