@@ -210,14 +210,22 @@ func (s *Store) Update(ctx context.Context, fn func(sim.Tx) error) error {
 
 func (s *Store) wrap(fn func(sim.Tx) error) func(kvTx) error {
 	return func(tx kvTx) error {
-		t := &txn{kv: tx, s: s}
-		return fn(struct {
-			platformTx
-			companyTx
-			workTx
-		}{platformTx{t}, companyTx{t}, workTx{t}})
+		st := &storeTx{txn: txn{kv: tx, s: s}}
+		st.platformTx, st.companyTx, st.workTx = platformTx{&st.txn}, companyTx{&st.txn}, workTx{&st.txn}
+		return fn(st)
 	}
 }
+
+// storeTx is a transaction as a sim.Tx: its per-resource views over one
+// txn, made in one allocation.
+type storeTx struct {
+	txn txn
+	platformTx
+	companyTx
+	workTx
+}
+
+var _ sim.Tx = (*storeTx)(nil)
 
 // countedBuckets are the records Counts reports, in its order.
 var countedBuckets = [][]byte{bAccounts, bProjects, bCompanies, bStudioProjects, bVideos, bArtifacts, bUploads}
