@@ -23,7 +23,7 @@ func TestImportDirection(t *testing.T) {
 		"fixtures":              {"sim"}, // the default data and its loader
 		"fixtures/gen/voices":   {},
 		"sim/script":            {"sim"},
-		"sim/store":             {"sim", "go.etcd.io/bbolt"},
+		"sim/store":             {"sim", "go.etcd.io/bbolt", "github.com/google/btree"},
 		"sim/statemachine":      {"sim"}, // pure lifecycle rules
 		"sim/engine":            {"sim", "sim/statemachine", "sim/script", "sim/internal/gencache", "fixtures"},
 		"sim/media":             {"sim", "sim/audio"},
