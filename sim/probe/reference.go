@@ -1,4 +1,4 @@
-package audio
+package probe
 
 // This file measures reference voice samples for voice cloning: the
 // container format, the duration declared by a WAV header and the median
@@ -427,7 +427,7 @@ func referenceFramePitch(x []float32, win, minLag, maxLag int, sr float64, buf, 
 	// Parabolic interpolation around the peak.
 	d := 0.0
 	if den := r[lag-1] - 2*r[lag] + r[lag+1]; den < 0 {
-		d = synthClamp(0.5*(r[lag-1]-r[lag+1])/den, -0.5, 0.5)
+		d = max(-0.5, min(0.5, 0.5*(r[lag-1]-r[lag+1])/den))
 	}
 	f0 := sr / (float64(lag) + d)
 	if f0 < referenceMinPitchHz || f0 > referenceMaxPitchHz {

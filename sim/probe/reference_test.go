@@ -1,4 +1,4 @@
-package audio
+package probe
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -123,12 +124,12 @@ func referenceTestHarmonic(f0 float64, sr int, d float64) []float64 {
 // and sample rate sr: two sentences with silence around them.
 func referenceTestSynthWAV(t testing.TB, pitch float64, sr int, seed uint64) []byte {
 	t.Helper()
-	v := Voice{PitchHz: pitch, Seed: seed}
-	tr := Track{SampleRate: sr, Duration: 7 * time.Second, Segments: []Segment{
+	v := audio.Voice{PitchHz: pitch, Seed: seed}
+	tr := audio.Track{SampleRate: sr, Duration: 7 * time.Second, Segments: []audio.Segment{
 		{Start: 300 * time.Millisecond, End: 3300 * time.Millisecond, Text: "Hello there, how are you doing today? Fine, thanks.", Voice: v},
 		{Start: 3800 * time.Millisecond, End: 6700 * time.Millisecond, Text: "Nous allons parler de la météo et des nouvelles.", Voice: v},
 	}}
-	b, err := io.ReadAll(NewWAVReader(tr))
+	b, err := io.ReadAll(audio.NewWAVReader(tr))
 	require.NoError(t, err)
 	return b
 }
@@ -416,10 +417,10 @@ func referenceTestFuzzSeeds(t testing.TB) [][]byte {
 	const frames = 700
 	var seeds [][]byte
 	for i, pitch := range []float64{140, 240} {
-		v := Voice{PitchHz: pitch, Seed: uint64(i)}
+		v := audio.Voice{PitchHz: pitch, Seed: uint64(i)}
 		d := frames * time.Second / 4000
-		tr := Track{SampleRate: 4000, Duration: d, Segments: []Segment{{Start: 0, End: d, Text: "aha", Voice: v}}}
-		b, err := io.ReadAll(NewWAVReader(tr))
+		tr := audio.Track{SampleRate: 4000, Duration: d, Segments: []audio.Segment{{Start: 0, End: d, Text: "aha", Voice: v}}}
+		b, err := io.ReadAll(audio.NewWAVReader(tr))
 		require.NoError(t, err)
 		seeds = append(seeds, b)
 	}
@@ -451,7 +452,7 @@ func FuzzAnalyzeReference(f *testing.F) {
 		f.Add(s)
 	}
 	limit := 2 * time.Second
-	if wavRaceEnabled {
+	if raceEnabled {
 		limit = 20 * time.Second
 	}
 	f.Fuzz(func(t *testing.T, head []byte) {
