@@ -18,17 +18,17 @@ import (
 
 // referenceTestEnc is a sample encoding of the test WAV builder.
 type referenceTestEnc struct {
-	tag  int // referenceFormatPCM or referenceFormatFloat
+	tag  int // wavFormatPCM or wavFormatFloat
 	bits int
 }
 
 var (
-	referenceTestU8  = referenceTestEnc{referenceFormatPCM, 8}
-	referenceTestS16 = referenceTestEnc{referenceFormatPCM, 16}
-	referenceTestS24 = referenceTestEnc{referenceFormatPCM, 24}
-	referenceTestS32 = referenceTestEnc{referenceFormatPCM, 32}
-	referenceTestF32 = referenceTestEnc{referenceFormatFloat, 32}
-	referenceTestF64 = referenceTestEnc{referenceFormatFloat, 64}
+	referenceTestU8  = referenceTestEnc{wavFormatPCM, 8}
+	referenceTestS16 = referenceTestEnc{wavFormatPCM, 16}
+	referenceTestS24 = referenceTestEnc{wavFormatPCM, 24}
+	referenceTestS32 = referenceTestEnc{wavFormatPCM, 32}
+	referenceTestF32 = referenceTestEnc{wavFormatFloat, 32}
+	referenceTestF64 = referenceTestEnc{wavFormatFloat, 64}
 )
 
 // referenceTestWAVOpts describes a WAV file written by referenceTestWAV.
@@ -54,9 +54,9 @@ func referenceTestWAV(o referenceTestWAVOpts, x []float64) []byte {
 		for c := range ch {
 			s := v / float64(c+1)
 			switch {
-			case o.enc.tag == referenceFormatFloat && bps == 4:
+			case o.enc.tag == wavFormatFloat && bps == 4:
 				data = le.AppendUint32(data, math.Float32bits(float32(s)))
-			case o.enc.tag == referenceFormatFloat:
+			case o.enc.tag == wavFormatFloat:
 				data = le.AppendUint64(data, math.Float64bits(s))
 			case bps == 1:
 				data = append(data, byte(math.Round(128+127*s)))
@@ -77,7 +77,7 @@ func referenceTestWAV(o referenceTestWAVOpts, x []float64) []byte {
 	switch {
 	case o.extensible:
 		guid := probeTestCat(probeTestLE16(uint16(o.enc.tag)), []byte(referenceGUIDTail))
-		fmtBody = probeTestCat(probeTestLE16(referenceFormatExtensible), common,
+		fmtBody = probeTestCat(probeTestLE16(wavFormatExtensible), common,
 			probeTestLE16(22), probeTestLE16(uint16(o.enc.bits)), probeTestLE32(0x4), guid)
 	case o.cbSize:
 		fmtBody = probeTestCat(probeTestLE16(uint16(o.enc.tag)), common, probeTestLE16(0))
@@ -323,11 +323,11 @@ func TestAnalyzeReferenceMalformed(t *testing.T) {
 		{"ADPCM", patch(20, 2, 0), ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
 		{"float 16-bit", patch(20, 3, 0), ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
 		{"65535 channels", patch(22, 0xFF, 0xFF), ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
-		{"extensible with an unknown subformat", riff(probeTestChunk("fmt ", probeTestCat(probeTestLE16(referenceFormatExtensible),
+		{"extensible with an unknown subformat", riff(probeTestChunk("fmt ", probeTestCat(probeTestLE16(wavFormatExtensible),
 			probeTestLE16(1), probeTestLE32(16000), probeTestLE32(32000), probeTestLE16(2), probeTestLE16(16),
 			probeTestLE16(22), probeTestLE16(16), probeTestLE32(4), probeTestLE16(1), make([]byte, 14))), probeTestChunk("data", pcm)),
 			ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
-		{"extensible cut short", riff(probeTestChunk("fmt ", probeTestCat(probeTestLE16(referenceFormatExtensible),
+		{"extensible cut short", riff(probeTestChunk("fmt ", probeTestCat(probeTestLE16(wavFormatExtensible),
 			probeTestLE16(1), probeTestLE32(16000), probeTestLE32(32000), probeTestLE16(2), probeTestLE16(16))), probeTestChunk("data", pcm)),
 			ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
 		{"NaN samples are zeros", riff(fmtF32, probeTestChunk("data", nanSprinkled)), ReferenceInfo{Format: FormatWAV, PitchHz: -1, Duration: time.Second}},
