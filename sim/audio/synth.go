@@ -10,6 +10,7 @@ package audio
 // synthesis from the start of the file.
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 	"strings"
@@ -370,9 +371,7 @@ func (g *synthGen) fill(first int64, dst []byte) {
 		func(a, b int64) { clear(dst[2*(a-first) : 2*(b-first)]) },
 		func(a, b int64) {
 			for n := a; n < b; n++ {
-				v := pcm(g.sample(n))
-				dst[2*(n-first)] = byte(v)
-				dst[2*(n-first)+1] = byte(uint16(v) >> 8)
+				binary.LittleEndian.PutUint16(dst[2*(n-first):], uint16(pcm(g.sample(n))))
 			}
 		})
 }
