@@ -203,8 +203,7 @@ func referenceParseFmt(w referenceWAV, f []byte, declared int64) referenceWAV {
 		}
 	}
 	w.tag = tag
-	supported := (tag == wavFormatPCM && (w.bits == 8 || w.bits == 16 || w.bits == 24 || w.bits == 32)) ||
-		(tag == wavFormatFloat && (w.bits == 32 || w.bits == 64))
+	_, supported := wavCodecs[[2]uint16{uint16(tag), uint16(w.bits)}] // integer PCM of 8 to 32 bits, float of 32 or 64
 	if supported && w.channels >= 1 && w.channels <= referenceMaxChannels && w.sampleRate > 0 {
 		w.frameBytes = w.channels * w.bits / 8
 		w.byteRate = uint64(w.sampleRate) * uint64(w.frameBytes)

@@ -105,22 +105,19 @@ const (
 	wavStreamingSize = 0xFFFFFFFF
 )
 
+// wavCodecs names the codecs of WAVE format tags and sample sizes as
+// ffprobe does.
+var wavCodecs = map[[2]uint16]string{
+	{wavFormatPCM, 8}: "pcm_u8", {wavFormatPCM, 16}: "pcm_s16le", {wavFormatPCM, 24}: "pcm_s24le", {wavFormatPCM, 32}: "pcm_s32le",
+	{wavFormatFloat, 32}: "pcm_f32le", {wavFormatFloat, 64}: "pcm_f64le",
+}
+
 // wavCodec names the codec of a WAVE format tag and sample size as ffprobe
 // does; other tags are named by their hexadecimal value.
 func wavCodec(tag, bits uint16) string {
-	switch {
-	case tag == wavFormatPCM && bits == 8:
-		return "pcm_u8"
-	case tag == wavFormatPCM && bits == 16:
-		return "pcm_s16le"
-	case tag == wavFormatPCM && bits == 24:
-		return "pcm_s24le"
-	case tag == wavFormatPCM && bits == 32:
-		return "pcm_s32le"
-	case tag == wavFormatFloat && bits == 32:
-		return "pcm_f32le"
-	case tag == wavFormatFloat && bits == 64:
-		return "pcm_f64le"
+	switch name, ok := wavCodecs[[2]uint16{tag, bits}]; {
+	case ok:
+		return name
 	case tag == wavFormatALaw:
 		return "pcm_alaw"
 	case tag == wavFormatMuLaw:
