@@ -41,10 +41,7 @@ func Reference(base func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			b, _ := json.Marshal(map[string]string{"error": "MethodNotAllowedError", "message": "Method " + r.Method + " is not allowed on " + r.URL.Path + "; use GET or HEAD"})
-			_, _ = w.Write(append(b, '\n'))
+			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
 			return
 		}
 		var body []byte
