@@ -19,6 +19,7 @@ func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
 		"sim":                   {},
 		"sim/audio":             {},
+		"sim/probe":             {},
 		"sim/blob":              {},
 		"fixtures":              {"sim"}, // the default data and its loader
 		"fixtures/gen/voices":   {},
@@ -26,11 +27,11 @@ func TestImportDirection(t *testing.T) {
 		"sim/store":             {"sim", "go.etcd.io/bbolt", "github.com/google/btree"},
 		"sim/statemachine":      {"sim"}, // pure lifecycle rules
 		"sim/engine":            {"sim", "sim/statemachine", "sim/script", "sim/internal/gencache", "fixtures"},
-		"sim/media":             {"sim", "sim/audio"},
+		"sim/media":             {"sim", "sim/probe"},
 		"sim/internal/httpx":    {"sim", "github.com/go-chi/chi/v5", "golang.org/x/sync/semaphore"}, // routing details of shared answers (Allow); the body budget
 		"sim/internal/gencache": {},
 		"sim/idempotency":       {"sim", "sim/internal/httpx"},
-		"sim/platform":          {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "sim/idempotency", "sim/internal/gencache", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
+		"sim/platform":          {"sim", "sim/audio", "sim/probe", "sim/script", "sim/internal/httpx", "sim/idempotency", "sim/internal/gencache", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
 		"sim/studio":            {"sim", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5"},
 		"sim/control":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/faults":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/dubsim/dubsim/sim/idempotency"
+	"github.com/dubsim/dubsim/sim/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -129,8 +130,8 @@ func TestCloningSynthesize(t *testing.T) {
 	ctHigh, bodyHigh := stdForm(t, "Hello world, this is a test of our voice cloning technology!", 240).body(t, "")
 	high := e.synth("dubsim-enterprise", ctHigh, bodyHigh, nil)
 	require.Equal(t, http.StatusOK, high.status)
-	low := audio.AnalyzeReference(r.body).PitchHz
-	hi := audio.AnalyzeReference(high.body).PitchHz
+	low := probe.AnalyzeReference(r.body).PitchHz
+	hi := probe.AnalyzeReference(high.body).PitchHz
 	assert.InDelta(t, 120, low, 18, "output pitch follows a 120 Hz reference")
 	assert.InDelta(t, 240, hi, 36, "output pitch follows a 240 Hz reference")
 

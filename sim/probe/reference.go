@@ -1,4 +1,4 @@
-package audio
+package probe
 
 // This file measures reference voice samples for voice cloning: the
 // container format, the duration declared by a WAV header and the median
@@ -72,16 +72,8 @@ const (
 	referenceMinVoiced      = 5
 	referenceMinVoicedShare = 0.1
 
-	// referenceMaxChunks bounds the RIFF chunks visited.
-	referenceMaxChunks = 4096
 	// referenceMaxChannels bounds the channels mixed to mono.
 	referenceMaxChannels = 1024
-
-	referenceFormatPCM        = 1
-	referenceFormatFloat      = 3
-	referenceFormatExtensible = 0xFFFE
-	// referenceStreamingSize is the data size of WAV files written to a pipe.
-	referenceStreamingSize = 0xFFFFFFFF
 )
 
 // referenceGUIDTail is the common tail of the KSDATAFORMAT_SUBTYPE GUIDs
@@ -129,7 +121,7 @@ func AnalyzeReference(head []byte) ReferenceInfo {
 
 // referenceWAV is what referenceParseWAV learns from a WAV header.
 type referenceWAV struct {
-	tag        int // referenceFormatPCM or referenceFormatFloat after resolving EXTENSIBLE
+	tag        int // wavFormatPCM or wavFormatFloat after resolving EXTENSIBLE
 	channels   int
 	sampleRate int
 	bits       int // container bits per sample
@@ -151,7 +143,7 @@ func referenceParseWAV(head []byte) (w referenceWAV, ok bool) {
 	)
 	le := binary.LittleEndian
 	off := int64(12)
-	for i := 0; i < referenceMaxChunks && off <= int64(len(head))-8 && !(haveFmt && haveData); i++ {
+	for i := 0; i < probeMaxEntries && off <= int64(len(head))-8 && !(haveFmt && haveData); i++ {
 		id := string(head[off : off+4])
 		sz := int64(le.Uint32(head[off+4 : off+8]))
 		body := off + 8
@@ -173,7 +165,7 @@ func referenceParseWAV(head []byte) (w referenceWAV, ok bool) {
 			haveData = true
 			dataStart = int(body)
 			w.dataSize = uint64(sz)
-			w.dataKnown = sz != 0 && sz != referenceStreamingSize
+			w.dataKnown = sz != 0 && sz != wavStreamingSize
 			if w.dataKnown {
 				dataEnd = int(min(body+sz, int64(len(head))))
 			} else {
@@ -204,15 +196,14 @@ func referenceParseFmt(w referenceWAV, f []byte, declared int64) referenceWAV {
 	declaredRate := uint64(le.Uint32(f[8:12]))
 	blockAlign := uint64(le.Uint16(f[12:14]))
 	w.bits = int(le.Uint16(f[14:16]))
-	if tag == referenceFormatExtensible {
+	if tag == wavFormatExtensible {
 		tag = 0
 		if declared >= 40 && len(f) >= 40 && le.Uint16(f[16:18]) >= 22 && string(f[26:40]) == referenceGUIDTail {
 			tag = int(le.Uint16(f[24:26]))
 		}
 	}
 	w.tag = tag
-	supported := (tag == referenceFormatPCM && (w.bits == 8 || w.bits == 16 || w.bits == 24 || w.bits == 32)) ||
-		(tag == referenceFormatFloat && (w.bits == 32 || w.bits == 64))
+	_, supported := wavCodecs[[2]uint16{uint16(tag), uint16(w.bits)}] // integer PCM of 8 to 32 bits, float of 32 or 64
 	if supported && w.channels >= 1 && w.channels <= referenceMaxChannels && w.sampleRate > 0 {
 		w.frameBytes = w.channels * w.bits / 8
 		w.byteRate = uint64(w.sampleRate) * uint64(w.frameBytes)
@@ -286,9 +277,9 @@ func referenceDecode(w referenceWAV) referenceSignal {
 			p += bps
 			var v float64
 			switch {
-			case w.tag == referenceFormatFloat && bps == 4:
+			case w.tag == wavFormatFloat && bps == 4:
 				v = float64(math.Float32frombits(le.Uint32(b)))
-			case w.tag == referenceFormatFloat:
+			case w.tag == wavFormatFloat:
 				v = math.Float64frombits(le.Uint64(b))
 			case bps == 1:
 				v = (float64(b[0]) - 128) / 128
@@ -427,7 +418,7 @@ func referenceFramePitch(x []float32, win, minLag, maxLag int, sr float64, buf, 
 	// Parabolic interpolation around the peak.
 	d := 0.0
 	if den := r[lag-1] - 2*r[lag] + r[lag+1]; den < 0 {
-		d = synthClamp(0.5*(r[lag-1]-r[lag+1])/den, -0.5, 0.5)
+		d = max(-0.5, min(0.5, 0.5*(r[lag-1]-r[lag+1])/den))
 	}
 	f0 := sr / (float64(lag) + d)
 	if f0 < referenceMinPitchHz || f0 > referenceMaxPitchHz {

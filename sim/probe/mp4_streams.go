@@ -1,4 +1,4 @@
-package audio
+package probe
 
 import (
 	"encoding/binary"
@@ -269,31 +269,22 @@ func mp4ParseEsds(b []byte) (asc []byte, oti byte, ok bool) {
 	return asc, oti, true
 }
 
+// mp4ObjectTypes names the codecs of MPEG-4 objectTypeIndications.
+var mp4ObjectTypes = map[byte]string{
+	0x20: "mpeg4", 0x21: "h264", 0x23: "hevc", 0x6A: "mpeg1video", 0x6C: "mjpeg",
+	0x60: "mpeg2video", 0x61: "mpeg2video", 0x62: "mpeg2video", 0x63: "mpeg2video", 0x64: "mpeg2video", 0x65: "mpeg2video",
+	0x69: "mp3", 0x6B: "mp3", 0xA5: "ac3", 0xA6: "eac3", 0xAD: "opus",
+	0x40: "aac", 0x66: "aac", 0x67: "aac", 0x68: "aac",
+}
+
 // mp4ObjectType names the codec of an MPEG-4 objectTypeIndication and, for
 // AAC, reads the channel count and sample rate of its AudioSpecificConfig.
 func mp4ObjectType(oti byte, asc []byte, st *mp4Stream) string {
-	switch oti {
-	case 0x20:
-		return "mpeg4"
-	case 0x21:
-		return "h264"
-	case 0x23:
-		return "hevc"
-	case 0x60, 0x61, 0x62, 0x63, 0x64, 0x65:
-		return "mpeg2video"
-	case 0x6A:
-		return "mpeg1video"
-	case 0x6C:
-		return "mjpeg"
-	case 0x69, 0x6B:
-		return "mp3"
-	case 0xA5:
-		return "ac3"
-	case 0xA6:
-		return "eac3"
-	case 0xAD:
-		return "opus"
-	case 0x40, 0x66, 0x67, 0x68:
+	name, ok := mp4ObjectTypes[oti]
+	if !ok {
+		return "mp4_0x" + strconv.FormatUint(uint64(oti), 16)
+	}
+	if name == "aac" {
 		if rate, channels, ok := mp4AudioSpecificConfig(asc); ok {
 			if rate > 0 {
 				st.rate = rate
@@ -302,9 +293,8 @@ func mp4ObjectType(oti byte, asc []byte, st *mp4Stream) string {
 				st.channels = channels
 			}
 		}
-		return "aac"
 	}
-	return "mp4_0x" + strconv.FormatUint(uint64(oti), 16)
+	return name
 }
 
 // mp4AACRates are the sampling frequencies of an AudioSpecificConfig index.
@@ -407,52 +397,21 @@ func mp4FrameRate(p *probeReader, stts mp4Box, timescale uint64) float64 {
 	return float64(timescale) / float64(best)
 }
 
+// mp4Codecs maps sample entry types to ffprobe's codec names.
+var mp4Codecs = map[string]string{
+	"avc1": "h264", "avc3": "h264", "hvc1": "hevc", "hev1": "hevc", "mp4v": "mpeg4", "av01": "av1",
+	"vp08": "vp8", "vp09": "vp9", "jpeg": "mjpeg", "mjpa": "mjpeg", "mjpb": "mjpeg",
+	"apch": "prores", "apcn": "prores", "apcs": "prores", "apco": "prores", "ap4h": "prores", "ap4x": "prores",
+	"s263": "h263", "h263": "h263", "mp4a": "aac", ".mp3": "mp3", "ac-3": "ac3", "ec-3": "eac3",
+	"Opus": "opus", "fLaC": "flac", "alac": "alac", "sowt": "pcm_s16le", "twos": "pcm_s16be",
+	"raw ": "pcm_u8", "ulaw": "pcm_mulaw", "alaw": "pcm_alaw",
+}
+
 // mp4CodecName maps a sample entry type to ffprobe's codec name; unknown
 // types are returned as they are, without trailing spaces.
 func mp4CodecName(entry string) string {
-	switch entry {
-	case "avc1", "avc3":
-		return "h264"
-	case "hvc1", "hev1":
-		return "hevc"
-	case "mp4v":
-		return "mpeg4"
-	case "av01":
-		return "av1"
-	case "vp08":
-		return "vp8"
-	case "vp09":
-		return "vp9"
-	case "jpeg", "mjpa", "mjpb":
-		return "mjpeg"
-	case "apch", "apcn", "apcs", "apco", "ap4h", "ap4x":
-		return "prores"
-	case "s263", "h263":
-		return "h263"
-	case "mp4a":
-		return "aac"
-	case ".mp3":
-		return "mp3"
-	case "ac-3":
-		return "ac3"
-	case "ec-3":
-		return "eac3"
-	case "Opus":
-		return "opus"
-	case "fLaC":
-		return "flac"
-	case "alac":
-		return "alac"
-	case "sowt":
-		return "pcm_s16le"
-	case "twos":
-		return "pcm_s16be"
-	case "raw ":
-		return "pcm_u8"
-	case "ulaw":
-		return "pcm_mulaw"
-	case "alaw":
-		return "pcm_alaw"
+	if name, ok := mp4Codecs[entry]; ok {
+		return name
 	}
 	return strings.TrimRight(entry, " \x00")
 }

@@ -1,7 +1,6 @@
-package audio
+package probe
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"time"
@@ -334,24 +333,14 @@ func mkvInfoDuration(p *probeReader, info mkvElem) (time.Duration, error) {
 			if e.unknown {
 				return true, probeMalformed("matroska", "Duration of unknown size")
 			}
-			switch e.size {
-			case 4:
-				b, err := p.read(e.dataOff, 4)
-				if err != nil {
-					return true, err
-				}
-				dur = float64(math.Float32frombits(binary.BigEndian.Uint32(b)))
-			case 8:
-				b, err := p.read(e.dataOff, 8)
-				if err != nil {
-					return true, err
-				}
-				dur = math.Float64frombits(binary.BigEndian.Uint64(b))
-			case 0:
-				dur = 0
-			default:
+			if e.size != 0 && e.size != 4 && e.size != 8 {
 				return true, probeMalformed("matroska", fmt.Sprintf("Duration of size %d", e.size))
 			}
+			v, err := mkvReadFloat(p, e)
+			if err != nil {
+				return true, err
+			}
+			dur = v
 		}
 		return e.unknown, nil
 	})

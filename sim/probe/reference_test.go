@@ -1,4 +1,4 @@
-package audio
+package probe
 
 import (
 	"bytes"
@@ -11,23 +11,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // referenceTestEnc is a sample encoding of the test WAV builder.
 type referenceTestEnc struct {
-	tag  int // referenceFormatPCM or referenceFormatFloat
+	tag  int // wavFormatPCM or wavFormatFloat
 	bits int
 }
 
 var (
-	referenceTestU8  = referenceTestEnc{referenceFormatPCM, 8}
-	referenceTestS16 = referenceTestEnc{referenceFormatPCM, 16}
-	referenceTestS24 = referenceTestEnc{referenceFormatPCM, 24}
-	referenceTestS32 = referenceTestEnc{referenceFormatPCM, 32}
-	referenceTestF32 = referenceTestEnc{referenceFormatFloat, 32}
-	referenceTestF64 = referenceTestEnc{referenceFormatFloat, 64}
+	referenceTestU8  = referenceTestEnc{wavFormatPCM, 8}
+	referenceTestS16 = referenceTestEnc{wavFormatPCM, 16}
+	referenceTestS24 = referenceTestEnc{wavFormatPCM, 24}
+	referenceTestS32 = referenceTestEnc{wavFormatPCM, 32}
+	referenceTestF32 = referenceTestEnc{wavFormatFloat, 32}
+	referenceTestF64 = referenceTestEnc{wavFormatFloat, 64}
 )
 
 // referenceTestWAVOpts describes a WAV file written by referenceTestWAV.
@@ -53,9 +54,9 @@ func referenceTestWAV(o referenceTestWAVOpts, x []float64) []byte {
 		for c := range ch {
 			s := v / float64(c+1)
 			switch {
-			case o.enc.tag == referenceFormatFloat && bps == 4:
+			case o.enc.tag == wavFormatFloat && bps == 4:
 				data = le.AppendUint32(data, math.Float32bits(float32(s)))
-			case o.enc.tag == referenceFormatFloat:
+			case o.enc.tag == wavFormatFloat:
 				data = le.AppendUint64(data, math.Float64bits(s))
 			case bps == 1:
 				data = append(data, byte(math.Round(128+127*s)))
@@ -76,7 +77,7 @@ func referenceTestWAV(o referenceTestWAVOpts, x []float64) []byte {
 	switch {
 	case o.extensible:
 		guid := probeTestCat(probeTestLE16(uint16(o.enc.tag)), []byte(referenceGUIDTail))
-		fmtBody = probeTestCat(probeTestLE16(referenceFormatExtensible), common,
+		fmtBody = probeTestCat(probeTestLE16(wavFormatExtensible), common,
 			probeTestLE16(22), probeTestLE16(uint16(o.enc.bits)), probeTestLE32(0x4), guid)
 	case o.cbSize:
 		fmtBody = probeTestCat(probeTestLE16(uint16(o.enc.tag)), common, probeTestLE16(0))
@@ -123,12 +124,12 @@ func referenceTestHarmonic(f0 float64, sr int, d float64) []float64 {
 // and sample rate sr: two sentences with silence around them.
 func referenceTestSynthWAV(t testing.TB, pitch float64, sr int, seed uint64) []byte {
 	t.Helper()
-	v := Voice{PitchHz: pitch, Seed: seed}
-	tr := Track{SampleRate: sr, Duration: 7 * time.Second, Segments: []Segment{
+	v := audio.Voice{PitchHz: pitch, Seed: seed}
+	tr := audio.Track{SampleRate: sr, Duration: 7 * time.Second, Segments: []audio.Segment{
 		{Start: 300 * time.Millisecond, End: 3300 * time.Millisecond, Text: "Hello there, how are you doing today? Fine, thanks.", Voice: v},
 		{Start: 3800 * time.Millisecond, End: 6700 * time.Millisecond, Text: "Nous allons parler de la météo et des nouvelles.", Voice: v},
 	}}
-	b, err := io.ReadAll(NewWAVReader(tr))
+	b, err := io.ReadAll(audio.NewWAVReader(tr))
 	require.NoError(t, err)
 	return b
 }
@@ -322,11 +323,11 @@ func TestAnalyzeReferenceMalformed(t *testing.T) {
 		{"ADPCM", patch(20, 2, 0), ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
 		{"float 16-bit", patch(20, 3, 0), ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
 		{"65535 channels", patch(22, 0xFF, 0xFF), ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
-		{"extensible with an unknown subformat", riff(probeTestChunk("fmt ", probeTestCat(probeTestLE16(referenceFormatExtensible),
+		{"extensible with an unknown subformat", riff(probeTestChunk("fmt ", probeTestCat(probeTestLE16(wavFormatExtensible),
 			probeTestLE16(1), probeTestLE32(16000), probeTestLE32(32000), probeTestLE16(2), probeTestLE16(16),
 			probeTestLE16(22), probeTestLE16(16), probeTestLE32(4), probeTestLE16(1), make([]byte, 14))), probeTestChunk("data", pcm)),
 			ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
-		{"extensible cut short", riff(probeTestChunk("fmt ", probeTestCat(probeTestLE16(referenceFormatExtensible),
+		{"extensible cut short", riff(probeTestChunk("fmt ", probeTestCat(probeTestLE16(wavFormatExtensible),
 			probeTestLE16(1), probeTestLE32(16000), probeTestLE32(32000), probeTestLE16(2), probeTestLE16(16))), probeTestChunk("data", pcm)),
 			ReferenceInfo{Format: FormatWAV, Duration: time.Second}},
 		{"NaN samples are zeros", riff(fmtF32, probeTestChunk("data", nanSprinkled)), ReferenceInfo{Format: FormatWAV, PitchHz: -1, Duration: time.Second}},
@@ -416,10 +417,10 @@ func referenceTestFuzzSeeds(t testing.TB) [][]byte {
 	const frames = 700
 	var seeds [][]byte
 	for i, pitch := range []float64{140, 240} {
-		v := Voice{PitchHz: pitch, Seed: uint64(i)}
+		v := audio.Voice{PitchHz: pitch, Seed: uint64(i)}
 		d := frames * time.Second / 4000
-		tr := Track{SampleRate: 4000, Duration: d, Segments: []Segment{{Start: 0, End: d, Text: "aha", Voice: v}}}
-		b, err := io.ReadAll(NewWAVReader(tr))
+		tr := audio.Track{SampleRate: 4000, Duration: d, Segments: []audio.Segment{{Start: 0, End: d, Text: "aha", Voice: v}}}
+		b, err := io.ReadAll(audio.NewWAVReader(tr))
 		require.NoError(t, err)
 		seeds = append(seeds, b)
 	}
@@ -451,7 +452,7 @@ func FuzzAnalyzeReference(f *testing.F) {
 		f.Add(s)
 	}
 	limit := 2 * time.Second
-	if wavRaceEnabled {
+	if raceEnabled {
 		limit = 20 * time.Second
 	}
 	f.Fuzz(func(t *testing.T, head []byte) {

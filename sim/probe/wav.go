@@ -1,4 +1,4 @@
-package audio
+package probe
 
 import (
 	"encoding/binary"
@@ -11,7 +11,6 @@ import (
 // their declared size (plus the pad byte of odd sizes); the sample data is
 // never read. The fmt chunk also gives the codec, sample rate and channels.
 func wavProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
-	const streamingSize = 0xFFFFFFFF
 	var (
 		byteRate uint64
 		haveFmt  bool
@@ -68,13 +67,13 @@ func wavProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 				break
 			}
 			switch {
-			case p.size >= 0 && (sz == streamingSize || sz > uint64(p.size-body)):
+			case p.size >= 0 && (sz == wavStreamingSize || sz > uint64(p.size-body)):
 				// Streaming writers leave the size unset or too large:
 				// the data runs to the end of the file.
 				if p.size > body {
 					dataSize = uint64(p.size - body)
 				}
-			case sz == streamingSize:
+			case sz == wavStreamingSize:
 				return 0, fmt.Errorf("%w: wav: data chunk of unknown size and file size unknown", ErrNoDuration)
 			default:
 				dataSize = sz
@@ -84,7 +83,7 @@ func wavProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 		if haveFmt && haveData {
 			return probeDurationOrErr("wav", dataSize, byteRate)
 		}
-		if id == "data" && sz == streamingSize {
+		if id == "data" && sz == wavStreamingSize {
 			break // nothing after a data chunk that runs to the end
 		}
 		off = body + int64(sz) + int64(sz&1)
@@ -102,24 +101,23 @@ const (
 	wavFormatALaw       = 0x0006
 	wavFormatMuLaw      = 0x0007
 	wavFormatExtensible = 0xFFFE
+	// wavStreamingSize is the data size of WAV files written to a pipe.
+	wavStreamingSize = 0xFFFFFFFF
 )
+
+// wavCodecs names the codecs of WAVE format tags and sample sizes as
+// ffprobe does.
+var wavCodecs = map[[2]uint16]string{
+	{wavFormatPCM, 8}: "pcm_u8", {wavFormatPCM, 16}: "pcm_s16le", {wavFormatPCM, 24}: "pcm_s24le", {wavFormatPCM, 32}: "pcm_s32le",
+	{wavFormatFloat, 32}: "pcm_f32le", {wavFormatFloat, 64}: "pcm_f64le",
+}
 
 // wavCodec names the codec of a WAVE format tag and sample size as ffprobe
 // does; other tags are named by their hexadecimal value.
 func wavCodec(tag, bits uint16) string {
-	switch {
-	case tag == wavFormatPCM && bits == 8:
-		return "pcm_u8"
-	case tag == wavFormatPCM && bits == 16:
-		return "pcm_s16le"
-	case tag == wavFormatPCM && bits == 24:
-		return "pcm_s24le"
-	case tag == wavFormatPCM && bits == 32:
-		return "pcm_s32le"
-	case tag == wavFormatFloat && bits == 32:
-		return "pcm_f32le"
-	case tag == wavFormatFloat && bits == 64:
-		return "pcm_f64le"
+	switch name, ok := wavCodecs[[2]uint16{tag, bits}]; {
+	case ok:
+		return name
 	case tag == wavFormatALaw:
 		return "pcm_alaw"
 	case tag == wavFormatMuLaw:

@@ -1,4 +1,4 @@
-package audio
+package probe
 
 import (
 	"encoding/binary"
@@ -203,50 +203,34 @@ func mkvReadFloat(p *probeReader, e mkvElem) (float64, error) {
 	return 0, probeMalformed("matroska", "float element size")
 }
 
+// mkvCodecs maps Matroska CodecIDs to ffprobe's codec names.
+var mkvCodecs = map[string]string{
+	"V_MPEG4/ISO/AVC": "h264", "V_MPEGH/ISO/HEVC": "hevc", "V_MJPEG": "mjpeg", "V_VP8": "vp8", "V_VP9": "vp9",
+	"V_AV1": "av1", "V_THEORA": "theora", "A_OPUS": "opus", "A_VORBIS": "vorbis", "A_FLAC": "flac",
+	"A_MPEG/L3": "mp3", "A_MPEG/L2": "mp2", "A_AC3": "ac3", "A_EAC3": "eac3",
+}
+
 // mkvCodecName maps a Matroska CodecID to ffprobe's codec name (bitDepth
 // picks the PCM variant); unknown IDs are returned lowercased.
 func mkvCodecName(id string, bitDepth uint64) string {
+	pcm := bitDepth == 16 || bitDepth == 24 || bitDepth == 32
+	depth := strconv.FormatUint(bitDepth, 10)
+	if name, ok := mkvCodecs[id]; ok {
+		return name
+	}
 	switch {
-	case id == "V_MPEG4/ISO/AVC":
-		return "h264"
-	case id == "V_MPEGH/ISO/HEVC":
-		return "hevc"
 	case strings.HasPrefix(id, "V_MPEG4/ISO/"):
 		return "mpeg4"
-	case id == "V_MJPEG":
-		return "mjpeg"
-	case id == "V_VP8":
-		return "vp8"
-	case id == "V_VP9":
-		return "vp9"
-	case id == "V_AV1":
-		return "av1"
-	case id == "V_THEORA":
-		return "theora"
 	case strings.HasPrefix(id, "A_AAC"):
 		return "aac"
-	case id == "A_OPUS":
-		return "opus"
-	case id == "A_VORBIS":
-		return "vorbis"
-	case id == "A_FLAC":
-		return "flac"
-	case id == "A_MPEG/L3":
-		return "mp3"
-	case id == "A_MPEG/L2":
-		return "mp2"
-	case id == "A_AC3":
-		return "ac3"
-	case id == "A_EAC3":
-		return "eac3"
 	case id == "A_PCM/INT/LIT" && bitDepth == 8:
 		return "pcm_u8"
-	case id == "A_PCM/INT/LIT" && (bitDepth == 16 || bitDepth == 24 || bitDepth == 32):
-		return "pcm_s" + strconv.FormatUint(bitDepth, 10) + "le"
-	case id == "A_PCM/INT/BIG" && (bitDepth == 16 || bitDepth == 24 || bitDepth == 32):
-		return "pcm_s" + strconv.FormatUint(bitDepth, 10) + "be"
+	case id == "A_PCM/INT/LIT" && pcm:
+		return "pcm_s" + depth + "le"
+	case id == "A_PCM/INT/BIG" && pcm:
+		return "pcm_s" + depth + "be"
 	case id == "A_PCM/FLOAT/IEEE" && (bitDepth == 32 || bitDepth == 64):
-		return "pcm_f" + strconv.FormatUint(bitDepth, 10) + "le"
+		return "pcm_f" + depth + "le"
 	}
 	return strings.ToLower(id)
 }

@@ -1,4 +1,4 @@
-package audio
+package probe
 
 import (
 	"encoding/binary"
@@ -227,10 +227,7 @@ func mp4ParseTrak(p *probeReader, trak mp4Box) (mp4Track, error) {
 			if vf[0] == 1 {
 				idAt = 20
 			}
-			if b.end-b.dataOff < idAt+4 {
-				return true, probeMalformed("mp4", "tkhd too short")
-			}
-			f, err := p.read(b.dataOff+idAt, 4)
+			f, err := mp4Field(p, b, idAt, 4)
 			if err != nil {
 				return true, err
 			}
@@ -300,13 +297,9 @@ func mp4ParseTraf(p *probeReader, traf mp4Box, ends map[uint32]uint64, trex map[
 		sum         uint64
 	)
 	err := mp4Walk(p, traf.dataOff, traf.end, func(b mp4Box) (bool, error) {
-		size := b.end - b.dataOff
 		switch b.typ {
 		case "tfhd":
-			if size < 8 {
-				return true, probeMalformed("mp4", "tfhd too short")
-			}
-			f, err := p.read(b.dataOff, 8)
+			f, err := mp4Field(p, b, 0, 8)
 			if err != nil {
 				return true, err
 			}
@@ -321,33 +314,16 @@ func mp4ParseTraf(p *probeReader, traf mp4Box, ends map[uint32]uint64, trex map[
 				if flags&0x02 != 0 { // sample-description-index-present
 					at += 4
 				}
-				if size < at+4 {
-					return true, probeMalformed("mp4", "tfhd too short")
-				}
-				d, err := p.read(b.dataOff+at, 4)
+				d, err := mp4Field(p, b, at, 4)
 				if err != nil {
 					return true, err
 				}
 				defDuration = binary.BigEndian.Uint32(d)
 			}
 		case "tfdt":
-			if size < 8 {
-				return true, probeMalformed("mp4", "tfdt too short")
-			}
-			f, err := p.read(b.dataOff, 8)
-			if err != nil {
+			var err error
+			if _, base, err = mp4VersionedUint(p, b); err != nil {
 				return true, err
-			}
-			if f[0] == 1 {
-				if size < 12 {
-					return true, probeMalformed("mp4", "tfdt too short")
-				}
-				if f, err = p.read(b.dataOff, 12); err != nil {
-					return true, err
-				}
-				base = binary.BigEndian.Uint64(f[4:12])
-			} else {
-				base = uint64(binary.BigEndian.Uint32(f[4:8]))
 			}
 			haveBase = true
 		case "trun":
@@ -379,10 +355,7 @@ func mp4ParseTraf(p *probeReader, traf mp4Box, ends map[uint32]uint64, trex map[
 // mp4TrunDuration returns the total sample duration of a trun box.
 func mp4TrunDuration(p *probeReader, b mp4Box, defDuration uint32) (uint64, error) {
 	size := b.end - b.dataOff
-	if size < 8 {
-		return 0, probeMalformed("mp4", "trun too short")
-	}
-	f, err := p.read(b.dataOff, 8)
+	f, err := mp4Field(p, b, 0, 8)
 	if err != nil {
 		return 0, err
 	}
@@ -430,39 +403,27 @@ func probeSatAdd(a, b uint64) uint64 {
 // (both share the layout of these fields). An all-ones duration means
 // "unknown" and is returned as 0.
 func mp4ReadTimes(p *probeReader, b mp4Box) (timescale, duration uint64, err error) {
-	avail := b.end - b.dataOff
-	if avail < 4 {
-		return 0, 0, probeMalformed("mp4", b.typ+" too short")
-	}
-	vf, err := p.read(b.dataOff, 4)
+	vf, err := mp4Field(p, b, 0, 4)
 	if err != nil {
 		return 0, 0, err
 	}
 	switch vf[0] {
 	case 0: // creation(4) modification(4) timescale(4) duration(4)
-		if avail < 20 {
-			return 0, 0, probeMalformed("mp4", b.typ+" too short")
-		}
-		f, err := p.read(b.dataOff, 20)
+		f, err := mp4Field(p, b, 0, 20)
 		if err != nil {
 			return 0, 0, err
 		}
 		timescale = uint64(binary.BigEndian.Uint32(f[12:16]))
-		duration = uint64(binary.BigEndian.Uint32(f[16:20]))
-		if duration == math.MaxUint32 {
+		if duration = uint64(binary.BigEndian.Uint32(f[16:20])); duration == math.MaxUint32 {
 			duration = 0
 		}
 	case 1: // creation(8) modification(8) timescale(4) duration(8)
-		if avail < 32 {
-			return 0, 0, probeMalformed("mp4", b.typ+" too short")
-		}
-		f, err := p.read(b.dataOff, 32)
+		f, err := mp4Field(p, b, 0, 32)
 		if err != nil {
 			return 0, 0, err
 		}
 		timescale = uint64(binary.BigEndian.Uint32(f[20:24]))
-		duration = binary.BigEndian.Uint64(f[24:32])
-		if duration == math.MaxUint64 {
+		if duration = binary.BigEndian.Uint64(f[24:32]); duration == math.MaxUint64 {
 			duration = 0
 		}
 	default:
@@ -473,26 +434,37 @@ func mp4ReadTimes(p *probeReader, b mp4Box) (timescale, duration uint64, err err
 
 // mp4ReadMehd reads the fragment_duration of an mehd box (movie timescale).
 func mp4ReadMehd(p *probeReader, b mp4Box) (uint64, error) {
-	avail := b.end - b.dataOff
-	if avail < 8 {
-		return 0, probeMalformed("mp4", "mehd too short")
-	}
-	f, err := p.read(b.dataOff, 8)
+	version, d, err := mp4VersionedUint(p, b)
 	if err != nil {
 		return 0, err
 	}
-	switch f[0] {
-	case 0:
-		return uint64(binary.BigEndian.Uint32(f[4:8])), nil
-	case 1:
-		if avail < 12 {
-			return 0, probeMalformed("mp4", "mehd too short")
-		}
-		f, err = p.read(b.dataOff, 12)
-		if err != nil {
-			return 0, err
-		}
-		return binary.BigEndian.Uint64(f[4:12]), nil
+	if version > 1 {
+		return 0, probeMalformed("mp4", fmt.Sprintf("mehd version %d", version))
 	}
-	return 0, probeMalformed("mp4", fmt.Sprintf("mehd version %d", f[0]))
+	return d, nil
+}
+
+// mp4VersionedUint reads the field that follows the version and flags of
+// a full box (mehd, tfdt): 64 bits in version 1, 32 bits otherwise.
+func mp4VersionedUint(p *probeReader, b mp4Box) (version byte, v uint64, err error) {
+	f, err := mp4Field(p, b, 0, 8)
+	if err != nil {
+		return 0, 0, err
+	}
+	if f[0] != 1 {
+		return f[0], uint64(binary.BigEndian.Uint32(f[4:8])), nil
+	}
+	if f, err = mp4Field(p, b, 0, 12); err != nil {
+		return 0, 0, err
+	}
+	return 1, binary.BigEndian.Uint64(f[4:12]), nil
+}
+
+// mp4Field reads n bytes at offset at of the payload of b, or reports b as
+// too short.
+func mp4Field(p *probeReader, b mp4Box, at int64, n int) ([]byte, error) {
+	if b.end-b.dataOff < at+int64(n) {
+		return nil, probeMalformed("mp4", b.typ+" too short")
+	}
+	return p.read(b.dataOff+at, n)
 }

@@ -1,4 +1,4 @@
-package audio
+package probe
 
 // Byte builders for the probe tests: small, valid media headers written in
 // Go, so the tests need no binary fixtures.
