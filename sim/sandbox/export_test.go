@@ -22,3 +22,17 @@ func AwaitInFlight(sb *Sandbox, n int) {
 		runtime.Gosched()
 	}
 }
+
+// TakeMakingPlaces takes every place of m's creations; the returned
+// function gives them back.
+func TakeMakingPlaces(m *Manager) (giveBack func()) {
+	n := m.making.Size()
+	for range n {
+		m.making.TryEnter()
+	}
+	return func() {
+		for range n {
+			m.making.Leave()
+		}
+	}
+}
