@@ -17,6 +17,7 @@ import (
 
 // A creation waits while every creation's place is taken, and gives up
 // with its request (its context), leaving no sandbox and no reserved id.
+// Once made, it keeps its place for as long again as it took.
 func TestCreationsTakeTurns(t *testing.T) {
 	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
@@ -29,6 +30,9 @@ func TestCreationsTakeTurns(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, m.Close(context.Background())) })
+	places := sandbox.FreeMakingPlaces(m)
+	require.Positive(t, places)
+	pauses, giveBackKept := sandbox.KeepMakingPlaces(m)
 
 	giveBack := sandbox.TakeMakingPlaces(m)
 	const id = "0123456789abcdef"
@@ -37,10 +41,16 @@ func TestCreationsTakeTurns(t *testing.T) {
 	_, err = m.Create(ctx, id, sandbox.Options{})
 	require.ErrorIs(t, err, context.DeadlineExceeded, "a creation waits for a place while its request lasts")
 	assert.Zero(t, m.Len())
+	assert.Empty(t, pauses(), "a creation that gave up keeps no place: it had none")
 
 	giveBack()
 	sb, err := m.Create(context.Background(), id, sandbox.Options{})
 	require.NoError(t, err, "the id is free again once the waiting creation gave up")
 	assert.Equal(t, id, sb.ID)
 	assert.Equal(t, 1, m.Len())
+	require.Len(t, pauses(), 1)
+	assert.Positive(t, pauses()[0], "a creation keeps its place for as long as it took")
+	assert.Equal(t, places-1, sandbox.FreeMakingPlaces(m), "its place is kept after the answer")
+	giveBackKept()
+	assert.Equal(t, places, sandbox.FreeMakingPlaces(m))
 }

@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/store"
 )
@@ -96,7 +95,7 @@ type Manager struct {
 	boxes map[string]*Sandbox // a sandbox being removed stays until it is gone
 	// pending are the ids being created (or restored).
 	pending map[string]bool
-	making  *httpx.Gate // creations running at once (making.go)
+	making  makingGate // creations running at once (making.go)
 }
 
 // Sandbox is one simulator of the Manager.
