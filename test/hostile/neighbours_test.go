@@ -50,9 +50,9 @@ const (
 	neighbourRSS      = 512 << 20
 	neighbourRules    = 20_000
 	// neighbourWindows windows a side of neighbourRounds scenarios per
-	// victim: 240 requests per victim and side, so p99 is not one slow
-	// request.
-	neighbourWindows = 8
+	// victim: 360 requests per victim and side, so p99 is not one or two
+	// slow requests.
+	neighbourWindows = 12
 	neighbourRounds  = 5
 )
 
