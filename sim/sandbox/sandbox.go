@@ -95,6 +95,7 @@ type Manager struct {
 	boxes map[string]*Sandbox // a sandbox being removed stays until it is gone
 	// pending are the ids being created (or restored).
 	pending map[string]bool
+	making  makingGate // creations running at once (making.go)
 }
 
 // Sandbox is one simulator of the Manager.
@@ -154,7 +155,7 @@ func New(cfg Config) (*Manager, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	return &Manager{cfg: cfg, log: log, boxes: map[string]*Sandbox{}, pending: map[string]bool{}}, nil
+	return &Manager{cfg: cfg, log: log, boxes: map[string]*Sandbox{}, pending: map[string]bool{}, making: newMakingGate()}, nil
 }
 
 // idAlphabet is lower-case Crockford base32: no i, l, o, u.
@@ -242,7 +243,7 @@ func (m *Manager) Create(ctx context.Context, id string, opts Options) (*Sandbox
 		opts.Start = m.cfg.DefaultNow()
 	}
 	opts.Start = opts.Start.UTC()
-	sb, err := m.open(ctx, id, record{ID: id, Created: now, LastUsed: now, Options: opts}, true)
+	sb, err := m.openNew(ctx, id, record{ID: id, Created: now, LastUsed: now, Options: opts})
 	if err != nil {
 		return nil, err
 	}
