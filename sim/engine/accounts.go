@@ -8,11 +8,18 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 )
 
 // Accounts are the API keys: their plans, balances and studio identities
 // (user and company).
-type Accounts struct{ *core }
+// Accounts are read on every request (authentication): a cache of accounts
+// and of studio callers by key spares the store read.
+type Accounts struct {
+	*core
+	accounts gencache.Cache[sim.Account]
+	callers  gencache.Cache[sim.Caller]
+}
 
 func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account {
 	return sim.Account{
@@ -30,14 +37,9 @@ func accountIn(tx sim.Tx, key string) (sim.Account, error) {
 	return a, err
 }
 
-// Account returns the account of an API key, or an unauthorized error.
-func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, error) {
-	return e.account(ctx, apiKey)
-}
-
-// account returns the account of an API key, or an unauthorized error,
+// Account returns the account of an API key, or an unauthorized error,
 // from the cache while no write has committed since it was read.
-func (e *core) account(ctx context.Context, apiKey string) (sim.Account, error) {
+func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, error) {
 	var a sim.Account
 	if apiKey == "" {
 		return a, unauthorized()
@@ -147,7 +149,7 @@ func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error
 	if c, ok := e.callers.Get(apiKey, gen); ok {
 		return c, nil
 	}
-	acct, err := e.account(ctx, apiKey)
+	acct, err := e.Account(ctx, apiKey)
 	if err != nil {
 		return c, err
 	}

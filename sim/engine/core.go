@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/internal/gencache"
 )
 
 // core is the state every service shares: the store, the clock, the id
@@ -50,11 +49,6 @@ type core struct {
 	fixtureMu  sync.Mutex
 	fixtureCur fs.FS
 
-	// Accounts are read on every request (authentication); a small cache
-	// spares the store read. Every write transaction bumps writes, and an
-	// entry is served only while writes equals the value read before the
-	// entry was loaded, so a cached account is never older than the last
-	// committed write.
 	studio  sim.StudioTiming
 	media   StudioMedia
 	inspect Inspector
@@ -82,6 +76,9 @@ type core struct {
 	work     workSet
 	workWait time.Duration
 
+	// writes counts the committed write transactions: the generation of
+	// the services' caches (gencache), so a cached record is never older
+	// than the last committed write.
 	writes atomic.Uint64
 	// changes counts the write transactions a reader can see: all but the
 	// periodic clock saves (Data.Changes).
@@ -95,23 +92,6 @@ type core struct {
 	// lastPurge is the simulated time (Unix ns) of the last purge of
 	// expired idempotency records.
 	lastPurge atomic.Int64
-	// Caches of store reads (gencache): accounts by key, decoded ready
-	// projects (their scripts are the costly part of a read) by id, studio
-	// callers by key, studio projects by id, video lists by project id.
-	accounts       gencache.Cache[sim.Account]
-	ready          gencache.Cache[sim.Project]
-	callers        gencache.Cache[sim.Caller]
-	studioProjects gencache.Cache[sim.StudioProject]
-	videoLists     gencache.Cache[videoList]
-}
-
-// videoList is a project's videos, sorted, its company, and the earliest
-// time one of them is due (zero: none is): the list is served from the cache
-// only before then.
-type videoList struct {
-	videos  []sim.Video
-	company string
-	until   time.Time
 }
 
 // saveIdem stores the idempotency record of the write in its own
@@ -259,8 +239,6 @@ func minTime(a, b time.Time) time.Time {
 
 func newCore(cfg Config) *core {
 	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, onEvent: cfg.OnEvent, idemTTL: cfg.IdempotencyWindow}
-	e.accounts.Size, e.callers.Size = 10_000, 10_000
-	e.ready.Size, e.studioProjects.Size, e.videoLists.Size = 4096, 4096, 4096
 	if cfg.Store != nil {
 		e.secret = cfg.Store.Secret()
 		e.keys = sim.NewIDs(cfg.Store.IDKey())

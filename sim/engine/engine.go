@@ -107,9 +107,15 @@ type Engine struct {
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
 	c := newCore(cfg)
+	accounts := &Accounts{core: c}
+	accounts.accounts.Size, accounts.callers.Size = 10_000, 10_000
+	projects := &Projects{core: c, accounts: accounts}
+	studioProjects := &StudioProjects{core: c}
+	videos := &Videos{core: c}
+	projects.ready.Size, studioProjects.cache.Size, videos.lists.Size = 4096, 4096, 4096
 	return &Engine{
-		Clock: &Clock{c}, Accounts: &Accounts{c}, Projects: &Projects{c}, Outcomes: &Outcomes{c},
-		Uploads: &Uploads{c}, Artifacts: &Artifacts{c}, StudioProjects: &StudioProjects{c}, Videos: &Videos{c},
+		Clock: &Clock{c}, Accounts: accounts, Projects: projects, Outcomes: &Outcomes{c},
+		Uploads: &Uploads{c}, Artifacts: &Artifacts{c}, StudioProjects: studioProjects, Videos: videos,
 		Data: &Data{c}, Idempotency: &Idempotency{c},
 		core: c,
 	}

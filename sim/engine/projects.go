@@ -7,12 +7,19 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 	"github.com/dubsim/dubsim/sim/script"
 	"github.com/dubsim/dubsim/sim/statemachine"
 )
 
 // Projects are the platform's dubbing projects and their re-translations.
-type Projects struct{ *core }
+// Decoded ready projects are cached by id: their scripts are the costly
+// part of a read.
+type Projects struct {
+	*core
+	accounts *Accounts
+	ready    gencache.Cache[sim.Project]
+}
 
 // settle applies the due transition of p, if any, inside tx.
 func (e *core) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, error) {
@@ -125,7 +132,7 @@ func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, e
 // goes negative under concurrent requests; a refusal changes nothing.
 func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewProject, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 	var rc sim.Receipt
-	acct, err := e.account(ctx, apiKey)
+	acct, err := e.accounts.Account(ctx, apiKey)
 	if err != nil {
 		return rc, err
 	}

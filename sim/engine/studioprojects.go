@@ -6,10 +6,15 @@ import (
 	"sort"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 )
 
 // StudioProjects are the studio's projects, which hold videos.
-type StudioProjects struct{ *core }
+// They are cached by id.
+type StudioProjects struct {
+	*core
+	cache gencache.Cache[sim.StudioProject]
+}
 
 func (e *core) ownedStudioProject(tx sim.Tx, c sim.Caller, id string) (sim.StudioProject, error) {
 	p, err := tx.StudioProject(id)
@@ -43,7 +48,7 @@ func (e *StudioProjects) ListStudioProjects(ctx context.Context, c sim.Caller) (
 // StudioProject returns a project of the caller's company.
 func (e *StudioProjects) StudioProject(ctx context.Context, c sim.Caller, id string) (sim.StudioProject, error) {
 	gen := e.writes.Load()
-	if p, ok := e.studioProjects.Get(id, gen); ok && p.CompanyID == c.Company.ID {
+	if p, ok := e.cache.Get(id, gen); ok && p.CompanyID == c.Company.ID {
 		return p, nil
 	}
 	var p sim.StudioProject
@@ -53,7 +58,7 @@ func (e *StudioProjects) StudioProject(ctx context.Context, c sim.Caller, id str
 		return err
 	})
 	if err == nil {
-		e.studioProjects.Put(id, p, gen)
+		e.cache.Put(id, p, gen)
 	}
 	return p, err
 }

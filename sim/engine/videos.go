@@ -9,12 +9,26 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 	"github.com/dubsim/dubsim/sim/statemachine"
 )
 
 // Videos are the studio's dubbing jobs, made from artifacts in a studio
 // project.
-type Videos struct{ *core }
+// A project's video list is cached by project id.
+type Videos struct {
+	*core
+	lists gencache.Cache[videoList]
+}
+
+// videoList is a project's videos, sorted, its company, and the earliest
+// time one of them is due (zero: none is): the list is served from the cache
+// only before then.
+type videoList struct {
+	videos  []sim.Video
+	company string
+	until   time.Time
+}
 
 func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) (sim.Artifact, error) {
 	a, err := tx.Artifact(id)
@@ -124,7 +138,7 @@ func (e *core) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, er
 func (e *Videos) ListVideos(ctx context.Context, c sim.Caller, projectID string) ([]sim.Video, error) {
 	now := e.clock.Now()
 	gen := e.writes.Load()
-	if l, ok := e.videoLists.Get(projectID, gen); ok && l.company == c.Company.ID && (l.until.IsZero() || now.Before(l.until)) {
+	if l, ok := e.lists.Get(projectID, gen); ok && l.company == c.Company.ID && (l.until.IsZero() || now.Before(l.until)) {
 		return slices.Clone(l.videos), nil
 	}
 	out := []sim.Video{}
@@ -151,7 +165,7 @@ func (e *Videos) ListVideos(ctx context.Context, c sim.Caller, projectID string)
 					l.until = v.DueAt
 				}
 			}
-			e.videoLists.Put(projectID, l, gen)
+			e.lists.Put(projectID, l, gen)
 		}
 		return out, err
 	}
