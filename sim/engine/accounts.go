@@ -124,7 +124,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 // fillFromPlan gives the fields spec.FromPlan names the values of the first
 // fixture account of spec's plan (dubsim-enterprise before dubsim-broke, in
 // the default fixtures); a plan with no fixture account leaves them zero.
-func (e *core) fillFromPlan(spec *sim.AccountSpec) {
+func (e *Accounts) fillFromPlan(spec *sim.AccountSpec) {
 	for _, f := range e.fixtureSet().Accounts {
 		if f.Plan != spec.Plan {
 			continue
@@ -175,7 +175,7 @@ func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error
 // placeAccount gives a to a user: the fixture user it names, or a new user
 // in companyID (a new company when empty). It runs inside the account's
 // creation transaction.
-func (e *core) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, now time.Time) error {
+func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, now time.Time) error {
 	if a.UserID != "" {
 		if _, err := tx.User(a.UserID); err == nil {
 			return nil
@@ -224,7 +224,7 @@ func (e *core) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, 
 
 // ensureUsers places every account that has no user (stores written before
 // the studio interface existed) in a company of its own.
-func (e *core) ensureUsers(tx sim.Tx, now time.Time) error {
+func (e *Accounts) ensureUsers(tx sim.Tx, now time.Time) error {
 	var orphans []sim.Account
 	if err := tx.ForEachAccount(func(a sim.Account) error {
 		if a.UserID == "" {

@@ -14,33 +14,33 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// core is the state every service shares: the store, the clock, the id
-// generator, the fixtures, the caches and the background work. Its
-// unexported methods are the transaction helpers the use cases compose.
+// core is what every service shares: the transaction runner (the store,
+// the clock it persists with every write, the events a write reports and
+// the write generation the caches follow), the id generators and the
+// fixtures.
 type core struct {
+	store sim.Store
+	clock TimeSource
+	log   *slog.Logger
+	// onEvent is told the transitions a write applied (events.go).
+	onEvent func(Event)
+	// The clock's freeze, persisted with it by every write.
 	clockMu     sync.Mutex
 	frozenScale float64 // the scale to resume with; meaningful while frozen
 	frozen      bool
-
-	store sim.Store
-	// keyPrefix starts every API key of a sandbox's engine (Config.KeyPrefix).
-	keyPrefix string
 	// storedClock: Start restores the stored scale too (Config.StoredClock).
 	storedClock bool
+
+	// keyPrefix starts every API key of a sandbox's engine (Config.KeyPrefix).
+	keyPrefix string
 	// secret is the store's (sim.Store.Secret): it keys whatever grants
 	// access, where ids (the public seed) makes content.
 	secret []byte
-	clock  TimeSource
 	// ids derives content from the seed; keys makes identifiers, keyed by
 	// the store's id key (sim.Store.IDKey), so that two stores of one seed
 	// make other ids.
 	ids       *sim.IDs
 	keys      *sim.IDs
-	prober    Prober
-	timing    sim.Timing
-	log       *slog.Logger
-	onEvent   func(Event)
-	idemTTL   time.Duration
 	fixtures  atomic.Pointer[sim.Fixtures]
 	fixtureFS fs.FS
 	// fixtureCur is the file set of the fixtures in use once fixtures
@@ -49,33 +49,6 @@ type core struct {
 	fixtureMu  sync.Mutex
 	fixtureCur fs.FS
 
-	studio  sim.StudioTiming
-	media   StudioMedia
-	inspect Inspector
-	blobs   Blobs
-	quota   sim.BlobQuota
-	// Bytes of uploads being received by company, counted against the
-	// quotas until they are stored (under pool.mu, which counts them in
-	// all).
-	pool     *QuotaPool
-	reserved map[string]int64
-	// Artifact downloads run in the background until Close.
-	bg    context.Context
-	stop  context.CancelFunc
-	dlWG  sync.WaitGroup
-	dlSem chan struct{}
-	// dlPending counts the downloads each company has pending (queued for
-	// a slot or running), bounded by quota.DownloadsPerCompany.
-	dlMu      sync.Mutex
-	dlPending map[string]int
-	// fetchDetail: an artifact's errorMessage says why its download
-	// failed (--fetch-error-detail).
-	fetchDetail bool
-	// work is the background work in flight; workWait bounds how long an
-	// advance or a read waits for the work its answer depends on.
-	work     workSet
-	workWait time.Duration
-
 	// writes counts the committed write transactions: the generation of
 	// the services' caches (gencache), so a cached record is never older
 	// than the last committed write.
@@ -83,15 +56,6 @@ type core struct {
 	// changes counts the write transactions a reader can see: all but the
 	// periodic clock saves (Data.Changes).
 	changes atomic.Uint64
-	// broken holds the records ("project/ID") the sweep skips as damaged
-	// (damage.go).
-	brokenMu sync.Mutex
-	broken   map[string]struct{}
-	// lastStack is the panic whose stack the sweep reported last.
-	lastStack atomic.Value
-	// lastPurge is the simulated time (Unix ns) of the last purge of
-	// expired idempotency records.
-	lastPurge atomic.Int64
 }
 
 // saveIdem stores the idempotency record of the write in its own
@@ -238,7 +202,7 @@ func minTime(a, b time.Time) time.Time {
 }
 
 func newCore(cfg Config) *core {
-	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, onEvent: cfg.OnEvent, idemTTL: cfg.IdempotencyWindow}
+	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, log: cfg.Log, onEvent: cfg.OnEvent}
 	if cfg.Store != nil {
 		e.secret = cfg.Store.Secret()
 		e.keys = sim.NewIDs(cfg.Store.IDKey())
@@ -252,28 +216,9 @@ func newCore(cfg Config) *core {
 	if e.keys == nil {
 		e.keys = e.ids
 	}
-	if e.idemTTL <= 0 {
-		e.idemTTL = sim.DefaultIdempotencyWindow
-	}
-	e.workWait = cfg.WorkWait
-	if e.workWait <= 0 {
-		e.workWait = DefaultWorkWait
-	}
 	e.keyPrefix, e.storedClock = cfg.KeyPrefix, cfg.StoredClock
 	e.fixtures.Store(e.ownKeys(cfg.Fixtures))
 	e.fixtureFS = cfg.FixtureFS
-	e.studio, e.media, e.inspect, e.blobs = cfg.StudioTiming, cfg.Media, cfg.Inspect, cfg.Blobs
-	e.quota, e.reserved, e.pool = cfg.Quota, map[string]int64{}, cfg.QuotaPool
-	if e.pool == nil {
-		e.pool = NewQuotaPool()
-	}
-	e.pool.join(e)
-	if e.studio == (sim.StudioTiming{}) {
-		e.studio = sim.DefaultStudioTiming
-	}
-	e.bg, e.stop = context.WithCancel(context.Background())
-	e.dlSem = make(chan struct{}, maxDownloads)
-	e.dlPending, e.fetchDetail = map[string]int{}, cfg.FetchErrorDetail
 	return e
 }
 

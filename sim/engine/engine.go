@@ -107,28 +107,50 @@ type Engine struct {
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
 	c := newCore(cfg)
+	work := &workSet{bound: cfg.WorkWait}
+	if work.bound <= 0 {
+		work.bound = DefaultWorkWait
+	}
+	pool := cfg.QuotaPool
+	if pool == nil {
+		pool = NewQuotaPool()
+	}
+	quota := &quotas{store: cfg.Store, limits: cfg.Quota, pool: pool, reserved: map[string]int64{}}
+	pool.join(quota)
+	studio := cfg.StudioTiming
+	if studio == (sim.StudioTiming{}) {
+		studio = sim.DefaultStudioTiming
+	}
+	idemTTL := cfg.IdempotencyWindow
+	if idemTTL <= 0 {
+		idemTTL = sim.DefaultIdempotencyWindow
+	}
+	files := mediaFiles{blobs: cfg.Blobs, inspect: cfg.Inspect}
+
 	accounts := &Accounts{core: c}
 	accounts.accounts.Size, accounts.callers.Size = 10_000, 10_000
-	projects := &Projects{core: c, accounts: accounts}
+	artifacts := &Artifacts{core: c, media: cfg.Media, files: files, timing: studio, quota: quota, work: work,
+		slots: make(chan struct{}, maxDownloads), pending: map[string]int{}, fetchDetail: cfg.FetchErrorDetail}
+	artifacts.bg, artifacts.stop = context.WithCancel(context.Background())
+	projects := &Projects{core: c, accounts: accounts, prober: cfg.Prober, timing: cfg.Timing, work: work}
 	studioProjects := &StudioProjects{core: c}
-	videos := &Videos{core: c}
+	videos := &Videos{core: c, artifacts: artifacts, timing: studio}
 	projects.ready.Size, studioProjects.cache.Size, videos.lists.Size = 4096, 4096, 4096
+	sweeper := &sweeper{core: c, projects: projects, artifacts: artifacts, videos: videos, idemTTL: idemTTL}
 	return &Engine{
-		Clock: &Clock{c}, Accounts: accounts, Projects: projects, Outcomes: &Outcomes{c},
-		Uploads: &Uploads{c}, Artifacts: &Artifacts{c}, StudioProjects: studioProjects, Videos: videos,
-		Data: &Data{c}, Idempotency: &Idempotency{c},
-		core: c,
+		Clock: &Clock{core: c, sweeper: sweeper, work: work}, Accounts: accounts, Projects: projects,
+		Outcomes: &Outcomes{core: c, projects: projects, artifacts: artifacts},
+		Uploads:  &Uploads{core: c, quota: quota, files: files}, Artifacts: artifacts,
+		StudioProjects: studioProjects, Videos: videos,
+		Data:        &Data{core: c, accounts: accounts, sweeper: sweeper, blobs: cfg.Blobs},
+		Idempotency: &Idempotency{core: c, ttl: idemTTL},
+		core:        c,
 	}
 }
 
 // Close stops the background downloads and waits for them; unfinished ones
 // resume at the next Start on the same store.
-func (e *Engine) Close() {
-	c := e.core
-	c.stop()
-	c.dlWG.Wait()
-	c.pool.leave(c)
-}
+func (e *Engine) Close() { e.Artifacts.close() }
 
 // minSecret is the shortest store secret the engine accepts: keys and
 // signatures made with a shorter (or no) key could be guessed.
@@ -176,12 +198,12 @@ func (e *Engine) Start(ctx context.Context) error {
 				return err
 			}
 		}
-		return c.ensureUsers(tx, now)
+		return e.Accounts.ensureUsers(tx, now)
 	})
 	if err != nil {
 		return err
 	}
-	return c.restartDownloads(ctx)
+	return e.Artifacts.restartDownloads(ctx)
 }
 
 // StudioMedia is what artifact processing needs to learn of a URL: fixture

@@ -11,7 +11,12 @@ import (
 
 // Data is the simulator's data set as a whole: the fixtures in use, reset,
 // the state dumps and the write generation.
-type Data struct{ *core }
+type Data struct {
+	*core
+	accounts *Accounts
+	sweeper  *sweeper
+	blobs    Blobs
+}
 
 // Fixtures returns the fixture set in use.
 func (e *Data) Fixtures() *sim.Fixtures { return e.fixtures.Load() }
@@ -131,7 +136,7 @@ func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
 				return err
 			}
 		}
-		if err := e.ensureUsers(tx, now); err != nil {
+		if err := e.accounts.ensureUsers(tx, now); err != nil {
 			e.fixtures.Store(prev)
 			return err
 		}

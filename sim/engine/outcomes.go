@@ -13,7 +13,11 @@ import (
 
 // Outcomes decides how processing ends: forced outcomes of one project or
 // artifact, and rules for the next matching ones.
-type Outcomes struct{ *core }
+type Outcomes struct {
+	*core
+	projects  *Projects
+	artifacts *Artifacts
+}
 
 // ForceArtifact decides how an artifact's processing ends: "ready"
 // (upload_completed, with optional size and duration) or "error"
@@ -60,7 +64,7 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 		} else {
 			a.DueAt = a.DoneAt
 		}
-		if a, err = e.settleArtifact(tx, a, at); err != nil {
+		if a, err = e.artifacts.settleArtifact(tx, a, at); err != nil {
 			return err
 		}
 		return tx.PutArtifact(a)
@@ -181,7 +185,7 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 		if err != nil {
 			return err
 		}
-		if p, err = e.settle(tx, p, at); err != nil {
+		if p, err = e.projects.settle(tx, p, at); err != nil {
 			return err
 		}
 		if p.Status != sim.StatusInProgress {
@@ -189,7 +193,7 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 		}
 		force(&p, outcome, message, now, at)
 		p.History = append(p.History, sim.Event{At: at, Kind: "forced_outcome", Message: outcome})
-		if p, err = e.settle(tx, p, at); err != nil {
+		if p, err = e.projects.settle(tx, p, at); err != nil {
 			return err
 		}
 		return tx.PutProject(p)

@@ -18,11 +18,14 @@ import (
 type Projects struct {
 	*core
 	accounts *Accounts
+	prober   Prober
+	timing   sim.Timing
+	work     *workSet // the artifacts' (Artifacts.work): probes are listed with the downloads
 	ready    gencache.Cache[sim.Project]
 }
 
 // settle applies the due transition of p, if any, inside tx.
-func (e *core) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, error) {
+func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, error) {
 	np, effects := statemachine.Next(p, now)
 	if np.Status == p.Status && np.DueAt.Equal(p.DueAt) {
 		return p, nil
@@ -213,7 +216,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 
 // probe reads the source video's duration; while it runs it is listed as
 // background work (a request in flight waits for it; no advance does).
-func (e *core) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
+func (e *Projects) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
 	w := &work{kind: WorkProbe, started: e.clock.Now()}
 	w.setURL(url)
 	w.set(waitHost)
@@ -222,7 +225,7 @@ func (e *core) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
 	return e.prober.Probe(ctx, url)
 }
 
-func (e *core) buildProject(id, apiKey string, np sim.NewProject, info sim.SourceInfo, duration time.Duration, utterances []string, now time.Time) sim.Project {
+func (e *Projects) buildProject(id, apiKey string, np sim.NewProject, info sim.SourceInfo, duration time.Duration, utterances []string, now time.Time) sim.Project {
 	p := sim.Project{
 		ID: id, APIKey: apiKey, Name: np.Name,
 		SourceLang: np.SourceLang, TargetLang: np.TargetLang, SourceVideoURL: np.SourceVideoURL,

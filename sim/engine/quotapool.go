@@ -9,8 +9,8 @@ import "sync"
 // the process may fill. Each engine keeps its per-company count.
 type QuotaPool struct {
 	mu            sync.Mutex
-	reservedTotal int64              // bytes being received, in all
-	members       map[*core]struct{} // engines not closed
+	reservedTotal int64                // bytes being received, in all
+	members       map[*quotas]struct{} // engines not closed
 	// downloads are the slots of the artifact downloads running at once
 	// in every engine of the pool: each engine runs at most maxDownloads
 	// of them (its share), all together at most MaxProcessDownloads.
@@ -26,26 +26,26 @@ const MaxProcessDownloads = 4 * maxDownloads
 func NewQuotaPool() *QuotaPool { return newQuotaPool(MaxProcessDownloads) }
 
 func newQuotaPool(downloads int) *QuotaPool {
-	return &QuotaPool{members: map[*core]struct{}{}, downloads: make(chan struct{}, downloads)}
+	return &QuotaPool{members: map[*quotas]struct{}{}, downloads: make(chan struct{}, downloads)}
 }
 
-func (p *QuotaPool) join(c *core) {
+func (p *QuotaPool) join(c *quotas) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.members[c] = struct{}{}
 }
 
-func (p *QuotaPool) leave(c *core) {
+func (p *QuotaPool) leave(c *quotas) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.members, c)
 }
 
 // others is the members but c.
-func (p *QuotaPool) others(c *core) []*core {
+func (p *QuotaPool) others(c *quotas) []*quotas {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []*core
+	var out []*quotas
 	for m := range p.members {
 		if m != c {
 			out = append(out, m)

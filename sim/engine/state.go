@@ -23,7 +23,7 @@ func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) 
 	if err != nil {
 		return sim.State{}, err
 	}
-	if _, err := e.tick(ctx); err != nil { // show settled state: every due transition applied
+	if _, err := e.sweeper.tick(ctx); err != nil { // show settled state: every due transition applied
 		return sim.State{}, err
 	}
 	now := e.clock.Now()
@@ -257,7 +257,7 @@ func studioState(tx sim.Tx, st *sim.State, pending *firstN[pendingEntry]) error 
 // and its whole count in Totals. A ProjectID that names no studio project
 // is a not-found error.
 func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDump, error) {
-	if _, err := e.tick(ctx); err != nil {
+	if _, err := e.sweeper.tick(ctx); err != nil {
 		return sim.StudioDump{}, err
 	}
 	d := &sim.StudioDump{Companies: []sim.Company{}, Users: []sim.User{}, Folders: []sim.Folder{},

@@ -183,7 +183,7 @@ func TestPlaceAccountWithAUser(t *testing.T) {
 			before, err := h.e.Data.StudioDump(ctx, sim.StudioFilter{})
 			require.NoError(t, err)
 			a := sim.Account{APIKey: "sp-placed", Name: "Placed", UserID: tc.userID}
-			err = h.st.Update(ctx, func(tx sim.Tx) error { return h.e.core.placeAccount(tx, &a, spInitech, "", t0) })
+			err = h.st.Update(ctx, func(tx sim.Tx) error { return h.e.Accounts.placeAccount(tx, &a, spInitech, "", t0) })
 			if tc.msg != "" {
 				assert.Equal(t, sim.CodeValidation, sim.ErrorCode(err))
 				assert.EqualError(t, err, tc.msg)

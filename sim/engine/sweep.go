@@ -2,14 +2,40 @@ package engine
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
 )
 
+// sweeper applies the transitions that are due, in batches, with the settle
+// rules of the services that own the records, and purges expired
+// idempotency records. It skips the records it finds damaged (damage.go).
+type sweeper struct {
+	*core
+	projects  *Projects
+	artifacts *Artifacts
+	videos    *Videos
+	idemTTL   time.Duration
+	// lastPurge is the simulated time (Unix ns) of the last purge of
+	// expired idempotency records.
+	lastPurge atomic.Int64
+	// broken holds the records ("project/ID") the sweep skips as damaged.
+	brokenMu sync.Mutex
+	broken   map[string]struct{}
+	// lastStack is the panic whose stack the sweep reported last.
+	lastStack atomic.Value
+}
+
+// tick applies every transition due at the current simulated time.
+func (e *sweeper) tick(ctx context.Context) (int, error) {
+	return e.sweep(ctx, e.clock.Now())
+}
+
 // sweep applies the due transitions of platform projects, then of studio
 // artifacts and videos.
-func (e *core) sweep(ctx context.Context, now time.Time) (int, error) {
+func (e *sweeper) sweep(ctx context.Context, now time.Time) (int, error) {
 	if idle, err := e.idle(ctx, now); err != nil || idle {
 		return 0, err
 	}
@@ -30,7 +56,7 @@ const purgeEvery = time.Minute
 // ago. It only reads: an empty write transaction still rewrites the
 // freelist and syncs the file, which the 200 ms tick did five times a
 // second on an idle server (and it invalidated the read caches).
-func (e *core) idle(ctx context.Context, now time.Time) (bool, error) {
+func (e *sweeper) idle(ctx context.Context, now time.Time) (bool, error) {
 	if d := now.Sub(time.Unix(0, e.lastPurge.Load())); d >= purgeEvery || d < 0 {
 		return false, nil
 	}
@@ -51,13 +77,13 @@ func (e *core) idle(ctx context.Context, now time.Time) (bool, error) {
 	return idle, err
 }
 
-func (e *core) sweepProjects(ctx context.Context, now time.Time) (int, error) {
+func (e *sweeper) sweepProjects(ctx context.Context, now time.Time) (int, error) {
 	settle := func(tx sim.Tx, id string) error {
 		p, err := tx.Project(id)
 		if err != nil {
 			return err
 		}
-		_, err = e.settle(tx, p, now)
+		_, err = e.projects.settle(tx, p, now)
 		return err
 	}
 	total := 0
@@ -95,13 +121,13 @@ func (e *core) sweepProjects(ctx context.Context, now time.Time) (int, error) {
 
 // sweepStudio applies due artifact and video transitions; it returns how
 // many records it changed.
-func (e *core) sweepStudio(ctx context.Context, now time.Time) (int, error) {
+func (e *sweeper) sweepStudio(ctx context.Context, now time.Time) (int, error) {
 	settleArtifact := func(tx sim.Tx, id string) error {
 		a, err := tx.Artifact(id)
 		if err != nil {
 			return err
 		}
-		na, err := e.settleArtifact(tx, a, now)
+		na, err := e.artifacts.settleArtifact(tx, a, now)
 		if err != nil {
 			return err
 		}
@@ -118,7 +144,7 @@ func (e *core) sweepStudio(ctx context.Context, now time.Time) (int, error) {
 		if err != nil {
 			return err
 		}
-		_, err = e.settleVideo(tx, v, now)
+		_, err = e.videos.settleVideo(tx, v, now)
 		return err
 	}
 	total := 0

@@ -11,7 +11,12 @@ import (
 )
 
 // Uploads are the studio's presigned upload slots and the files PUT to them.
-type Uploads struct{ *core }
+// Their files count against the storage quotas of Artifacts.
+type Uploads struct {
+	*core
+	quota *quotas
+	files mediaFiles
+}
 
 // PresignUpload opens an upload slot for fileName, valid for 24 hours. Its
 // id is keyed by the store's secret, so another company cannot guess it. A
@@ -21,7 +26,7 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 	var u sim.Upload
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		if limit := e.quota.PresignsPerCompany; limit > 0 {
+		if limit := e.quota.limits.PresignsPerCompany; limit > 0 {
 			open := 0
 			err := tx.ForEachUpload(func(o sim.Upload) error {
 				if o.CompanyID == c.Company.ID && !o.Uploaded && now.Before(o.ExpiresAt) {
@@ -70,7 +75,7 @@ func (e *Uploads) Upload(ctx context.Context, id string) (sim.Upload, error) {
 // one, as a storage PUT does), reads its media header and records size,
 // format and duration. The caller has checked the signature and expiry.
 func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) (sim.Upload, error) {
-	if e.blobs == nil {
+	if e.files.blobs == nil {
 		return sim.Upload{}, errors.New("uploads need a blob directory")
 	}
 	name := "upload-" + id
@@ -79,11 +84,11 @@ func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) 
 		return sim.Upload{}, err
 	}
 	defer qr.release() // once the record counts the file
-	n, err := e.blobs.Write(name, qr, sim.MaxArtifactBytes)
+	n, err := e.files.blobs.Write(name, qr, sim.MaxArtifactBytes)
 	if err != nil {
 		return sim.Upload{}, err
 	}
-	format, dur, mf := e.inspectBlob(name)
+	format, dur, mf := e.files.read(name)
 	var u sim.Upload
 	err = e.update(ctx, func(tx sim.Tx) error {
 		var err error
@@ -96,16 +101,24 @@ func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) 
 	return u, err
 }
 
-func (e *core) inspectBlob(name string) (string, *float64, sim.MediaFormat) {
-	if e.inspect == nil {
+// mediaFiles are the stored files and the reader of their media headers.
+type mediaFiles struct {
+	blobs   Blobs
+	inspect Inspector
+}
+
+// read returns the format, duration and encoding of a stored file (a nil
+// duration: not media, or no inspector).
+func (f mediaFiles) read(name string) (string, *float64, sim.MediaFormat) {
+	if f.inspect == nil {
 		return "", nil, sim.MediaFormat{}
 	}
-	f, size, err := e.blobs.Open(name)
+	r, size, err := f.blobs.Open(name)
 	if err != nil {
 		return "", nil, sim.MediaFormat{}
 	}
-	defer f.Close()
-	format, d, mf, err := e.inspect(f, size)
+	defer r.Close()
+	format, d, mf, err := f.inspect(r, size)
 	if err != nil {
 		return format, nil, sim.MediaFormat{}
 	}
@@ -119,23 +132,32 @@ func (e *core) inspectBlob(name string) (string, *float64, sim.MediaFormat) {
 // byte past one. The stored usage is read when the file starts (the
 // upload's own earlier file, which it replaces, not counted).
 type quotaCount struct {
-	e            *core
+	q            *quotas
 	company      string
 	stored, mine int64 // bytes stored when the file started: in all, of the company
 	read         int64
 	released     bool
 }
 
-// newQuotaCount starts counting a file of company's; exceptUpload is the
-// upload it replaces ("": none).
-func (e *core) newQuotaCount(ctx context.Context, company, exceptUpload string) (*quotaCount, error) {
-	qc := &quotaCount{e: e, company: company}
-	q := e.quota
-	if q.Total <= 0 && q.PerCompany <= 0 {
+// quotas are the storage quotas of one engine (Config.Quota) and the bytes
+// being received by each company, counted against them until they are
+// stored (under pool.mu, which counts them in all).
+type quotas struct {
+	store    sim.Store
+	limits   sim.BlobQuota
+	pool     *QuotaPool
+	reserved map[string]int64
+}
+
+// start starts counting a file of company's; exceptUpload is the upload it
+// replaces ("": none).
+func (q *quotas) start(ctx context.Context, company, exceptUpload string) (*quotaCount, error) {
+	qc := &quotaCount{q: q, company: company}
+	if q.limits.Total <= 0 && q.limits.PerCompany <= 0 {
 		qc.released = true // nothing to count
 		return qc, nil
 	}
-	err := e.store.View(ctx, func(tx sim.Tx) error {
+	err := q.store.View(ctx, func(tx sim.Tx) error {
 		var err error
 		qc.stored, qc.mine, err = storedBytes(tx, company, exceptUpload)
 		return err
@@ -146,7 +168,7 @@ func (e *core) newQuotaCount(ctx context.Context, company, exceptUpload string) 
 	// The files of the other engines of a shared pool count in all. One
 	// that cannot be read is closing (its files are about to go): it
 	// counts nothing.
-	for _, o := range e.pool.others(e) {
+	for _, o := range q.pool.others(q) {
 		_ = o.store.View(ctx, func(tx sim.Tx) error {
 			all, _, err := storedBytes(tx, "", "")
 			if err == nil {
@@ -194,18 +216,18 @@ func (qc *quotaCount) count(n int64) error {
 	if qc.released {
 		return nil
 	}
-	e, q := qc.e, qc.e.quota
-	e.pool.mu.Lock()
-	defer e.pool.mu.Unlock()
+	q, lim := qc.q, qc.q.limits
+	q.pool.mu.Lock()
+	defer q.pool.mu.Unlock()
 	qc.read += n
-	e.reserved[qc.company] += n
-	e.pool.reservedTotal += n
-	mine, total := qc.mine+e.reserved[qc.company], qc.stored+e.pool.reservedTotal
+	q.reserved[qc.company] += n
+	q.pool.reservedTotal += n
+	mine, total := qc.mine+q.reserved[qc.company], qc.stored+q.pool.reservedTotal
 	switch {
-	case q.PerCompany > 0 && (mine > q.PerCompany || n == 0 && mine >= q.PerCompany):
-		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgCompanyQuota, gb(q.PerCompany))}
-	case q.Total > 0 && (total > q.Total || n == 0 && total >= q.Total):
-		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgTotalQuota, gb(q.Total))}
+	case lim.PerCompany > 0 && (mine > lim.PerCompany || n == 0 && mine >= lim.PerCompany):
+		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgCompanyQuota, gb(lim.PerCompany))}
+	case lim.Total > 0 && (total > lim.Total || n == 0 && total >= lim.Total):
+		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgTotalQuota, gb(lim.Total))}
 	}
 	return nil
 }
@@ -213,18 +235,18 @@ func (qc *quotaCount) count(n int64) error {
 // release stops counting the file's bytes as in flight: it is stored (and
 // its record counts it) or failed.
 func (qc *quotaCount) release() {
-	e := qc.e
-	e.pool.mu.Lock()
-	defer e.pool.mu.Unlock()
+	q := qc.q
+	q.pool.mu.Lock()
+	defer q.pool.mu.Unlock()
 	if qc.released {
 		return
 	}
 	qc.released = true
-	e.reserved[qc.company] -= qc.read
-	if e.reserved[qc.company] == 0 {
-		delete(e.reserved, qc.company)
+	q.reserved[qc.company] -= qc.read
+	if q.reserved[qc.company] == 0 {
+		delete(q.reserved, qc.company)
 	}
-	e.pool.reservedTotal -= qc.read
+	q.pool.reservedTotal -= qc.read
 }
 
 // quotaReader counts an upload's body (quotaCount).
@@ -235,7 +257,7 @@ type quotaReader struct {
 
 func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*quotaReader, error) {
 	var company string
-	if q := e.quota; q.Total > 0 || q.PerCompany > 0 {
+	if q := e.quota.limits; q.Total > 0 || q.PerCompany > 0 {
 		err := e.store.View(ctx, func(tx sim.Tx) error {
 			u, err := tx.Upload(id)
 			company = u.CompanyID
@@ -245,7 +267,7 @@ func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*
 			return nil, err
 		}
 	}
-	qc, err := e.newQuotaCount(ctx, company, id)
+	qc, err := e.quota.start(ctx, company, id)
 	if err != nil {
 		return nil, err
 	}

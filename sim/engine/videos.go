@@ -18,7 +18,9 @@ import (
 // A project's video list is cached by project id.
 type Videos struct {
 	*core
-	lists gencache.Cache[videoList]
+	artifacts *Artifacts
+	timing    sim.StudioTiming
+	lists     gencache.Cache[videoList]
 }
 
 // videoList is a project's videos, sorted, its company, and the earliest
@@ -64,7 +66,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 	// are waited for, as by a read of the artifact.
 	for _, id := range []string{nv.SourceArtifactID, nv.BackgroundArtifactID, nv.InternationalMixArtifactID, nv.VocalsHitlArtifactID} {
 		if id != "" {
-			_ = e.waitWork(ctx, e.clock.Now(), id)
+			_ = e.artifacts.work.waitFor(ctx, e.clock.Now(), id)
 		}
 	}
 	var v sim.Video
@@ -82,7 +84,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 				continue
 			}
 			if a, err := tx.Artifact(ref.id); err == nil && statemachine.ArtifactDue(a, now) {
-				if _, err := e.settleArtifact(tx, a, now); err != nil {
+				if _, err := e.artifacts.settleArtifact(tx, a, now); err != nil {
 					return err
 				}
 			}
@@ -109,7 +111,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			SourceArtifactID: nv.SourceArtifactID, BackgroundArtifactID: nv.BackgroundArtifactID,
 			InternationalMixArtifactID: nv.InternationalMixArtifactID, VocalsHitlArtifactID: nv.VocalsHitlArtifactID,
 			Remark: nv.Remark, StringVariables: nv.StringVariables, Pipeline: nv.Pipeline,
-			DueAt: statemachine.VideoDueAfter(sim.Video{}, sim.VideoNew, now, e.studio), CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
+			DueAt: statemachine.VideoDueAfter(sim.Video{}, sim.VideoNew, now, e.timing), CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
 		if src.Duration != nil {
 			d := *src.Duration
 			v.DurationSeconds = &d
@@ -122,8 +124,8 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 	return v, err
 }
 
-func (e *core) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, error) {
-	nv := statemachine.NextVideo(v, now, e.studio)
+func (e *Videos) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, error) {
+	nv := statemachine.NextVideo(v, now, e.timing)
 	if nv.Status == v.Status && nv.DueAt.Equal(v.DueAt) {
 		return v, nil
 	}
@@ -321,7 +323,7 @@ func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto boo
 		now := e.clock.Now()
 		v.Status, v.UpdatedAt, v.DueAt = status, now, time.Time{}
 		if auto {
-			v.DueAt = statemachine.VideoDueAfter(v, status, now, e.studio)
+			v.DueAt = statemachine.VideoDueAfter(v, status, now, e.timing)
 		}
 		return tx.PutVideo(v)
 	})
