@@ -17,6 +17,9 @@ import (
 // and of studio callers by key spares the store read.
 type Accounts struct {
 	*core
+	ids      *idgen
+	fixtures *fixtureSet
+	apiKeys  APIKeys
 	accounts gencache.Cache[sim.Account]
 	callers  gencache.Cache[sim.Caller]
 }
@@ -77,7 +80,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 	}
 	e.fillFromPlan(&spec)
 	if spec.APIKey != "" {
-		k, err := e.ownKey(spec.APIKey)
+		k, err := e.apiKeys.Given(spec.APIKey)
 		if err != nil {
 			return a, err
 		}
@@ -102,7 +105,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 			if err != nil {
 				return err
 			}
-			spec.APIKey = e.keyPrefix + "dsk_" + e.secretToken(16, "account", fmt.Sprint(seq))
+			spec.APIKey = e.apiKeys.Hold("dsk_" + e.ids.secretToken(16, "account", fmt.Sprint(seq)))
 		}
 		if _, err := tx.Account(spec.APIKey); err == nil {
 			return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey)
@@ -125,7 +128,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 // fixture account of spec's plan (dubsim-enterprise before dubsim-broke, in
 // the default fixtures); a plan with no fixture account leaves them zero.
 func (e *Accounts) fillFromPlan(spec *sim.AccountSpec) {
-	for _, f := range e.fixtureSet().Accounts {
+	for _, f := range e.fixtures.get().Accounts {
 		if f.Plan != spec.Plan {
 			continue
 		}
@@ -193,7 +196,7 @@ func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email stri
 			return err
 		}
 	} else {
-		id, err := e.studioID(tx, now)
+		id, err := e.ids.studioID(tx, now)
 		if err != nil {
 			return err
 		}
@@ -202,7 +205,7 @@ func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email stri
 			return err
 		}
 	}
-	id, err := e.studioID(tx, now)
+	id, err := e.ids.studioID(tx, now)
 	if err != nil {
 		return err
 	}
@@ -297,7 +300,7 @@ func (e *Accounts) ResetAccount(ctx context.Context, apiKey string) error {
 			return err
 		}
 		a.BalanceMinutes = a.InitialBalance
-		for _, spec := range e.fixtureSet().Accounts {
+		for _, spec := range e.fixtures.get().Accounts {
 			if spec.APIKey == apiKey {
 				a = accountFrom(spec, e.clock.Now(), true)
 			}

@@ -19,6 +19,7 @@ import (
 // storage quotas the stored files count against.
 type Artifacts struct {
 	*core
+	ids    *idgen
 	media  StudioMedia
 	files  mediaFiles
 	timing sim.StudioTiming
@@ -130,7 +131,7 @@ func (e *Artifacts) derived(ref string) time.Duration {
 	if e.media != nil {
 		return e.media.Derived(ref)
 	}
-	return time.Duration(30+e.ids.Hash("duration", ref)%870) * time.Second
+	return time.Duration(30+e.ids.seed.Hash("duration", ref)%870) * time.Second
 }
 
 func derivedSize(typ string, d time.Duration) int64 {
@@ -157,7 +158,7 @@ func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.New
 	var a sim.Artifact
 	err := e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		id, err := e.studioID(tx, now)
+		id, err := e.ids.studioID(tx, now)
 		if err != nil {
 			return err
 		}

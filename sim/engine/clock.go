@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -12,8 +15,36 @@ import (
 // transitions.
 type Clock struct {
 	*core
-	sweeper *sweeper
-	work    *workSet // the artifacts' (Artifacts.work)
+	// storedClock: Start restores the stored scale too (Config.StoredClock).
+	storedClock bool
+	sweeper     *sweeper
+	work        *workSet // the artifacts' (Artifacts.work)
+}
+
+// restore sets the clock to its stored state, if any (Engine.Start).
+func (e *Clock) restore(tx sim.Tx) error {
+	raw, err := tx.Meta(metaClock)
+	if errors.Is(err, sim.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var stored storedClock
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return fmt.Errorf("engine: stored clock: %w", err)
+	}
+	st := stored.ClockState
+	if e.storedClock && st.Scale == 0 {
+		st = sim.StandingAt(st.Last) // no downtime passes
+	}
+	e.clock.Restore(st)
+	if e.storedClock {
+		e.clock.SetScale(st.Scale)
+		// A clock stopped by Freeze resumes at the scale it had.
+		e.frozen, e.frozenScale = stored.Frozen, stored.ResumeScale
+	}
+	return nil
 }
 
 // Now is the current simulated time.

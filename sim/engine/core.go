@@ -3,10 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,10 +11,9 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// core is what every service shares: the transaction runner (the store,
-// the clock it persists with every write, the events a write reports and
-// the write generation the caches follow), the id generators and the
-// fixtures.
+// core is the transaction runner every service shares: the store, the
+// clock it persists with every write, the events a write reports and the
+// write generation the caches follow.
 type core struct {
 	store sim.Store
 	clock TimeSource
@@ -28,26 +24,6 @@ type core struct {
 	clockMu     sync.Mutex
 	frozenScale float64 // the scale to resume with; meaningful while frozen
 	frozen      bool
-	// storedClock: Start restores the stored scale too (Config.StoredClock).
-	storedClock bool
-
-	// keyPrefix starts every API key of a sandbox's engine (Config.KeyPrefix).
-	keyPrefix string
-	// secret is the store's (sim.Store.Secret): it keys whatever grants
-	// access, where ids (the public seed) makes content.
-	secret []byte
-	// ids derives content from the seed; keys makes identifiers, keyed by
-	// the store's id key (sim.Store.IDKey), so that two stores of one seed
-	// make other ids.
-	ids       *sim.IDs
-	keys      *sim.IDs
-	fixtures  atomic.Pointer[sim.Fixtures]
-	fixtureFS fs.FS
-	// fixtureCur is the file set of the fixtures in use once fixtures
-	// were loaded at run time (nil: fixtureFS); fixtureMu serialises
-	// those loads.
-	fixtureMu  sync.Mutex
-	fixtureCur fs.FS
 
 	// writes counts the committed write transactions: the generation of
 	// the services' caches (gencache), so a cached record is never older
@@ -152,7 +128,6 @@ func clip(s string, n int) string {
 }
 
 const (
-	seqStudio       = "studio"
 	studioSweep     = 512
 	maxDownloads    = 4
 	derivedBitrate  = 2_500_000 / 8 // bytes per second of a derived video's size
@@ -164,34 +139,6 @@ func studioDenied() error { return sim.Errorf(sim.CodeAccessDenied, sim.MsgStudi
 
 func studioMissing() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioNotFound) }
 
-// studioID returns a new 24-hex identifier built like a MongoDB ObjectId:
-// the creation second, a seeded "process" token, then a counter (the store
-// sequence from a seeded start). Ids made in the same second follow each
-// other, so the B+tree takes a creation at its end rather than at a random
-// place (the reason platform project keys follow their sequence too).
-func (e *core) studioID(tx sim.Tx, now time.Time) (string, error) {
-	seq, err := tx.NextSequence(seqStudio)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%08x%s%08x", uint32(now.Unix()), e.keys.Token(4, "studio process"), uint32(seq+e.keys.Hash("studio counter"))), nil
-}
-
-// secretToken is a hex token of n bytes keyed by the store's secret (see
-// sim.SecretToken): nobody who knows only the seed can make it.
-func (e *core) secretToken(n int, parts ...string) string {
-	return sim.SecretToken(e.secret, n, parts...)
-}
-
-// uuid formats a token keyed by the store's secret as a version-4 UUID:
-// unpredictable, for ids that are worth guessing (uploads).
-func (e *core) uuid(parts ...string) string {
-	h := []byte(e.secretToken(16, parts...))
-	h[12] = '4'
-	h[16] = "89ab"[h[16]%4]
-	return string(h[0:8]) + "-" + string(h[8:12]) + "-" + string(h[12:16]) + "-" + string(h[16:20]) + "-" + string(h[20:32])
-}
-
 func secs(d time.Duration) *float64 { s := d.Seconds(); return &s }
 
 func minTime(a, b time.Time) time.Time {
@@ -202,56 +149,9 @@ func minTime(a, b time.Time) time.Time {
 }
 
 func newCore(cfg Config) *core {
-	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, log: cfg.Log, onEvent: cfg.OnEvent}
-	if cfg.Store != nil {
-		e.secret = cfg.Store.Secret()
-		e.keys = sim.NewIDs(cfg.Store.IDKey())
-	}
+	e := &core{store: cfg.Store, clock: cfg.Clock, log: cfg.Log, onEvent: cfg.OnEvent}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	if e.ids == nil {
-		e.ids = sim.NewIDs(0)
-	}
-	if e.keys == nil {
-		e.keys = e.ids
-	}
-	e.keyPrefix, e.storedClock = cfg.KeyPrefix, cfg.StoredClock
-	e.fixtures.Store(e.ownKeys(cfg.Fixtures))
-	e.fixtureFS = cfg.FixtureFS
 	return e
 }
-
-// ownKeys is fx with every account key given this engine's key prefix (a
-// copy: the set may be shared with other engines), or fx itself without one.
-func (e *core) ownKeys(fx *sim.Fixtures) *sim.Fixtures {
-	if e.keyPrefix == "" || fx == nil {
-		return fx
-	}
-	own := *fx
-	own.Accounts = make([]sim.AccountSpec, len(fx.Accounts))
-	for i, a := range fx.Accounts {
-		a.APIKey = e.keyPrefix + strings.TrimPrefix(a.APIKey, e.keyPrefix)
-		own.Accounts[i] = a
-	}
-	return &own
-}
-
-// ownKey is the key an account asked for with key k gets (CreateAccount):
-// k with the sandbox's prefix, or an error when k names another sandbox or,
-// in the default simulator, any.
-func (e *core) ownKey(k string) (string, error) {
-	if e.keyPrefix != "" && strings.HasPrefix(k, e.keyPrefix) {
-		return k, nil
-	}
-	if strings.HasPrefix(k, sim.SandboxKeyPrefix) {
-		return "", sim.Errorf(sim.CodeValidation, sim.MsgSandboxKey, clip(k, 80))
-	}
-	return e.keyPrefix + k, nil
-}
-
-// fixtureSet is the fixture set in use.
-func (e *core) fixtureSet() *sim.Fixtures { return e.fixtures.Load() }
-
-// catalog is the options and voices in use.
-func (e *core) catalog() *sim.Catalog { return e.fixtureSet().Catalog }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -78,6 +77,9 @@ type Config struct {
 	// (the default simulator): keys starting with sim.SandboxKeyPrefix are
 	// refused.
 	KeyPrefix string
+	// APIKeys names the API keys the engine holds (nil: as given, but for
+	// the prefix of sandbox keys, which is refused).
+	APIKeys APIKeys
 	// StoredClock: the clock's stored scale wins over the configured one at
 	// Start, and a clock stored standing still stays where it stood (no
 	// downtime passes). A sandbox's clock is its own, not the process's;
@@ -86,9 +88,10 @@ type Config struct {
 }
 
 // Engine is the use-case layer: one service per resource, each a small
-// type over the shared core (store, clock, ids, fixtures, caches). The
-// HTTP adapters declare the methods they need and are given the services
-// that provide them (see sim/server).
+// type over the shared transaction runner (core: store, clock, events) that
+// owns its own state (caches; downloads, background work and quotas for
+// Artifacts; the sweep for Clock). The HTTP adapters declare the methods
+// they need and are given the services that provide them (see sim/server).
 type Engine struct {
 	Clock          *Clock
 	Accounts       *Accounts
@@ -107,6 +110,17 @@ type Engine struct {
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
 	c := newCore(cfg)
+	ids := newIDGen(cfg.Store, cfg.IDs)
+	apiKeys := cfg.APIKeys
+	switch {
+	case apiKeys != nil:
+	case cfg.KeyPrefix != "":
+		apiKeys = prefixKeys(cfg.KeyPrefix)
+	default:
+		apiKeys = plainKeys{}
+	}
+	fixtures := &fixtureSet{files: cfg.FixtureFS}
+	fixtures.cur.Store(ownFixtures(apiKeys, cfg.Fixtures))
 	work := &workSet{bound: cfg.WorkWait}
 	if work.bound <= 0 {
 		work.bound = DefaultWorkWait
@@ -127,22 +141,22 @@ func New(cfg Config) *Engine {
 	}
 	files := mediaFiles{blobs: cfg.Blobs, inspect: cfg.Inspect}
 
-	accounts := &Accounts{core: c}
+	accounts := &Accounts{core: c, ids: ids, fixtures: fixtures, apiKeys: apiKeys}
 	accounts.accounts.Size, accounts.callers.Size = 10_000, 10_000
-	artifacts := &Artifacts{core: c, media: cfg.Media, files: files, timing: studio, quota: quota, work: work,
+	artifacts := &Artifacts{core: c, ids: ids, media: cfg.Media, files: files, timing: studio, quota: quota, work: work,
 		slots: make(chan struct{}, maxDownloads), pending: map[string]int{}, fetchDetail: cfg.FetchErrorDetail}
 	artifacts.bg, artifacts.stop = context.WithCancel(context.Background())
-	projects := &Projects{core: c, accounts: accounts, prober: cfg.Prober, timing: cfg.Timing, work: work}
-	studioProjects := &StudioProjects{core: c}
-	videos := &Videos{core: c, artifacts: artifacts, timing: studio}
+	projects := &Projects{core: c, ids: ids, fixtures: fixtures, accounts: accounts, prober: cfg.Prober, timing: cfg.Timing, work: work}
+	studioProjects := &StudioProjects{core: c, ids: ids}
+	videos := &Videos{core: c, ids: ids, artifacts: artifacts, timing: studio}
 	projects.ready.Size, studioProjects.cache.Size, videos.lists.Size = 4096, 4096, 4096
 	sweeper := &sweeper{core: c, projects: projects, artifacts: artifacts, videos: videos, idemTTL: idemTTL}
 	return &Engine{
-		Clock: &Clock{core: c, sweeper: sweeper, work: work}, Accounts: accounts, Projects: projects,
+		Clock: &Clock{core: c, storedClock: cfg.StoredClock, sweeper: sweeper, work: work}, Accounts: accounts, Projects: projects,
 		Outcomes: &Outcomes{core: c, projects: projects, artifacts: artifacts},
-		Uploads:  &Uploads{core: c, quota: quota, files: files}, Artifacts: artifacts,
+		Uploads:  &Uploads{core: c, ids: ids, quota: quota, files: files}, Artifacts: artifacts,
 		StudioProjects: studioProjects, Videos: videos,
-		Data:        &Data{core: c, accounts: accounts, sweeper: sweeper, blobs: cfg.Blobs},
+		Data:        &Data{core: c, fixtures: fixtures, accounts: accounts, sweeper: sweeper, blobs: cfg.Blobs},
 		Idempotency: &Idempotency{core: c, ttl: idemTTL},
 		core:        c,
 	}
@@ -160,36 +174,18 @@ const minSecret = 16
 // exists (accounts already stored keep their state). It refuses a store
 // without a secret.
 func (e *Engine) Start(ctx context.Context) error {
-	c := e.core
-	if len(c.secret) < minSecret {
-		return fmt.Errorf("engine: the store's secret has %d bytes, at least %d are needed", len(c.secret), minSecret)
+	if n := len(e.Accounts.ids.secret); n < minSecret {
+		return fmt.Errorf("engine: the store's secret has %d bytes, at least %d are needed", n, minSecret)
 	}
-	err := c.update(ctx, func(tx sim.Tx) error {
-		raw, err := tx.Meta(metaClock)
-		switch {
-		case err == nil:
-			var stored storedClock
-			if err := json.Unmarshal(raw, &stored); err != nil {
-				return fmt.Errorf("engine: stored clock: %w", err)
-			}
-			st := stored.ClockState
-			if c.storedClock && st.Scale == 0 {
-				st = sim.StandingAt(st.Last) // no downtime passes
-			}
-			c.clock.Restore(st)
-			if c.storedClock {
-				c.clock.SetScale(st.Scale)
-				// A clock stopped by Freeze resumes at the scale it had.
-				c.frozen, c.frozenScale = stored.Frozen, stored.ResumeScale
-			}
-		case !errors.Is(err, sim.ErrNotFound):
+	err := e.core.update(ctx, func(tx sim.Tx) error {
+		if err := e.Clock.restore(tx); err != nil {
 			return err
 		}
-		now := c.clock.Now()
-		if err := c.seedStudio(tx, now); err != nil {
+		now := e.Clock.Now()
+		if err := e.Data.seedStudio(tx, now); err != nil {
 			return err
 		}
-		for _, spec := range c.fixtureSet().Accounts {
+		for _, spec := range e.Data.Fixtures().Accounts {
 			if _, err := tx.Account(spec.APIKey); errors.Is(err, sim.ErrNotFound) {
 				if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
 					return err

@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dubsim/dubsim/fixtures"
@@ -13,16 +16,35 @@ import (
 // the state dumps and the write generation.
 type Data struct {
 	*core
+	fixtures *fixtureSet
 	accounts *Accounts
 	sweeper  *sweeper
 	blobs    Blobs
 }
 
+// fixtureSet is the fixture set in use, read by the services whose rules
+// follow it (accounts' plans, the catalogue of voices and options), set by
+// Data.
+type fixtureSet struct {
+	cur atomic.Pointer[sim.Fixtures]
+	// files is the file set the startup fixtures were loaded from; loaded
+	// the file set of the fixtures in use once fixtures were loaded at run
+	// time (nil: files); mu serialises those loads.
+	files  fs.FS
+	mu     sync.Mutex
+	loaded fs.FS
+}
+
+func (f *fixtureSet) get() *sim.Fixtures { return f.cur.Load() }
+
+// catalog is the options and voices in use.
+func (f *fixtureSet) catalog() *sim.Catalog { return f.get().Catalog }
+
 // Fixtures returns the fixture set in use.
-func (e *Data) Fixtures() *sim.Fixtures { return e.fixtures.Load() }
+func (e *Data) Fixtures() *sim.Fixtures { return e.fixtures.get() }
 
 // Catalog returns the options and voices in use.
-func (e *Data) Catalog() *sim.Catalog { return e.fixtureSet().Catalog }
+func (e *Data) Catalog() *sim.Catalog { return e.fixtures.catalog() }
 
 // Generation changes after every committed write transaction: a value read
 // before a read of the store still equals it afterwards only if no write
@@ -56,7 +78,7 @@ func (e *Data) Reset(ctx context.Context) error {
 		if err := e.seedStudio(tx, now); err != nil {
 			return err
 		}
-		for _, spec := range e.fixtureSet().Accounts {
+		for _, spec := range e.fixtures.get().Accounts {
 			if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
 				return err
 			}
@@ -67,8 +89,8 @@ func (e *Data) Reset(ctx context.Context) error {
 
 // seedStudio stores the fixture studio data (companies, users, glossaries,
 // folders, projects, videos); records already stored keep their state.
-func (e *core) seedStudio(tx sim.Tx, now time.Time) error {
-	st := e.fixtureSet().Studio
+func (e *Data) seedStudio(tx sim.Tx, now time.Time) error {
+	st := e.fixtures.get().Studio
 	if st == nil {
 		return nil
 	}
@@ -119,25 +141,25 @@ func putIfMissing[T any](get func(string) (T, error), put func(T) error, id stri
 // take effect at once; the set's accounts are created, or reset to their
 // fixture state when they exist.
 func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
-	fx = e.ownKeys(fx)
+	fx = ownFixtures(e.accounts.apiKeys, fx)
 	return e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		prev := e.fixtures.Load()
-		e.fixtures.Store(fx)
+		prev := e.fixtures.get()
+		e.fixtures.cur.Store(fx)
 		// Studio records of the new set are added (existing ones keep their
 		// state), before the accounts that name its users.
 		if err := e.seedStudio(tx, now); err != nil {
-			e.fixtures.Store(prev)
+			e.fixtures.cur.Store(prev)
 			return err
 		}
 		for _, spec := range fx.Accounts {
 			if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
-				e.fixtures.Store(prev)
+				e.fixtures.cur.Store(prev)
 				return err
 			}
 		}
 		if err := e.accounts.ensureUsers(tx, now); err != nil {
-			e.fixtures.Store(prev)
+			e.fixtures.cur.Store(prev)
 			return err
 		}
 		return nil
@@ -153,15 +175,15 @@ func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
 // is the base of the next call; fromStartup with no files restores the
 // startup set.
 func (e *Data) LoadFixtureFiles(ctx context.Context, files map[string][]byte, fromStartup bool) (*sim.Fixtures, error) {
-	if e.fixtureFS == nil {
+	if e.fixtures.files == nil {
 		return nil, errors.New("engine: no fixture file set configured")
 	}
 	// One load at a time: each merges over the set the previous one left.
-	e.fixtureMu.Lock()
-	defer e.fixtureMu.Unlock()
-	base := e.fixtureCur
+	e.fixtures.mu.Lock()
+	defer e.fixtures.mu.Unlock()
+	base := e.fixtures.loaded
 	if base == nil || fromStartup {
-		base = e.fixtureFS
+		base = e.fixtures.files
 	}
 	merged, err := fixtures.Merge(base, files)
 	if err != nil {
@@ -174,6 +196,6 @@ func (e *Data) LoadFixtureFiles(ctx context.Context, files map[string][]byte, fr
 	if err := e.SetFixtures(ctx, fx); err != nil {
 		return nil, err
 	}
-	e.fixtureCur = merged
+	e.fixtures.loaded = merged
 	return fx, nil
 }

@@ -17,6 +17,8 @@ import (
 // part of a read.
 type Projects struct {
 	*core
+	ids      *idgen
+	fixtures *fixtureSet
 	accounts *Accounts
 	prober   Prober
 	timing   sim.Timing
@@ -31,7 +33,7 @@ func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project,
 		return p, nil
 	}
 	if np.Status == sim.StatusReady {
-		Materialize(e.catalog(), e.ids, &np)
+		Materialize(e.fixtures.catalog(), e.ids.seed, &np)
 	}
 	if np.Status != p.Status {
 		noteEvent(tx, Event{Resource: "project", ID: p.ID, From: string(p.Status), To: string(np.Status), At: now, Reason: failReason(np.Status == sim.StatusError, np.ErrorMessage)})
@@ -109,7 +111,7 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 // or check it, so a project id (which follows the seed) is not enough to
 // download a file. A re-translation (a new generation) gives a new one.
 func (e *Projects) OutputSignature(p sim.Project) string {
-	return e.secretToken(16, "output", p.ID, strconv.Itoa(p.OutputGen))
+	return e.ids.secretToken(16, "output", p.ID, strconv.Itoa(p.OutputGen))
 }
 
 // ProjectOutput returns a project for serving its output files, whoever
@@ -196,7 +198,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 		if err != nil {
 			return err
 		}
-		p := e.buildProject(e.keys.PlatformProjectID(seq-1), apiKey, np, info, duration, utterances, now)
+		p := e.buildProject(e.ids.keys.PlatformProjectID(seq-1), apiKey, np, info, duration, utterances, now)
 		p.CostMinutes = cost
 		if err := applyOutcomeRules(tx, &p, now); err != nil {
 			return err

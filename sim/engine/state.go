@@ -34,7 +34,7 @@ func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) 
 	limit = min(limit, sim.MaxStateLimit)
 	st := sim.State{Now: now.UTC().Format("2006-01-02T15:04:05.000Z"), TimeScale: e.clock.Scale(), Frozen: e.frozenNow(),
 		Accounts: []sim.Account{}, Projects: []sim.ProjectState{}, PendingTransitions: []sim.Transition{}}
-	fx := e.fixtureSet()
+	fx := e.fixtures.get()
 	st.Fixtures = map[string]int{"accounts": len(fx.Accounts), "source_langs": len(fx.Catalog.SourceLangs),
 		"target_langs": len(fx.Catalog.TargetLangs), "media_rules": len(fx.MediaRules)}
 	for _, vs := range fx.Catalog.Voices {

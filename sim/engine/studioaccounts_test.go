@@ -344,7 +344,7 @@ func TestStudioIDs(t *testing.T) {
 	var ids []string
 	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
 		for _, at := range []time.Time{t0, t0, t0.Add(time.Second)} {
-			id, err := h.e.core.studioID(tx, at)
+			id, err := h.e.Accounts.ids.studioID(tx, at)
 			if err != nil {
 				return err
 			}
@@ -386,9 +386,9 @@ func TestUUID(t *testing.T) {
 	seen := map[string]string{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			u := h.e.core.uuid(tc.parts...)
+			u := h.e.Accounts.ids.uuid(tc.parts...)
 			assert.Regexp(t, shape, u)
-			assert.Equal(t, u, h.e.core.uuid(tc.parts...), "keyed by the store's secret: the same parts give the same UUID")
+			assert.Equal(t, u, h.e.Accounts.ids.uuid(tc.parts...), "keyed by the store's secret: the same parts give the same UUID")
 			if prev, ok := seen[u]; ok {
 				t.Errorf("%s gives the UUID of %s", tc.name, prev)
 			}

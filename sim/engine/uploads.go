@@ -14,6 +14,7 @@ import (
 // Their files count against the storage quotas of Artifacts.
 type Uploads struct {
 	*core
+	ids   *idgen
 	quota *quotas
 	files mediaFiles
 }
@@ -45,7 +46,7 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 		if err != nil {
 			return err
 		}
-		id := e.uuid("upload", fmt.Sprint(seq))
+		id := e.ids.uuid("upload", fmt.Sprint(seq))
 		u = sim.Upload{ID: id, APIKey: c.Account.APIKey, CompanyID: c.Company.ID, FileName: fileName,
 			S3Path:    "s3://" + sim.UploadBucket + "/temp/" + id + "/" + fileName,
 			ExpiresAt: now.Add(sim.UploadValidity), CreatedAt: now}
@@ -57,7 +58,7 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 // UploadSignature is the signature of an upload's presigned URL, keyed by
 // the store's secret: only this store can make or check it.
 func (e *Uploads) UploadSignature(u sim.Upload) string {
-	return e.secretToken(32, "presign", u.ID, u.FileName, fmt.Sprint(u.ExpiresAt.Unix()))
+	return e.ids.secretToken(32, "presign", u.ID, u.FileName, fmt.Sprint(u.ExpiresAt.Unix()))
 }
 
 // Upload returns an upload slot.

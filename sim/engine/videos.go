@@ -18,6 +18,7 @@ import (
 // A project's video list is cached by project id.
 type Videos struct {
 	*core
+	ids       *idgen
 	artifacts *Artifacts
 	timing    sim.StudioTiming
 	lists     gencache.Cache[videoList]
@@ -72,7 +73,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 	var v sim.Video
 	err := e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		p, err := e.ownedStudioProject(tx, c, projectID)
+		p, err := ownedStudioProject(tx, c, projectID)
 		if err != nil {
 			return err
 		}
@@ -102,7 +103,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 				return err
 			}
 		}
-		id, err := e.studioID(tx, now)
+		id, err := e.ids.studioID(tx, now)
 		if err != nil {
 			return err
 		}
@@ -147,7 +148,7 @@ func (e *Videos) ListVideos(ctx context.Context, c sim.Caller, projectID string)
 	due := false
 	read := func(tx sim.Tx) error {
 		out, due = out[:0], false
-		if _, err := e.ownedStudioProject(tx, c, projectID); err != nil {
+		if _, err := ownedStudioProject(tx, c, projectID); err != nil {
 			return err
 		}
 		return tx.ForEachVideo(projectID, func(v sim.Video) error {
@@ -197,8 +198,8 @@ func sortVideos(vs []sim.Video) {
 	})
 }
 
-func (e *core) ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, error) {
-	if _, err := e.ownedStudioProject(tx, c, projectID); err != nil {
+func ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, error) {
+	if _, err := ownedStudioProject(tx, c, projectID); err != nil {
 		return sim.Video{}, err
 	}
 	v, err := tx.Video(videoID)
@@ -214,14 +215,14 @@ func (e *Videos) Video(ctx context.Context, c sim.Caller, projectID, videoID str
 	now := e.clock.Now()
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		var err error
-		v, err = e.ownedVideo(tx, c, projectID, videoID)
+		v, err = ownedVideo(tx, c, projectID, videoID)
 		return err
 	})
 	if err != nil || !statemachine.VideoDue(v, now) {
 		return v, err
 	}
 	err = e.update(ctx, func(tx sim.Tx) error {
-		cur, err := e.ownedVideo(tx, c, projectID, videoID)
+		cur, err := ownedVideo(tx, c, projectID, videoID)
 		if err != nil {
 			return err
 		}
@@ -237,7 +238,7 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 	var v sim.Video
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		cur, err := e.ownedVideo(tx, c, projectID, videoID)
+		cur, err := ownedVideo(tx, c, projectID, videoID)
 		if err != nil {
 			return err
 		}

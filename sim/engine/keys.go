@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// APIKeys names the API keys of the accounts an engine holds
+// (Config.APIKeys): an instance whose keys have a form of their own (a
+// sandbox's, sim/sandbox) gives its rule.
+type APIKeys interface {
+	// Hold is the key an account of key k is held under: a fixture
+	// account's, or one the engine generates.
+	Hold(k string) string
+	// Given is the key an account created with key k gets (CreateAccount),
+	// or a validation error (*sim.Error) that refuses k.
+	Given(k string) (string, error)
+}
+
+// plainKeys is the rule of an engine without one of its own: keys are held
+// as given, and a key that starts with sim.SandboxKeyPrefix, the start of
+// the keys that route to a sandbox, is refused (fidelity SB2).
+type plainKeys struct{}
+
+func (plainKeys) Hold(k string) string { return k }
+
+func (plainKeys) Given(k string) (string, error) {
+	if strings.HasPrefix(k, sim.SandboxKeyPrefix) {
+		return "", sim.Errorf(sim.CodeValidation, sim.MsgSandboxKey, clip(k, 80))
+	}
+	return k, nil
+}
+
+// prefixKeys starts every key with a prefix.
+type prefixKeys string
+
+func (p prefixKeys) Hold(k string) string { return string(p) + strings.TrimPrefix(k, string(p)) }
+
+func (p prefixKeys) Given(k string) (string, error) {
+	if strings.HasPrefix(k, string(p)) {
+		return k, nil
+	}
+	if strings.HasPrefix(k, sim.SandboxKeyPrefix) {
+		return "", sim.Errorf(sim.CodeValidation, sim.MsgSandboxKey, clip(k, 80))
+	}
+	return string(p) + k, nil
+}
+
+// ownFixtures is fx with every account key in the form keys holds it (a
+// copy: the set may be shared with other engines), or fx itself when no key
+// changes.
+func ownFixtures(keys APIKeys, fx *sim.Fixtures) *sim.Fixtures {
+	if fx == nil {
+		return fx
+	}
+	var own *sim.Fixtures
+	for i, a := range fx.Accounts {
+		k := keys.Hold(a.APIKey)
+		if k == a.APIKey {
+			continue
+		}
+		if own == nil {
+			cp := *fx
+			cp.Accounts = append([]sim.AccountSpec(nil), fx.Accounts...)
+			own = &cp
+		}
+		own.Accounts[i].APIKey = k
+	}
+	if own == nil {
+		return fx
+	}
+	return own
+}
