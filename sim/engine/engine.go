@@ -71,14 +71,9 @@ type Config struct {
 	// a URL failed or why its file is not media; otherwise only that it could
 	// not be read (the log says why).
 	FetchErrorDetail bool
-	// KeyPrefix makes this engine a sandbox's (sim/sandbox): every API key
-	// it holds starts with it ("sbx_<id>_"): the fixture accounts', keys
-	// made by CreateAccount, and keys given to it without the prefix. ""
-	// (the default simulator): keys starting with sim.SandboxKeyPrefix are
-	// refused.
-	KeyPrefix string
-	// APIKeys names the API keys the engine holds (nil: as given, but for
-	// the prefix of sandbox keys, which is refused).
+	// APIKeys names the API keys the engine holds: the fixture accounts',
+	// keys made by CreateAccount and keys given to it (nil: as given, but
+	// for keys starting with sim.SandboxKeyPrefix, which are refused).
 	APIKeys APIKeys
 	// StoredClock: the clock's stored scale wins over the configured one at
 	// Start, and a clock stored standing still stays where it stood (no
@@ -112,11 +107,7 @@ func New(cfg Config) *Engine {
 	c := newCore(cfg)
 	ids := newIDGen(cfg.Store, cfg.IDs)
 	apiKeys := cfg.APIKeys
-	switch {
-	case apiKeys != nil:
-	case cfg.KeyPrefix != "":
-		apiKeys = prefixKeys(cfg.KeyPrefix)
-	default:
+	if apiKeys == nil {
 		apiKeys = plainKeys{}
 	}
 	fixtures := &fixtureSet{files: cfg.FixtureFS}

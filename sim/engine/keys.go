@@ -7,8 +7,8 @@ import (
 )
 
 // APIKeys names the API keys of the accounts an engine holds
-// (Config.APIKeys): an instance whose keys have a form of their own (a
-// sandbox's, sim/sandbox) gives its rule.
+// (Config.APIKeys): an instance whose keys have a form of their own gives
+// its rule.
 type APIKeys interface {
 	// Hold is the key an account of key k is held under: a fixture
 	// account's, or one the engine generates.
@@ -19,8 +19,8 @@ type APIKeys interface {
 }
 
 // plainKeys is the rule of an engine without one of its own: keys are held
-// as given, and a key that starts with sim.SandboxKeyPrefix, the start of
-// the keys that route to a sandbox, is refused (fidelity SB2).
+// as given, and a key that starts with sim.SandboxKeyPrefix is refused:
+// no key of the default simulator has that form (fidelity SB2).
 type plainKeys struct{}
 
 func (plainKeys) Hold(k string) string { return k }
@@ -30,21 +30,6 @@ func (plainKeys) Given(k string) (string, error) {
 		return "", sim.Errorf(sim.CodeValidation, sim.MsgSandboxKey, clip(k, 80))
 	}
 	return k, nil
-}
-
-// prefixKeys starts every key with a prefix.
-type prefixKeys string
-
-func (p prefixKeys) Hold(k string) string { return string(p) + strings.TrimPrefix(k, string(p)) }
-
-func (p prefixKeys) Given(k string) (string, error) {
-	if strings.HasPrefix(k, string(p)) {
-		return k, nil
-	}
-	if strings.HasPrefix(k, sim.SandboxKeyPrefix) {
-		return "", sim.Errorf(sim.CodeValidation, sim.MsgSandboxKey, clip(k, 80))
-	}
-	return string(p) + k, nil
 }
 
 // ownFixtures is fx with every account key in the form keys holds it (a
