@@ -338,6 +338,16 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 	return nil
 }
 
+// schedule sets when a's next transition is due: its start while it is
+// created, its end once started.
+func schedule(a *sim.Artifact) {
+	if a.Status == sim.ArtifactCreated {
+		a.DueAt = a.StartAt
+	} else {
+		a.DueAt = a.DoneAt
+	}
+}
+
 func uploadMediaFail(u sim.Upload) string {
 	if u.Duration == nil {
 		return fmt.Sprintf(sim.MsgUnsupportedMedia, u.FileName)

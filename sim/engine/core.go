@@ -128,7 +128,6 @@ func clip(s string, n int) string {
 }
 
 const (
-	studioSweep     = 512
 	maxDownloads    = 4
 	derivedBitrate  = 2_500_000 / 8 // bytes per second of a derived video's size
 	derivedAudioBPS = 128_000 / 8

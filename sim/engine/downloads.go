@@ -188,11 +188,7 @@ func (e *Artifacts) recordDownload(id string, res sim.ArtifactResult, media []si
 		// The simulated time processing ends, whatever the real time
 		// the download took (fidelity A15).
 		a.DoneAt = a.StartAt.Add(e.timing.ArtifactProcessing(a.Result.Size))
-		if a.Status == sim.ArtifactCreated {
-			a.DueAt = a.StartAt
-		} else {
-			a.DueAt = a.DoneAt
-		}
+		schedule(&a)
 		return tx.PutArtifact(a)
 	})
 }

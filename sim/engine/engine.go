@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -173,17 +172,8 @@ func (e *Engine) Start(ctx context.Context) error {
 			return err
 		}
 		now := e.Clock.Now()
-		if err := e.Data.seedStudio(tx, now); err != nil {
+		if err := e.Data.seed(tx, now, true); err != nil {
 			return err
-		}
-		for _, spec := range e.Data.Fixtures().Accounts {
-			if _, err := tx.Account(spec.APIKey); errors.Is(err, sim.ErrNotFound) {
-				if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
-					return err
-				}
-			} else if err != nil {
-				return err
-			}
 		}
 		return e.Accounts.ensureUsers(tx, now)
 	})

@@ -260,7 +260,7 @@ func TestSeedStudioWithoutStudioFixtures(t *testing.T) {
 	assert.Equal(t, spUserAlice, a.UserID, "fixture accounts still name their user")
 }
 
-func TestPutIfMissing(t *testing.T) {
+func TestPutEach(t *testing.T) {
 	t.Parallel()
 	errDisk := errors.New("disk on fire")
 	cases := []struct {
@@ -281,7 +281,7 @@ func TestPutIfMissing(t *testing.T) {
 			var gotID, put string
 			get := func(id string) (string, error) { gotID = id; return "stored", tc.getErr }
 			putFn := func(v string) error { put = v; return tc.putErr }
-			err := putIfMissing(get, putFn, "id-1", "seed")
+			err := putEach(get, putFn, func(string) string { return "id-1" }, []string{"seed"})
 			assert.Equal(t, tc.wantErr, err)
 			assert.Equal(t, "id-1", gotID)
 			if tc.wantPut {

@@ -311,22 +311,22 @@ func TestStudioStoreFailuresArePassedOn(t *testing.T) {
 			})
 		}},
 		{name: "seed: companies", fault: spFault{"Company", 1}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: users", fault: spFault{"User", 2}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: glossaries", fault: spFault{"Glossary", 3}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: folders", fault: spFault{"Folder", 1}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: projects", fault: spFault{"StudioProject", 6}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: videos", fault: spFault{"Video", 15}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "start: listing the accounts", fault: spFault{"ForEachAccount", 1}, run: func(s scene) error { return s.h.e.Start(context.Background()) }},
 		{name: "start: placing an orphan", fault: spFault{"NextSequence", 1}, run: func(s scene) error { return s.h.e.Start(context.Background()) }},

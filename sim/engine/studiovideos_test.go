@@ -629,7 +629,7 @@ func TestSweepStudioInBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := spHarness(t)
-	const n = studioSweep + 88
+	const n = sweepBatch + 88
 	ids := make([]string, n)
 	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
 		for i := range ids {
@@ -658,7 +658,7 @@ func TestSweepStudioInBatches(t *testing.T) {
 			got, err := h.e.Clock.sweeper.sweepStudio(ctx, s.at)
 			require.NoError(t, err)
 			assert.Equal(t, s.want, got)
-			for _, id := range []string{ids[0], ids[studioSweep-1], ids[studioSweep], ids[n-1]} {
+			for _, id := range []string{ids[0], ids[sweepBatch-1], ids[sweepBatch], ids[n-1]} {
 				v := spStoredVideo(t, h, id)
 				assert.Equal(t, s.status, v.Status, id)
 				assert.Equal(t, s.at, v.UpdatedAt, id)

@@ -63,11 +63,15 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 	if nv.SourceLanguage == "multi" && !c.Company.MultiLanguage {
 		return sim.Video{}, sim.Errorf(sim.CodeValidation, sim.MsgMultiDisabled)
 	}
+	// The artifacts named: the source (always checked), then the optional
+	// audio tracks.
+	refs := []struct{ field, id string }{{"sourceArtifactId", nv.SourceArtifactID}, {"backgroundWavArtifactId", nv.BackgroundArtifactID},
+		{"internationalMixWavArtifactId", nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", nv.VocalsHitlArtifactID}}
 	// Downloads of the artifacts named whose results are needed by now
 	// are waited for, as by a read of the artifact.
-	for _, id := range []string{nv.SourceArtifactID, nv.BackgroundArtifactID, nv.InternationalMixArtifactID, nv.VocalsHitlArtifactID} {
-		if id != "" {
-			_ = e.artifacts.work.waitFor(ctx, e.clock.Now(), id)
+	for _, ref := range refs {
+		if ref.id != "" {
+			_ = e.artifacts.work.waitFor(ctx, e.clock.Now(), ref.id)
 		}
 	}
 	var v sim.Video
@@ -79,8 +83,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 		}
 		// Apply due artifact transitions first, so an artifact whose
 		// processing has ended by now counts as usable.
-		for _, ref := range []struct{ field, id string }{{"sourceArtifactId", nv.SourceArtifactID}, {"backgroundWavArtifactId", nv.BackgroundArtifactID},
-			{"internationalMixWavArtifactId", nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", nv.VocalsHitlArtifactID}} {
+		for _, ref := range refs {
 			if ref.id == "" {
 				continue
 			}
@@ -90,18 +93,14 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 				}
 			}
 		}
-		src, err := usableArtifact(tx, c, "sourceArtifactId", nv.SourceArtifactID, sim.ArtifactVideo, sim.ArtifactAudio)
+		src, err := usableArtifact(tx, c, refs[0].field, refs[0].id, sim.ArtifactVideo, sim.ArtifactAudio)
+		for _, ref := range refs[1:] {
+			if ref.id != "" && err == nil {
+				_, err = usableArtifact(tx, c, ref.field, ref.id, sim.ArtifactAudio)
+			}
+		}
 		if err != nil {
 			return err
-		}
-		for _, ref := range []struct{ field, id string }{{"backgroundWavArtifactId", nv.BackgroundArtifactID},
-			{"internationalMixWavArtifactId", nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", nv.VocalsHitlArtifactID}} {
-			if ref.id == "" {
-				continue
-			}
-			if _, err := usableArtifact(tx, c, ref.field, ref.id, sim.ArtifactAudio); err != nil {
-				return err
-			}
 		}
 		id, err := e.ids.studioID(tx, now)
 		if err != nil {
