@@ -40,6 +40,16 @@ func accountIn(tx sim.Tx, key string) (sim.Account, error) {
 	return a, err
 }
 
+// namedAccount is the account the control API names by key, or a not-found
+// error.
+func namedAccount(tx sim.Tx, key string) (sim.Account, error) {
+	a, err := tx.Account(key)
+	if errors.Is(err, sim.ErrNotFound) {
+		return a, sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, key)
+	}
+	return a, err
+}
+
 // Account returns the account of an API key, or an unauthorized error,
 // from the cache while no write has committed since it was read.
 func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, error) {
@@ -60,12 +70,6 @@ func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, err
 		e.accounts.Put(apiKey, a, gen)
 	}
 	return a, err
-}
-
-// Balance returns the account's balance in minutes.
-func (e *Accounts) Balance(ctx context.Context, apiKey string) (int64, error) {
-	a, err := e.Account(ctx, apiKey)
-	return a.BalanceMinutes, err
 }
 
 // CreateAccount adds an account; an empty APIKey gets a generated one,
@@ -253,11 +257,7 @@ func (e *Accounts) SetAccountStudio(ctx context.Context, apiKey string, ch sim.A
 	var a sim.Account
 	err := e.update(ctx, func(tx sim.Tx) error {
 		var err error
-		a, err = tx.Account(apiKey)
-		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, apiKey)
-		}
-		if err != nil {
+		if a, err = namedAccount(tx, apiKey); err != nil {
 			return err
 		}
 		if ch.SetStorage {
@@ -275,10 +275,7 @@ func (e *Accounts) SetAccountStudio(ctx context.Context, apiKey string, ch sim.A
 // it back its initial balance (its fixture balance for a fixture account).
 func (e *Accounts) ResetAccount(ctx context.Context, apiKey string) error {
 	return e.update(ctx, func(tx sim.Tx) error {
-		a, err := tx.Account(apiKey)
-		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, apiKey)
-		}
+		a, err := namedAccount(tx, apiKey)
 		if err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func (e *Clock) saveClockNow(ctx context.Context) error {
 // Tick applies every transition due at the current simulated time, earliest
 // first, and purges expired idempotency keys. It returns how many
 // transitions it applied.
-func (e *Clock) Tick(ctx context.Context) (int, error) { return e.sweeper.tick(ctx) }
+func (e *Clock) Tick(ctx context.Context) (int, error) { return e.sweeper.sweep(ctx, e.clock.Now()) }
 
 // Advance moves simulated time forward by d, waits for the background work
 // whose results are needed by the new time (artifact downloads), applies

@@ -45,14 +45,6 @@ func damaged(err error) bool {
 	return errors.As(err, &pe) || errors.Is(err, sim.ErrDamaged)
 }
 
-// skipped reports whether the sweep skips resource id.
-func (e *sweeper) skipped(resource, id string) bool {
-	e.brokenMu.Lock()
-	defer e.brokenMu.Unlock()
-	_, ok := e.broken[resource+"/"+id]
-	return ok
-}
-
 // skip makes the sweep leave resource id alone from now on and reports it
 // (once: a record is skipped once).
 func (e *sweeper) skip(resource, id string, err error) {
@@ -86,16 +78,16 @@ func (e *sweeper) skippedCount() int {
 
 // dueIDs lists up to limit ids due at now that the sweep does not skip.
 func (e *sweeper) dueIDs(resource string, list func(time.Time, int) ([]string, error), now time.Time, limit int) ([]string, error) {
-	e.brokenMu.Lock()
-	extra := len(e.broken)
-	e.brokenMu.Unlock()
+	extra := e.skippedCount()
 	ids, err := list(now, limit+extra)
 	if err != nil || extra == 0 {
 		return ids, err
 	}
+	e.brokenMu.Lock()
+	defer e.brokenMu.Unlock()
 	kept := ids[:0]
 	for _, id := range ids {
-		if !e.skipped(resource, id) {
+		if _, skip := e.broken[resource+"/"+id]; !skip {
 			kept = append(kept, id)
 		}
 	}

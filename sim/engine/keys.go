@@ -33,27 +33,17 @@ func (plainKeys) Given(k string) (string, error) {
 }
 
 // ownFixtures is fx with every account key in the form keys holds it (a
-// copy: the set may be shared with other engines), or fx itself when no key
-// changes.
+// copy: the set may be shared with other engines), or fx itself under the
+// plain rule.
 func ownFixtures(keys APIKeys, fx *sim.Fixtures) *sim.Fixtures {
-	if fx == nil {
+	if _, plain := keys.(plainKeys); plain || fx == nil {
 		return fx
 	}
-	var own *sim.Fixtures
+	own := *fx
+	own.Accounts = make([]sim.AccountSpec, len(fx.Accounts))
 	for i, a := range fx.Accounts {
-		k := keys.Hold(a.APIKey)
-		if k == a.APIKey {
-			continue
-		}
-		if own == nil {
-			cp := *fx
-			cp.Accounts = append([]sim.AccountSpec(nil), fx.Accounts...)
-			own = &cp
-		}
-		own.Accounts[i].APIKey = k
+		a.APIKey = keys.Hold(a.APIKey)
+		own.Accounts[i] = a
 	}
-	if own == nil {
-		return fx
-	}
-	return own
+	return &own
 }

@@ -29,11 +29,6 @@ type sweeper struct {
 	lastStack atomic.Value
 }
 
-// tick applies every transition due at the current simulated time.
-func (e *sweeper) tick(ctx context.Context) (int, error) {
-	return e.sweep(ctx, e.clock.Now())
-}
-
 // sweep applies the due transitions of platform projects, then of studio
 // artifacts and videos.
 func (e *sweeper) sweep(ctx context.Context, now time.Time) (int, error) {
