@@ -40,6 +40,26 @@ type Artifacts struct {
 	fetchDetail bool
 }
 
+// newArtifacts returns the artifacts service with its downloads, its
+// registry of background work and its quotas, counted in cfg.QuotaPool (a
+// pool of its own when nil).
+func newArtifacts(c *core, ids *idgen, cfg Config, timing sim.StudioTiming) *Artifacts {
+	pool := cfg.QuotaPool
+	if pool == nil {
+		pool = NewQuotaPool()
+	}
+	e := &Artifacts{core: c, ids: ids, media: cfg.Media, files: mediaFiles{blobs: cfg.Blobs, inspect: cfg.Inspect}, timing: timing,
+		quota: &quotas{store: cfg.Store, limits: cfg.Quota, pool: pool, reserved: map[string]int64{}},
+		work:  &workSet{bound: cfg.WorkWait}, slots: make(chan struct{}, maxDownloads), pending: map[string]int{},
+		fetchDetail: cfg.FetchErrorDetail}
+	if e.work.bound <= 0 {
+		e.work.bound = DefaultWorkWait
+	}
+	pool.join(e.quota)
+	e.bg, e.stop = context.WithCancel(context.Background())
+	return e
+}
+
 // parseS3 splits s3://bucket/key.
 func parseS3(p string) (bucket, key string, ok bool) {
 	rest, found := strings.CutPrefix(p, "s3://")

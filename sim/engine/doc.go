@@ -11,7 +11,7 @@
 // them. Files are named after the resource: accounts.go (with keys.go, the
 // form of API keys), projects.go, retranslations.go, outcomes.go,
 // uploads.go, artifacts.go, downloads.go (with work.go, the registry of
-// background work, and quotapool.go), studioprojects.go, videos.go,
-// clock.go (with sweep.go and damage.go), fixtures.go, state.go,
+// background work, and quotas.go, the storage quotas), studioprojects.go,
+// videos.go, clock.go (with sweep.go and damage.go), fixtures.go, state.go,
 // idempotency.go; core.go holds the transaction runner.
 package engine

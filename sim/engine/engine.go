@@ -111,16 +111,6 @@ func New(cfg Config) *Engine {
 	}
 	fixtures := &fixtureSet{files: cfg.FixtureFS}
 	fixtures.cur.Store(ownFixtures(apiKeys, cfg.Fixtures))
-	work := &workSet{bound: cfg.WorkWait}
-	if work.bound <= 0 {
-		work.bound = DefaultWorkWait
-	}
-	pool := cfg.QuotaPool
-	if pool == nil {
-		pool = NewQuotaPool()
-	}
-	quota := &quotas{store: cfg.Store, limits: cfg.Quota, pool: pool, reserved: map[string]int64{}}
-	pool.join(quota)
 	studio := cfg.StudioTiming
 	if studio == (sim.StudioTiming{}) {
 		studio = sim.DefaultStudioTiming
@@ -129,22 +119,18 @@ func New(cfg Config) *Engine {
 	if idemTTL <= 0 {
 		idemTTL = sim.DefaultIdempotencyWindow
 	}
-	files := mediaFiles{blobs: cfg.Blobs, inspect: cfg.Inspect}
-
 	accounts := &Accounts{core: c, ids: ids, fixtures: fixtures, apiKeys: apiKeys}
 	accounts.accounts.Size, accounts.callers.Size = 10_000, 10_000
-	artifacts := &Artifacts{core: c, ids: ids, media: cfg.Media, files: files, timing: studio, quota: quota, work: work,
-		slots: make(chan struct{}, maxDownloads), pending: map[string]int{}, fetchDetail: cfg.FetchErrorDetail}
-	artifacts.bg, artifacts.stop = context.WithCancel(context.Background())
-	projects := &Projects{core: c, ids: ids, fixtures: fixtures, accounts: accounts, prober: cfg.Prober, timing: cfg.Timing, work: work}
+	artifacts := newArtifacts(c, ids, cfg, studio)
+	projects := &Projects{core: c, ids: ids, fixtures: fixtures, accounts: accounts, prober: cfg.Prober, timing: cfg.Timing, work: artifacts.work}
 	studioProjects := &StudioProjects{core: c, ids: ids}
 	videos := &Videos{core: c, ids: ids, artifacts: artifacts, timing: studio}
 	projects.ready.Size, studioProjects.cache.Size, videos.lists.Size = 4096, 4096, 4096
 	sweeper := &sweeper{core: c, projects: projects, artifacts: artifacts, videos: videos, idemTTL: idemTTL}
 	return &Engine{
-		Clock: &Clock{core: c, storedClock: cfg.StoredClock, sweeper: sweeper, work: work}, Accounts: accounts, Projects: projects,
+		Clock: &Clock{core: c, storedClock: cfg.StoredClock, sweeper: sweeper, work: artifacts.work}, Accounts: accounts, Projects: projects,
 		Outcomes: &Outcomes{core: c, projects: projects, artifacts: artifacts},
-		Uploads:  &Uploads{core: c, ids: ids, quota: quota, files: files}, Artifacts: artifacts,
+		Uploads:  &Uploads{core: c, ids: ids, quota: artifacts.quota, files: artifacts.files}, Artifacts: artifacts,
 		StudioProjects: studioProjects, Videos: videos,
 		Data:        &Data{core: c, fixtures: fixtures, accounts: accounts, sweeper: sweeper, blobs: cfg.Blobs},
 		Idempotency: &Idempotency{core: c, ttl: idemTTL},
