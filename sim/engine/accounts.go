@@ -24,6 +24,8 @@ type Accounts struct {
 	callers  gencache.Cache[sim.Caller]
 }
 
+const seqAccounts = "accounts"
+
 func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account {
 	return sim.Account{
 		APIKey: spec.APIKey, Name: spec.Name, Plan: spec.Plan, BalanceMinutes: spec.BalanceMinutes, InitialBalance: spec.BalanceMinutes,

@@ -154,6 +154,14 @@ func (e *Artifacts) derived(ref string) time.Duration {
 	return time.Duration(30+e.ids.seed.Hash("duration", ref)%870) * time.Second
 }
 
+// The sizes of files dubsim does not fetch: a derived video's and audio's
+// bytes per second, and a script's.
+const (
+	derivedBitrate  = 2_500_000 / 8
+	derivedAudioBPS = 128_000 / 8
+	scriptBytes     = 48 * 1024
+)
+
 func derivedSize(typ string, d time.Duration) int64 {
 	switch typ {
 	case sim.ArtifactScript:

@@ -88,12 +88,7 @@ type storedClock struct {
 	ResumeScale float64 `json:"resume_scale,omitempty"`
 }
 
-const (
-	metaClock   = "clock"
-	seqProjects = "platform_projects"
-	seqAccounts = "accounts"
-	sweepBatch  = 512
-)
+const metaClock = "clock"
 
 func (e *core) saveClock(tx sim.Tx) error {
 	st := storedClock{ClockState: e.clock.State()}
@@ -126,13 +121,6 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
-
-const (
-	maxDownloads    = 4
-	derivedBitrate  = 2_500_000 / 8 // bytes per second of a derived video's size
-	derivedAudioBPS = 128_000 / 8
-	scriptBytes     = 48 * 1024
-)
 
 func studioDenied() error { return sim.Errorf(sim.CodeAccessDenied, sim.MsgStudioDenied) }
 

@@ -11,6 +11,9 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
+// maxDownloads is how many artifact downloads of one engine run at once.
+const maxDownloads = 4
+
 // hasDownload reports whether one of parts is fetched for real.
 func hasDownload(parts []part) bool {
 	for _, p := range parts {

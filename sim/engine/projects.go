@@ -12,6 +12,8 @@ import (
 	"github.com/dubsim/dubsim/sim/statemachine"
 )
 
+const seqProjects = "platform_projects"
+
 // Projects are the platform's dubbing projects and their re-translations.
 // Decoded ready projects are cached by id: their scripts are the costly
 // part of a read.

@@ -10,6 +10,9 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
+// sweepBatch is the most records of one kind a sweep transaction settles.
+const sweepBatch = 512
+
 // sweeper applies the transitions that are due, in batches, with the settle
 // rules of the services that own the records, and purges expired
 // idempotency records. It skips the records it finds damaged (damage.go).
