@@ -8,11 +8,23 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 )
 
 // Accounts are the API keys: their plans, balances and studio identities
 // (user and company).
-type Accounts struct{ *core }
+// Accounts are read on every request (authentication): a cache of accounts
+// and of studio callers by key spares the store read.
+type Accounts struct {
+	*core
+	ids      *idgen
+	fixtures *fixtureSet
+	apiKeys  APIKeys
+	accounts gencache.Cache[sim.Account]
+	callers  gencache.Cache[sim.Caller]
+}
+
+const seqAccounts = "accounts"
 
 func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account {
 	return sim.Account{
@@ -30,14 +42,19 @@ func accountIn(tx sim.Tx, key string) (sim.Account, error) {
 	return a, err
 }
 
-// Account returns the account of an API key, or an unauthorized error.
-func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, error) {
-	return e.account(ctx, apiKey)
+// namedAccount is the account the control API names by key, or a not-found
+// error.
+func namedAccount(tx sim.Tx, key string) (sim.Account, error) {
+	a, err := tx.Account(key)
+	if errors.Is(err, sim.ErrNotFound) {
+		return a, sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, key)
+	}
+	return a, err
 }
 
-// account returns the account of an API key, or an unauthorized error,
+// Account returns the account of an API key, or an unauthorized error,
 // from the cache while no write has committed since it was read.
-func (e *core) account(ctx context.Context, apiKey string) (sim.Account, error) {
+func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, error) {
 	var a sim.Account
 	if apiKey == "" {
 		return a, unauthorized()
@@ -57,12 +74,6 @@ func (e *core) account(ctx context.Context, apiKey string) (sim.Account, error) 
 	return a, err
 }
 
-// Balance returns the account's balance in minutes.
-func (e *Accounts) Balance(ctx context.Context, apiKey string) (int64, error) {
-	a, err := e.Account(ctx, apiKey)
-	return a.BalanceMinutes, err
-}
-
 // CreateAccount adds an account; an empty APIKey gets a generated one,
 // keyed by the store's secret (not the seed: nobody can predict it).
 func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.Account, error) {
@@ -75,7 +86,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 	}
 	e.fillFromPlan(&spec)
 	if spec.APIKey != "" {
-		k, err := e.ownKey(spec.APIKey)
+		k, err := e.apiKeys.Given(spec.APIKey)
 		if err != nil {
 			return a, err
 		}
@@ -100,7 +111,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 			if err != nil {
 				return err
 			}
-			spec.APIKey = e.keyPrefix + "dsk_" + e.secretToken(16, "account", fmt.Sprint(seq))
+			spec.APIKey = e.apiKeys.Hold("dsk_" + e.ids.secretToken(16, "account", fmt.Sprint(seq)))
 		}
 		if _, err := tx.Account(spec.APIKey); err == nil {
 			return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey)
@@ -122,8 +133,8 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 // fillFromPlan gives the fields spec.FromPlan names the values of the first
 // fixture account of spec's plan (dubsim-enterprise before dubsim-broke, in
 // the default fixtures); a plan with no fixture account leaves them zero.
-func (e *core) fillFromPlan(spec *sim.AccountSpec) {
-	for _, f := range e.fixtureSet().Accounts {
+func (e *Accounts) fillFromPlan(spec *sim.AccountSpec) {
+	for _, f := range e.fixtures.get().Accounts {
 		if f.Plan != spec.Plan {
 			continue
 		}
@@ -147,7 +158,7 @@ func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error
 	if c, ok := e.callers.Get(apiKey, gen); ok {
 		return c, nil
 	}
-	acct, err := e.account(ctx, apiKey)
+	acct, err := e.Account(ctx, apiKey)
 	if err != nil {
 		return c, err
 	}
@@ -173,7 +184,7 @@ func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error
 // placeAccount gives a to a user: the fixture user it names, or a new user
 // in companyID (a new company when empty). It runs inside the account's
 // creation transaction.
-func (e *core) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, now time.Time) error {
+func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, now time.Time) error {
 	if a.UserID != "" {
 		if _, err := tx.User(a.UserID); err == nil {
 			return nil
@@ -191,7 +202,7 @@ func (e *core) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, 
 			return err
 		}
 	} else {
-		id, err := e.studioID(tx, now)
+		id, err := e.ids.studioID(tx, now)
 		if err != nil {
 			return err
 		}
@@ -200,7 +211,7 @@ func (e *core) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, 
 			return err
 		}
 	}
-	id, err := e.studioID(tx, now)
+	id, err := e.ids.studioID(tx, now)
 	if err != nil {
 		return err
 	}
@@ -222,7 +233,7 @@ func (e *core) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, 
 
 // ensureUsers places every account that has no user (stores written before
 // the studio interface existed) in a company of its own.
-func (e *core) ensureUsers(tx sim.Tx, now time.Time) error {
+func (e *Accounts) ensureUsers(tx sim.Tx, now time.Time) error {
 	var orphans []sim.Account
 	if err := tx.ForEachAccount(func(a sim.Account) error {
 		if a.UserID == "" {
@@ -248,11 +259,7 @@ func (e *Accounts) SetAccountStudio(ctx context.Context, apiKey string, ch sim.A
 	var a sim.Account
 	err := e.update(ctx, func(tx sim.Tx) error {
 		var err error
-		a, err = tx.Account(apiKey)
-		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, apiKey)
-		}
-		if err != nil {
+		if a, err = namedAccount(tx, apiKey); err != nil {
 			return err
 		}
 		if ch.SetStorage {
@@ -270,10 +277,7 @@ func (e *Accounts) SetAccountStudio(ctx context.Context, apiKey string, ch sim.A
 // it back its initial balance (its fixture balance for a fixture account).
 func (e *Accounts) ResetAccount(ctx context.Context, apiKey string) error {
 	return e.update(ctx, func(tx sim.Tx) error {
-		a, err := tx.Account(apiKey)
-		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, apiKey)
-		}
+		a, err := namedAccount(tx, apiKey)
 		if err != nil {
 			return err
 		}
@@ -295,7 +299,7 @@ func (e *Accounts) ResetAccount(ctx context.Context, apiKey string) error {
 			return err
 		}
 		a.BalanceMinutes = a.InitialBalance
-		for _, spec := range e.fixtureSet().Accounts {
+		for _, spec := range e.fixtures.get().Accounts {
 			if spec.APIKey == apiKey {
 				a = accountFrom(spec, e.clock.Now(), true)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -13,8 +14,51 @@ import (
 )
 
 // Artifacts are the studio's media files: created from a URL, a bucket path,
-// an upload or fragments, then processed.
-type Artifacts struct{ *core }
+// an upload or fragments, then processed. The service owns what their
+// processing needs: the downloads, the registry of background work and the
+// storage quotas the stored files count against.
+type Artifacts struct {
+	*core
+	ids    *idgen
+	media  StudioMedia
+	files  mediaFiles
+	timing sim.StudioTiming
+	quota  *quotas
+	work   *workSet
+	// Downloads run in the background until close, in slots (maxDownloads
+	// at once).
+	bg    context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	slots chan struct{}
+	// pending counts the downloads each company has pending (queued for a
+	// slot or running), bounded by quota.DownloadsPerCompany.
+	pendingMu sync.Mutex
+	pending   map[string]int
+	// fetchDetail: an artifact's errorMessage says why its download
+	// failed (Config.FetchErrorDetail).
+	fetchDetail bool
+}
+
+// newArtifacts returns the artifacts service with its downloads, its
+// registry of background work and its quotas, counted in cfg.QuotaPool (a
+// pool of its own when nil).
+func newArtifacts(c *core, ids *idgen, cfg Config, timing sim.StudioTiming) *Artifacts {
+	pool := cfg.QuotaPool
+	if pool == nil {
+		pool = NewQuotaPool()
+	}
+	e := &Artifacts{core: c, ids: ids, media: cfg.Media, files: mediaFiles{blobs: cfg.Blobs, inspect: cfg.Inspect}, timing: timing,
+		quota: &quotas{store: cfg.Store, limits: cfg.Quota, pool: pool, reserved: map[string]int64{}},
+		work:  &workSet{bound: cfg.WorkWait}, slots: make(chan struct{}, maxDownloads), pending: map[string]int{},
+		fetchDetail: cfg.FetchErrorDetail}
+	if e.work.bound <= 0 {
+		e.work.bound = DefaultWorkWait
+	}
+	pool.join(e.quota)
+	e.bg, e.stop = context.WithCancel(context.Background())
+	return e
+}
 
 // parseS3 splits s3://bucket/key.
 func parseS3(p string) (bucket, key string, ok bool) {
@@ -51,7 +95,7 @@ type part struct {
 }
 
 // resolvePart learns what it can of one source at creation time.
-func (e *core) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
+func (e *Artifacts) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
 	ref := rawURL
 	if ref == "" {
 		ref = s3Path
@@ -92,7 +136,7 @@ func (e *core) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
 
 // resolveParts resolves an artifact's source: its fragments, or its url or
 // s3Path.
-func (e *core) resolveParts(c sim.Caller, typ, rawURL, s3Path string, frags []sim.Fragment) []part {
+func (e *Artifacts) resolveParts(c sim.Caller, typ, rawURL, s3Path string, frags []sim.Fragment) []part {
 	if frags == nil {
 		return []part{e.resolvePart(c, typ, rawURL, s3Path)}
 	}
@@ -103,12 +147,20 @@ func (e *core) resolveParts(c sim.Caller, typ, rawURL, s3Path string, frags []si
 	return parts
 }
 
-func (e *core) derived(ref string) time.Duration {
+func (e *Artifacts) derived(ref string) time.Duration {
 	if e.media != nil {
 		return e.media.Derived(ref)
 	}
-	return time.Duration(30+e.ids.Hash("duration", ref)%870) * time.Second
+	return time.Duration(30+e.ids.seed.Hash("duration", ref)%870) * time.Second
 }
+
+// The sizes of files dubsim does not fetch: a derived video's and audio's
+// bytes per second, and a script's.
+const (
+	derivedBitrate  = 2_500_000 / 8
+	derivedAudioBPS = 128_000 / 8
+	scriptBytes     = 48 * 1024
+)
 
 func derivedSize(typ string, d time.Duration) int64 {
 	switch typ {
@@ -134,7 +186,7 @@ func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.New
 	var a sim.Artifact
 	err := e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		id, err := e.studioID(tx, now)
+		id, err := e.ids.studioID(tx, now)
 		if err != nil {
 			return err
 		}
@@ -200,11 +252,11 @@ func baseName(p string) string {
 
 // planArtifact schedules the transitions and records what is known of the
 // result; uploads are resolved when processing ends, downloads when they do.
-func (e *core) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now time.Time) error {
+func (e *Artifacts) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now time.Time) error {
 	if err := applyArtifactRules(tx, a); err != nil {
 		return err
 	}
-	a.StartAt = now.Add(e.studio.ArtifactStart)
+	a.StartAt = now.Add(e.timing.ArtifactStart)
 	res := sim.ArtifactResult{Known: true, Origin: "derived"}
 	var total float64
 	for _, p := range parts {
@@ -240,7 +292,7 @@ func (e *core) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now time.T
 			return err
 		}
 	}
-	a.DoneAt = a.StartAt.Add(e.studio.ArtifactProcessing(timed))
+	a.DoneAt = a.StartAt.Add(e.timing.ArtifactProcessing(timed))
 	a.DueAt = a.StartAt
 	return nil
 }
@@ -314,6 +366,16 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 	return nil
 }
 
+// schedule sets when a's next transition is due: its start while it is
+// created, its end once started.
+func schedule(a *sim.Artifact) {
+	if a.Status == sim.ArtifactCreated {
+		a.DueAt = a.StartAt
+	} else {
+		a.DueAt = a.DoneAt
+	}
+}
+
 func uploadMediaFail(u sim.Upload) string {
 	if u.Duration == nil {
 		return fmt.Sprintf(sim.MsgUnsupportedMedia, u.FileName)
@@ -322,7 +384,7 @@ func uploadMediaFail(u sim.Upload) string {
 }
 
 // settleArtifact applies the artifact's due transitions inside tx.
-func (e *core) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (sim.Artifact, error) {
+func (e *Artifacts) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (sim.Artifact, error) {
 	if a.Status != sim.ArtifactCreated && a.Status != sim.ArtifactStarted {
 		return a, nil
 	}
@@ -333,7 +395,7 @@ func (e *core) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (sim.Art
 		}
 		// The upload may have arrived after the creation: its size sets
 		// the processing time now.
-		if d := a.StartAt.Add(e.studio.ArtifactProcessing(a.Result.Size)); d.After(a.DoneAt) {
+		if d := a.StartAt.Add(e.timing.ArtifactProcessing(a.Result.Size)); d.After(a.DoneAt) {
 			a.DoneAt = d
 			if a.Status == sim.ArtifactStarted {
 				a.DueAt = d
@@ -359,7 +421,7 @@ func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.
 	// A download whose result is needed by now is waited for (bounded):
 	// the answer depends on simulated time only. After the bound the
 	// artifact answers as it is (still upload_started).
-	_ = e.waitWork(ctx, now, id)
+	_ = e.work.waitFor(ctx, now, id)
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		var err error
 		a, err = tx.Artifact(id)

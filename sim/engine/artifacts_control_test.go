@@ -53,7 +53,7 @@ func TestSettleFinishedArtifact(t *testing.T) {
 		a := sim.Artifact{ID: "a-" + status, Status: status, StartAt: t0, DoneAt: t0, DueAt: t0.Add(time.Second),
 			Result: sim.ArtifactResult{Known: false}}
 		require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
-			got, err := h.e.core.settleArtifact(tx, a, t0.Add(time.Hour))
+			got, err := h.e.Artifacts.settleArtifact(tx, a, t0.Add(time.Hour))
 			assert.Equal(t, a, got, status)
 			return err
 		}))

@@ -69,23 +69,23 @@ func TestResolvePart(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, h.e.core.resolvePart(tc.c, tc.typ, tc.url, tc.s3Path))
+			assert.Equal(t, tc.want, h.e.Artifacts.resolvePart(tc.c, tc.typ, tc.url, tc.s3Path))
 		})
 	}
 
 	t.Run("fragments resolve one by one", func(t *testing.T) {
-		got := h.e.core.resolveParts(none, sim.ArtifactVideo, "ignored", "", []sim.Fragment{
+		got := h.e.Artifacts.resolveParts(none, sim.ArtifactVideo, "ignored", "", []sim.Fragment{
 			{URL: "https://cdn.test/forty.mp4"}, {S3Path: "s3://" + sim.UploadBucket + "/temp/abc/a.wav"}, {URL: "https://media.test/fail.mp4"}})
 		assert.Equal(t, []part{{size: videoBytes(40), duration: secs(40 * time.Second)}, {upload: "abc", path: "s3://" + sim.UploadBucket + "/temp/abc/a.wav"}, {fail: ruleFail}}, got)
-		assert.Empty(t, h.e.core.resolveParts(none, sim.ArtifactVideo, "", "", []sim.Fragment{}), "an empty, non-nil list")
-		assert.Equal(t, []part{{download: "https://fetch.test/a.wav"}}, h.e.core.resolveParts(none, sim.ArtifactAudio, "https://fetch.test/a.wav", "", nil))
+		assert.Empty(t, h.e.Artifacts.resolveParts(none, sim.ArtifactVideo, "", "", []sim.Fragment{}), "an empty, non-nil list")
+		assert.Equal(t, []part{{download: "https://fetch.test/a.wav"}}, h.e.Artifacts.resolveParts(none, sim.ArtifactAudio, "https://fetch.test/a.wav", "", nil))
 	})
 
 	t.Run("without media: every URL is derived from the seed", func(t *testing.T) {
 		h := newArtHarness(t, artOptions{noMedia: true})
 		const u = "https://fetch.test/a.wav"
-		d := h.e.core.derived(u)
-		assert.Equal(t, part{size: derivedSize(sim.ArtifactAudio, d), duration: secs(d)}, h.e.core.resolvePart(none, sim.ArtifactAudio, u, ""))
+		d := h.e.Artifacts.derived(u)
+		assert.Equal(t, part{size: derivedSize(sim.ArtifactAudio, d), duration: secs(d)}, h.e.Artifacts.resolvePart(none, sim.ArtifactAudio, u, ""))
 	})
 }
 

@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -10,7 +13,39 @@ import (
 // Clock is the simulated clock as the control API and the studio rate limits
 // see it: its reading, its speed, freezing, advancing, and the sweep of due
 // transitions.
-type Clock struct{ *core }
+type Clock struct {
+	*core
+	// storedClock: Start restores the stored scale too (Config.StoredClock).
+	storedClock bool
+	sweeper     *sweeper
+	work        *workSet // the artifacts' (Artifacts.work)
+}
+
+// restore sets the clock to its stored state, if any (Engine.Start).
+func (e *Clock) restore(tx sim.Tx) error {
+	raw, err := tx.Meta(metaClock)
+	if errors.Is(err, sim.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var stored storedClock
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return fmt.Errorf("engine: stored clock: %w", err)
+	}
+	st := stored.ClockState
+	if e.storedClock && st.Scale == 0 {
+		st = sim.StandingAt(st.Last) // no downtime passes
+	}
+	e.clock.Restore(st)
+	if e.storedClock {
+		e.clock.SetScale(st.Scale)
+		// A clock stopped by Freeze resumes at the scale it had.
+		e.frozen, e.frozenScale = stored.Frozen, stored.ResumeScale
+	}
+	return nil
+}
 
 // Now is the current simulated time.
 func (e *Clock) Now() time.Time { return e.clock.Now() }
@@ -29,18 +64,15 @@ func (e *Clock) SaveClock(ctx context.Context) error {
 	return e.write(ctx, func(sim.Tx) error { return nil })
 }
 
-func (e *core) saveClockNow(ctx context.Context) error {
+// saveClockNow persists the clock after a change a reader sees.
+func (e *Clock) saveClockNow(ctx context.Context) error {
 	return e.update(ctx, func(sim.Tx) error { return nil })
 }
 
 // Tick applies every transition due at the current simulated time, earliest
 // first, and purges expired idempotency keys. It returns how many
 // transitions it applied.
-func (e *Clock) Tick(ctx context.Context) (int, error) { return e.tick(ctx) }
-
-func (e *core) tick(ctx context.Context) (int, error) {
-	return e.sweep(ctx, e.clock.Now())
-}
+func (e *Clock) Tick(ctx context.Context) (int, error) { return e.sweeper.sweep(ctx, e.clock.Now()) }
 
 // Advance moves simulated time forward by d, waits for the background work
 // whose results are needed by the new time (artifact downloads), applies
@@ -49,8 +81,8 @@ func (e *core) tick(ctx context.Context) (int, error) {
 // *PendingError; the clock has moved and what was due without it applied.
 func (e *Clock) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
 	now := e.clock.Advance(d)
-	pending := e.waitWork(ctx, now, "")
-	if _, err := e.sweep(ctx, now); err != nil {
+	pending := e.work.waitFor(ctx, now, "")
+	if _, err := e.sweeper.sweep(ctx, now); err != nil {
 		return now, err
 	}
 	if err := e.saveClockNow(ctx); err != nil {
@@ -113,6 +145,9 @@ func (e *Clock) SetTimeScale(ctx context.Context, scale float64) error {
 	return e.saveClockNow(ctx)
 }
 
+// Skipped is how many records the sweep skips as damaged.
+func (e *Clock) Skipped() int { return e.sweeper.skippedCount() }
+
 // farFuture is later than any due time the clock can reach.
 var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
@@ -122,7 +157,7 @@ var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 // Downloads in flight decide when their artifacts complete, so NextDue first
 // waits for all of them (bounded; a *PendingError names what still runs).
 func (e *Clock) NextDue(ctx context.Context) (sim.Transition, bool, error) {
-	if pe := e.waitWork(ctx, farFuture, ""); pe != nil {
+	if pe := e.work.waitFor(ctx, farFuture, ""); pe != nil {
 		pe.At = time.Time{}
 		return sim.Transition{}, false, pe
 	}

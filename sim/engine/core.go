@@ -3,115 +3,35 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/internal/gencache"
 )
 
-// core is the state every service shares: the store, the clock, the id
-// generator, the fixtures, the caches and the background work. Its
-// unexported methods are the transaction helpers the use cases compose.
+// core is the transaction runner every service shares: the store, the
+// clock it persists with every write, the events a write reports and the
+// write generation the caches follow.
 type core struct {
+	store sim.Store
+	clock TimeSource
+	log   *slog.Logger
+	// onEvent is told the transitions a write applied (events.go).
+	onEvent func(Event)
+	// The clock's freeze, persisted with it by every write.
 	clockMu     sync.Mutex
 	frozenScale float64 // the scale to resume with; meaningful while frozen
 	frozen      bool
 
-	store sim.Store
-	// keyPrefix starts every API key of a sandbox's engine (Config.KeyPrefix).
-	keyPrefix string
-	// storedClock: Start restores the stored scale too (Config.StoredClock).
-	storedClock bool
-	// secret is the store's (sim.Store.Secret): it keys whatever grants
-	// access, where ids (the public seed) makes content.
-	secret []byte
-	clock  TimeSource
-	// ids derives content from the seed; keys makes identifiers, keyed by
-	// the store's id key (sim.Store.IDKey), so that two stores of one seed
-	// make other ids.
-	ids       *sim.IDs
-	keys      *sim.IDs
-	prober    Prober
-	timing    sim.Timing
-	log       *slog.Logger
-	onEvent   func(Event)
-	idemTTL   time.Duration
-	fixtures  atomic.Pointer[sim.Fixtures]
-	fixtureFS fs.FS
-	// fixtureCur is the file set of the fixtures in use once fixtures
-	// were loaded at run time (nil: fixtureFS); fixtureMu serialises
-	// those loads.
-	fixtureMu  sync.Mutex
-	fixtureCur fs.FS
-
-	// Accounts are read on every request (authentication); a small cache
-	// spares the store read. Every write transaction bumps writes, and an
-	// entry is served only while writes equals the value read before the
-	// entry was loaded, so a cached account is never older than the last
-	// committed write.
-	studio  sim.StudioTiming
-	media   StudioMedia
-	inspect Inspector
-	blobs   Blobs
-	quota   sim.BlobQuota
-	// Bytes of uploads being received by company, counted against the
-	// quotas until they are stored (under pool.mu, which counts them in
-	// all).
-	pool     *QuotaPool
-	reserved map[string]int64
-	// Artifact downloads run in the background until Close.
-	bg    context.Context
-	stop  context.CancelFunc
-	dlWG  sync.WaitGroup
-	dlSem chan struct{}
-	// dlPending counts the downloads each company has pending (queued for
-	// a slot or running), bounded by quota.DownloadsPerCompany.
-	dlMu      sync.Mutex
-	dlPending map[string]int
-	// fetchDetail: an artifact's errorMessage says why its download
-	// failed (--fetch-error-detail).
-	fetchDetail bool
-	// work is the background work in flight; workWait bounds how long an
-	// advance or a read waits for the work its answer depends on.
-	work     workSet
-	workWait time.Duration
-
+	// writes counts the committed write transactions: the generation of
+	// the services' caches (gencache), so a cached record is never older
+	// than the last committed write.
 	writes atomic.Uint64
 	// changes counts the write transactions a reader can see: all but the
 	// periodic clock saves (Data.Changes).
 	changes atomic.Uint64
-	// broken holds the records ("project/ID") the sweep skips as damaged
-	// (damage.go).
-	brokenMu sync.Mutex
-	broken   map[string]struct{}
-	// lastStack is the panic whose stack the sweep reported last.
-	lastStack atomic.Value
-	// lastPurge is the simulated time (Unix ns) of the last purge of
-	// expired idempotency records.
-	lastPurge atomic.Int64
-	// Caches of store reads (gencache): accounts by key, decoded ready
-	// projects (their scripts are the costly part of a read) by id, studio
-	// callers by key, studio projects by id, video lists by project id.
-	accounts       gencache.Cache[sim.Account]
-	ready          gencache.Cache[sim.Project]
-	callers        gencache.Cache[sim.Caller]
-	studioProjects gencache.Cache[sim.StudioProject]
-	videoLists     gencache.Cache[videoList]
-}
-
-// videoList is a project's videos, sorted, its company, and the earliest
-// time one of them is due (zero: none is): the list is served from the cache
-// only before then.
-type videoList struct {
-	videos  []sim.Video
-	company string
-	until   time.Time
 }
 
 // saveIdem stores the idempotency record of the write in its own
@@ -168,12 +88,7 @@ type storedClock struct {
 	ResumeScale float64 `json:"resume_scale,omitempty"`
 }
 
-const (
-	metaClock   = "clock"
-	seqProjects = "platform_projects"
-	seqAccounts = "accounts"
-	sweepBatch  = 512
-)
+const metaClock = "clock"
 
 func (e *core) saveClock(tx sim.Tx) error {
 	st := storedClock{ClockState: e.clock.State()}
@@ -207,46 +122,9 @@ func clip(s string, n int) string {
 	return s[:n] + "..."
 }
 
-const (
-	seqStudio       = "studio"
-	studioSweep     = 512
-	maxDownloads    = 4
-	derivedBitrate  = 2_500_000 / 8 // bytes per second of a derived video's size
-	derivedAudioBPS = 128_000 / 8
-	scriptBytes     = 48 * 1024
-)
-
 func studioDenied() error { return sim.Errorf(sim.CodeAccessDenied, sim.MsgStudioDenied) }
 
 func studioMissing() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioNotFound) }
-
-// studioID returns a new 24-hex identifier built like a MongoDB ObjectId:
-// the creation second, a seeded "process" token, then a counter (the store
-// sequence from a seeded start). Ids made in the same second follow each
-// other, so the B+tree takes a creation at its end rather than at a random
-// place (the reason platform project keys follow their sequence too).
-func (e *core) studioID(tx sim.Tx, now time.Time) (string, error) {
-	seq, err := tx.NextSequence(seqStudio)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%08x%s%08x", uint32(now.Unix()), e.keys.Token(4, "studio process"), uint32(seq+e.keys.Hash("studio counter"))), nil
-}
-
-// secretToken is a hex token of n bytes keyed by the store's secret (see
-// sim.SecretToken): nobody who knows only the seed can make it.
-func (e *core) secretToken(n int, parts ...string) string {
-	return sim.SecretToken(e.secret, n, parts...)
-}
-
-// uuid formats a token keyed by the store's secret as a version-4 UUID:
-// unpredictable, for ids that are worth guessing (uploads).
-func (e *core) uuid(parts ...string) string {
-	h := []byte(e.secretToken(16, parts...))
-	h[12] = '4'
-	h[16] = "89ab"[h[16]%4]
-	return string(h[0:8]) + "-" + string(h[8:12]) + "-" + string(h[12:16]) + "-" + string(h[16:20]) + "-" + string(h[20:32])
-}
 
 func secs(d time.Duration) *float64 { s := d.Seconds(); return &s }
 
@@ -258,77 +136,9 @@ func minTime(a, b time.Time) time.Time {
 }
 
 func newCore(cfg Config) *core {
-	e := &core{store: cfg.Store, clock: cfg.Clock, ids: cfg.IDs, prober: cfg.Prober, timing: cfg.Timing, log: cfg.Log, onEvent: cfg.OnEvent, idemTTL: cfg.IdempotencyWindow}
-	e.accounts.Size, e.callers.Size = 10_000, 10_000
-	e.ready.Size, e.studioProjects.Size, e.videoLists.Size = 4096, 4096, 4096
-	if cfg.Store != nil {
-		e.secret = cfg.Store.Secret()
-		e.keys = sim.NewIDs(cfg.Store.IDKey())
-	}
+	e := &core{store: cfg.Store, clock: cfg.Clock, log: cfg.Log, onEvent: cfg.OnEvent}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	if e.ids == nil {
-		e.ids = sim.NewIDs(0)
-	}
-	if e.keys == nil {
-		e.keys = e.ids
-	}
-	if e.idemTTL <= 0 {
-		e.idemTTL = sim.DefaultIdempotencyWindow
-	}
-	e.workWait = cfg.WorkWait
-	if e.workWait <= 0 {
-		e.workWait = DefaultWorkWait
-	}
-	e.keyPrefix, e.storedClock = cfg.KeyPrefix, cfg.StoredClock
-	e.fixtures.Store(e.ownKeys(cfg.Fixtures))
-	e.fixtureFS = cfg.FixtureFS
-	e.studio, e.media, e.inspect, e.blobs = cfg.StudioTiming, cfg.Media, cfg.Inspect, cfg.Blobs
-	e.quota, e.reserved, e.pool = cfg.Quota, map[string]int64{}, cfg.QuotaPool
-	if e.pool == nil {
-		e.pool = NewQuotaPool()
-	}
-	e.pool.join(e)
-	if e.studio == (sim.StudioTiming{}) {
-		e.studio = sim.DefaultStudioTiming
-	}
-	e.bg, e.stop = context.WithCancel(context.Background())
-	e.dlSem = make(chan struct{}, maxDownloads)
-	e.dlPending, e.fetchDetail = map[string]int{}, cfg.FetchErrorDetail
 	return e
 }
-
-// ownKeys is fx with every account key given this engine's key prefix (a
-// copy: the set may be shared with other engines), or fx itself without one.
-func (e *core) ownKeys(fx *sim.Fixtures) *sim.Fixtures {
-	if e.keyPrefix == "" || fx == nil {
-		return fx
-	}
-	own := *fx
-	own.Accounts = make([]sim.AccountSpec, len(fx.Accounts))
-	for i, a := range fx.Accounts {
-		a.APIKey = e.keyPrefix + strings.TrimPrefix(a.APIKey, e.keyPrefix)
-		own.Accounts[i] = a
-	}
-	return &own
-}
-
-// ownKey is the key an account asked for with key k gets (CreateAccount):
-// k with the sandbox's prefix, or an error when k names another sandbox or,
-// in the default simulator, any.
-func (e *core) ownKey(k string) (string, error) {
-	if e.keyPrefix != "" && strings.HasPrefix(k, e.keyPrefix) {
-		return k, nil
-	}
-	if strings.HasPrefix(k, sim.SandboxKeyPrefix) {
-		return "", sim.Errorf(sim.CodeValidation, sim.MsgSandboxKey, clip(k, 80))
-	}
-	return e.keyPrefix + k, nil
-}
-
-// fixtureSet is the fixture set in use.
-func (e *core) fixtureSet() *sim.Fixtures { return e.fixtures.Load() }
-
-// catalog is the options and voices in use.
-func (e *core) catalog() *sim.Catalog { return e.fixtureSet().Catalog }

@@ -45,17 +45,9 @@ func damaged(err error) bool {
 	return errors.As(err, &pe) || errors.Is(err, sim.ErrDamaged)
 }
 
-// skipped reports whether the sweep skips resource id.
-func (e *core) skipped(resource, id string) bool {
-	e.brokenMu.Lock()
-	defer e.brokenMu.Unlock()
-	_, ok := e.broken[resource+"/"+id]
-	return ok
-}
-
 // skip makes the sweep leave resource id alone from now on and reports it
 // (once: a record is skipped once).
-func (e *core) skip(resource, id string, err error) {
+func (e *sweeper) skip(resource, id string, err error) {
 	e.brokenMu.Lock()
 	if e.broken == nil {
 		e.broken = map[string]struct{}{}
@@ -77,25 +69,25 @@ func (e *core) skip(resource, id string, err error) {
 	e.log.Error("transition sweep: skipping a damaged record until restart (run `dubsim check` on the data file)", attrs...)
 }
 
-// Skipped is how many records the sweep skips as damaged.
-func (e *Clock) Skipped() int {
+// skippedCount is how many records the sweep skips.
+func (e *sweeper) skippedCount() int {
 	e.brokenMu.Lock()
 	defer e.brokenMu.Unlock()
 	return len(e.broken)
 }
 
 // dueIDs lists up to limit ids due at now that the sweep does not skip.
-func (e *core) dueIDs(resource string, list func(time.Time, int) ([]string, error), now time.Time, limit int) ([]string, error) {
-	e.brokenMu.Lock()
-	extra := len(e.broken)
-	e.brokenMu.Unlock()
+func (e *sweeper) dueIDs(resource string, list func(time.Time, int) ([]string, error), now time.Time, limit int) ([]string, error) {
+	extra := e.skippedCount()
 	ids, err := list(now, limit+extra)
 	if err != nil || extra == 0 {
 		return ids, err
 	}
+	e.brokenMu.Lock()
+	defer e.brokenMu.Unlock()
 	kept := ids[:0]
 	for _, id := range ids {
-		if !e.skipped(resource, id) {
+		if _, skip := e.broken[resource+"/"+id]; !skip {
 			kept = append(kept, id)
 		}
 	}
@@ -105,7 +97,7 @@ func (e *core) dueIDs(resource string, list func(time.Time, int) ([]string, erro
 // settleEach settles ids one transaction each, after a batch of them
 // failed: a record that panics or does not decode is skipped; another
 // error ends the sweep.
-func (e *core) settleEach(ctx context.Context, resource string, ids []string, settle func(tx sim.Tx, id string) error) error {
+func (e *sweeper) settleEach(ctx context.Context, resource string, ids []string, settle func(tx sim.Tx, id string) error) error {
 	for _, id := range ids {
 		err := Recovered(func() error {
 			return e.update(ctx, func(tx sim.Tx) error { return settle(tx, id) })

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime/debug"
 
 	"github.com/dubsim/dubsim/sim"
 )
+
+// maxDownloads is how many artifact downloads of one engine run at once.
+const maxDownloads = 4
 
 // hasDownload reports whether one of parts is fetched for real.
 func hasDownload(parts []part) bool {
@@ -25,22 +29,22 @@ func hasDownload(parts []part) bool {
 // a download a previous process left, resumed). At most maxDownloads run at
 // once, and MaxProcessDownloads in every engine of the QuotaPool; the
 // others wait for a slot (fidelity HX1).
-func (e *core) reserveDownload(company string, force bool) error {
-	e.dlMu.Lock()
-	defer e.dlMu.Unlock()
-	if limit := e.quota.DownloadsPerCompany; !force && limit > 0 && e.dlPending[company] >= limit {
+func (e *Artifacts) reserveDownload(company string, force bool) error {
+	e.pendingMu.Lock()
+	defer e.pendingMu.Unlock()
+	if limit := e.quota.limits.DownloadsPerCompany; !force && limit > 0 && e.pending[company] >= limit {
 		return sim.Errorf(sim.CodeForbidden, sim.MsgDownloadsPending, limit)
 	}
-	e.dlPending[company]++
+	e.pending[company]++
 	return nil
 }
 
 // releaseDownload ends a reservation of reserveDownload.
-func (e *core) releaseDownload(company string) {
-	e.dlMu.Lock()
-	defer e.dlMu.Unlock()
-	if e.dlPending[company]--; e.dlPending[company] <= 0 {
-		delete(e.dlPending, company)
+func (e *Artifacts) releaseDownload(company string) {
+	e.pendingMu.Lock()
+	defer e.pendingMu.Unlock()
+	if e.pending[company]--; e.pending[company] <= 0 {
+		delete(e.pending, company)
 	}
 }
 
@@ -51,14 +55,9 @@ func (e *core) releaseDownload(company string) {
 // before startDownload returns, so a clock advance or a read that needs its
 // result waits for it (see work.go). The caller has reserved the download
 // (reserveDownload); it is released when the download ends.
-//
-// The downloaded bytes count toward the storage quotas as they arrive
-// (fidelity HX2); a download that would pass one fails the artifact and
-// keeps nothing.
-func (e *core) startDownload(a sim.Artifact, parts []part) {
-	id, typ, company := a.ID, a.Type, a.CompanyID
-	w := &work{kind: WorkDownload, resource: "artifact", id: id, started: e.clock.Now(),
-		needed: a.StartAt.Add(e.studio.ArtifactProcessing(0))}
+func (e *Artifacts) startDownload(a sim.Artifact, parts []part) {
+	w := &work{kind: WorkDownload, resource: "artifact", id: a.ID, started: e.clock.Now(),
+		needed: a.StartAt.Add(e.timing.ArtifactProcessing(0))}
 	for _, p := range parts {
 		if p.download != "" {
 			w.setURL(p.download)
@@ -67,122 +66,139 @@ func (e *core) startDownload(a sim.Artifact, parts []part) {
 	}
 	w.set(fmt.Sprintf(waitSlot, maxDownloads))
 	e.work.add(w)
-	e.dlWG.Add(1)
+	e.wg.Add(1)
 	go func() {
-		defer e.dlWG.Done()
-		defer e.releaseDownload(company)
+		defer e.wg.Done()
+		defer e.releaseDownload(a.CompanyID)
 		defer e.work.remove(w)
-		defer e.reportPanic("artifact download", "artifact", id)
+		defer reportPanic(e.log, "artifact download", "artifact", a.ID)
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		release, ok := e.downloadSlots(w)
-		if !ok {
-			return
-		}
-		defer release()
-		res := sim.ArtifactResult{Known: true, Origin: "media"}
-		var blobs []string // the files written, removed if the download fails
-		qc, err := e.newQuotaCount(e.bg, company, "")
-		if err != nil && e.bg.Err() != nil {
-			return // shutting down: the download restarts with the next Start
-		}
-		// quotaFail is the failure of every download when the quotas are
-		// used up already (or the usage could not be read).
-		quotaFail := func(string) string { return "" }
-		if qe := (*sim.QuotaError)(nil); errors.As(err, &qe) {
-			quotaFail = func(u string) string { return fmt.Sprintf(sim.MsgDownloadQuota, u, qe.Reason) }
-		} else if err != nil {
-			e.log.Error("artifact download: reading the storage usage", "artifact", id, "err", err)
-			quotaFail = func(string) string { return errDownloadPanic.Error() }
-		}
-		if qc == nil {
-			qc = &quotaCount{e: e, released: true}
-		}
-		defer qc.release() // once the record counts the files
-		var total float64
-		media := make([]sim.MediaFormat, len(parts))
-		for i, p := range parts {
-			if p.upload != "" {
-				res.Known = false // presigned fragments are resolved when processing ends
-			}
-			if p.fail != "" && res.Fail == "" {
-				res.Fail = p.fail
-			}
-			if p.download == "" {
-				res.Size += p.size
-				if p.duration != nil {
-					total += *p.duration
-				}
-				continue
-			}
-			w.setURL(p.download)
-			if fail := quotaFail(p.download); fail != "" {
-				res.Fail = fail
-				break
-			}
-			size, dur, blob, mf, fail := e.download(w, qc, typ, i, p.download)
-			media[i] = mf
-			if fail != "" {
-				res.Fail = fail
-				break
-			}
-			blobs = append(blobs, blob)
-			res.Stored += size
-			res.Size += size
-			if dur != nil {
-				total += *dur
-			}
-			if res.Blob == "" {
-				res.Blob = blob
-			}
-		}
-		res.Duration = &total
-		if e.bg.Err() != nil {
-			return // shutting down: the download restarts with the next Start
-		}
-		if res.Fail != "" {
-			// A failed artifact keeps no file: nothing counts toward the
-			// quotas.
-			for _, b := range blobs {
-				_ = e.blobs.Remove(b)
-			}
-			res.Blob, res.Stored = "", 0
-		}
-		w.set(waitRecord)
-		err = e.update(context.Background(), func(tx sim.Tx) error {
-			a, err := tx.Artifact(id)
-			if errors.Is(err, sim.ErrNotFound) {
-				return nil // reset meanwhile
-			}
-			if err != nil || !a.Pending {
-				return err
-			}
-			if !a.Result.Known || a.Result.Origin != "forced" {
-				if a.Type == sim.ArtifactScript {
-					res.Duration = nil
-				}
-				recordPartMedia(a.Fragments, &res, media)
-				a.Result = res
-			}
-			a.Pending = false
-			// The simulated time processing ends, whatever the real time
-			// the download took (fidelity A15).
-			a.DoneAt = a.StartAt.Add(e.studio.ArtifactProcessing(a.Result.Size))
-			if a.Status == sim.ArtifactCreated {
-				a.DueAt = a.StartAt
-			} else {
-				a.DueAt = a.DoneAt
-			}
-			return tx.PutArtifact(a)
-		})
-		if err != nil {
-			e.log.Error("artifact download: recording the result", "artifact", id, "err", err)
-		}
+		e.runDownload(w, a, parts)
 	}()
 }
 
-func (e *core) download(w *work, qc *quotaCount, typ string, i int, rawURL string) (int64, *float64, string, sim.MediaFormat, string) {
+// runDownload waits for a download slot, fetches the parts and records the
+// result. The downloaded bytes count toward the storage quotas as they
+// arrive (fidelity HX2); a download that would pass one fails the artifact
+// and keeps nothing.
+func (e *Artifacts) runDownload(w *work, a sim.Artifact, parts []part) {
+	release, ok := e.downloadSlots(w)
+	if !ok {
+		return
+	}
+	defer release()
+	qc, err := e.quota.start(e.bg, a.CompanyID, "")
+	if err != nil && e.bg.Err() != nil {
+		return // shutting down: the download restarts with the next Start
+	}
+	// quotaFail is the failure of every download when the quotas are
+	// used up already (or the usage could not be read).
+	quotaFail := func(string) string { return "" }
+	if qe := (*sim.QuotaError)(nil); errors.As(err, &qe) {
+		quotaFail = func(u string) string { return fmt.Sprintf(sim.MsgDownloadQuota, u, qe.Reason) }
+	} else if err != nil {
+		e.log.Error("artifact download: reading the storage usage", "artifact", a.ID, "err", err)
+		quotaFail = func(string) string { return errDownloadPanic.Error() }
+	}
+	if qc == nil {
+		qc = &quotaCount{q: e.quota, released: true}
+	}
+	defer qc.release() // once the record counts the files
+	res, media, blobs := e.fetchParts(w, qc, a.Type, parts, quotaFail)
+	if e.bg.Err() != nil {
+		return // shutting down: the download restarts with the next Start
+	}
+	if res.Fail != "" {
+		// A failed artifact keeps no file: nothing counts toward the
+		// quotas.
+		for _, b := range blobs {
+			_ = e.files.blobs.Remove(b)
+		}
+		res.Blob, res.Stored = "", 0
+	}
+	w.set(waitRecord)
+	if err := e.recordDownload(a.ID, res, media); err != nil {
+		e.log.Error("artifact download: recording the result", "artifact", a.ID, "err", err)
+	}
+}
+
+// fetchParts downloads the URL parts in order, up to the first failure, and
+// adds up what is known of the others: the result, the media format read of
+// each part and the files written.
+func (e *Artifacts) fetchParts(w *work, qc *quotaCount, typ string, parts []part, quotaFail func(string) string) (sim.ArtifactResult, []sim.MediaFormat, []string) {
+	res := sim.ArtifactResult{Known: true, Origin: "media"}
+	var blobs []string
+	var total float64
+	media := make([]sim.MediaFormat, len(parts))
+	for i, p := range parts {
+		if p.upload != "" {
+			res.Known = false // presigned fragments are resolved when processing ends
+		}
+		if p.fail != "" && res.Fail == "" {
+			res.Fail = p.fail
+		}
+		if p.download == "" {
+			res.Size += p.size
+			if p.duration != nil {
+				total += *p.duration
+			}
+			continue
+		}
+		w.setURL(p.download)
+		if fail := quotaFail(p.download); fail != "" {
+			res.Fail = fail
+			break
+		}
+		size, dur, blob, mf, fail := e.download(w, qc, typ, i, p.download)
+		media[i] = mf
+		if fail != "" {
+			res.Fail = fail
+			break
+		}
+		blobs = append(blobs, blob)
+		res.Stored += size
+		res.Size += size
+		if dur != nil {
+			total += *dur
+		}
+		if res.Blob == "" {
+			res.Blob = blob
+		}
+	}
+	res.Duration = &total
+	return res, media, blobs
+}
+
+// recordDownload records the result of an artifact's downloads and
+// schedules its completion.
+func (e *Artifacts) recordDownload(id string, res sim.ArtifactResult, media []sim.MediaFormat) error {
+	return e.update(context.Background(), func(tx sim.Tx) error {
+		a, err := tx.Artifact(id)
+		if errors.Is(err, sim.ErrNotFound) {
+			return nil // reset meanwhile
+		}
+		if err != nil || !a.Pending {
+			return err
+		}
+		if !a.Result.Known || a.Result.Origin != "forced" {
+			if a.Type == sim.ArtifactScript {
+				res.Duration = nil
+			}
+			recordPartMedia(a.Fragments, &res, media)
+			a.Result = res
+		}
+		a.Pending = false
+		// The simulated time processing ends, whatever the real time
+		// the download took (fidelity A15).
+		a.DoneAt = a.StartAt.Add(e.timing.ArtifactProcessing(a.Result.Size))
+		schedule(&a)
+		return tx.PutArtifact(a)
+	})
+}
+
+func (e *Artifacts) download(w *work, qc *quotaCount, typ string, i int, rawURL string) (int64, *float64, string, sim.MediaFormat, string) {
 	var none sim.MediaFormat
-	if e.blobs == nil || e.media == nil {
+	if e.files.blobs == nil || e.media == nil {
 		return 0, nil, "", none, "downloads are not available in this dubsim (no blob directory)"
 	}
 	name := fmt.Sprintf("artifact-%s-%d", w.id, i)
@@ -204,7 +220,7 @@ func (e *core) download(w *work, qc *quotaCount, typ string, i int, rawURL strin
 		dlErr = err
 		pw.CloseWithError(err)
 	}()
-	_, werr := e.blobs.Write(name, pr, sim.MaxArtifactBytes+1)
+	_, werr := e.files.blobs.Write(name, pr, sim.MaxArtifactBytes+1)
 	pr.CloseWithError(werr)
 	var qe *sim.QuotaError
 	switch {
@@ -216,9 +232,9 @@ func (e *core) download(w *work, qc *quotaCount, typ string, i int, rawURL strin
 		e.log.Error("artifact download: storing the file", "artifact", w.id, "err", werr)
 		return 0, nil, "", none, "storing the download failed"
 	}
-	_, dur, mf := e.inspectBlob(name)
-	if dur == nil && typ != sim.ArtifactScript && e.inspect != nil {
-		_ = e.blobs.Remove(name)
+	_, dur, mf := e.files.read(name)
+	if dur == nil && typ != sim.ArtifactScript && e.files.inspect != nil {
+		_ = e.files.blobs.Remove(name)
 		if !e.fetchDetail {
 			// What the URL serves, when it is not media, is as telling as
 			// an HTTP status (fidelity HX3).
@@ -237,18 +253,26 @@ var errDownloadPanic = errors.New("the download failed: internal error")
 // reportPanic, deferred first in a background goroutine, recovers a panic
 // and logs it at ERROR with its stack, so a bug or a damaged data file
 // does not end the process.
-func (e *core) reportPanic(what string, attrs ...any) {
+func reportPanic(log *slog.Logger, what string, attrs ...any) {
 	if r := recover(); r != nil {
-		e.log.Error(what+": panic", append(attrs, "panic", r, "stack", string(debug.Stack()))...)
+		log.Error(what+": panic", append(attrs, "panic", r, "stack", string(debug.Stack()))...)
 	}
 }
 
 // WaitDownloads blocks until every running artifact download has recorded
 // its result (tests call it instead of sleeping).
-func (e *Artifacts) WaitDownloads() { e.dlWG.Wait() }
+func (e *Artifacts) WaitDownloads() { e.wg.Wait() }
+
+// close stops the downloads and waits for them; unfinished ones resume at
+// the next Start on the same store.
+func (e *Artifacts) close() {
+	e.stop()
+	e.wg.Wait()
+	e.quota.pool.leave(e.quota)
+}
 
 // restartDownloads resumes the downloads a previous process left unfinished.
-func (e *core) restartDownloads(ctx context.Context) error {
+func (e *Artifacts) restartDownloads(ctx context.Context) error {
 	var pending []sim.Artifact
 	if err := e.store.View(ctx, func(tx sim.Tx) error {
 		return tx.ForEachArtifact(func(a sim.Artifact) error {
@@ -285,18 +309,19 @@ func (e *core) restartDownloads(ctx context.Context) error {
 // downloadSlots waits for one of the simulator's download slots, then for
 // one of the process's (saying so in w); ok is false when the engine stops
 // first. release gives both back.
-func (e *core) downloadSlots(w *work) (release func(), ok bool) {
+func (e *Artifacts) downloadSlots(w *work) (release func(), ok bool) {
 	select {
-	case e.dlSem <- struct{}{}:
+	case e.slots <- struct{}{}:
 	case <-e.bg.Done():
 		return nil, false
 	}
-	w.set(fmt.Sprintf(waitShared, cap(e.pool.downloads)))
+	process := e.quota.pool.downloads
+	w.set(fmt.Sprintf(waitShared, cap(process)))
 	select {
-	case e.pool.downloads <- struct{}{}:
+	case process <- struct{}{}:
 	case <-e.bg.Done():
-		<-e.dlSem
+		<-e.slots
 		return nil, false
 	}
-	return func() { <-e.pool.downloads; <-e.dlSem }, true
+	return func() { <-process; <-e.slots }, true
 }

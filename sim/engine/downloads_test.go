@@ -58,7 +58,7 @@ func TestArtifactDownloadPending(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pe := h.e.core.waitWork(tc.ctx, tc.at, tc.id)
+			pe := h.e.Artifacts.work.waitFor(tc.ctx, tc.at, tc.id)
 			assert.Equal(t, tc.want, pe)
 		})
 	}
@@ -79,7 +79,7 @@ func TestArtifactDownloadPending(t *testing.T) {
 	release()
 	h.e.Artifacts.WaitDownloads()
 	assert.Empty(t, h.e.Clock.Work())
-	assert.Nil(t, h.e.core.waitWork(ctx, at, ""))
+	assert.Nil(t, h.e.Artifacts.work.waitFor(ctx, at, ""))
 	stored := h.stored(t, a.ID)
 	assert.False(t, stored.Pending)
 	assert.Equal(t, sim.ArtifactResult{Known: true, Origin: "media", Size: wavLen(), Duration: secs(1500 * time.Millisecond),
@@ -266,7 +266,7 @@ func TestRestartDownloadsStoreError(t *testing.T) {
 	t.Parallel()
 	h := newArtHarness(t, artOptions{})
 	require.NoError(t, h.st.Close())
-	err := h.e.core.restartDownloads(context.Background())
+	err := h.e.Artifacts.restartDownloads(context.Background())
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, sim.ErrNotFound))
 }

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -72,12 +70,10 @@ type Config struct {
 	// a URL failed or why its file is not media; otherwise only that it could
 	// not be read (the log says why).
 	FetchErrorDetail bool
-	// KeyPrefix makes this engine a sandbox's (sim/sandbox): every API key
-	// it holds starts with it ("sbx_<id>_"): the fixture accounts', keys
-	// made by CreateAccount, and keys given to it without the prefix. ""
-	// (the default simulator): keys starting with sim.SandboxKeyPrefix are
-	// refused.
-	KeyPrefix string
+	// APIKeys names the API keys the engine holds: the fixture accounts',
+	// keys made by CreateAccount and keys given to it (nil: as given, but
+	// for keys starting with sim.SandboxKeyPrefix, which are refused).
+	APIKeys APIKeys
 	// StoredClock: the clock's stored scale wins over the configured one at
 	// Start, and a clock stored standing still stays where it stood (no
 	// downtime passes). A sandbox's clock is its own, not the process's;
@@ -86,9 +82,10 @@ type Config struct {
 }
 
 // Engine is the use-case layer: one service per resource, each a small
-// type over the shared core (store, clock, ids, fixtures, caches). The
-// HTTP adapters declare the methods they need and are given the services
-// that provide them (see sim/server).
+// type over the shared transaction runner (core: store, clock, events) that
+// owns its own state (caches; downloads, background work and quotas for
+// Artifacts; the sweep for Clock). The HTTP adapters declare the methods
+// they need and are given the services that provide them (see sim/server).
 type Engine struct {
 	Clock          *Clock
 	Accounts       *Accounts
@@ -107,22 +104,43 @@ type Engine struct {
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
 	c := newCore(cfg)
+	ids := newIDGen(cfg.Store, cfg.IDs)
+	apiKeys := cfg.APIKeys
+	if apiKeys == nil {
+		apiKeys = plainKeys{}
+	}
+	fixtures := &fixtureSet{files: cfg.FixtureFS}
+	fixtures.cur.Store(ownFixtures(apiKeys, cfg.Fixtures))
+	studio := cfg.StudioTiming
+	if studio == (sim.StudioTiming{}) {
+		studio = sim.DefaultStudioTiming
+	}
+	idemTTL := cfg.IdempotencyWindow
+	if idemTTL <= 0 {
+		idemTTL = sim.DefaultIdempotencyWindow
+	}
+	accounts := &Accounts{core: c, ids: ids, fixtures: fixtures, apiKeys: apiKeys}
+	accounts.accounts.Size, accounts.callers.Size = 10_000, 10_000
+	artifacts := newArtifacts(c, ids, cfg, studio)
+	projects := &Projects{core: c, ids: ids, fixtures: fixtures, accounts: accounts, prober: cfg.Prober, timing: cfg.Timing, work: artifacts.work}
+	studioProjects := &StudioProjects{core: c, ids: ids}
+	videos := &Videos{core: c, ids: ids, artifacts: artifacts, timing: studio}
+	projects.ready.Size, studioProjects.cache.Size, videos.lists.Size = 4096, 4096, 4096
+	sweeper := &sweeper{core: c, projects: projects, artifacts: artifacts, videos: videos, idemTTL: idemTTL}
 	return &Engine{
-		Clock: &Clock{c}, Accounts: &Accounts{c}, Projects: &Projects{c}, Outcomes: &Outcomes{c},
-		Uploads: &Uploads{c}, Artifacts: &Artifacts{c}, StudioProjects: &StudioProjects{c}, Videos: &Videos{c},
-		Data: &Data{c}, Idempotency: &Idempotency{c},
-		core: c,
+		Clock: &Clock{core: c, storedClock: cfg.StoredClock, sweeper: sweeper, work: artifacts.work}, Accounts: accounts, Projects: projects,
+		Outcomes: &Outcomes{core: c, projects: projects, artifacts: artifacts},
+		Uploads:  &Uploads{core: c, ids: ids, quota: artifacts.quota, files: artifacts.files}, Artifacts: artifacts,
+		StudioProjects: studioProjects, Videos: videos,
+		Data:        &Data{core: c, fixtures: fixtures, accounts: accounts, sweeper: sweeper, blobs: cfg.Blobs},
+		Idempotency: &Idempotency{core: c, ttl: idemTTL},
+		core:        c,
 	}
 }
 
 // Close stops the background downloads and waits for them; unfinished ones
 // resume at the next Start on the same store.
-func (e *Engine) Close() {
-	c := e.core
-	c.stop()
-	c.dlWG.Wait()
-	c.pool.leave(c)
-}
+func (e *Engine) Close() { e.Artifacts.close() }
 
 // minSecret is the shortest store secret the engine accepts: keys and
 // signatures made with a shorter (or no) key could be guessed.
@@ -132,50 +150,23 @@ const minSecret = 16
 // exists (accounts already stored keep their state). It refuses a store
 // without a secret.
 func (e *Engine) Start(ctx context.Context) error {
-	c := e.core
-	if len(c.secret) < minSecret {
-		return fmt.Errorf("engine: the store's secret has %d bytes, at least %d are needed", len(c.secret), minSecret)
+	if n := len(e.Accounts.ids.secret); n < minSecret {
+		return fmt.Errorf("engine: the store's secret has %d bytes, at least %d are needed", n, minSecret)
 	}
-	err := c.update(ctx, func(tx sim.Tx) error {
-		raw, err := tx.Meta(metaClock)
-		switch {
-		case err == nil:
-			var stored storedClock
-			if err := json.Unmarshal(raw, &stored); err != nil {
-				return fmt.Errorf("engine: stored clock: %w", err)
-			}
-			st := stored.ClockState
-			if c.storedClock && st.Scale == 0 {
-				st = sim.StandingAt(st.Last) // no downtime passes
-			}
-			c.clock.Restore(st)
-			if c.storedClock {
-				c.clock.SetScale(st.Scale)
-				// A clock stopped by Freeze resumes at the scale it had.
-				c.frozen, c.frozenScale = stored.Frozen, stored.ResumeScale
-			}
-		case !errors.Is(err, sim.ErrNotFound):
+	err := e.core.update(ctx, func(tx sim.Tx) error {
+		if err := e.Clock.restore(tx); err != nil {
 			return err
 		}
-		now := c.clock.Now()
-		if err := c.seedStudio(tx, now); err != nil {
+		now := e.Clock.Now()
+		if err := e.Data.seed(tx, now, true); err != nil {
 			return err
 		}
-		for _, spec := range c.fixtureSet().Accounts {
-			if _, err := tx.Account(spec.APIKey); errors.Is(err, sim.ErrNotFound) {
-				if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
-					return err
-				}
-			} else if err != nil {
-				return err
-			}
-		}
-		return c.ensureUsers(tx, now)
+		return e.Accounts.ensureUsers(tx, now)
 	})
 	if err != nil {
 		return err
 	}
-	return c.restartDownloads(ctx)
+	return e.Artifacts.restartDownloads(ctx)
 }
 
 // StudioMedia is what artifact processing needs to learn of a URL: fixture

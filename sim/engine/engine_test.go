@@ -104,7 +104,7 @@ func TestLifecycleReady(t *testing.T) {
 	assert.NotEmpty(t, p.SourceScript)
 	assert.Len(t, p.TargetScript, len(p.SourceScript))
 	assert.NotEmpty(t, p.Speakers)
-	bal, err := h.e.Accounts.Balance(ctx, key)
+	bal, err := balance(ctx, h.e, key)
 	require.NoError(t, err)
 	assert.Equal(t, int64(90), bal, "a ready project keeps its charge")
 }
@@ -133,14 +133,14 @@ func TestLifecycleErrorRefunds(t *testing.T) {
 	}))
 	assert.Equal(t, sim.StatusError, p.Status)
 	assert.Equal(t, "No speech", p.ErrorMessage)
-	bal, err := h.e.Accounts.Balance(ctx, key)
+	bal, err := balance(ctx, h.e, key)
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), bal, "failed projects consume no balance")
 
 	// Sweeping again never refunds twice.
 	_, err = h.e.Clock.Advance(ctx, time.Hour)
 	require.NoError(t, err)
-	bal, _ = h.e.Accounts.Balance(ctx, key)
+	bal, _ = balance(ctx, h.e, key)
 	assert.Equal(t, int64(5), bal)
 }
 
@@ -160,7 +160,7 @@ func TestCreateRefusals(t *testing.T) {
 	_, err = h.e.Projects.CreateProject(ctx, "nobody", newProject("https://v/2min"), nil)
 	assert.Equal(t, sim.CodeUnauthorized, sim.ErrorCode(err))
 
-	bal, _ := h.e.Accounts.Balance(ctx, key)
+	bal, _ := balance(ctx, h.e, key)
 	assert.Equal(t, int64(1), bal, "refusals change nothing")
 	count := 0
 	require.NoError(t, h.st.View(ctx, func(tx sim.Tx) error {
@@ -277,7 +277,7 @@ func TestDelete(t *testing.T) {
 	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err))
 	_, err = h.e.Projects.ProjectOutput(ctx, rc.ProjectID)
 	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(err))
-	bal, _ := h.e.Accounts.Balance(ctx, key)
+	bal, _ := balance(ctx, h.e, key)
 	assert.Equal(t, int64(8), bal, "delete refunds nothing")
 	assert.Equal(t, sim.CodeNotFound, sim.ErrorCode(h.e.Projects.DeleteProject(ctx, key, rc.ProjectID)))
 }
@@ -307,7 +307,7 @@ func TestConcurrentCreationsNeverOverdraw(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int64(10), ok.Load())
 	assert.Equal(t, int64(30), refused.Load())
-	bal, _ := h.e.Accounts.Balance(ctx, key)
+	bal, _ := balance(ctx, h.e, key)
 	assert.Zero(t, bal)
 }
 
@@ -337,7 +337,7 @@ func TestRestartKeepsStateAndPendingTransitions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sim.StatusInProgress, p.Status)
 	assert.Equal(t, rc.EstimatedCompletion, p.DueAt)
-	bal, _ := h2.e.Accounts.Balance(ctx, key)
+	bal, _ := balance(ctx, h2.e, key)
 	assert.Equal(t, int64(10)-rc.CostMinutes, bal)
 
 	_, err = h2.e.Clock.Advance(ctx, time.Hour)
@@ -377,7 +377,7 @@ func TestResetRestoresFixtures(t *testing.T) {
 	require.NoError(t, err)
 	extra := h.account(t, sim.PlanPro, 5, false)
 	require.NoError(t, h.e.Data.Reset(ctx))
-	bal, err := h.e.Accounts.Balance(ctx, "dubsim-subscription")
+	bal, err := balance(ctx, h.e, "dubsim-subscription")
 	require.NoError(t, err)
 	assert.Equal(t, int64(100), bal)
 	_, err = h.e.Accounts.Account(ctx, extra)
@@ -410,7 +410,7 @@ func TestSourceLongerThanTheLimitIsRefused(t *testing.T) {
 	_, err := h.e.Projects.CreateProject(ctx, key, newProject("https://v/huge"), nil)
 	assert.Equal(t, sim.CodeVideoInfo, sim.ErrorCode(err))
 	assert.EqualError(t, err, fmt.Sprintf(sim.MsgSourceTooLong, "6h0m1s", "6h0m0s"))
-	bal, _ := h.e.Accounts.Balance(ctx, key)
+	bal, _ := balance(ctx, h.e, key)
 	assert.Equal(t, int64(1_000_000), bal)
 }
 
@@ -567,4 +567,10 @@ func seg(start, end int64, text string, speaker int) sim.SegmentInput {
 
 func spk(id int, style, voice string) sim.SpeakerInput {
 	return sim.SpeakerInput{SpeakerID: ptr(id), Style: ptr(style), VoiceKey: ptr(voice)}
+}
+
+// balance is the account's balance in minutes.
+func balance(ctx context.Context, e *Engine, key string) (int64, error) {
+	a, err := e.Accounts.Account(ctx, key)
+	return a.BalanceMinutes, err
 }

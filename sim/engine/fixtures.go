@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dubsim/dubsim/fixtures"
@@ -11,13 +14,37 @@ import (
 
 // Data is the simulator's data set as a whole: the fixtures in use, reset,
 // the state dumps and the write generation.
-type Data struct{ *core }
+type Data struct {
+	*core
+	fixtures *fixtureSet
+	accounts *Accounts
+	sweeper  *sweeper
+	blobs    Blobs
+}
+
+// fixtureSet is the fixture set in use, read by the services whose rules
+// follow it (accounts' plans, the catalogue of voices and options), set by
+// Data.
+type fixtureSet struct {
+	cur atomic.Pointer[sim.Fixtures]
+	// files is the file set the startup fixtures were loaded from; loaded
+	// the file set of the fixtures in use once fixtures were loaded at run
+	// time (nil: files); mu serialises those loads.
+	files  fs.FS
+	mu     sync.Mutex
+	loaded fs.FS
+}
+
+func (f *fixtureSet) get() *sim.Fixtures { return f.cur.Load() }
+
+// catalog is the options and voices in use.
+func (f *fixtureSet) catalog() *sim.Catalog { return f.get().Catalog }
 
 // Fixtures returns the fixture set in use.
-func (e *Data) Fixtures() *sim.Fixtures { return e.fixtures.Load() }
+func (e *Data) Fixtures() *sim.Fixtures { return e.fixtures.get() }
 
 // Catalog returns the options and voices in use.
-func (e *Data) Catalog() *sim.Catalog { return e.fixtureSet().Catalog }
+func (e *Data) Catalog() *sim.Catalog { return e.fixtures.catalog() }
 
 // Generation changes after every committed write transaction: a value read
 // before a read of the store still equals it afterwards only if no write
@@ -47,95 +74,87 @@ func (e *Data) Reset(ctx context.Context) error {
 				return err
 			}
 		}
-		now := e.clock.Now()
-		if err := e.seedStudio(tx, now); err != nil {
-			return err
-		}
-		for _, spec := range e.fixtureSet().Accounts {
-			if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return e.seed(tx, e.clock.Now(), false)
 	})
 }
 
-// seedStudio stores the fixture studio data (companies, users, glossaries,
-// folders, projects, videos); records already stored keep their state.
-func (e *core) seedStudio(tx sim.Tx, now time.Time) error {
-	st := e.fixtureSet().Studio
-	if st == nil {
-		return nil
-	}
-	seed := st.Materialize(now)
-	for _, c := range seed.Companies {
-		if err := putIfMissing(tx.Company, tx.PutCompany, c.ID, c); err != nil {
-			return err
+// seed stores the fixture set's studio records (companies, users,
+// glossaries, folders, projects, videos; records already stored keep their
+// state), then its accounts: anew, or with keep only those missing.
+func (e *Data) seed(tx sim.Tx, now time.Time, keep bool) error {
+	fx := e.fixtures.get()
+	if st := fx.Studio; st != nil {
+		seed := st.Materialize(now)
+		for _, put := range []func() error{
+			func() error {
+				return putEach(tx.Company, tx.PutCompany, func(c sim.Company) string { return c.ID }, seed.Companies)
+			},
+			func() error { return putEach(tx.User, tx.PutUser, func(u sim.User) string { return u.ID }, seed.Users) },
+			func() error {
+				return putEach(tx.Glossary, tx.PutGlossary, func(g sim.Glossary) string { return g.ID }, seed.Glossaries)
+			},
+			func() error {
+				return putEach(tx.Folder, tx.PutFolder, func(f sim.Folder) string { return f.ID }, seed.Folders)
+			},
+			func() error {
+				return putEach(tx.StudioProject, tx.PutStudioProject, func(p sim.StudioProject) string { return p.ID }, seed.Projects)
+			},
+			func() error {
+				return putEach(tx.Video, tx.PutVideo, func(v sim.Video) string { return v.ID }, seed.Videos)
+			},
+		} {
+			if err := put(); err != nil {
+				return err
+			}
 		}
 	}
-	for _, u := range seed.Users {
-		if err := putIfMissing(tx.User, tx.PutUser, u.ID, u); err != nil {
-			return err
-		}
+	accounts := make([]sim.Account, 0, len(fx.Accounts))
+	for _, spec := range fx.Accounts {
+		accounts = append(accounts, accountFrom(spec, now, true))
 	}
-	for _, g := range seed.Glossaries {
-		if err := putIfMissing(tx.Glossary, tx.PutGlossary, g.ID, g); err != nil {
-			return err
-		}
+	get := tx.Account
+	if !keep {
+		get = nil
 	}
-	for _, f := range seed.Folders {
-		if err := putIfMissing(tx.Folder, tx.PutFolder, f.ID, f); err != nil {
-			return err
+	return putEach(get, tx.PutAccount, func(a sim.Account) string { return a.APIKey }, accounts)
+}
+
+// putEach puts every record of vs but those get finds (get nil: every one).
+func putEach[T any](get func(string) (T, error), put func(T) error, key func(T) string, vs []T) error {
+	for _, v := range vs {
+		if get != nil {
+			if _, err := get(key(v)); err == nil {
+				continue
+			} else if !errors.Is(err, sim.ErrNotFound) {
+				return err
+			}
 		}
-	}
-	for _, p := range seed.Projects {
-		if err := putIfMissing(tx.StudioProject, tx.PutStudioProject, p.ID, p); err != nil {
-			return err
-		}
-	}
-	for _, v := range seed.Videos {
-		if err := putIfMissing(tx.Video, tx.PutVideo, v.ID, v); err != nil {
+		if err := put(v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func putIfMissing[T any](get func(string) (T, error), put func(T) error, id string, v T) error {
-	if _, err := get(id); err == nil {
-		return nil
-	} else if !errors.Is(err, sim.ErrNotFound) {
-		return err
-	}
-	return put(v)
-}
-
 // SetFixtures replaces the fixture set in use: catalogue and media rules
 // take effect at once; the set's accounts are created, or reset to their
 // fixture state when they exist.
 func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
-	fx = e.ownKeys(fx)
+	fx = ownFixtures(e.accounts.apiKeys, fx)
 	return e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		prev := e.fixtures.Load()
-		e.fixtures.Store(fx)
+		prev := e.fixtures.get()
+		e.fixtures.cur.Store(fx)
 		// Studio records of the new set are added (existing ones keep their
 		// state), before the accounts that name its users.
-		if err := e.seedStudio(tx, now); err != nil {
-			e.fixtures.Store(prev)
-			return err
+		err := e.seed(tx, now, false)
+		if err == nil {
+			err = e.accounts.ensureUsers(tx, now)
 		}
-		for _, spec := range fx.Accounts {
-			if err := tx.PutAccount(accountFrom(spec, now, true)); err != nil {
-				e.fixtures.Store(prev)
-				return err
-			}
+		if err != nil {
+			e.fixtures.cur.Store(prev)
 		}
-		if err := e.ensureUsers(tx, now); err != nil {
-			e.fixtures.Store(prev)
-			return err
-		}
-		return nil
+		return err
 	})
 }
 
@@ -148,15 +167,15 @@ func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
 // is the base of the next call; fromStartup with no files restores the
 // startup set.
 func (e *Data) LoadFixtureFiles(ctx context.Context, files map[string][]byte, fromStartup bool) (*sim.Fixtures, error) {
-	if e.fixtureFS == nil {
+	if e.fixtures.files == nil {
 		return nil, errors.New("engine: no fixture file set configured")
 	}
 	// One load at a time: each merges over the set the previous one left.
-	e.fixtureMu.Lock()
-	defer e.fixtureMu.Unlock()
-	base := e.fixtureCur
+	e.fixtures.mu.Lock()
+	defer e.fixtures.mu.Unlock()
+	base := e.fixtures.loaded
 	if base == nil || fromStartup {
-		base = e.fixtureFS
+		base = e.fixtures.files
 	}
 	merged, err := fixtures.Merge(base, files)
 	if err != nil {
@@ -169,6 +188,6 @@ func (e *Data) LoadFixtureFiles(ctx context.Context, files map[string][]byte, fr
 	if err := e.SetFixtures(ctx, fx); err != nil {
 		return nil, err
 	}
-	e.fixtureCur = merged
+	e.fixtures.loaded = merged
 	return fx, nil
 }

@@ -3,12 +3,16 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/dubsim/dubsim/sim"
 )
 
 // Idempotency keeps the answers of requests sent with an Idempotency-Key.
-type Idempotency struct{ *core }
+type Idempotency struct {
+	*core
+	ttl time.Duration // Config.IdempotencyWindow
+}
 
 // IdempotencyLookup returns the live record for a key, if any.
 func (e *Idempotency) IdempotencyLookup(ctx context.Context, scope, key string) (sim.IdemRecord, bool, error) {
@@ -23,7 +27,7 @@ func (e *Idempotency) IdempotencyLookup(ctx context.Context, scope, key string) 
 		if err != nil {
 			return err
 		}
-		if now.Sub(r.CreatedAt) < e.idemTTL {
+		if now.Sub(r.CreatedAt) < e.ttl {
 			rec, found = r, true
 		}
 		return nil

@@ -34,7 +34,7 @@ func firstIDs(t *testing.T, opts ...store.Option) (project, studio string) {
 	rc, err := e.Projects.CreateProject(ctx, a.APIKey, newProject("https://v/1min"), nil)
 	require.NoError(t, err)
 	require.NoError(t, st.Update(ctx, func(tx sim.Tx) error {
-		studio, err = e.core.studioID(tx, t0)
+		studio, err = e.Accounts.ids.studioID(tx, t0)
 		return err
 	}))
 	return rc.ProjectID, studio

@@ -14,22 +14,42 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// prefixedEngine is an engine whose keys start with prefix (a sandbox's),
+// prefixRule is an APIKeys rule that starts every key with a prefix (as a
+// sandbox's does).
+type prefixRule string
+
+func (p prefixRule) Hold(k string) string { return string(p) + strings.TrimPrefix(k, string(p)) }
+
+func (p prefixRule) Given(k string) (string, error) {
+	if strings.HasPrefix(k, string(p)) {
+		return k, nil
+	}
+	if strings.HasPrefix(k, sim.SandboxKeyPrefix) {
+		return "", sim.Errorf(sim.CodeValidation, sim.MsgSandboxKey, k)
+	}
+	return string(p) + k, nil
+}
+
+// prefixedEngine is an engine whose keys start with prefix (none when ""),
 // over the default fixtures, which it must not change.
 func prefixedEngine(t *testing.T, prefix string, fx *sim.Fixtures) *Engine {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync(), store.KeySeed(7))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
+	var keys APIKeys
+	if prefix != "" {
+		keys = prefixRule(prefix)
+	}
 	e := New(Config{Store: st, Clock: sim.NewSimClock(func() time.Time { return t0 }, 0), IDs: sim.NewIDs(7),
-		Prober: fakeProber{}, Timing: sim.DefaultTiming, Fixtures: fx, FixtureFS: fixtures.FS, KeyPrefix: prefix})
+		Prober: fakeProber{}, Timing: sim.DefaultTiming, Fixtures: fx, FixtureFS: fixtures.FS, APIKeys: keys})
 	require.NoError(t, e.Start(context.Background()))
 	return e
 }
 
-// TestKeyPrefix: a sandbox's engine holds only keys with its prefix: the
-// fixture accounts', generated ones and given ones; the default refuses
-// keys that look like a sandbox's.
+// TestKeyPrefix: an engine with an APIKeys rule holds only keys of its
+// form: the fixture accounts', generated ones and given ones; the default
+// refuses keys that look like a sandbox's.
 func TestKeyPrefix(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

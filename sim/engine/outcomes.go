@@ -13,7 +13,11 @@ import (
 
 // Outcomes decides how processing ends: forced outcomes of one project or
 // artifact, and rules for the next matching ones.
-type Outcomes struct{ *core }
+type Outcomes struct {
+	*core
+	projects  *Projects
+	artifacts *Artifacts
+}
 
 // ForceArtifact decides how an artifact's processing ends: "ready"
 // (upload_completed, with optional size and duration) or "error"
@@ -55,12 +59,8 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 		if now {
 			a.StartAt, a.DoneAt = minTime(a.StartAt, at), at
 		}
-		if a.Status == sim.ArtifactCreated {
-			a.DueAt = a.StartAt
-		} else {
-			a.DueAt = a.DoneAt
-		}
-		if a, err = e.settleArtifact(tx, a, at); err != nil {
+		schedule(&a)
+		if a, err = e.artifacts.settleArtifact(tx, a, at); err != nil {
 			return err
 		}
 		return tx.PutArtifact(a)
@@ -68,28 +68,36 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 	return a, err
 }
 
-// applyArtifactRules consumes one use of the first outcome rule matching a
-// new artifact (rules with resource "artifact").
+// applyArtifactRules lets the first matching outcome rule (resource
+// "artifact") decide how a new artifact ends.
 func applyArtifactRules(tx sim.Tx, a *sim.Artifact) error {
-	rules, err := loadOutcomeRules(tx)
-	if err != nil || len(rules) == 0 {
+	r, err := useRule(tx, func(r sim.OutcomeRule) bool { return r.MatchesArtifact(*a) })
+	if r == nil || err != nil {
 		return err
 	}
-	for i, r := range rules {
-		if !r.MatchesArtifact(*a) {
-			continue
-		}
-		a.Result = sim.ArtifactResult{Known: true, Origin: "forced"}
-		if r.Outcome == sim.ForceError {
-			a.Result.Fail = r.ErrorMessage
-		}
-		rules[i].Remaining--
-		if rules[i].Remaining == 0 {
-			rules = slices.Delete(rules, i, i+1)
-		}
-		return saveOutcomeRules(tx, rules)
+	a.Result = sim.ArtifactResult{Known: true, Origin: "forced"}
+	if r.Outcome == sim.ForceError {
+		a.Result.Fail = r.ErrorMessage
 	}
 	return nil
+}
+
+// useRule consumes one use of the first outcome rule that matches, in the
+// creating transaction; nil when none does.
+func useRule(tx sim.Tx, match func(sim.OutcomeRule) bool) (*sim.OutcomeRule, error) {
+	rules, err := loadOutcomeRules(tx)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(rules, match)
+	if i < 0 {
+		return nil, nil
+	}
+	r := rules[i]
+	if rules[i].Remaining--; rules[i].Remaining == 0 {
+		rules = slices.Delete(rules, i, i+1)
+	}
+	return &r, saveOutcomeRules(tx, rules)
 }
 
 const (
@@ -118,24 +126,14 @@ func saveOutcomeRules(tx sim.Tx, rules []sim.OutcomeRule) error {
 }
 
 // applyOutcomeRules lets the first matching forced-outcome rule decide how a
-// new project ends, consuming one of its uses in the creating transaction.
+// new project ends.
 func applyOutcomeRules(tx sim.Tx, p *sim.Project, now time.Time) error {
-	rules, err := loadOutcomeRules(tx)
-	if err != nil || len(rules) == 0 {
+	r, err := useRule(tx, func(r sim.OutcomeRule) bool { return r.Matches(p.APIKey, p.SourceVideoURL) })
+	if r == nil || err != nil {
 		return err
 	}
-	for i, r := range rules {
-		if !r.Matches(p.APIKey, p.SourceVideoURL) {
-			continue
-		}
-		force(p, r.Outcome, r.ErrorMessage, false, now)
-		p.History = append(p.History, sim.Event{At: now, Kind: "forced_outcome", Message: r.ID + ": " + r.Outcome})
-		rules[i].Remaining--
-		if rules[i].Remaining == 0 {
-			rules = slices.Delete(rules, i, i+1)
-		}
-		return saveOutcomeRules(tx, rules)
-	}
+	force(p, r.Outcome, r.ErrorMessage, false, now)
+	p.History = append(p.History, sim.Event{At: now, Kind: "forced_outcome", Message: r.ID + ": " + r.Outcome})
 	return nil
 }
 
@@ -181,7 +179,7 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 		if err != nil {
 			return err
 		}
-		if p, err = e.settle(tx, p, at); err != nil {
+		if p, err = e.projects.settle(tx, p, at); err != nil {
 			return err
 		}
 		if p.Status != sim.StatusInProgress {
@@ -189,7 +187,7 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 		}
 		force(&p, outcome, message, now, at)
 		p.History = append(p.History, sim.Event{At: at, Kind: "forced_outcome", Message: outcome})
-		if p, err = e.settle(tx, p, at); err != nil {
+		if p, err = e.projects.settle(tx, p, at); err != nil {
 			return err
 		}
 		return tx.PutProject(p)

@@ -7,21 +7,35 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 	"github.com/dubsim/dubsim/sim/script"
 	"github.com/dubsim/dubsim/sim/statemachine"
 )
 
+const seqProjects = "platform_projects"
+
 // Projects are the platform's dubbing projects and their re-translations.
-type Projects struct{ *core }
+// Decoded ready projects are cached by id: their scripts are the costly
+// part of a read.
+type Projects struct {
+	*core
+	ids      *idgen
+	fixtures *fixtureSet
+	accounts *Accounts
+	prober   Prober
+	timing   sim.Timing
+	work     *workSet // the artifacts' (Artifacts.work): probes are listed with the downloads
+	ready    gencache.Cache[sim.Project]
+}
 
 // settle applies the due transition of p, if any, inside tx.
-func (e *core) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, error) {
+func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, error) {
 	np, effects := statemachine.Next(p, now)
 	if np.Status == p.Status && np.DueAt.Equal(p.DueAt) {
 		return p, nil
 	}
 	if np.Status == sim.StatusReady {
-		Materialize(e.catalog(), e.ids, &np)
+		Materialize(e.fixtures.catalog(), e.ids.seed, &np)
 	}
 	if np.Status != p.Status {
 		noteEvent(tx, Event{Resource: "project", ID: p.ID, From: string(p.Status), To: string(np.Status), At: now, Reason: failReason(np.Status == sim.StatusError, np.ErrorMessage)})
@@ -99,7 +113,7 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 // or check it, so a project id (which follows the seed) is not enough to
 // download a file. A re-translation (a new generation) gives a new one.
 func (e *Projects) OutputSignature(p sim.Project) string {
-	return e.secretToken(16, "output", p.ID, strconv.Itoa(p.OutputGen))
+	return e.ids.secretToken(16, "output", p.ID, strconv.Itoa(p.OutputGen))
 }
 
 // ProjectOutput returns a project for serving its output files, whoever
@@ -125,7 +139,7 @@ func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, e
 // goes negative under concurrent requests; a refusal changes nothing.
 func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewProject, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 	var rc sim.Receipt
-	acct, err := e.account(ctx, apiKey)
+	acct, err := e.accounts.Account(ctx, apiKey)
 	if err != nil {
 		return rc, err
 	}
@@ -186,7 +200,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 		if err != nil {
 			return err
 		}
-		p := e.buildProject(e.keys.PlatformProjectID(seq-1), apiKey, np, info, duration, utterances, now)
+		p := e.buildProject(e.ids.keys.PlatformProjectID(seq-1), apiKey, np, info, duration, utterances, now)
 		p.CostMinutes = cost
 		if err := applyOutcomeRules(tx, &p, now); err != nil {
 			return err
@@ -206,7 +220,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 
 // probe reads the source video's duration; while it runs it is listed as
 // background work (a request in flight waits for it; no advance does).
-func (e *core) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
+func (e *Projects) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
 	w := &work{kind: WorkProbe, started: e.clock.Now()}
 	w.setURL(url)
 	w.set(waitHost)
@@ -215,7 +229,7 @@ func (e *core) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
 	return e.prober.Probe(ctx, url)
 }
 
-func (e *core) buildProject(id, apiKey string, np sim.NewProject, info sim.SourceInfo, duration time.Duration, utterances []string, now time.Time) sim.Project {
+func (e *Projects) buildProject(id, apiKey string, np sim.NewProject, info sim.SourceInfo, duration time.Duration, utterances []string, now time.Time) sim.Project {
 	p := sim.Project{
 		ID: id, APIKey: apiKey, Name: np.Name,
 		SourceLang: np.SourceLang, TargetLang: np.TargetLang, SourceVideoURL: np.SourceVideoURL,

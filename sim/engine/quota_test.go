@@ -51,10 +51,10 @@ func TestUploadQuotas(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, got.Uploaded)
 
-	h.e.core.pool.mu.Lock()
-	defer h.e.core.pool.mu.Unlock()
-	assert.Empty(t, h.e.core.reserved, "nothing in flight once done")
-	assert.Zero(t, h.e.core.pool.reservedTotal)
+	h.e.Artifacts.quota.pool.mu.Lock()
+	defer h.e.Artifacts.quota.pool.mu.Unlock()
+	assert.Empty(t, h.e.Artifacts.quota.reserved, "nothing in flight once done")
+	assert.Zero(t, h.e.Artifacts.quota.pool.reservedTotal)
 }
 
 // A company may have PresignsPerCompany uploads outstanding; a used one no
@@ -110,9 +110,9 @@ func TestDownloadQuotas(t *testing.T) {
 	_, err = h.e.Uploads.ReceiveUpload(ctx, upload.ID, strings.NewReader(strings.Repeat("x", 6)))
 	assert.ErrorIs(t, err, sim.ErrStorageQuota, "the downloaded file counts against an upload")
 
-	h.e.core.pool.mu.Lock()
-	defer h.e.core.pool.mu.Unlock()
-	assert.Empty(t, h.e.core.reserved, "nothing in flight once done")
+	h.e.Artifacts.quota.pool.mu.Lock()
+	defer h.e.Artifacts.quota.pool.mu.Unlock()
+	assert.Empty(t, h.e.Artifacts.quota.reserved, "nothing in flight once done")
 }
 
 // A company may have DownloadsPerCompany downloads pending (fidelity HX1);
@@ -139,9 +139,9 @@ func TestDownloadsPerCompany(t *testing.T) {
 	h.e.Artifacts.WaitDownloads()
 	h.create(t, artKey, na)
 	h.e.Artifacts.WaitDownloads()
-	h.e.core.dlMu.Lock()
-	defer h.e.core.dlMu.Unlock()
-	assert.Empty(t, h.e.core.dlPending, "nothing pending once done")
+	h.e.Artifacts.pendingMu.Lock()
+	defer h.e.Artifacts.pendingMu.Unlock()
+	assert.Empty(t, h.e.Artifacts.pending, "nothing pending once done")
 }
 
 // Without FetchErrorDetail, a downloaded file that is not media is failed

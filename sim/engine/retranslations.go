@@ -32,7 +32,7 @@ func (e *Projects) Retranslate(ctx context.Context, apiKey, id string, in sim.Re
 		if p.Status != sim.StatusReady {
 			return sim.Errorf(sim.CodeValidation, sim.MsgRetranslationNotReady, p.ID, p.Status)
 		}
-		rt, err := statemachine.ValidateRetranslation(e.catalog(), acct, p, in)
+		rt, err := statemachine.ValidateRetranslation(e.fixtures.catalog(), acct, p, in)
 		if err != nil || dryRun {
 			return err
 		}

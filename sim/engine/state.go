@@ -23,7 +23,7 @@ func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) 
 	if err != nil {
 		return sim.State{}, err
 	}
-	if _, err := e.tick(ctx); err != nil { // show settled state: every due transition applied
+	if _, err := e.sweeper.sweep(ctx, e.clock.Now()); err != nil { // show settled state: every due transition applied
 		return sim.State{}, err
 	}
 	now := e.clock.Now()
@@ -34,7 +34,7 @@ func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) 
 	limit = min(limit, sim.MaxStateLimit)
 	st := sim.State{Now: now.UTC().Format("2006-01-02T15:04:05.000Z"), TimeScale: e.clock.Scale(), Frozen: e.frozenNow(),
 		Accounts: []sim.Account{}, Projects: []sim.ProjectState{}, PendingTransitions: []sim.Transition{}}
-	fx := e.fixtureSet()
+	fx := e.fixtures.get()
 	st.Fixtures = map[string]int{"accounts": len(fx.Accounts), "source_langs": len(fx.Catalog.SourceLangs),
 		"target_langs": len(fx.Catalog.TargetLangs), "media_rules": len(fx.MediaRules)}
 	for _, vs := range fx.Catalog.Voices {
@@ -257,7 +257,7 @@ func studioState(tx sim.Tx, st *sim.State, pending *firstN[pendingEntry]) error 
 // and its whole count in Totals. A ProjectID that names no studio project
 // is a not-found error.
 func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDump, error) {
-	if _, err := e.tick(ctx); err != nil {
+	if _, err := e.sweeper.sweep(ctx, e.clock.Now()); err != nil {
 		return sim.StudioDump{}, err
 	}
 	d := &sim.StudioDump{Companies: []sim.Company{}, Users: []sim.User{}, Folders: []sim.Folder{},
@@ -276,54 +276,31 @@ func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDu
 		}
 		in := func(c string) bool { return company == "" || c == company }
 		steps := []error{
-			tx.ForEachCompany(func(c sim.Company) error {
-				if in(c.ID) {
-					d.Companies = keep(d, "companies", d.Companies, c)
-				}
-				return nil
-			}),
-			tx.ForEachUser(func(u sim.User) error {
-				if in(u.CompanyID) {
-					d.Users = keep(d, "users", d.Users, u)
-				}
-				return nil
-			}),
-			tx.ForEachFolder(func(fo sim.Folder) error {
-				if in(fo.CompanyID) {
-					d.Folders = keep(d, "folders", d.Folders, fo)
-				}
-				return nil
-			}),
-			tx.ForEachGlossary(func(g sim.Glossary) error {
-				if in(g.CompanyID) {
-					d.Glossaries = keep(d, "glossaries", d.Glossaries, g)
-				}
-				return nil
-			}),
-			tx.ForEachStudioProject(company, func(p sim.StudioProject) error {
-				if f.ProjectID == "" || p.ID == f.ProjectID {
-					d.Projects = keep(d, "projects", d.Projects, p)
-				}
-				return nil
-			}),
-			tx.ForEachVideo(f.ProjectID, func(v sim.Video) error {
-				if in(v.CompanyID) {
-					d.Videos = keep(d, "videos", d.Videos, v)
-				}
-				return nil
-			}),
+			tx.ForEachCompany(keepIf(d, "companies", &d.Companies, func(c sim.Company) bool { return in(c.ID) })),
+			tx.ForEachUser(keepIf(d, "users", &d.Users, func(u sim.User) bool { return in(u.CompanyID) })),
+			tx.ForEachFolder(keepIf(d, "folders", &d.Folders, func(fo sim.Folder) bool { return in(fo.CompanyID) })),
+			tx.ForEachGlossary(keepIf(d, "glossaries", &d.Glossaries, func(g sim.Glossary) bool { return in(g.CompanyID) })),
+			tx.ForEachStudioProject(company, keepIf(d, "projects", &d.Projects, func(p sim.StudioProject) bool {
+				return f.ProjectID == "" || p.ID == f.ProjectID
+			})),
+			tx.ForEachVideo(f.ProjectID, keepIf(d, "videos", &d.Videos, func(v sim.Video) bool { return in(v.CompanyID) })),
 		}
 		if f.ProjectID == "" {
-			steps = append(steps, tx.ForEachArtifact(func(a sim.Artifact) error {
-				if in(a.CompanyID) {
-					d.Artifacts = keep(d, "artifacts", d.Artifacts, a)
-				}
-				return nil
-			}))
+			steps = append(steps, tx.ForEachArtifact(keepIf(d, "artifacts", &d.Artifacts, func(a sim.Artifact) bool { return in(a.CompanyID) })))
 		}
 		return errors.Join(steps...)
 	})
 	return *d, err
+}
+
+// keepIf is a ForEach callback that keeps (keep) the records ok selects.
+func keepIf[T any](d *sim.StudioDump, name string, list *[]T, ok func(T) bool) func(T) error {
+	return func(x T) error {
+		if ok(x) {
+			*list = keep(d, name, *list, x)
+		}
+		return nil
+	}
 }
 
 // keep appends x to list while it holds fewer than sim.MaxStateList

@@ -183,7 +183,7 @@ func TestPlaceAccountWithAUser(t *testing.T) {
 			before, err := h.e.Data.StudioDump(ctx, sim.StudioFilter{})
 			require.NoError(t, err)
 			a := sim.Account{APIKey: "sp-placed", Name: "Placed", UserID: tc.userID}
-			err = h.st.Update(ctx, func(tx sim.Tx) error { return h.e.core.placeAccount(tx, &a, spInitech, "", t0) })
+			err = h.st.Update(ctx, func(tx sim.Tx) error { return h.e.Accounts.placeAccount(tx, &a, spInitech, "", t0) })
 			if tc.msg != "" {
 				assert.Equal(t, sim.CodeValidation, sim.ErrorCode(err))
 				assert.EqualError(t, err, tc.msg)
@@ -260,7 +260,7 @@ func TestSeedStudioWithoutStudioFixtures(t *testing.T) {
 	assert.Equal(t, spUserAlice, a.UserID, "fixture accounts still name their user")
 }
 
-func TestPutIfMissing(t *testing.T) {
+func TestPutEach(t *testing.T) {
 	t.Parallel()
 	errDisk := errors.New("disk on fire")
 	cases := []struct {
@@ -281,7 +281,7 @@ func TestPutIfMissing(t *testing.T) {
 			var gotID, put string
 			get := func(id string) (string, error) { gotID = id; return "stored", tc.getErr }
 			putFn := func(v string) error { put = v; return tc.putErr }
-			err := putIfMissing(get, putFn, "id-1", "seed")
+			err := putEach(get, putFn, func(string) string { return "id-1" }, []string{"seed"})
 			assert.Equal(t, tc.wantErr, err)
 			assert.Equal(t, "id-1", gotID)
 			if tc.wantPut {
@@ -344,7 +344,7 @@ func TestStudioIDs(t *testing.T) {
 	var ids []string
 	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
 		for _, at := range []time.Time{t0, t0, t0.Add(time.Second)} {
-			id, err := h.e.core.studioID(tx, at)
+			id, err := h.e.Accounts.ids.studioID(tx, at)
 			if err != nil {
 				return err
 			}
@@ -386,9 +386,9 @@ func TestUUID(t *testing.T) {
 	seen := map[string]string{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			u := h.e.core.uuid(tc.parts...)
+			u := h.e.Accounts.ids.uuid(tc.parts...)
 			assert.Regexp(t, shape, u)
-			assert.Equal(t, u, h.e.core.uuid(tc.parts...), "keyed by the store's secret: the same parts give the same UUID")
+			assert.Equal(t, u, h.e.Accounts.ids.uuid(tc.parts...), "keyed by the store's secret: the same parts give the same UUID")
 			if prev, ok := seen[u]; ok {
 				t.Errorf("%s gives the UUID of %s", tc.name, prev)
 			}

@@ -287,7 +287,7 @@ func TestStudioStoreFailuresArePassedOn(t *testing.T) {
 		}
 	}
 	sweep := func(s scene) error {
-		_, err := s.h.e.core.sweepStudio(context.Background(), s.h.e.Clock.Now())
+		_, err := s.h.e.Clock.sweeper.sweepStudio(context.Background(), s.h.e.Clock.Now())
 		return err
 	}
 	cases := []struct {
@@ -307,31 +307,31 @@ func TestStudioStoreFailuresArePassedOn(t *testing.T) {
 		{name: "account: reading the user named", fault: spFault{"User", 1}, run: func(s scene) error {
 			return inTx(s, func(tx sim.Tx) error {
 				a := sim.Account{APIKey: "sp-new", UserID: spUserAlice}
-				return s.h.e.core.placeAccount(tx, &a, "", "", t0)
+				return s.h.e.Accounts.placeAccount(tx, &a, "", "", t0)
 			})
 		}},
 		{name: "seed: companies", fault: spFault{"Company", 1}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.core.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: users", fault: spFault{"User", 2}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.core.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: glossaries", fault: spFault{"Glossary", 3}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.core.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: folders", fault: spFault{"Folder", 1}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.core.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: projects", fault: spFault{"StudioProject", 6}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.core.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "seed: videos", fault: spFault{"Video", 15}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.core.seedStudio(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
 		{name: "start: listing the accounts", fault: spFault{"ForEachAccount", 1}, run: func(s scene) error { return s.h.e.Start(context.Background()) }},
 		{name: "start: placing an orphan", fault: spFault{"NextSequence", 1}, run: func(s scene) error { return s.h.e.Start(context.Background()) }},
 		{name: "start: storing an orphan", fault: spFault{"PutAccount", 1}, run: func(s scene) error {
-			return inTx(s, func(tx sim.Tx) error { return s.h.e.core.ensureUsers(tx, t0) })
+			return inTx(s, func(tx sim.Tx) error { return s.h.e.Accounts.ensureUsers(tx, t0) })
 		}},
 		{name: "account studio settings", fault: spFault{"Account", 1}, run: func(s scene) error {
 			_, err := s.h.e.Accounts.SetAccountStudio(context.Background(), spKeyAlice, sim.AccountStudioChange{SetRateLimit: true, RateLimit: &sim.RateLimit{PerDay: 1}})

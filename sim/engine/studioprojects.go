@@ -6,12 +6,18 @@ import (
 	"sort"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 )
 
 // StudioProjects are the studio's projects, which hold videos.
-type StudioProjects struct{ *core }
+// They are cached by id.
+type StudioProjects struct {
+	*core
+	ids   *idgen
+	cache gencache.Cache[sim.StudioProject]
+}
 
-func (e *core) ownedStudioProject(tx sim.Tx, c sim.Caller, id string) (sim.StudioProject, error) {
+func ownedStudioProject(tx sim.Tx, c sim.Caller, id string) (sim.StudioProject, error) {
 	p, err := tx.StudioProject(id)
 	if errors.Is(err, sim.ErrNotFound) {
 		return p, studioMissing()
@@ -43,17 +49,17 @@ func (e *StudioProjects) ListStudioProjects(ctx context.Context, c sim.Caller) (
 // StudioProject returns a project of the caller's company.
 func (e *StudioProjects) StudioProject(ctx context.Context, c sim.Caller, id string) (sim.StudioProject, error) {
 	gen := e.writes.Load()
-	if p, ok := e.studioProjects.Get(id, gen); ok && p.CompanyID == c.Company.ID {
+	if p, ok := e.cache.Get(id, gen); ok && p.CompanyID == c.Company.ID {
 		return p, nil
 	}
 	var p sim.StudioProject
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		var err error
-		p, err = e.ownedStudioProject(tx, c, id)
+		p, err = ownedStudioProject(tx, c, id)
 		return err
 	})
 	if err == nil {
-		e.studioProjects.Put(id, p, gen)
+		e.cache.Put(id, p, gen)
 	}
 	return p, err
 }
@@ -121,7 +127,7 @@ func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, 
 		if err := applyProjectInput(tx, c, &p, in); err != nil {
 			return err
 		}
-		id, err := e.studioID(tx, now)
+		id, err := e.ids.studioID(tx, now)
 		if err != nil {
 			return err
 		}
@@ -139,7 +145,7 @@ func (e *StudioProjects) UpdateStudioProject(ctx context.Context, c sim.Caller, 
 	var p sim.StudioProject
 	err := e.update(ctx, func(tx sim.Tx) error {
 		var err error
-		if p, err = e.ownedStudioProject(tx, c, id); err != nil {
+		if p, err = ownedStudioProject(tx, c, id); err != nil {
 			return err
 		}
 		if err := applyProjectInput(tx, c, &p, in); err != nil {

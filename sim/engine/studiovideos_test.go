@@ -605,7 +605,7 @@ func TestSweepStudio(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			n, err := h.e.core.sweepStudio(ctx, s.at)
+			n, err := h.e.Clock.sweeper.sweepStudio(ctx, s.at)
 			require.NoError(t, err)
 			assert.Equal(t, s.want, n)
 			var got sim.Artifact
@@ -629,7 +629,7 @@ func TestSweepStudioInBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := spHarness(t)
-	const n = studioSweep + 88
+	const n = sweepBatch + 88
 	ids := make([]string, n)
 	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
 		for i := range ids {
@@ -655,10 +655,10 @@ func TestSweepStudioInBatches(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			got, err := h.e.core.sweepStudio(ctx, s.at)
+			got, err := h.e.Clock.sweeper.sweepStudio(ctx, s.at)
 			require.NoError(t, err)
 			assert.Equal(t, s.want, got)
-			for _, id := range []string{ids[0], ids[studioSweep-1], ids[studioSweep], ids[n-1]} {
+			for _, id := range []string{ids[0], ids[sweepBatch-1], ids[sweepBatch], ids[n-1]} {
 				v := spStoredVideo(t, h, id)
 				assert.Equal(t, s.status, v.Status, id)
 				assert.Equal(t, s.at, v.UpdatedAt, id)
@@ -678,7 +678,7 @@ func TestSweepStudioUnschedulesAStuckArtifact(t *testing.T) {
 		Pending: true, StartAt: t0, DoneAt: t0, DueAt: t0, CreatedAt: t0, UpdatedAt: t0}
 	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error { return tx.PutArtifact(stuck) }))
 
-	n, err := h.e.core.sweepStudio(ctx, t0.Add(time.Second))
+	n, err := h.e.Clock.sweeper.sweepStudio(ctx, t0.Add(time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	var got sim.Artifact
@@ -690,7 +690,7 @@ func TestSweepStudioUnschedulesAStuckArtifact(t *testing.T) {
 	assert.True(t, got.DueAt.IsZero(), "unscheduled")
 	stuck.DueAt = time.Time{}
 	assert.Equal(t, stuck, got, "nothing else changes")
-	n, err = h.e.core.sweepStudio(ctx, t0.Add(time.Hour))
+	n, err = h.e.Clock.sweeper.sweepStudio(ctx, t0.Add(time.Hour))
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }
@@ -710,7 +710,7 @@ func TestSweepStudioCountsEveryChange(t *testing.T) {
 				DueAt: t0, CreatedAt: t0, UpdatedAt: t0}),
 		)
 	}))
-	n, err := h.e.core.sweepStudio(ctx, t0)
+	n, err := h.e.Clock.sweeper.sweepStudio(ctx, t0)
 	require.NoError(t, err)
 	assert.Equal(t, sim.VideoInProgress, spStoredVideo(t, h, "ffffffffffffffffffffffff").Status)
 	assert.Equal(t, 2, n, "one artifact and one video changed")

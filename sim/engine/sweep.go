@@ -2,14 +2,39 @@ package engine
 
 import (
 	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
 )
 
+// sweepBatch is the most records of one kind a sweep transaction settles.
+const sweepBatch = 512
+
+// sweeper applies the transitions that are due, in batches, with the settle
+// rules of the services that own the records, and purges expired
+// idempotency records. It skips the records it finds damaged (damage.go).
+type sweeper struct {
+	*core
+	projects  *Projects
+	artifacts *Artifacts
+	videos    *Videos
+	idemTTL   time.Duration
+	// lastPurge is the simulated time (Unix ns) of the last purge of
+	// expired idempotency records.
+	lastPurge atomic.Int64
+	// broken holds the records ("project/ID") the sweep skips as damaged.
+	brokenMu sync.Mutex
+	broken   map[string]struct{}
+	// lastStack is the panic whose stack the sweep reported last.
+	lastStack atomic.Value
+}
+
 // sweep applies the due transitions of platform projects, then of studio
 // artifacts and videos.
-func (e *core) sweep(ctx context.Context, now time.Time) (int, error) {
+func (e *sweeper) sweep(ctx context.Context, now time.Time) (int, error) {
 	if idle, err := e.idle(ctx, now); err != nil || idle {
 		return 0, err
 	}
@@ -25,83 +50,30 @@ func (e *core) sweep(ctx context.Context, now time.Time) (int, error) {
 // idempotency records (lookups ignore expired records anyway).
 const purgeEvery = time.Minute
 
-// idle reports whether a sweep at now has nothing to do: no transition is
-// due and expired idempotency records were purged less than purgeEvery
-// ago. It only reads: an empty write transaction still rewrites the
-// freelist and syncs the file, which the 200 ms tick did five times a
-// second on an idle server (and it invalidated the read caches).
-func (e *core) idle(ctx context.Context, now time.Time) (bool, error) {
-	if d := now.Sub(time.Unix(0, e.lastPurge.Load())); d >= purgeEvery || d < 0 {
-		return false, nil
-	}
-	idle := true
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		for _, due := range []struct {
-			resource string
-			list     func(time.Time, int) ([]string, error)
-		}{{"project", tx.DueProjects}, {"artifact", tx.DueArtifacts}, {"video", tx.DueVideos}} {
-			ids, err := e.dueIDs(due.resource, due.list, now, 1)
-			if err != nil || len(ids) > 0 {
-				idle = false
-				return err
-			}
-		}
-		return nil
-	})
-	return idle, err
+// dueKind is one kind of record the sweep settles: its due list in a
+// transaction and its settle rule.
+type dueKind struct {
+	resource string
+	list     func(sim.Tx) func(time.Time, int) ([]string, error)
+	settle   func(tx sim.Tx, id string) error
 }
 
-func (e *core) sweepProjects(ctx context.Context, now time.Time) (int, error) {
-	settle := func(tx sim.Tx, id string) error {
+// kinds are the records due at now, in the order the sweep settles them.
+func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
+	projects = []dueKind{{"project", func(tx sim.Tx) func(time.Time, int) ([]string, error) { return tx.DueProjects }, func(tx sim.Tx, id string) error {
 		p, err := tx.Project(id)
 		if err != nil {
 			return err
 		}
-		_, err = e.settle(tx, p, now)
+		_, err = e.projects.settle(tx, p, now)
 		return err
-	}
-	total := 0
-	for {
-		var ids []string
-		err := Recovered(func() error {
-			return e.update(ctx, func(tx sim.Tx) error {
-				var err error
-				if ids, err = e.dueIDs("project", tx.DueProjects, now, sweepBatch); err != nil {
-					return err
-				}
-				for _, id := range ids {
-					if err := settle(tx, id); err != nil {
-						return err
-					}
-				}
-				if len(ids) < sweepBatch {
-					if _, err := tx.PurgeIdempotency(now.Add(-e.idemTTL)); err != nil {
-						return err
-					}
-					e.lastPurge.Store(now.UnixNano())
-				}
-				return nil
-			})
-		})
-		if err != nil && damaged(err) && len(ids) > 0 && ctx.Err() == nil {
-			err = e.settleEach(ctx, "project", ids, settle)
-		}
-		total += len(ids)
-		if err != nil || len(ids) < sweepBatch {
-			return total, err
-		}
-	}
-}
-
-// sweepStudio applies due artifact and video transitions; it returns how
-// many records it changed.
-func (e *core) sweepStudio(ctx context.Context, now time.Time) (int, error) {
-	settleArtifact := func(tx sim.Tx, id string) error {
+	}}}
+	studio = []dueKind{{"artifact", func(tx sim.Tx) func(time.Time, int) ([]string, error) { return tx.DueArtifacts }, func(tx sim.Tx, id string) error {
 		a, err := tx.Artifact(id)
 		if err != nil {
 			return err
 		}
-		na, err := e.settleArtifact(tx, a, now)
+		na, err := e.artifacts.settleArtifact(tx, a, now)
 		if err != nil {
 			return err
 		}
@@ -112,50 +84,106 @@ func (e *core) sweepStudio(ctx context.Context, now time.Time) (int, error) {
 			return tx.PutArtifact(na)
 		}
 		return nil
-	}
-	settleVideo := func(tx sim.Tx, id string) error {
+	}}, {"video", func(tx sim.Tx) func(time.Time, int) ([]string, error) { return tx.DueVideos }, func(tx sim.Tx, id string) error {
 		v, err := tx.Video(id)
 		if err != nil {
 			return err
 		}
-		_, err = e.settleVideo(tx, v, now)
+		_, err = e.videos.settleVideo(tx, v, now)
 		return err
+	}}}
+	return projects, studio
+}
+
+// idle reports whether a sweep at now has nothing to do: no transition is
+// due and expired idempotency records were purged less than purgeEvery
+// ago. It only reads: an empty write transaction still rewrites the
+// freelist and syncs the file, which the 200 ms tick did five times a
+// second on an idle server (and it invalidated the read caches).
+func (e *sweeper) idle(ctx context.Context, now time.Time) (bool, error) {
+	if d := now.Sub(time.Unix(0, e.lastPurge.Load())); d >= purgeEvery || d < 0 {
+		return false, nil
 	}
-	total := 0
-	for {
-		var ids, vids []string
-		err := Recovered(func() error {
-			return e.update(ctx, func(tx sim.Tx) error {
-				var err error
-				if ids, err = e.dueIDs("artifact", tx.DueArtifacts, now, studioSweep); err != nil {
-					return err
-				}
-				for _, id := range ids {
-					if err := settleArtifact(tx, id); err != nil {
-						return err
-					}
-				}
-				if vids, err = e.dueIDs("video", tx.DueVideos, now, studioSweep); err != nil {
-					return err
-				}
-				for _, id := range vids {
-					if err := settleVideo(tx, id); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		})
-		if err != nil && damaged(err) && ctx.Err() == nil && len(ids)+len(vids) > 0 {
-			err = e.settleEach(ctx, "artifact", ids, settleArtifact)
-			if err == nil {
-				err = e.settleEach(ctx, "video", vids, settleVideo)
+	projects, studio := e.kinds(now)
+	idle := true
+	err := e.store.View(ctx, func(tx sim.Tx) error {
+		for _, k := range append(projects, studio...) {
+			ids, err := e.dueIDs(k.resource, k.list(tx), now, 1)
+			if err != nil || len(ids) > 0 {
+				idle = false
+				return err
 			}
 		}
-		// Every record due counts; another batch follows while either
-		// list filled its batch.
-		total += len(ids) + len(vids)
-		if err != nil || (len(ids) < studioSweep && len(vids) < studioSweep) {
+		return nil
+	})
+	return idle, err
+}
+
+// sweepProjects applies due project transitions, then purges expired
+// idempotency records; it returns how many projects it settled.
+func (e *sweeper) sweepProjects(ctx context.Context, now time.Time) (int, error) {
+	projects, _ := e.kinds(now)
+	return e.sweepBatches(ctx, now, projects, func(tx sim.Tx) error {
+		if _, err := tx.PurgeIdempotency(now.Add(-e.idemTTL)); err != nil {
+			return err
+		}
+		e.lastPurge.Store(now.UnixNano())
+		return nil
+	})
+}
+
+// sweepStudio applies due artifact and video transitions; it returns how
+// many records it settled.
+func (e *sweeper) sweepStudio(ctx context.Context, now time.Time) (int, error) {
+	_, studio := e.kinds(now)
+	return e.sweepBatches(ctx, now, studio, nil)
+}
+
+// sweepBatches settles the due records of kinds, up to sweepBatch of each
+// in one transaction, until no kind fills its batch; last runs in the
+// transaction that fills none. A batch that fails on a damaged record is
+// settled again one record at a time (settleEach). Every record due counts.
+func (e *sweeper) sweepBatches(ctx context.Context, now time.Time, kinds []dueKind, last func(sim.Tx) error) (int, error) {
+	total := 0
+	for {
+		ids := make([][]string, len(kinds))
+		// full: a kind filled its batch, so another batch follows.
+		full := func() bool {
+			return slices.ContainsFunc(ids, func(l []string) bool { return len(l) == sweepBatch })
+		}
+		err := Recovered(func() error {
+			return e.update(ctx, func(tx sim.Tx) error {
+				for i, k := range kinds {
+					var err error
+					if ids[i], err = e.dueIDs(k.resource, k.list(tx), now, sweepBatch); err != nil {
+						return err
+					}
+					for _, id := range ids[i] {
+						if err := k.settle(tx, id); err != nil {
+							return err
+						}
+					}
+				}
+				if last == nil || full() {
+					return nil
+				}
+				return last(tx)
+			})
+		})
+		n := 0
+		for _, l := range ids {
+			n += len(l)
+		}
+		if err != nil && damaged(err) && ctx.Err() == nil && n > 0 {
+			err = nil
+			for i, k := range kinds {
+				if err == nil {
+					err = e.settleEach(ctx, k.resource, ids[i], k.settle)
+				}
+			}
+		}
+		total += n
+		if err != nil || !full() {
 			return total, err
 		}
 	}

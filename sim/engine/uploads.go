@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/dubsim/dubsim/sim"
 )
 
 // Uploads are the studio's presigned upload slots and the files PUT to them.
-type Uploads struct{ *core }
+// Their files count against the storage quotas of Artifacts.
+type Uploads struct {
+	*core
+	ids   *idgen
+	quota *quotas
+	files mediaFiles
+}
 
 // PresignUpload opens an upload slot for fileName, valid for 24 hours. Its
 // id is keyed by the store's secret, so another company cannot guess it. A
@@ -21,7 +26,7 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 	var u sim.Upload
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		if limit := e.quota.PresignsPerCompany; limit > 0 {
+		if limit := e.quota.limits.PresignsPerCompany; limit > 0 {
 			open := 0
 			err := tx.ForEachUpload(func(o sim.Upload) error {
 				if o.CompanyID == c.Company.ID && !o.Uploaded && now.Before(o.ExpiresAt) {
@@ -40,7 +45,7 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 		if err != nil {
 			return err
 		}
-		id := e.uuid("upload", fmt.Sprint(seq))
+		id := e.ids.uuid("upload", fmt.Sprint(seq))
 		u = sim.Upload{ID: id, APIKey: c.Account.APIKey, CompanyID: c.Company.ID, FileName: fileName,
 			S3Path:    "s3://" + sim.UploadBucket + "/temp/" + id + "/" + fileName,
 			ExpiresAt: now.Add(sim.UploadValidity), CreatedAt: now}
@@ -52,7 +57,7 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 // UploadSignature is the signature of an upload's presigned URL, keyed by
 // the store's secret: only this store can make or check it.
 func (e *Uploads) UploadSignature(u sim.Upload) string {
-	return e.secretToken(32, "presign", u.ID, u.FileName, fmt.Sprint(u.ExpiresAt.Unix()))
+	return e.ids.secretToken(32, "presign", u.ID, u.FileName, fmt.Sprint(u.ExpiresAt.Unix()))
 }
 
 // Upload returns an upload slot.
@@ -70,7 +75,7 @@ func (e *Uploads) Upload(ctx context.Context, id string) (sim.Upload, error) {
 // one, as a storage PUT does), reads its media header and records size,
 // format and duration. The caller has checked the signature and expiry.
 func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) (sim.Upload, error) {
-	if e.blobs == nil {
+	if e.files.blobs == nil {
 		return sim.Upload{}, errors.New("uploads need a blob directory")
 	}
 	name := "upload-" + id
@@ -79,11 +84,11 @@ func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) 
 		return sim.Upload{}, err
 	}
 	defer qr.release() // once the record counts the file
-	n, err := e.blobs.Write(name, qr, sim.MaxArtifactBytes)
+	n, err := e.files.blobs.Write(name, qr, sim.MaxArtifactBytes)
 	if err != nil {
 		return sim.Upload{}, err
 	}
-	format, dur, mf := e.inspectBlob(name)
+	format, dur, mf := e.files.read(name)
 	var u sim.Upload
 	err = e.update(ctx, func(tx sim.Tx) error {
 		var err error
@@ -96,135 +101,29 @@ func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) 
 	return u, err
 }
 
-func (e *core) inspectBlob(name string) (string, *float64, sim.MediaFormat) {
-	if e.inspect == nil {
+// mediaFiles are the stored files and the reader of their media headers.
+type mediaFiles struct {
+	blobs   Blobs
+	inspect Inspector
+}
+
+// read returns the format, duration and encoding of a stored file (a nil
+// duration: not media, or no inspector).
+func (f mediaFiles) read(name string) (string, *float64, sim.MediaFormat) {
+	if f.inspect == nil {
 		return "", nil, sim.MediaFormat{}
 	}
-	f, size, err := e.blobs.Open(name)
+	r, size, err := f.blobs.Open(name)
 	if err != nil {
 		return "", nil, sim.MediaFormat{}
 	}
-	defer f.Close()
-	format, d, mf, err := e.inspect(f, size)
+	defer r.Close()
+	format, d, mf, err := f.inspect(r, size)
 	if err != nil {
 		return format, nil, sim.MediaFormat{}
 	}
 	s := d.Seconds()
 	return format, &s, mf
-}
-
-// quotaCount counts the bytes of a file being received (an upload, or an
-// artifact's download) against the quotas, as they arrive, together with
-// the other files in flight, and fails with sim.ErrStorageQuota at the first
-// byte past one. The stored usage is read when the file starts (the
-// upload's own earlier file, which it replaces, not counted).
-type quotaCount struct {
-	e            *core
-	company      string
-	stored, mine int64 // bytes stored when the file started: in all, of the company
-	read         int64
-	released     bool
-}
-
-// newQuotaCount starts counting a file of company's; exceptUpload is the
-// upload it replaces ("": none).
-func (e *core) newQuotaCount(ctx context.Context, company, exceptUpload string) (*quotaCount, error) {
-	qc := &quotaCount{e: e, company: company}
-	q := e.quota
-	if q.Total <= 0 && q.PerCompany <= 0 {
-		qc.released = true // nothing to count
-		return qc, nil
-	}
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		qc.stored, qc.mine, err = storedBytes(tx, company, exceptUpload)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The files of the other engines of a shared pool count in all. One
-	// that cannot be read is closing (its files are about to go): it
-	// counts nothing.
-	for _, o := range e.pool.others(e) {
-		_ = o.store.View(ctx, func(tx sim.Tx) error {
-			all, _, err := storedBytes(tx, "", "")
-			if err == nil {
-				qc.stored += all
-			}
-			return err
-		})
-	}
-	// A file of 0 bytes is refused too when the quota is used up.
-	if err := qc.count(0); err != nil {
-		qc.release()
-		return nil, err
-	}
-	return qc, nil
-}
-
-// storedBytes is the bytes of the files stored, in all and of company's:
-// the uploaded files but exceptUpload's, and the downloaded artifacts.
-func storedBytes(tx sim.Tx, company, exceptUpload string) (all, mine int64, err error) {
-	err = tx.ForEachUpload(func(o sim.Upload) error {
-		if !o.Uploaded || o.ID == exceptUpload {
-			return nil
-		}
-		all += o.Size
-		if o.CompanyID == company {
-			mine += o.Size
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, 0, err
-	}
-	err = tx.ForEachArtifact(func(a sim.Artifact) error {
-		all += a.Result.Stored
-		if a.CompanyID == company {
-			mine += a.Result.Stored
-		}
-		return nil
-	})
-	return all, mine, err
-}
-
-// count adds n bytes read to the bytes in flight and checks the quotas.
-func (qc *quotaCount) count(n int64) error {
-	if qc.released {
-		return nil
-	}
-	e, q := qc.e, qc.e.quota
-	e.pool.mu.Lock()
-	defer e.pool.mu.Unlock()
-	qc.read += n
-	e.reserved[qc.company] += n
-	e.pool.reservedTotal += n
-	mine, total := qc.mine+e.reserved[qc.company], qc.stored+e.pool.reservedTotal
-	switch {
-	case q.PerCompany > 0 && (mine > q.PerCompany || n == 0 && mine >= q.PerCompany):
-		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgCompanyQuota, gb(q.PerCompany))}
-	case q.Total > 0 && (total > q.Total || n == 0 && total >= q.Total):
-		return &sim.QuotaError{Reason: fmt.Sprintf(sim.MsgTotalQuota, gb(q.Total))}
-	}
-	return nil
-}
-
-// release stops counting the file's bytes as in flight: it is stored (and
-// its record counts it) or failed.
-func (qc *quotaCount) release() {
-	e := qc.e
-	e.pool.mu.Lock()
-	defer e.pool.mu.Unlock()
-	if qc.released {
-		return
-	}
-	qc.released = true
-	e.reserved[qc.company] -= qc.read
-	if e.reserved[qc.company] == 0 {
-		delete(e.reserved, qc.company)
-	}
-	e.pool.reservedTotal -= qc.read
 }
 
 // quotaReader counts an upload's body (quotaCount).
@@ -235,7 +134,7 @@ type quotaReader struct {
 
 func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*quotaReader, error) {
 	var company string
-	if q := e.quota; q.Total > 0 || q.PerCompany > 0 {
+	if q := e.quota.limits; q.Total > 0 || q.PerCompany > 0 {
 		err := e.store.View(ctx, func(tx sim.Tx) error {
 			u, err := tx.Upload(id)
 			company = u.CompanyID
@@ -245,7 +144,7 @@ func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*
 			return nil, err
 		}
 	}
-	qc, err := e.newQuotaCount(ctx, company, id)
+	qc, err := e.quota.start(ctx, company, id)
 	if err != nil {
 		return nil, err
 	}
@@ -261,19 +160,3 @@ func (qr *quotaReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// quotaWriter counts a download's bytes (quotaCount) before they are written.
-type quotaWriter struct {
-	*quotaCount
-	w io.Writer
-}
-
-func (qw quotaWriter) Write(p []byte) (int, error) {
-	if err := qw.count(int64(len(p))); err != nil {
-		return 0, err
-	}
-	return qw.w.Write(p)
-}
-
-// gb words a byte count in decimal gigabytes, as storage quotas are.
-func gb(n int64) string { return strconv.FormatFloat(float64(n)/1e9, 'f', -1, 64) + " GB" }

@@ -194,7 +194,7 @@ func TestInspectBlob(t *testing.T) {
 				_, err := h.blobs.Write("probe", strings.NewReader(*tc.content), 1<<20)
 				require.NoError(t, err)
 			}
-			format, dur, mf := h.e.core.inspectBlob("probe")
+			format, dur, mf := h.e.Uploads.files.read("probe")
 			assert.Equal(t, tc.format, format)
 			assert.Equal(t, tc.duration, dur)
 			assert.Equal(t, tc.media, mf)
@@ -304,15 +304,15 @@ func TestDerivedDurations(t *testing.T) {
 	t.Parallel()
 	h := newArtHarness(t, artOptions{})
 	h.media.derived["https://cdn.test/a.mp4"] = 42 * time.Second
-	assert.Equal(t, 42*time.Second, h.e.core.derived("https://cdn.test/a.mp4"))
-	assert.Equal(t, artDerived, h.e.core.derived("https://cdn.test/b.mp4"))
+	assert.Equal(t, 42*time.Second, h.e.Artifacts.derived("https://cdn.test/a.mp4"))
+	assert.Equal(t, artDerived, h.e.Artifacts.derived("https://cdn.test/b.mp4"))
 
 	urls := []string{"https://cdn.test/a.mp4", "https://cdn.test/b.mp4", "s3://client/c.mp4", "https://cdn.test/d.mp4"}
 	derive := func() []time.Duration {
 		h := newArtHarness(t, artOptions{noMedia: true})
 		ds := make([]time.Duration, len(urls))
 		for i, u := range urls {
-			ds[i] = h.e.core.derived(u)
+			ds[i] = h.e.Artifacts.derived(u)
 		}
 		return ds
 	}

@@ -9,12 +9,29 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/gencache"
 	"github.com/dubsim/dubsim/sim/statemachine"
 )
 
 // Videos are the studio's dubbing jobs, made from artifacts in a studio
 // project.
-type Videos struct{ *core }
+// A project's video list is cached by project id.
+type Videos struct {
+	*core
+	ids       *idgen
+	artifacts *Artifacts
+	timing    sim.StudioTiming
+	lists     gencache.Cache[videoList]
+}
+
+// videoList is a project's videos, sorted, its company, and the earliest
+// time one of them is due (zero: none is): the list is served from the cache
+// only before then.
+type videoList struct {
+	videos  []sim.Video
+	company string
+	until   time.Time
+}
 
 func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) (sim.Artifact, error) {
 	a, err := tx.Artifact(id)
@@ -46,47 +63,46 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 	if nv.SourceLanguage == "multi" && !c.Company.MultiLanguage {
 		return sim.Video{}, sim.Errorf(sim.CodeValidation, sim.MsgMultiDisabled)
 	}
+	// The artifacts named: the source (always checked), then the optional
+	// audio tracks.
+	refs := []struct{ field, id string }{{"sourceArtifactId", nv.SourceArtifactID}, {"backgroundWavArtifactId", nv.BackgroundArtifactID},
+		{"internationalMixWavArtifactId", nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", nv.VocalsHitlArtifactID}}
 	// Downloads of the artifacts named whose results are needed by now
 	// are waited for, as by a read of the artifact.
-	for _, id := range []string{nv.SourceArtifactID, nv.BackgroundArtifactID, nv.InternationalMixArtifactID, nv.VocalsHitlArtifactID} {
-		if id != "" {
-			_ = e.waitWork(ctx, e.clock.Now(), id)
+	for _, ref := range refs {
+		if ref.id != "" {
+			_ = e.artifacts.work.waitFor(ctx, e.clock.Now(), ref.id)
 		}
 	}
 	var v sim.Video
 	err := e.batch(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		p, err := e.ownedStudioProject(tx, c, projectID)
+		p, err := ownedStudioProject(tx, c, projectID)
 		if err != nil {
 			return err
 		}
 		// Apply due artifact transitions first, so an artifact whose
 		// processing has ended by now counts as usable.
-		for _, ref := range []struct{ field, id string }{{"sourceArtifactId", nv.SourceArtifactID}, {"backgroundWavArtifactId", nv.BackgroundArtifactID},
-			{"internationalMixWavArtifactId", nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", nv.VocalsHitlArtifactID}} {
+		for _, ref := range refs {
 			if ref.id == "" {
 				continue
 			}
 			if a, err := tx.Artifact(ref.id); err == nil && statemachine.ArtifactDue(a, now) {
-				if _, err := e.settleArtifact(tx, a, now); err != nil {
+				if _, err := e.artifacts.settleArtifact(tx, a, now); err != nil {
 					return err
 				}
 			}
 		}
-		src, err := usableArtifact(tx, c, "sourceArtifactId", nv.SourceArtifactID, sim.ArtifactVideo, sim.ArtifactAudio)
+		src, err := usableArtifact(tx, c, refs[0].field, refs[0].id, sim.ArtifactVideo, sim.ArtifactAudio)
+		for _, ref := range refs[1:] {
+			if ref.id != "" && err == nil {
+				_, err = usableArtifact(tx, c, ref.field, ref.id, sim.ArtifactAudio)
+			}
+		}
 		if err != nil {
 			return err
 		}
-		for _, ref := range []struct{ field, id string }{{"backgroundWavArtifactId", nv.BackgroundArtifactID},
-			{"internationalMixWavArtifactId", nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", nv.VocalsHitlArtifactID}} {
-			if ref.id == "" {
-				continue
-			}
-			if _, err := usableArtifact(tx, c, ref.field, ref.id, sim.ArtifactAudio); err != nil {
-				return err
-			}
-		}
-		id, err := e.studioID(tx, now)
+		id, err := e.ids.studioID(tx, now)
 		if err != nil {
 			return err
 		}
@@ -95,7 +111,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			SourceArtifactID: nv.SourceArtifactID, BackgroundArtifactID: nv.BackgroundArtifactID,
 			InternationalMixArtifactID: nv.InternationalMixArtifactID, VocalsHitlArtifactID: nv.VocalsHitlArtifactID,
 			Remark: nv.Remark, StringVariables: nv.StringVariables, Pipeline: nv.Pipeline,
-			DueAt: statemachine.VideoDueAfter(sim.Video{}, sim.VideoNew, now, e.studio), CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
+			DueAt: statemachine.VideoDueAfter(sim.Video{}, sim.VideoNew, now, e.timing), CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
 		if src.Duration != nil {
 			d := *src.Duration
 			v.DurationSeconds = &d
@@ -108,8 +124,8 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 	return v, err
 }
 
-func (e *core) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, error) {
-	nv := statemachine.NextVideo(v, now, e.studio)
+func (e *Videos) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, error) {
+	nv := statemachine.NextVideo(v, now, e.timing)
 	if nv.Status == v.Status && nv.DueAt.Equal(v.DueAt) {
 		return v, nil
 	}
@@ -124,14 +140,14 @@ func (e *core) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, er
 func (e *Videos) ListVideos(ctx context.Context, c sim.Caller, projectID string) ([]sim.Video, error) {
 	now := e.clock.Now()
 	gen := e.writes.Load()
-	if l, ok := e.videoLists.Get(projectID, gen); ok && l.company == c.Company.ID && (l.until.IsZero() || now.Before(l.until)) {
+	if l, ok := e.lists.Get(projectID, gen); ok && l.company == c.Company.ID && (l.until.IsZero() || now.Before(l.until)) {
 		return slices.Clone(l.videos), nil
 	}
 	out := []sim.Video{}
 	due := false
 	read := func(tx sim.Tx) error {
 		out, due = out[:0], false
-		if _, err := e.ownedStudioProject(tx, c, projectID); err != nil {
+		if _, err := ownedStudioProject(tx, c, projectID); err != nil {
 			return err
 		}
 		return tx.ForEachVideo(projectID, func(v sim.Video) error {
@@ -151,7 +167,7 @@ func (e *Videos) ListVideos(ctx context.Context, c sim.Caller, projectID string)
 					l.until = v.DueAt
 				}
 			}
-			e.videoLists.Put(projectID, l, gen)
+			e.lists.Put(projectID, l, gen)
 		}
 		return out, err
 	}
@@ -181,8 +197,8 @@ func sortVideos(vs []sim.Video) {
 	})
 }
 
-func (e *core) ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, error) {
-	if _, err := e.ownedStudioProject(tx, c, projectID); err != nil {
+func ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, error) {
+	if _, err := ownedStudioProject(tx, c, projectID); err != nil {
 		return sim.Video{}, err
 	}
 	v, err := tx.Video(videoID)
@@ -198,14 +214,14 @@ func (e *Videos) Video(ctx context.Context, c sim.Caller, projectID, videoID str
 	now := e.clock.Now()
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		var err error
-		v, err = e.ownedVideo(tx, c, projectID, videoID)
+		v, err = ownedVideo(tx, c, projectID, videoID)
 		return err
 	})
 	if err != nil || !statemachine.VideoDue(v, now) {
 		return v, err
 	}
 	err = e.update(ctx, func(tx sim.Tx) error {
-		cur, err := e.ownedVideo(tx, c, projectID, videoID)
+		cur, err := ownedVideo(tx, c, projectID, videoID)
 		if err != nil {
 			return err
 		}
@@ -221,7 +237,7 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 	var v sim.Video
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		cur, err := e.ownedVideo(tx, c, projectID, videoID)
+		cur, err := ownedVideo(tx, c, projectID, videoID)
 		if err != nil {
 			return err
 		}
@@ -307,7 +323,7 @@ func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto boo
 		now := e.clock.Now()
 		v.Status, v.UpdatedAt, v.DueAt = status, now, time.Time{}
 		if auto {
-			v.DueAt = statemachine.VideoDueAfter(v, status, now, e.studio)
+			v.DueAt = statemachine.VideoDueAfter(v, status, now, e.timing)
 		}
 		return tx.PutVideo(v)
 	})

@@ -66,6 +66,9 @@ func (w *work) getURL() string {
 
 // workSet is the registry of background work in flight.
 type workSet struct {
+	// bound is how long an advance or a read waits for the work its
+	// answer depends on (Config.WorkWait).
+	bound time.Duration
 	mu    sync.Mutex
 	seq   uint64
 	items map[uint64]*work
@@ -164,15 +167,15 @@ func (e *Clock) Work() []sim.Work {
 	return out
 }
 
-// waitWork waits for the background work time t depends on (of artifact
-// id, or all with id ""); see workSet.wait. Work still running after the
-// bound is returned as a *sim.PendingError for t.
-func (e *core) waitWork(ctx context.Context, t time.Time, id string) *sim.PendingError {
-	ws := e.work.wait(ctx, t, id, e.workWait)
+// waitFor waits for the background work time t depends on (of artifact
+// id, or all with id ""); see wait. Work still running after the bound is
+// returned as a *sim.PendingError for t.
+func (s *workSet) waitFor(ctx context.Context, t time.Time, id string) *sim.PendingError {
+	ws := s.wait(ctx, t, id, s.bound)
 	if len(ws) == 0 {
 		return nil
 	}
-	pe := &sim.PendingError{At: t, Waited: e.workWait}
+	pe := &sim.PendingError{At: t, Waited: s.bound}
 	for _, w := range ws {
 		pe.Pending = append(pe.Pending, w.info())
 	}

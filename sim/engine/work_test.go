@@ -142,5 +142,5 @@ func TestWorkInfo(t *testing.T) {
 
 	h := newArtHarness(t, artOptions{})
 	assert.Empty(t, h.e.Clock.Work(), "nothing in flight")
-	assert.Nil(t, h.e.core.waitWork(context.Background(), t0.Add(time.Hour), ""))
+	assert.Nil(t, h.e.Artifacts.work.waitFor(context.Background(), t0.Add(time.Hour), ""))
 }

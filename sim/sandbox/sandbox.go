@@ -344,7 +344,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 	cfg := m.cfg.Base
 	cfg.Store, cfg.Clock, cfg.BlobDir = st, clock, blobDir
 	cfg.Shared, cfg.ControlExtensions = m.cfg.Shared, nil
-	cfg.KeyPrefix, cfg.StoredClock = KeyPrefix(id), true
+	cfg.APIKeys, cfg.StoredClock = apiKeys(KeyPrefix(id)), true
 	if rec.Options.Seed != nil {
 		cfg.Seed = *rec.Options.Seed
 	}

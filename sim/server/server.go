@@ -144,10 +144,10 @@ type Config struct {
 	// sandboxes: /_sim/sandboxes), served behind the same guard, journal
 	// and envelope as every control call. Ignored with NoControl.
 	ControlExtensions []control.Extension
-	// KeyPrefix and StoredClock make the instance a sandbox's (sim/sandbox;
-	// engine.Config): its API keys start with KeyPrefix, and its clock
+	// APIKeys and StoredClock make the instance a sandbox's (sim/sandbox;
+	// engine.Config): its API keys take the sandbox's form, and its clock
 	// keeps its own scale across a restart.
-	KeyPrefix   string
+	APIKeys     engine.APIKeys
 	StoredClock bool
 }
 
@@ -360,7 +360,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
 		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
 		Quota: cfg.Quota, QuotaPool: shared.quota, FetchErrorDetail: cfg.FetchErrorDetail, OnEvent: eventLog(log),
-		KeyPrefix: cfg.KeyPrefix, StoredClock: cfg.StoredClock,
+		APIKeys: cfg.APIKeys, StoredClock: cfg.StoredClock,
 	})
 	e := s.Engine
 	if err := e.Start(ctx); err != nil {
