@@ -81,6 +81,7 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 )
 
@@ -244,21 +245,17 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 		once.Do(func() { base = time.Now() })
 		return t0.Add(time.Since(base))
 	}, o.scale)
-	inst, err := simtest.Open(dir, simtest.Options{Clock: clock, FixtureFS: fsys, Seed: o.seed, RandomIDs: !o.seedSet, Config: func(c *server.Config) {
-		if o.token != "" {
-			c.ControlToken = o.token
-		}
+	inst, err := simtest.Open(dir, simtest.Options{Clock: clock, FixtureFS: fsys, Seed: o.seed, RandomIDs: !o.seedSet, Config: func(c *app.Config) {
+		c.ControlToken = o.token
 	}})
 	if err != nil {
 		return nil, err
 	}
 	undo = append(undo, inst.Close)
-	srv, cfg := inst.Server, inst.Config
-
-	sweepCtx, stopSweep := context.WithCancel(context.Background())
-	swept := make(chan struct{})
-	go sweep(sweepCtx, srv, cfg, swept)
-	undo = append(undo, func() error { stopSweep(); <-swept; return nil })
+	// A running clock's due transitions are swept as cmd/dubsim sweeps
+	// them; a frozen one moves only through the control API, which sweeps.
+	stopTicks := inst.App.Tick(context.Background(), app.Ticks{Every: tickInterval, SkipFrozen: true})
+	undo = append(undo, func() error { stopTicks(); return nil })
 
 	addr := o.addr
 	if addr == "" {
@@ -268,7 +265,7 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hs := httptest.NewUnstartedServer(srv.Handler)
+	hs := httptest.NewUnstartedServer(inst.App.Handler)
 	_ = hs.Listener.Close() // httptest's own 127.0.0.1:0 listener, replaced
 	hs.Listener = ln
 	hs.Start()
@@ -276,7 +273,7 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 
 	u := baseURL(ln.Addr())
 	client := NewClient(u)
-	client.Token = cfg.ControlToken
+	client.Token = o.token
 	return &Sim{
 		Client: client, URL: u, PlatformURL: u + server.PlatformPrefix, StudioURL: u + server.StudioPrefix,
 		Dir: dir, stop: closeAll,
@@ -295,26 +292,6 @@ func baseURL(a net.Addr) string {
 		ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
 	}
 	return "http://" + netip.AddrPortFrom(ip, ap.Port()).String()
-}
-
-// sweep applies due transitions while the clock runs, until ctx ends.
-func sweep(ctx context.Context, srv *server.Server, cfg server.Config, done chan<- struct{}) {
-	defer close(done)
-	tk := time.NewTicker(tickInterval)
-	defer tk.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tk.C:
-			if srv.Engine.Clock.TimeScale() == 0 {
-				continue // frozen: only the control API moves time, and it sweeps itself
-			}
-			if _, err := srv.Engine.Clock.Tick(ctx); err != nil && ctx.Err() == nil && cfg.Log != nil {
-				cfg.Log.Error("transition sweep", "err", err)
-			}
-		}
-	}
 }
 
 // Must makes a control call that must succeed a one-liner: it takes the

@@ -118,6 +118,13 @@ const (
 	flagTLSSelfSigned = "tls-self-signed"
 )
 
+// defaultMaxConnections is --max-connections' default: far above what a
+// test suite opens (Go's client keeps 2 idle connections per host, a
+// browser 6), far below what exhausts memory or descriptors (fidelity HW3).
+// The cap is the process's, not a tenant's: a connection names no tenant
+// before its first request (docs/design/tenancy.md).
+const defaultMaxConnections = 1024
+
 // minJournalBytes is the least --journal-bytes and --journal-memory take:
 // room for two of the largest entries.
 const minJournalBytes = 64 << 10

@@ -1,12 +1,12 @@
 // Package sandbox serves many simulators from one process: each sandbox is
-// a complete instance (server.New) with its own store, clock, rules,
+// a complete instance (built by Config.New) with its own store, clock, rules,
 // journal and report, reached through keys that name it (sbx_<id>_...) or
 // through a path prefix (/sbx/<id>). The default simulator is untouched:
 // the Manager's Handler passes it every request that names no sandbox.
 //
 // Design and measurements: docs/design/sandboxes.md. sim/server never
-// imports this package; the Manager reaches the default server only
-// through server.Config.ControlExtensions (its /_sim/sandboxes routes).
+// imports this package; sim/app mounts the Manager's /_sim/sandboxes routes
+// (ControlExtension) in the default's control API.
 package sandbox
 
 import (
@@ -39,15 +39,9 @@ const (
 
 // Config is what every sandbox is made of.
 type Config struct {
-	// Base is the process's instance configuration (public URL, control
-	// token, CORS, timings, quotas...); each sandbox takes it with its own
-	// store, clock, blob directory and key prefix, and without control
-	// extensions. Its journal keeps Base.JournalBytes, within the
-	// journals' memory of Shared.
-	Base server.Config
-	// Shared is the process's shared resources (body budget, total quota,
-	// output cache); required.
-	Shared *server.Shared
+	// New builds the simulator of a sandbox over its parts (sim/app);
+	// required.
+	New func(ctx context.Context, in Instance) (*server.Server, error)
 	// Dir holds the sandboxes: <id>.db and <id>.blobs/ each. It is the
 	// registry: Open restores every sandbox found there.
 	Dir string
@@ -70,6 +64,18 @@ type Config struct {
 	// in tests).
 	StoreOptions []store.Option
 	Log          *slog.Logger
+}
+
+// Instance is what a sandbox's simulator is built over (Config.New): its
+// own store, clock and blob directory, its API keys' prefix (KeyPrefix(ID))
+// and its seed (nil: the process's).
+type Instance struct {
+	ID      string
+	Store   *store.Store
+	Clock   *sim.SimClock
+	BlobDir string
+	Seed    *uint64
+	Log     *slog.Logger
 }
 
 // Options are what a creation may choose.
@@ -126,8 +132,8 @@ type Sandbox struct {
 
 // New returns a Manager; Open restores the sandboxes of cfg.Dir.
 func New(cfg Config) (*Manager, error) {
-	if cfg.Shared == nil {
-		return nil, errors.New("sandbox: Config.Shared is required")
+	if cfg.New == nil {
+		return nil, errors.New("sandbox: Config.New is required")
 	}
 	if cfg.Dir == "" {
 		return nil, errors.New("sandbox: Config.Dir is required")
@@ -337,15 +343,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		// out late by the time until Restore's own reading: +1 ms under load).
 		clock.Restore(sim.StandingAt(rec.Options.Start))
 	}
-	cfg := m.cfg.Base
-	cfg.Store, cfg.Clock, cfg.BlobDir = st, clock, blobDir
-	cfg.Shared, cfg.ControlExtensions = m.cfg.Shared, nil
-	cfg.KeyPrefix, cfg.StoredClock = KeyPrefix(id), true
-	if rec.Options.Seed != nil {
-		cfg.Seed = *rec.Options.Seed
-	}
-	cfg.Log = m.log.With("sandbox", id)
-	srv, err := server.New(ctx, cfg)
+	srv, err := m.cfg.New(ctx, Instance{ID: id, Store: st, Clock: clock, BlobDir: blobDir, Seed: rec.Options.Seed, Log: m.log.With("sandbox", id)})
 	if err != nil {
 		return nil, err
 	}
