@@ -80,7 +80,7 @@ func NewSandboxes(base Config, sc sandbox.Config) (*sandbox.Manager, error) {
 	sc.New = func(ctx context.Context, in sandbox.Instance) (*server.Server, error) {
 		c := base
 		c.Store, c.Clock, c.BlobDir, c.Log = in.Store, in.Clock, in.BlobDir, in.Log
-		c.KeyPrefix, c.StoredClock = sandbox.KeyPrefix(in.ID), true
+		c.KeyPrefix, c.StoredClock = in.KeyPrefix, true
 		if in.Seed != nil {
 			c.Seed = *in.Seed
 		}

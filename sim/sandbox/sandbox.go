@@ -12,7 +12,6 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,15 +66,16 @@ type Config struct {
 }
 
 // Instance is what a sandbox's simulator is built over (Config.New): its
-// own store, clock and blob directory, its API keys' prefix (KeyPrefix(ID))
-// and its seed (nil: the process's).
+// own store, clock and blob directory, the prefix of its API keys and its
+// seed (nil: the process's).
 type Instance struct {
-	ID      string
-	Store   *store.Store
-	Clock   *sim.SimClock
-	BlobDir string
-	Seed    *uint64
-	Log     *slog.Logger
+	ID        string
+	KeyPrefix string
+	Store     *store.Store
+	Clock     *sim.SimClock
+	BlobDir   string
+	Seed      *uint64
+	Log       *slog.Logger
 }
 
 // Options are what a creation may choose.
@@ -200,16 +200,6 @@ func IDOfKey(key string) (string, bool) {
 	}
 	id := key[n : n+IDLength]
 	return id, ValidID(id)
-}
-
-const metaSandbox = "sandbox"
-
-// record is what a sandbox's store keeps of it (its _meta "sandbox").
-type record struct {
-	ID       string    `json:"id"`
-	Created  time.Time `json:"created_at"`
-	LastUsed time.Time `json:"last_used_at"`
-	Options  Options   `json:"options"`
 }
 
 func (m *Manager) paths(id string) (db, blobs string) {
@@ -343,7 +333,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		// out late by the time until Restore's own reading: +1 ms under load).
 		clock.Restore(sim.StandingAt(rec.Options.Start))
 	}
-	srv, err := m.cfg.New(ctx, Instance{ID: id, Store: st, Clock: clock, BlobDir: blobDir, Seed: rec.Options.Seed, Log: m.log.With("sandbox", id)})
+	srv, err := m.cfg.New(ctx, Instance{ID: id, KeyPrefix: KeyPrefix(id), Store: st, Clock: clock, BlobDir: blobDir, Seed: rec.Options.Seed, Log: m.log.With("sandbox", id)})
 	if err != nil {
 		return nil, err
 	}
@@ -363,23 +353,6 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		}
 	}
 	return sb, nil
-}
-
-func (sb *Sandbox) record() record {
-	return record{ID: sb.ID, Created: sb.Created, LastUsed: sb.LastUsed(), Options: sb.Options}
-}
-
-func (sb *Sandbox) writeRecord(ctx context.Context) error {
-	rec := sb.record()
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	if err := sb.st.Update(ctx, func(tx sim.Tx) error { return tx.PutMeta(metaSandbox, raw) }); err != nil {
-		return err
-	}
-	sb.saved.Store(rec.LastUsed.UnixNano())
-	return nil
 }
 
 // LastUsed is when the sandbox last served a request (real time).
@@ -599,89 +572,6 @@ func (m *Manager) Close(ctx context.Context) error {
 		}
 	}
 	return err
-}
-
-// Open restores the sandboxes whose files are in Config.Dir, removing
-// those idle past Config.Idle; it returns how many it restored. A file it
-// cannot open is reported in the log and left in place.
-func (m *Manager) Open(ctx context.Context) (int, error) {
-	entries, err := os.ReadDir(m.cfg.Dir)
-	if err != nil {
-		return 0, fmt.Errorf("sandbox: %w", err)
-	}
-	var ids []string
-	for _, e := range entries {
-		if id, ok := strings.CutSuffix(e.Name(), ".db"); ok && ValidID(id) && e.Type().IsRegular() {
-			ids = append(ids, id)
-		}
-	}
-	var (
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, 4)
-		restored atomic.Int64
-	)
-	for _, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if m.restore(ctx, id) {
-				restored.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	return int(restored.Load()), nil
-}
-
-func (m *Manager) restore(ctx context.Context, id string) bool {
-	dbPath, blobDir := m.paths(id)
-	rec, err := readRecord(dbPath, m.cfg.StoreOptions)
-	if err != nil {
-		m.log.Warn("sandbox file not restored (left in place)", "sandbox", id, "path", dbPath, "err", err)
-		return false
-	}
-	if m.cfg.Idle > 0 && m.cfg.Now().Sub(rec.LastUsed) > m.cfg.Idle {
-		m.log.Info("sandbox expired while dubsim was stopped", "sandbox", id, "last_used_at", rec.LastUsed)
-		_ = os.Remove(dbPath)
-		_ = os.RemoveAll(blobDir)
-		return false
-	}
-	if err := m.reserve(id); err != nil {
-		m.log.Warn("sandbox not restored", "sandbox", id, "err", err)
-		return false
-	}
-	defer m.unreserve(id)
-	sb, err := m.open(ctx, id, rec, false)
-	if err != nil {
-		m.log.Warn("sandbox file not restored (left in place)", "sandbox", id, "path", dbPath, "err", err)
-		return false
-	}
-	m.mu.Lock()
-	m.boxes[id] = sb
-	m.mu.Unlock()
-	return true
-}
-
-// readRecord reads a sandbox file's record without starting it.
-func readRecord(path string, opts []store.Option) (record, error) {
-	var rec record
-	st, err := store.Open(path, opts...)
-	if err != nil {
-		return rec, err
-	}
-	defer st.Close()
-	err = st.View(context.Background(), func(tx sim.Tx) error {
-		raw, err := tx.Meta(metaSandbox)
-		if err != nil {
-			return fmt.Errorf("no sandbox record: %w", err)
-		}
-		return json.Unmarshal(raw, &rec)
-	})
-	if err == nil && rec.ID != strings.TrimSuffix(filepath.Base(path), ".db") {
-		err = fmt.Errorf("the record names sandbox %q", rec.ID)
-	}
-	return rec, err
 }
 
 // Tick is the sandboxes' share of the process's ticker: it removes those
