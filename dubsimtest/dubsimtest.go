@@ -65,12 +65,9 @@
 package dubsimtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
-	"net"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"sync"
@@ -79,7 +76,6 @@ import (
 
 	"github.com/dubsim/dubsim/internal/simtest"
 
-	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
@@ -196,41 +192,22 @@ func New(opts ...Option) (*Sim, error) {
 	return s, nil
 }
 
-// Close stops the simulator: the listener (after the requests in flight),
-// the sweep, background work, then the store. Later calls return the
-// first call's result.
+// Close stops the simulator: the listener (after the requests in flight,
+// 30 s at most), the sweep, background work, then the store. Later calls
+// return the first call's result.
 func (s *Sim) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.stop() })
 	return s.closeErr
 }
 
-func start(dir string, opts []Option) (_ *Sim, err error) {
+func start(dir string, opts []Option) (*Sim, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	// undo lists what was started, newest last: closeAll stops it, at Close
-	// or when a later step fails.
-	var undo []func() error
-	closeAll := func() error {
-		var errs []error
-		for i := len(undo) - 1; i >= 0; i-- {
-			errs = append(errs, undo[i]())
-		}
-		return errors.Join(errs...)
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, closeAll())
-		}
-	}()
-
-	var fsys fs.FS = fixtures.FS
-	if o.fixtures != "" {
-		if st, err := os.Stat(o.fixtures); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("fixtures: %s is not a directory", o.fixtures)
-		}
-		fsys = fixtures.Overlay{Top: os.DirFS(o.fixtures), Base: fixtures.FS}
+	fsys, err := app.FixtureFS(o.fixtures)
+	if err != nil {
+		return nil, err
 	}
 	t0 := o.start
 	if t0.IsZero() {
@@ -251,41 +228,36 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 	if err != nil {
 		return nil, err
 	}
-	undo = append(undo, inst.Close)
+	ls, err := inst.App.Listen(app.Listen{Addr: cmp.Or(o.addr, "127.0.0.1:0")})
+	if err != nil {
+		return nil, errors.Join(err, inst.Close())
+	}
 	// A running clock's due transitions are swept as cmd/dubsim sweeps
 	// them; a frozen one moves only through the control API, which sweeps.
 	stopTicks := inst.App.Tick(context.Background(), app.Ticks{Every: tickInterval, SkipFrozen: true})
-	undo = append(undo, func() error { stopTicks(); return nil })
-
-	addr := o.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	hs := httptest.NewUnstartedServer(inst.App.Handler)
-	_ = hs.Listener.Close() // httptest's own 127.0.0.1:0 listener, replaced
-	hs.Listener = ln
-	hs.Start()
-	undo = append(undo, func() error { hs.Close(); return nil })
-
-	u := baseURL(ln.Addr())
+	u := baseURL(ls.Addrs[0])
 	client := NewClient(u)
 	client.Token = o.token
 	return &Sim{
 		Client: client, URL: u, PlatformURL: u + server.PlatformPrefix, StudioURL: u + server.StudioPrefix,
-		Dir: dir, stop: closeAll,
+		Dir: dir, stop: func() error {
+			_, err := ls.Shutdown(closeGrace)
+			stopTicks()
+			return errors.Join(err, inst.Close())
+		},
 	}, nil
 }
 
+// closeGrace bounds how long Close waits for the requests in flight before
+// it closes their connections.
+const closeGrace = 30 * time.Second
+
 // baseURL is the URL of a bound address, with 127.0.0.1 for an
 // unspecified host (a "tcp" listener on "::" takes IPv4 too).
-func baseURL(a net.Addr) string {
-	ap, err := netip.ParseAddrPort(a.String())
+func baseURL(addr string) string {
+	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
-		return "http://" + a.String()
+		return "http://" + addr
 	}
 	ip := ap.Addr()
 	if ip.IsUnspecified() {

@@ -36,7 +36,7 @@ func TestImportDirection(t *testing.T) {
 		"sim/control/journal":   {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/server":            {"sim", "sim/control", "sim/control/faults", "sim/control/journal", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"}, // the router: mounts the parts sim/app builds
 		// the composition root: builds every part of a simulator and of a process
-		"sim/app":              {"sim", "sim/blob", "sim/control", "sim/control/faults", "sim/control/journal", "sim/control/ui", "sim/engine", "sim/internal/httpx", "sim/media", "sim/openapi", "sim/platform", "sim/sandbox", "sim/server", "sim/studio", "golang.org/x/net/netutil"},
+		"sim/app":              {"sim", "fixtures", "sim/blob", "sim/control", "sim/control/faults", "sim/control/journal", "sim/control/ui", "sim/engine", "sim/internal/httpx", "sim/media", "sim/openapi", "sim/platform", "sim/sandbox", "sim/server", "sim/studio", "golang.org/x/net/netutil"},
 		"sim/openapi":          {},
 		"sim/sandbox":          {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware"}, // sandboxes: simulators sim/app builds, behind one dispatcher; sim/server never imports it
 		"sim/control/ui":       {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
@@ -58,7 +58,7 @@ func TestImportDirection(t *testing.T) {
 		"clients":              nil, // tests only: runs the Python and JavaScript control clients against a real dubsim
 		"examples/goclient":    {},  // client example: standard library only
 		// in-process dubsim for Go tests, and the control API client
-		"dubsimtest": {"sim", "sim/app", "sim/control/faults", "sim/control/journal", "sim/server", "internal/simtest", "fixtures"},
+		"dubsimtest": {"sim", "sim/app", "sim/control/journal", "sim/server", "internal/simtest"},
 		// the in-process assembly dubsimtest and the module's own tests share
 		"internal/simtest":  {"sim", "sim/app", "sim/server", "sim/store", "sim/sandbox", "fixtures"},
 		"internal/proctest": {},  // runs the real binary in tests: stdlib only

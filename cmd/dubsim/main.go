@@ -204,12 +204,9 @@ func prepareProcess(cfg config, getenv func(string) string, log *slog.Logger) {
 
 // loadFixtures loads the embedded fixtures with the files of dir over them.
 func loadFixtures(dir string) (fs.FS, *sim.Fixtures, error) {
-	var fsys fs.FS = fixtures.FS
-	if dir != "" {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, nil, fmt.Errorf("fixtures: %s is not a directory", dir)
-		}
-		fsys = fixtures.Overlay{Top: os.DirFS(dir), Base: fixtures.FS}
+	fsys, err := app.FixtureFS(dir)
+	if err != nil {
+		return nil, nil, err
 	}
 	fx, err := fixtures.Load(fsys)
 	return fsys, fx, err

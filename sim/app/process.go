@@ -3,8 +3,12 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 
+	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
@@ -104,4 +108,16 @@ func (a *App) Close(ctx context.Context) error {
 		err = errors.Join(err, a.Shared.Close())
 	}
 	return err
+}
+
+// FixtureFS is the embedded fixture files with those of dir over them (""
+// : the embedded ones alone), as --fixtures gives them.
+func FixtureFS(dir string) (fs.FS, error) {
+	if dir == "" {
+		return fixtures.FS, nil
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("fixtures: %s is not a directory", dir)
+	}
+	return fixtures.Overlay{Top: os.DirFS(dir), Base: fixtures.FS}, nil
 }
