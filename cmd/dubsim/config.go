@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/control/journal"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
@@ -21,72 +22,48 @@ import (
 // config is dubsim's configuration. Every flag has a DUBSIM_* environment
 // fallback; flags win.
 type config struct {
+	// Config holds the flags a simulator takes as they are (seed, timings,
+	// quotas, journal bounds, public URL...); appConfig adds the parts and
+	// the flags below that it takes in another form.
+	app.Config
+
 	Addr      string
 	Data      string
 	Fixtures  string
 	TimeScale float64
-	Seed      uint64
 	// SeedSet: the seed was given (flag or environment); the ids of a new
 	// data file are then keyed by it instead of a random value.
-	SeedSet    bool
-	FetchHosts []string
-	// FetchLoopback: media on this machine may be fetched (default);
-	// FetchErrorDetail: creations are told why a probe failed.
-	FetchLoopback    bool
-	FetchErrorDetail bool
-	PublicURL        string
-	Timing           sim.Timing
-	UnknownFields    string
-	CreateStatus     int
-	Tick             time.Duration
-	LogLevel         string
-	NoControl        bool
-	ControlToken     string
-	ControlHosts     []string
-	ControlAddr      string
-	// The request journals (fidelity TJ1): each one's bytes, and all of
-	// the process's together.
-	JournalBytes  int64
-	JournalMemory int64
+	SeedSet bool
+	// FetchLoopback: media on this machine may be fetched (default).
+	FetchLoopback bool
+	UnknownFields string
+	Tick          time.Duration
+	LogLevel      string
+	NoControl     bool
+	ControlToken  string
+	ControlHosts  []string
+	ControlAddr   string
 	// Sandboxes (fidelity SB1-SB8).
-	SandboxMax      int
-	SandboxIdle     time.Duration
-	MinPollInterval time.Duration
-	AdvanceWait     time.Duration
-	DateHeader      string
-	Version         bool
-
-	StudioAddr      string
-	BlobDir         string
-	StudioRateLimit sim.RateLimit
-	SharedCreate    string
-	StudioEnums     string
-	StudioTiming    sim.StudioTiming
-
-	// Early answers: bounds of the reading of a refused request's body
-	// (DrainMaxBytes 0: never read it).
+	SandboxMax  int
+	SandboxIdle time.Duration
+	Version     bool
+	StudioAddr  string
+	StudioEnums string
 	// MemoryLimit is the soft limit of the Go runtime (bytes, 0 = none):
 	// the collector works harder as the heap nears it (fidelity HM1).
 	MemoryLimit int64
 
-	DrainMaxBytes    int64
-	DrainIdleTimeout time.Duration
-	DrainTimeout     time.Duration
-
-	// Slow and broken clients (fidelity HW1, HW3): a request body fails
-	// when no byte arrives for BodyIdleTimeout (0: no deadline), and each
-	// listener holds at most MaxConnections connections (0: unlimited).
+	// Bounds whose 0 is "off" here and "the default" in app.Config
+	// (zeroOff): the reading of a refused request's body (fidelity X2),
+	// the idle deadline and minimum rate of a request body (HW1, HW5) and
+	// the process's body memory (HY1).
+	DrainMaxBytes   int64
 	BodyIdleTimeout time.Duration
-	MaxConnections  int
-	// BodyMinRate (fidelity HW5): bytes per second a body must average
-	// once BodyIdleTimeout has passed since its start (0: no minimum).
-	BodyMinRate int64
-	// BodyMemory (fidelity HY1): request-body bytes held in memory at
-	// once, process-wide (0: unlimited).
-	BodyMemory int64
-
-	// Quota bounds the uploaded files (0: unlimited).
-	Quota sim.BlobQuota
+	BodyMinRate     int64
+	BodyMemory      int64
+	// MaxConnections is what each listener holds at most (0: unlimited;
+	// fidelity HW3).
+	MaxConnections int
 
 	// HTTPS (fidelity EV5): a certificate and key files, or one made at
 	// start.

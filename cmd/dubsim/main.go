@@ -212,24 +212,17 @@ func loadFixtures(dir string) (fs.FS, *sim.Fixtures, error) {
 	return fsys, fx, err
 }
 
-// appConfig is the default simulator's configuration: the flags' values,
-// with a flag's 0 ("off") as the configuration's negative.
+// appConfig is the default simulator's configuration: the flags'
+// values, with a flag's 0 ("off") as the configuration's negative.
 func appConfig(cfg config, st sim.Store, clock *sim.SimClock, fx *sim.Fixtures, fsys fs.FS, log *slog.Logger) app.Config {
-	return app.Config{
-		Config: server.Config{
-			NoControl: cfg.NoControl, ControlToken: cfg.ControlToken, ControlHosts: cfg.ControlHosts, SeparateControl: cfg.ControlAddr != "",
-			CORSOrigins: cfg.CORS, DateHeader: cfg.DateHeader, SharedCreate: cfg.SharedCreate, Version: version,
-			DrainMaxBytes: zeroOff(cfg.DrainMaxBytes), DrainIdleTimeout: cfg.DrainIdleTimeout, DrainTimeout: cfg.DrainTimeout,
-			BodyIdleTimeout: zeroOff(cfg.BodyIdleTimeout), BodyMinRate: zeroOff(cfg.BodyMinRate),
-		},
-		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fsys, Seed: cfg.Seed, Timing: cfg.Timing, Log: log,
-		FetchHosts: cfg.FetchHosts, PublicURL: cfg.PublicURL,
-		NoLoopbackFetch: !cfg.FetchLoopback, FetchErrorDetail: cfg.FetchErrorDetail,
-		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
-		JournalBytes: cfg.JournalBytes, JournalMemory: cfg.JournalMemory, MinPollInterval: cfg.MinPollInterval,
-		AdvanceWait: cfg.AdvanceWait, BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
-		StudioRateLimit: cfg.StudioRateLimit, Quota: cfg.Quota, BodyMemory: zeroOff(cfg.BodyMemory),
-	}
+	a := cfg.Config
+	a.Store, a.Clock, a.Fixtures, a.FixtureFS, a.Log = st, clock, fx, fsys, log
+	a.NoControl, a.ControlToken, a.ControlHosts, a.SeparateControl = cfg.NoControl, cfg.ControlToken, cfg.ControlHosts, cfg.ControlAddr != ""
+	a.CORSOrigins, a.Version, a.NoLoopbackFetch = cfg.CORS, version, !cfg.FetchLoopback
+	a.RejectUnknownFields, a.StudioLaxEnums = cfg.UnknownFields == "reject", cfg.StudioEnums == "lax"
+	a.DrainMaxBytes, a.BodyMinRate, a.BodyMemory = zeroOff(cfg.DrainMaxBytes), zeroOff(cfg.BodyMinRate), zeroOff(cfg.BodyMemory)
+	a.BodyIdleTimeout = zeroOff(cfg.BodyIdleTimeout)
+	return a
 }
 
 // sandboxConfig is the process's sandbox configuration (nil without
