@@ -36,8 +36,8 @@ func TestExportedAPI(t *testing.T) {
 }
 
 // TestExportedAPIFindsLeaks shows that apiLeaks finds a leak where there
-// is one: the package server exports server.Config and *server.Server's
-// fields name sim and sim/engine types.
+// is one: the fields of the package server's exported *server.Server and
+// server.Parts name sim/engine and sim/control types.
 func TestExportedAPIFindsLeaks(t *testing.T) {
 	leaks := apiLeaks(loadExported(t, modulePath+"/sim/server"))
 	assert.NotEmpty(t, leaks)

@@ -65,12 +65,9 @@
 package dubsimtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
-	"net"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"sync"
@@ -79,8 +76,8 @@ import (
 
 	"github.com/dubsim/dubsim/internal/simtest"
 
-	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 )
 
@@ -195,41 +192,22 @@ func New(opts ...Option) (*Sim, error) {
 	return s, nil
 }
 
-// Close stops the simulator: the listener (after the requests in flight),
-// the sweep, background work, then the store. Later calls return the
-// first call's result.
+// Close stops the simulator: the listener (after the requests in flight,
+// 30 s at most), the sweep, background work, then the store. Later calls
+// return the first call's result.
 func (s *Sim) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.stop() })
 	return s.closeErr
 }
 
-func start(dir string, opts []Option) (_ *Sim, err error) {
+func start(dir string, opts []Option) (*Sim, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	// undo lists what was started, newest last: closeAll stops it, at Close
-	// or when a later step fails.
-	var undo []func() error
-	closeAll := func() error {
-		var errs []error
-		for i := len(undo) - 1; i >= 0; i-- {
-			errs = append(errs, undo[i]())
-		}
-		return errors.Join(errs...)
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, closeAll())
-		}
-	}()
-
-	var fsys fs.FS = fixtures.FS
-	if o.fixtures != "" {
-		if st, err := os.Stat(o.fixtures); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("fixtures: %s is not a directory", o.fixtures)
-		}
-		fsys = fixtures.Overlay{Top: os.DirFS(o.fixtures), Base: fixtures.FS}
+	fsys, err := app.FixtureFS(o.fixtures)
+	if err != nil {
+		return nil, err
 	}
 	t0 := o.start
 	if t0.IsZero() {
@@ -244,77 +222,48 @@ func start(dir string, opts []Option) (_ *Sim, err error) {
 		once.Do(func() { base = time.Now() })
 		return t0.Add(time.Since(base))
 	}, o.scale)
-	inst, err := simtest.Open(dir, simtest.Options{Clock: clock, FixtureFS: fsys, Seed: o.seed, RandomIDs: !o.seedSet, Config: func(c *server.Config) {
-		if o.token != "" {
-			c.ControlToken = o.token
-		}
+	inst, err := simtest.Open(dir, simtest.Options{Clock: clock, FixtureFS: fsys, Seed: o.seed, RandomIDs: !o.seedSet, Config: func(c *app.Config) {
+		c.ControlToken = o.token
 	}})
 	if err != nil {
 		return nil, err
 	}
-	undo = append(undo, inst.Close)
-	srv, cfg := inst.Server, inst.Config
-
-	sweepCtx, stopSweep := context.WithCancel(context.Background())
-	swept := make(chan struct{})
-	go sweep(sweepCtx, srv, cfg, swept)
-	undo = append(undo, func() error { stopSweep(); <-swept; return nil })
-
-	addr := o.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
+	ls, err := inst.App.Listen(app.Listen{Addr: cmp.Or(o.addr, "127.0.0.1:0")})
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, inst.Close())
 	}
-	hs := httptest.NewUnstartedServer(srv.Handler)
-	_ = hs.Listener.Close() // httptest's own 127.0.0.1:0 listener, replaced
-	hs.Listener = ln
-	hs.Start()
-	undo = append(undo, func() error { hs.Close(); return nil })
-
-	u := baseURL(ln.Addr())
+	// A running clock's due transitions are swept as cmd/dubsim sweeps
+	// them; a frozen one moves only through the control API, which sweeps.
+	stopTicks := inst.App.Tick(context.Background(), app.Ticks{Every: tickInterval, SkipFrozen: true})
+	u := baseURL(ls.Addrs[0])
 	client := NewClient(u)
-	client.Token = cfg.ControlToken
+	client.Token = o.token
 	return &Sim{
 		Client: client, URL: u, PlatformURL: u + server.PlatformPrefix, StudioURL: u + server.StudioPrefix,
-		Dir: dir, stop: closeAll,
+		Dir: dir, stop: func() error {
+			_, err := ls.Shutdown(closeGrace)
+			stopTicks()
+			return errors.Join(err, inst.Close())
+		},
 	}, nil
 }
 
+// closeGrace bounds how long Close waits for the requests in flight before
+// it closes their connections.
+const closeGrace = 30 * time.Second
+
 // baseURL is the URL of a bound address, with 127.0.0.1 for an
 // unspecified host (a "tcp" listener on "::" takes IPv4 too).
-func baseURL(a net.Addr) string {
-	ap, err := netip.ParseAddrPort(a.String())
+func baseURL(addr string) string {
+	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
-		return "http://" + a.String()
+		return "http://" + addr
 	}
 	ip := ap.Addr()
 	if ip.IsUnspecified() {
 		ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
 	}
 	return "http://" + netip.AddrPortFrom(ip, ap.Port()).String()
-}
-
-// sweep applies due transitions while the clock runs, until ctx ends.
-func sweep(ctx context.Context, srv *server.Server, cfg server.Config, done chan<- struct{}) {
-	defer close(done)
-	tk := time.NewTicker(tickInterval)
-	defer tk.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tk.C:
-			if srv.Engine.Clock.TimeScale() == 0 {
-				continue // frozen: only the control API moves time, and it sweeps itself
-			}
-			if _, err := srv.Engine.Clock.Tick(ctx); err != nil && ctx.Err() == nil && cfg.Log != nil {
-				cfg.Log.Error("transition sweep", "err", err)
-			}
-		}
-	}
 }
 
 // Must makes a control call that must succeed a one-liner: it takes the

@@ -11,7 +11,7 @@ import (
 
 // TestImportDirection keeps the layout of STYLE.md true: imports point
 // inward, the two API packages never import each other or the store, and
-// only cmd/dubsim and sim/server (the assembly it and tests use) wire
+// only sim/app (the composition root cmd/dubsim and the tests use) wires
 // everything.
 func TestImportDirection(t *testing.T) {
 	t.Parallel()
@@ -36,31 +36,33 @@ func TestImportDirection(t *testing.T) {
 		"sim/control":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/faults":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/journal":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/server":            {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/blob", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"},
-		"sim/openapi":           {},
-		"sim/sandbox":           {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware"}, // sandboxes: instances of sim/server behind one dispatcher; sim/server never imports it
-		"sim/control/ui":        {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/openapi/validate":  {"github.com/santhosh-tekuri/jsonschema/v6"},
-		"sim/parity":            {"sim/openapi", "sim/openapi/validate"},
-		"test/crash":            nil, // tests only
-		"test/hostile":          nil, // tests only: attacks on the real binary
-		"test/browser":          nil, // tests only: drives chromium against the dashboard
-		"test/consumer":         nil, // tests only: a module outside this one built from a file-based module proxy
-		"test/generators":       nil, // tests only: OpenAPI generators over the served documents
-		"test/release":          nil, // tests only: the release snapshot and its checks
-		"test/shard":            nil, // tests only: two dubsims behind HAProxy and nginx, routed by sandbox
-		"test/docs":             nil, // tests only: runs the documentation's shell blocks against a real dubsim
-		"bench/ceiling":         {},  // the benchmark's minimal handler: stdlib only
-		"bench/seed":            nil, // benchmark tooling: fills a data file through the store
-		"bench/startwait":       {},
-		"cmd/dubsim":            nil, // the composition root may import anything
-		"examples":              nil, // tests only: runs the client examples against a real dubsim
-		"clients":               nil, // tests only: runs the Python and JavaScript control clients against a real dubsim
-		"examples/goclient":     {},  // client example: standard library only
+		"sim/server":            {"sim", "sim/control", "sim/faults", "sim/journal", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"}, // the router: mounts the parts sim/app builds
+		// the composition root: builds every part of a simulator and of a process
+		"sim/app":              {"sim", "fixtures", "sim/blob", "sim/control", "sim/faults", "sim/journal", "sim/control/ui", "sim/engine", "sim/internal/httpx", "sim/idempotency", "sim/media", "sim/openapi", "sim/platform", "sim/sandbox", "sim/server", "sim/studio", "golang.org/x/net/netutil"},
+		"sim/openapi":          {},
+		"sim/sandbox":          {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware"}, // sandboxes: simulators sim/app builds, behind one dispatcher; sim/server never imports it
+		"sim/control/ui":       {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/openapi/validate": {"github.com/santhosh-tekuri/jsonschema/v6"},
+		"sim/parity":           {"sim/openapi", "sim/openapi/validate"},
+		"test/crash":           nil, // tests only
+		"test/hostile":         nil, // tests only: attacks on the real binary
+		"test/browser":         nil, // tests only: drives chromium against the dashboard
+		"test/consumer":        nil, // tests only: a module outside this one built from a file-based module proxy
+		"test/generators":      nil, // tests only: OpenAPI generators over the served documents
+		"test/release":         nil, // tests only: the release snapshot and its checks
+		"test/shard":           nil, // tests only: two dubsims behind HAProxy and nginx, routed by sandbox
+		"test/docs":            nil, // tests only: runs the documentation's shell blocks against a real dubsim
+		"bench/ceiling":        {},  // the benchmark's minimal handler: stdlib only
+		"bench/seed":           nil, // benchmark tooling: fills a data file through the store
+		"bench/startwait":      {},
+		"cmd/dubsim":           nil, // the composition root may import anything
+		"examples":             nil, // tests only: runs the client examples against a real dubsim
+		"clients":              nil, // tests only: runs the Python and JavaScript control clients against a real dubsim
+		"examples/goclient":    {},  // client example: standard library only
 		// in-process dubsim for Go tests, and the control API client
-		"dubsimtest": {"sim", "sim/faults", "sim/journal", "sim/server", "internal/simtest", "fixtures"},
+		"dubsimtest": {"sim", "sim/app", "sim/journal", "sim/server", "internal/simtest"},
 		// the in-process assembly dubsimtest and the module's own tests share
-		"internal/simtest":  {"sim", "sim/server", "sim/store", "sim/sandbox", "fixtures"},
+		"internal/simtest":  {"sim", "sim/app", "sim/server", "sim/store", "sim/sandbox", "fixtures"},
 		"internal/proctest": {},  // runs the real binary in tests: stdlib only
 		"internal/tooltest": {},  // finds the programs a test needs: stdlib only
 		"docs":              nil, // tests only: checks the paths the documentation names

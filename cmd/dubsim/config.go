@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
@@ -21,72 +22,48 @@ import (
 // config is dubsim's configuration. Every flag has a DUBSIM_* environment
 // fallback; flags win.
 type config struct {
+	// Config holds the flags a simulator takes as they are (seed, timings,
+	// quotas, journal bounds, public URL...); appConfig adds the parts and
+	// the flags below that it takes in another form.
+	app.Config
+
 	Addr      string
 	Data      string
 	Fixtures  string
 	TimeScale float64
-	Seed      uint64
 	// SeedSet: the seed was given (flag or environment); the ids of a new
 	// data file are then keyed by it instead of a random value.
-	SeedSet    bool
-	FetchHosts []string
-	// FetchLoopback: media on this machine may be fetched (default);
-	// FetchErrorDetail: creations are told why a probe failed.
-	FetchLoopback    bool
-	FetchErrorDetail bool
-	PublicURL        string
-	Timing           sim.Timing
-	UnknownFields    string
-	CreateStatus     int
-	Tick             time.Duration
-	LogLevel         string
-	NoControl        bool
-	ControlToken     string
-	ControlHosts     []string
-	ControlAddr      string
-	// The request journals (fidelity TJ1): each one's bytes, and all of
-	// the process's together.
-	JournalBytes  int64
-	JournalMemory int64
+	SeedSet bool
+	// FetchLoopback: media on this machine may be fetched (default).
+	FetchLoopback bool
+	UnknownFields string
+	Tick          time.Duration
+	LogLevel      string
+	NoControl     bool
+	ControlToken  string
+	ControlHosts  []string
+	ControlAddr   string
 	// Sandboxes (fidelity SB1-SB8).
-	SandboxMax      int
-	SandboxIdle     time.Duration
-	MinPollInterval time.Duration
-	AdvanceWait     time.Duration
-	DateHeader      string
-	Version         bool
-
-	StudioAddr      string
-	BlobDir         string
-	StudioRateLimit sim.RateLimit
-	SharedCreate    string
-	StudioEnums     string
-	StudioTiming    sim.StudioTiming
-
-	// Early answers: bounds of the reading of a refused request's body
-	// (DrainMaxBytes 0: never read it).
+	SandboxMax  int
+	SandboxIdle time.Duration
+	Version     bool
+	StudioAddr  string
+	StudioEnums string
 	// MemoryLimit is the soft limit of the Go runtime (bytes, 0 = none):
 	// the collector works harder as the heap nears it (fidelity HM1).
 	MemoryLimit int64
 
-	DrainMaxBytes    int64
-	DrainIdleTimeout time.Duration
-	DrainTimeout     time.Duration
-
-	// Slow and broken clients (fidelity HW1, HW3): a request body fails
-	// when no byte arrives for BodyIdleTimeout (0: no deadline), and each
-	// listener holds at most MaxConnections connections (0: unlimited).
+	// Bounds whose 0 is "off" here and "the default" in app.Config
+	// (zeroOff): the reading of a refused request's body (fidelity X2),
+	// the idle deadline and minimum rate of a request body (HW1, HW5) and
+	// the process's body memory (HY1).
+	DrainMaxBytes   int64
 	BodyIdleTimeout time.Duration
-	MaxConnections  int
-	// BodyMinRate (fidelity HW5): bytes per second a body must average
-	// once BodyIdleTimeout has passed since its start (0: no minimum).
-	BodyMinRate int64
-	// BodyMemory (fidelity HY1): request-body bytes held in memory at
-	// once, process-wide (0: unlimited).
-	BodyMemory int64
-
-	// Quota bounds the uploaded files (0: unlimited).
-	Quota sim.BlobQuota
+	BodyMinRate     int64
+	BodyMemory      int64
+	// MaxConnections is what each listener holds at most (0: unlimited;
+	// fidelity HW3).
+	MaxConnections int
 
 	// HTTPS (fidelity EV5): a certificate and key files, or one made at
 	// start.
@@ -117,6 +94,13 @@ const (
 	flagTLSCert       = "tls-cert"
 	flagTLSSelfSigned = "tls-self-signed"
 )
+
+// defaultMaxConnections is --max-connections' default: far above what a
+// test suite opens (Go's client keeps 2 idle connections per host, a
+// browser 6), far below what exhausts memory or descriptors (fidelity HW3).
+// The cap is the process's, not a tenant's: a connection names no tenant
+// before its first request (docs/design/tenancy.md).
+const defaultMaxConnections = 1024
 
 // minJournalBytes is the least --journal-bytes and --journal-memory take:
 // room for two of the largest entries.
@@ -179,84 +163,14 @@ func defaultDataPath(getenv func(string) string) string {
 	return filepath.Join(dir, "dubsim", "dubsim.db")
 }
 
+// listFlags are the flags read as text and parsed into config once set.
+type listFlags struct{ fetchHosts, controlHosts, rateLimit string }
+
 // parseConfig reads flags from args with environment fallbacks from getenv.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	var c config
-	fs := flag.NewFlagSet("dubsim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: dubsim [FLAGS]                 serve the simulator (flags below; each has the DUBSIM_* variable named in [$...]; flags win)
-       dubsim version                print the version
-       dubsim ctl COMMAND [ARGS]     call the control API (dubsim ctl -help)
-       dubsim check [--data FILE]    check a data file (stopped server): exit 0 when sound, 1 with its problems
-       dubsim healthcheck [--url U]  exit 0 when GET /_sim/health answers 200 (for container HEALTHCHECKs)
-       dubsim parity --platform-url U --api-key K
-                                     run the parity scenarios against any target (dubsim parity -help)
-
-`)
-		fs.PrintDefaults()
-	}
-	var fetchHosts, controlHosts, rateLimit string
-	fs.StringVar(&c.Addr, "addr", ":8080", "listen `address` (host:port; :0 picks a free port)")
-	fs.StringVar(&c.Data, "data", "", "bbolt data `file` that keeps the state across runs (default: none, a temporary store removed at exit)")
-	fs.StringVar(&c.Fixtures, "fixtures", "", "`directory` whose fixture files override the embedded ones")
-	fs.Float64Var(&c.TimeScale, "time-scale", 1, "speed of simulated time (1 = real time, 60 = a minute per second, 0 = frozen)")
-	fs.Uint64Var(&c.Seed, "seed", 0, "seed of generated content, and of the ids of a new data file, which are otherwise keyed by a random value kept in the file (not of generated API keys, upload ids or signatures: the data file's random secret keys those)")
-	fs.StringVar(&fetchHosts, "fetch-hosts", "", "comma-separated `hosts` (besides loopback) whose media dubsim may fetch to read durations; *.example.com and * allowed")
-	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of output download links (default: the request's scheme and host)")
-	fs.DurationVar(&c.Timing.Base, "processing-base", sim.DefaultTiming.Base, "processing time of a project, fixed part")
-	fs.DurationVar(&c.Timing.PerMinute, "processing-per-minute", sim.DefaultTiming.PerMinute, "processing time added per minute of source")
-	fs.DurationVar(&c.Timing.RetransBase, "retranslation-base", sim.DefaultTiming.RetransBase, "processing time of a re-translation, fixed part")
-	fs.DurationVar(&c.Timing.RetransPerMinute, "retranslation-per-minute", sim.DefaultTiming.RetransPerMinute, "re-translation time added per minute of source")
-	fs.StringVar(&c.UnknownFields, "unknown-fields", "ignore", "unknown JSON body fields: `ignore|reject`")
-	fs.IntVar(&c.CreateStatus, "create-status", 200, "HTTP `status` of a successful create or re-translation: 200 or 201")
-	fs.DurationVar(&c.Tick, "tick", 200*time.Millisecond, "real-time interval of the transition sweep")
-	fs.StringVar(&c.LogLevel, "log-level", "info", "`level`: debug, info, warn, error or off")
-	bytesVar(fs, &c.JournalBytes, "journal-bytes", journal.DefaultMaxBytes, "`bytes` of requests each request journal (the default simulator's, each sandbox's) keeps at most; the oldest go first (64KiB or more)")
-	bytesVar(fs, &c.JournalMemory, "journal-memory", journal.DefaultMemory, "`bytes` of requests all the request journals of the process keep together; past it, the oldest requests of the largest journals go first (64KiB or more)")
-	fs.DurationVar(&c.MinPollInterval, "min-poll-interval", 2*time.Second, "polling faster than this is reported by the conformance report")
-	fs.StringVar(&c.DateHeader, "date-header", "simulated", "clock of the HTTP Date header of every answer: `simulated|real` (simulated: the time bodies use)")
-	fs.DurationVar(&c.AdvanceWait, "advance-wait", 30*time.Second, "real time a clock advance (or an artifact read) waits for the downloads its answer depends on before answering 504")
-	fs.StringVar(&c.StudioAddr, "studio-addr", "", "second listen `address` that serves only the studio interface (default: none; the main address serves both)")
-	fs.StringVar(&c.BlobDir, "blob-dir", "", "`directory` of uploaded and downloaded artifact files (default: the data file's path plus .blobs)")
-	fs.StringVar(&rateLimit, "studio-rate-limit", "off", "studio rate limit of keys without their own: off, documented (60/minute and 1000/day) or `PER_MINUTE,PER_DAY` (0 = no limit)")
-	fs.StringVar(&c.SharedCreate, "shared-create", "studio", "interface of a POST /api/v1/projects on the shared address whose body has a name but no other field of either create: `studio|platform` (platform: 400 source_lang is required); a body without even a name is the platform's either way")
-	fs.StringVar(&c.StudioEnums, "studio-enums", "strict", "video update processingType and status: `strict|lax` (strict: values seen in the docs; lax: any string)")
-	fs.DurationVar(&c.StudioTiming.ArtifactStart, "artifact-start", sim.DefaultStudioTiming.ArtifactStart, "time from artifact created to upload_started")
-	fs.DurationVar(&c.StudioTiming.ArtifactBase, "artifact-processing-base", sim.DefaultStudioTiming.ArtifactBase, "time from upload_started to the end, fixed part")
-	fs.DurationVar(&c.StudioTiming.ArtifactPerGB, "artifact-processing-per-gb", sim.DefaultStudioTiming.ArtifactPerGB, "artifact processing time added per gigabyte")
-	fs.DurationVar(&c.StudioTiming.VideoStart, "video-start", sim.DefaultStudioTiming.VideoStart, "time from video new to in_progress")
-	fs.DurationVar(&c.StudioTiming.VideoBase, "video-processing-base", sim.DefaultStudioTiming.VideoBase, "time from video in_progress to completed, fixed part")
-	fs.DurationVar(&c.StudioTiming.VideoPerMinute, "video-processing-per-minute", sim.DefaultStudioTiming.VideoPerMinute, "video processing time added per minute of video")
-	bytesVar(fs, &c.MemoryLimit, "memory-limit", defaultMemoryLimit, "soft memory limit of the Go runtime, in `bytes`: the collector works harder as the heap nears it (0 = none; GOMEMLIMIT, when set, wins)")
-	bytesVar(fs, &c.DrainMaxBytes, "drain-max-bytes", server.DefaultDrainMaxBytes, "after a refusal sent before the request body was read, read and discard at most this many `bytes` of the body so the client sees the answer, not a reset (0 = never)")
-	fs.DurationVar(&c.DrainIdleTimeout, "drain-idle-timeout", server.DefaultDrainIdleTimeout, "stop reading a refused request's body when no byte arrives for this long, and close the connection")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", server.DefaultDrainTimeout, "stop reading a refused request's body after this long in all, and close the connection")
-	fs.DurationVar(&c.BodyIdleTimeout, "body-idle-timeout", server.DefaultBodyIdleTimeout, "end the reading of a request body when no byte of it arrives for this long (400, or S3's RequestTimeout for an upload); a body that keeps arriving is never cut (0 = no limit)")
-	bytesVar(fs, &c.BodyMinRate, "body-min-rate", server.DefaultBodyMinRate, "`bytes` per second a request body must average once body-idle-timeout has passed since it started, else it fails like a stalled one; stops a trickle of a byte now and then from holding a connection forever (0 = no minimum)")
-	bytesVar(fs, &c.BodyMemory, "body-memory", server.DefaultBodyMemory, "request-body `bytes` the process holds in memory at once (JSON bodies, the shared address's create routing, the idempotency read-ahead); each simulator holds at most a quarter; a request waits for its bytes before its body is read (0 = unlimited)")
-	fs.IntVar(&c.MaxConnections, "max-connections", defaultMaxConnections, "open connections each listen address holds at most; past it, new connections wait in the kernel's accept queue until one closes (0 = unlimited)")
-	bytesVar(fs, &c.Quota.Total, "blob-quota", sim.DefaultBlobQuota, "`bytes` of uploaded and downloaded files all companies may store; a presigned upload past it is refused with 403 QuotaExceeded, an artifact download past it fails (0 = unlimited)")
-	bytesVar(fs, &c.Quota.PerCompany, "company-blob-quota", sim.DefaultCompanyBlobQuota, "`bytes` of uploaded and downloaded files one company may store (0 = unlimited)")
-	fs.IntVar(&c.Quota.PresignsPerCompany, "presigns-per-company", sim.DefaultPresignsPerCompany, "presigned uploads a company may have outstanding, neither used nor expired (0 = unlimited)")
-	fs.IntVar(&c.Quota.DownloadsPerCompany, "downloads-per-company", sim.DefaultDownloadsPerCompany, "artifact downloads (from a url or fragments) a company may have pending; past it, creating one is refused with 403 (0 = unlimited)")
-	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
-	fs.BoolVar(&c.FetchLoopback, "fetch-loopback", true, "fetch media served on this machine (loopback, localhost, *.localhost) to read durations; false: treat it like any host not in --fetch-hosts")
-	fs.BoolVar(&c.FetchErrorDetail, "fetch-error-detail", false, "tell a creation why its source video could not be read, and an artifact why its download failed (closed port, HTTP status, format); off, only that it could not (the reason goes to the log)")
-	fs.StringVar(&c.ControlToken, flagControlToken, "", "`token` every /_sim control call must carry (Authorization: Bearer TOKEN or X-Dubsim-Control-Token); without one, the control API answers only requests for localhost, an IP address or --control-hosts")
-	fs.StringVar(&controlHosts, "control-hosts", "", "comma-separated host `names` (besides localhost, *.localhost and IP addresses) the control API answers without a token, such as a compose service name")
-	fs.StringVar(&c.ControlAddr, "control-addr", "", "listen `address` of the control API and the dashboard alone (default: none; the main address serves them)")
-	fs.StringVar(&c.TLSCert, flagTLSCert, "", "PEM certificate `file` (with --tls-key): every listener serves HTTPS")
-	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
-	fs.BoolVar(&c.TLSSelfSigned, flagTLSSelfSigned, false, "serve HTTPS on every listener with a certificate made at start (ECDSA P-256, for localhost, 127.0.0.1, ::1 and the listen hosts; its SHA-256 fingerprint is printed)")
-	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated `origins` (https://app.example.com) whose pages may call the platform and studio interfaces (CORS, preflight answered); * any, none: no CORS. Never the control API")
-	// Logs and shutdown (fidelity EL1-EL7).
-	fs.StringVar(&c.LogFormat, "log-format", "text", "log lines as `text|json` (key=value, or an object a line); the access log and lifecycle events included")
-	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, how long to wait for open requests and background downloads before closing them (0 = close at once)")
-	fs.IntVar(&c.SandboxMax, "sandbox-max", sandbox.DefaultMax, "sandboxes (POST /_sim/sandboxes: a simulator of its own per test, reached by its keys or /sbx/ID) the process holds at most; past it, creation answers 429 (0 = no sandboxes)")
-	fs.DurationVar(&c.SandboxIdle, "sandbox-idle", sandbox.DefaultIdle, "real time after which a sandbox that served no request is removed with its data (0 = never)")
-	fs.BoolVar(&c.Version, "version", false, "print the version and exit (also: dubsim version)")
-	envHelp(fs, "version")
+	var l listFlags
+	fs := flagSet(&c, &l, stderr)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return c, err
 	}
@@ -281,87 +195,160 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	c.SeedSet = set["seed"] || getenv(envName("seed")) != ""
 	c.UnknownVariables = unknownVariables(os.Environ(), knownVariables(fs))
-
-	if c.TimeScale < 0 || c.TimeScale > 1e6 {
-		return c, fmt.Errorf("time-scale must be a number between 0 and 1000000; got %g", c.TimeScale)
-	}
-	for _, h := range strings.Split(fetchHosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			c.FetchHosts = append(c.FetchHosts, h)
-		}
-	}
-	for _, h := range strings.Split(controlHosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			if strings.ContainsAny(h, "/:@ ") {
-				return c, fmt.Errorf("control-hosts must list host names without scheme or port, such as dubsim,ci-runner; got %q", h)
-			}
-			c.ControlHosts = append(c.ControlHosts, h)
-		}
-	}
-	var err error
-	if c.NoControl && c.ControlAddr != "" {
-		return c, errors.New("control-addr serves the control API, which no-control turns off: give one of them")
-	}
-	if err := checkTLS(c); err != nil {
-		return c, err
-	}
-	if c.CORS, err = parseOrigins(c.CORSOrigins); err != nil {
+	if err := c.parseLists(l); err != nil {
 		return c, err
 	}
 	if err := checkDurations(fs); err != nil {
 		return c, err
 	}
-	if c.SandboxMax < 0 || c.SandboxMax > 100_000 {
-		return c, fmt.Errorf("sandbox-max must be an integer between 0 (no sandboxes) and 100000; got %d", c.SandboxMax)
-	}
-	for _, n := range []struct {
-		name string
-		v    int64
-	}{{"journal-bytes", c.JournalBytes}, {"journal-memory", c.JournalMemory}} {
-		if n.v < minJournalBytes {
-			return c, fmt.Errorf("%s must be at least 64KiB (65536 bytes): a request's entry takes up to about 27 KiB; got %d", n.name, n.v)
-		}
-	}
-	for _, n := range []struct {
-		name string
-		v    int
-	}{{"max-connections", c.MaxConnections}, {"presigns-per-company", c.Quota.PresignsPerCompany}, {"downloads-per-company", c.Quota.DownloadsPerCompany}} {
-		if n.v < 0 {
-			return c, fmt.Errorf("%s must be a non-negative integer (0 = unlimited); got %d", n.name, n.v)
-		}
-	}
-	if c.UnknownFields != "ignore" && c.UnknownFields != "reject" {
-		return c, fmt.Errorf("unknown-fields must be ignore or reject; got %q", c.UnknownFields)
-	}
-	if c.CreateStatus != 200 && c.CreateStatus != 201 {
-		return c, fmt.Errorf("create-status must be 200 or 201; got %d", c.CreateStatus)
-	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error", "off":
-	default:
-		return c, fmt.Errorf("log-level must be debug, info, warn, error or off; got %q", c.LogLevel)
-	}
-	if c.StudioRateLimit, err = parseRateLimit(rateLimit); err != nil {
-		return c, err
-	}
-	if c.SharedCreate != "platform" && c.SharedCreate != "studio" {
-		return c, fmt.Errorf("shared-create must be platform or studio; got %q", c.SharedCreate)
-	}
-	if c.DateHeader != "simulated" && c.DateHeader != "real" {
-		return c, fmt.Errorf("date-header must be simulated or real; got %q", c.DateHeader)
-	}
-	if c.StudioEnums != "strict" && c.StudioEnums != "lax" {
-		return c, fmt.Errorf("studio-enums must be strict or lax; got %q", c.StudioEnums)
-	}
-	return c, checkLogsAndData(&c)
+	return c, c.check()
 }
 
-// checkLogsAndData checks the log format (a negative --shutdown-grace is
-// refused with every other negative duration) and puts the blobs beside a
-// data file (a temporary store's are placed when it is made).
-func checkLogsAndData(c *config) error {
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return fmt.Errorf("log-format must be text or json; got %q", c.LogFormat)
+// flagSet defines every flag of the server into c and l.
+func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("dubsim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: dubsim [FLAGS]                 serve the simulator (flags below; each has the DUBSIM_* variable named in [$...]; flags win)
+       dubsim version                print the version
+       dubsim ctl COMMAND [ARGS]     call the control API (dubsim ctl -help)
+       dubsim check [--data FILE]    check a data file (stopped server): exit 0 when sound, 1 with its problems
+       dubsim healthcheck [--url U]  exit 0 when GET /_sim/health answers 200 (for container HEALTHCHECKs)
+       dubsim parity --platform-url U --api-key K
+                                     run the parity scenarios against any target (dubsim parity -help)
+
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.Addr, "addr", ":8080", "listen `address` (host:port; :0 picks a free port)")
+	fs.StringVar(&c.Data, "data", "", "bbolt data `file` that keeps the state across runs (default: none, a temporary store removed at exit)")
+	fs.StringVar(&c.Fixtures, "fixtures", "", "`directory` whose fixture files override the embedded ones")
+	fs.Float64Var(&c.TimeScale, "time-scale", 1, "speed of simulated time (1 = real time, 60 = a minute per second, 0 = frozen)")
+	fs.Uint64Var(&c.Seed, "seed", 0, "seed of generated content, and of the ids of a new data file, which are otherwise keyed by a random value kept in the file (not of generated API keys, upload ids or signatures: the data file's random secret keys those)")
+	fs.StringVar(&l.fetchHosts, "fetch-hosts", "", "comma-separated `hosts` (besides loopback) whose media dubsim may fetch to read durations; *.example.com and * allowed")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` of output download links (default: the request's scheme and host)")
+	fs.DurationVar(&c.Timing.Base, "processing-base", sim.DefaultTiming.Base, "processing time of a project, fixed part")
+	fs.DurationVar(&c.Timing.PerMinute, "processing-per-minute", sim.DefaultTiming.PerMinute, "processing time added per minute of source")
+	fs.DurationVar(&c.Timing.RetransBase, "retranslation-base", sim.DefaultTiming.RetransBase, "processing time of a re-translation, fixed part")
+	fs.DurationVar(&c.Timing.RetransPerMinute, "retranslation-per-minute", sim.DefaultTiming.RetransPerMinute, "re-translation time added per minute of source")
+	fs.StringVar(&c.UnknownFields, "unknown-fields", "ignore", "unknown JSON body fields: `ignore|reject`")
+	fs.IntVar(&c.CreateStatus, "create-status", 200, "HTTP `status` of a successful create or re-translation: 200 or 201")
+	fs.DurationVar(&c.Tick, "tick", 200*time.Millisecond, "real-time interval of the transition sweep")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "`level`: debug, info, warn, error or off")
+	bytesVar(fs, &c.JournalBytes, "journal-bytes", journal.DefaultMaxBytes, "`bytes` of requests each request journal (the default simulator's, each sandbox's) keeps at most; the oldest go first (64KiB or more)")
+	bytesVar(fs, &c.JournalMemory, "journal-memory", journal.DefaultMemory, "`bytes` of requests all the request journals of the process keep together; past it, the oldest requests of the largest journals go first (64KiB or more)")
+	fs.DurationVar(&c.MinPollInterval, "min-poll-interval", 2*time.Second, "polling faster than this is reported by the conformance report")
+	fs.StringVar(&c.DateHeader, "date-header", "simulated", "clock of the HTTP Date header of every answer: `simulated|real` (simulated: the time bodies use)")
+	fs.DurationVar(&c.AdvanceWait, "advance-wait", 30*time.Second, "real time a clock advance (or an artifact read) waits for the downloads its answer depends on before answering 504")
+	fs.StringVar(&c.StudioAddr, "studio-addr", "", "second listen `address` that serves only the studio interface (default: none; the main address serves both)")
+	fs.StringVar(&c.BlobDir, "blob-dir", "", "`directory` of uploaded and downloaded artifact files (default: the data file's path plus .blobs)")
+	fs.StringVar(&l.rateLimit, "studio-rate-limit", "off", "studio rate limit of keys without their own: off, documented (60/minute and 1000/day) or `PER_MINUTE,PER_DAY` (0 = no limit)")
+	fs.StringVar(&c.SharedCreate, "shared-create", "studio", "interface of a POST /api/v1/projects on the shared address whose body has a name but no other field of either create: `studio|platform` (platform: 400 source_lang is required); a body without even a name is the platform's either way")
+	fs.StringVar(&c.StudioEnums, "studio-enums", "strict", "video update processingType and status: `strict|lax` (strict: values seen in the docs; lax: any string)")
+	fs.DurationVar(&c.StudioTiming.ArtifactStart, "artifact-start", sim.DefaultStudioTiming.ArtifactStart, "time from artifact created to upload_started")
+	fs.DurationVar(&c.StudioTiming.ArtifactBase, "artifact-processing-base", sim.DefaultStudioTiming.ArtifactBase, "time from upload_started to the end, fixed part")
+	fs.DurationVar(&c.StudioTiming.ArtifactPerGB, "artifact-processing-per-gb", sim.DefaultStudioTiming.ArtifactPerGB, "artifact processing time added per gigabyte")
+	fs.DurationVar(&c.StudioTiming.VideoStart, "video-start", sim.DefaultStudioTiming.VideoStart, "time from video new to in_progress")
+	fs.DurationVar(&c.StudioTiming.VideoBase, "video-processing-base", sim.DefaultStudioTiming.VideoBase, "time from video in_progress to completed, fixed part")
+	fs.DurationVar(&c.StudioTiming.VideoPerMinute, "video-processing-per-minute", sim.DefaultStudioTiming.VideoPerMinute, "video processing time added per minute of video")
+	bytesVar(fs, &c.MemoryLimit, "memory-limit", defaultMemoryLimit, "soft memory limit of the Go runtime, in `bytes`: the collector works harder as the heap nears it (0 = none; GOMEMLIMIT, when set, wins)")
+	bytesVar(fs, &c.DrainMaxBytes, "drain-max-bytes", server.DefaultDrainMaxBytes, "after a refusal sent before the request body was read, read and discard at most this many `bytes` of the body so the client sees the answer, not a reset (0 = never)")
+	fs.DurationVar(&c.DrainIdleTimeout, "drain-idle-timeout", server.DefaultDrainIdleTimeout, "stop reading a refused request's body when no byte arrives for this long, and close the connection")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", server.DefaultDrainTimeout, "stop reading a refused request's body after this long in all, and close the connection")
+	fs.DurationVar(&c.BodyIdleTimeout, "body-idle-timeout", server.DefaultBodyIdleTimeout, "end the reading of a request body when no byte of it arrives for this long (400, or S3's RequestTimeout for an upload); a body that keeps arriving is never cut (0 = no limit)")
+	bytesVar(fs, &c.BodyMinRate, "body-min-rate", server.DefaultBodyMinRate, "`bytes` per second a request body must average once body-idle-timeout has passed since it started, else it fails like a stalled one; stops a trickle of a byte now and then from holding a connection forever (0 = no minimum)")
+	bytesVar(fs, &c.BodyMemory, "body-memory", server.DefaultBodyMemory, "request-body `bytes` the process holds in memory at once (JSON bodies, the shared address's create routing, the idempotency read-ahead); each simulator holds at most a quarter; a request waits for its bytes before its body is read (0 = unlimited)")
+	fs.IntVar(&c.MaxConnections, "max-connections", defaultMaxConnections, "open connections each listen address holds at most; past it, new connections wait in the kernel's accept queue until one closes (0 = unlimited)")
+	bytesVar(fs, &c.Quota.Total, "blob-quota", sim.DefaultBlobQuota, "`bytes` of uploaded and downloaded files all companies may store; a presigned upload past it is refused with 403 QuotaExceeded, an artifact download past it fails (0 = unlimited)")
+	bytesVar(fs, &c.Quota.PerCompany, "company-blob-quota", sim.DefaultCompanyBlobQuota, "`bytes` of uploaded and downloaded files one company may store (0 = unlimited)")
+	fs.IntVar(&c.Quota.PresignsPerCompany, "presigns-per-company", sim.DefaultPresignsPerCompany, "presigned uploads a company may have outstanding, neither used nor expired (0 = unlimited)")
+	fs.IntVar(&c.Quota.DownloadsPerCompany, "downloads-per-company", sim.DefaultDownloadsPerCompany, "artifact downloads (from a url or fragments) a company may have pending; past it, creating one is refused with 403 (0 = unlimited)")
+	fs.BoolVar(&c.NoControl, "no-control", false, "do not serve the /_sim control API (for shared deployments)")
+	fs.BoolVar(&c.FetchLoopback, "fetch-loopback", true, "fetch media served on this machine (loopback, localhost, *.localhost) to read durations; false: treat it like any host not in --fetch-hosts")
+	fs.BoolVar(&c.FetchErrorDetail, "fetch-error-detail", false, "tell a creation why its source video could not be read, and an artifact why its download failed (closed port, HTTP status, format); off, only that it could not (the reason goes to the log)")
+	fs.StringVar(&c.ControlToken, flagControlToken, "", "`token` every /_sim control call must carry (Authorization: Bearer TOKEN or X-Dubsim-Control-Token); without one, the control API answers only requests for localhost, an IP address or --control-hosts")
+	fs.StringVar(&l.controlHosts, "control-hosts", "", "comma-separated host `names` (besides localhost, *.localhost and IP addresses) the control API answers without a token, such as a compose service name")
+	fs.StringVar(&c.ControlAddr, "control-addr", "", "listen `address` of the control API and the dashboard alone (default: none; the main address serves them)")
+	fs.StringVar(&c.TLSCert, flagTLSCert, "", "PEM certificate `file` (with --tls-key): every listener serves HTTPS")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
+	fs.BoolVar(&c.TLSSelfSigned, flagTLSSelfSigned, false, "serve HTTPS on every listener with a certificate made at start (ECDSA P-256, for localhost, 127.0.0.1, ::1 and the listen hosts; its SHA-256 fingerprint is printed)")
+	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated `origins` (https://app.example.com) whose pages may call the platform and studio interfaces (CORS, preflight answered); * any, none: no CORS. Never the control API")
+	// Logs and shutdown (fidelity EL1-EL7).
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log lines as `text|json` (key=value, or an object a line); the access log and lifecycle events included")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, how long to wait for open requests and background downloads before closing them (0 = close at once)")
+	fs.IntVar(&c.SandboxMax, "sandbox-max", sandbox.DefaultMax, "sandboxes (POST /_sim/sandboxes: a simulator of its own per test, reached by its keys or /sbx/ID) the process holds at most; past it, creation answers 429 (0 = no sandboxes)")
+	fs.DurationVar(&c.SandboxIdle, "sandbox-idle", sandbox.DefaultIdle, "real time after which a sandbox that served no request is removed with its data (0 = never)")
+	fs.BoolVar(&c.Version, "version", false, "print the version and exit (also: dubsim version)")
+	envHelp(fs, "version")
+	return fs
+}
+
+// parseLists reads the flags given as lists (hosts, origins, the rate limit).
+func (c *config) parseLists(l listFlags) error {
+	for _, h := range strings.Split(l.fetchHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.FetchHosts = append(c.FetchHosts, h)
+		}
+	}
+	for _, h := range strings.Split(l.controlHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			if strings.ContainsAny(h, "/:@ ") {
+				return fmt.Errorf("control-hosts must list host names without scheme or port, such as dubsim,ci-runner; got %q", h)
+			}
+			c.ControlHosts = append(c.ControlHosts, h)
+		}
+	}
+	var err error
+	if c.CORS, err = parseOrigins(c.CORSOrigins); err != nil {
+		return err
+	}
+	c.StudioRateLimit, err = parseRateLimit(l.rateLimit)
+	return err
+}
+
+// check refuses values out of range and contradictory flags, and puts the
+// blobs beside a data file (a temporary store's are placed when it is
+// made).
+func (c *config) check() error {
+	if c.TimeScale < 0 || c.TimeScale > 1e6 {
+		return fmt.Errorf("time-scale must be a number between 0 and 1000000; got %g", c.TimeScale)
+	}
+	if c.NoControl && c.ControlAddr != "" {
+		return errors.New("control-addr serves the control API, which no-control turns off: give one of them")
+	}
+	if err := checkTLS(*c); err != nil {
+		return err
+	}
+	if c.SandboxMax < 0 || c.SandboxMax > 100_000 {
+		return fmt.Errorf("sandbox-max must be an integer between 0 (no sandboxes) and 100000; got %d", c.SandboxMax)
+	}
+	for i, v := range []int64{c.JournalBytes, c.JournalMemory} {
+		if v < minJournalBytes {
+			return fmt.Errorf("%s must be at least 64KiB (65536 bytes): a request's entry takes up to about 27 KiB; got %d", []string{"journal-bytes", "journal-memory"}[i], v)
+		}
+	}
+	for i, v := range []int{c.MaxConnections, c.Quota.PresignsPerCompany, c.Quota.DownloadsPerCompany} {
+		if v < 0 {
+			return fmt.Errorf("%s must be a non-negative integer (0 = unlimited); got %d", []string{"max-connections", "presigns-per-company", "downloads-per-company"}[i], v)
+		}
+	}
+	if c.CreateStatus != 200 && c.CreateStatus != 201 {
+		return fmt.Errorf("create-status must be 200 or 201; got %d", c.CreateStatus)
+	}
+	for _, e := range []struct {
+		name, v string
+		ok      []string
+	}{
+		{"unknown-fields", c.UnknownFields, []string{"ignore", "reject"}},
+		{"log-level", c.LogLevel, []string{"debug", "info", "warn", "error", "off"}},
+		{"shared-create", c.SharedCreate, []string{"platform", "studio"}},
+		{"date-header", c.DateHeader, []string{"simulated", "real"}},
+		{"studio-enums", c.StudioEnums, []string{"strict", "lax"}},
+		{"log-format", c.LogFormat, []string{"text", "json"}},
+	} {
+		if !slices.Contains(e.ok, e.v) {
+			return fmt.Errorf("%s must be %s or %s; got %q", e.name, strings.Join(e.ok[:len(e.ok)-1], ", "), e.ok[len(e.ok)-1], e.v)
+		}
 	}
 	if c.BlobDir == "" && c.Data != "" {
 		c.BlobDir = c.Data + ".blobs"

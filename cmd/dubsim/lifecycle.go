@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/store"
 )
@@ -125,20 +122,6 @@ func fileExists(path string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
 }
 
-// inflight counts the requests being served, for the shutdown line.
-type inflight struct{ n atomic.Int64 }
-
-func (f *inflight) wrap(h http.Handler) http.Handler {
-	if h == nil {
-		return nil
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.n.Add(1)
-		defer f.n.Add(-1)
-		h.ServeHTTP(w, r)
-	})
-}
-
 // backgroundDownloads counts the downloads in flight among work.
 func backgroundDownloads(work []sim.Work) int {
 	n := 0
@@ -150,13 +133,13 @@ func backgroundDownloads(work []sim.Work) int {
 	return n
 }
 
-// shutdown stops the servers: open requests get grace to finish, then
+// shutdown stops the listeners: open requests get grace to finish, then
 // their connections are closed. It logs what was still running when the
 // stop began and what the grace cut off. Running past the grace is not an
 // error (a signal-initiated stop exits 0); failing to close is.
-func shutdown(log *slog.Logger, grace time.Duration, open *inflight, downloads int, temporary bool, servers ...*http.Server) error {
+func shutdown(log *slog.Logger, grace time.Duration, ls *app.Listeners, downloads int, temporary bool) error {
 	started := time.Now()
-	attrs := []any{"open_requests", int(open.n.Load()), "background_downloads", downloads, "grace", grace.String()}
+	attrs := []any{"open_requests", ls.Open(), "background_downloads", downloads, "grace", grace.String()}
 	switch {
 	case downloads > 0 && temporary:
 		attrs = append(attrs, "downloads", "stopped; the temporary store goes with them")
@@ -164,26 +147,11 @@ func shutdown(log *slog.Logger, grace time.Duration, open *inflight, downloads i
 		attrs = append(attrs, "downloads", "stopped; they resume at the next start on the same data file")
 	}
 	log.Info("shutting down", attrs...)
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	var errs []error
-	for _, s := range servers {
-		if s == nil {
-			continue
-		}
-		if err := s.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			errs = append(errs, err)
-		}
-	}
-	if left := int(open.n.Load()); left > 0 {
+	cut, err := ls.Shutdown(grace)
+	if cut > 0 {
 		log.Warn("shutdown grace passed: closing the connections of the requests still open",
-			"open_requests", left, "grace", grace.String())
-		for _, s := range servers {
-			if s != nil {
-				_ = s.Close()
-			}
-		}
+			"open_requests", cut, "grace", grace.String())
 	}
 	log.Info("stopped", "took", time.Since(started).Round(time.Millisecond).String())
-	return errors.Join(errs...)
+	return err
 }

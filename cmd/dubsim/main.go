@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/engine"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
@@ -32,11 +32,8 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// Compile-time checks of the wiring (the rest are in sim/server).
-var (
-	_ sim.Store         = (*store.Store)(nil)
-	_ engine.TimeSource = (*sim.SimClock)(nil)
-)
+// Compile-time check of the wiring (the rest are in sim/app).
+var _ sim.Store = (*store.Store)(nil)
 
 // defaultGCPercent is the collector's target once serving, when $GOGC is
 // not set: a request allocates a few kilobytes and the live heap is a few
@@ -89,38 +86,106 @@ func newLogger(level, format string, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// maxHeaderBytes bounds a request's line and headers together.
-const maxHeaderBytes = 64 << 10
-
 // run is dubsim: it serves until ctx is cancelled, then shuts down cleanly.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
-		switch args[0] {
-		case "check":
-			return runCheck(args[1:], getenv, stdout, stderr)
-		case "ctl":
-			return runCtl(args[1:], getenv, stdout, stderr)
-		case "healthcheck":
-			return runHealthcheck(ctx, args[1:], getenv, stdout, stderr)
-		case "parity":
-			return runParity(ctx, args[1:], getenv, stdout, stderr)
-		case "version":
-			if len(args) > 1 {
-				return fmt.Errorf("version: unexpected argument %q", args[1])
-			}
-			fmt.Fprintln(stdout, "dubsim", version)
-			return nil
+		if cmd, ok := commands[args[0]]; ok {
+			return cmd(ctx, args[1:], getenv, stdout, stderr)
 		}
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil || cfg.Version {
+		if err == nil {
+			fmt.Fprintln(stdout, "dubsim", version)
+		}
+		return err
+	}
+	log := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
+	prepareProcess(cfg, getenv, log)
+	fsys, fx, err := loadFixtures(cfg.Fixtures)
 	if err != nil {
 		return err
 	}
-	if cfg.Version {
+	data, err := openData(&cfg)
+	if err != nil {
+		return err
+	}
+	defer data.close(log)
+
+	acfg := appConfig(cfg, data.store, sim.NewSimClock(time.Now, cfg.TimeScale), fx, fsys, log)
+	a, err := app.New(ctx, acfg, sandboxConfig(cfg, log))
+	if err != nil {
+		return err
+	}
+	// Closed last (defers run last first), once the sweeps have stopped.
+	defer func() {
+		if err := a.Close(context.Background()); err != nil {
+			log.Error("closing the simulators", "err", err)
+		}
+	}()
+	restored := 0
+	if a.Sandboxes != nil {
+		if restored, err = a.Sandboxes.Open(ctx); err != nil {
+			return err
+		}
+	}
+	reports := map[string]*tickErrors{"transition sweep": {}, "save clock": {}, "sandbox sweep": {}}
+	stopTicks := a.Tick(ctx, app.Ticks{Every: cfg.Tick, SaveClock: true, Report: func(ctx context.Context, task string, err error) {
+		reports[task].report(ctx, log, task, err)
+	}})
+	defer stopTicks()
+
+	tlsCfg, fp, err := serverTLS(cfg, time.Now(), cfg.Addr, cfg.StudioAddr, cfg.ControlAddr)
+	if err != nil {
+		return err
+	}
+	cfg.tlsFingerprint = fp
+	ls, err := a.Listen(app.Listen{Addr: cfg.Addr, StudioAddr: cfg.StudioAddr, ControlAddr: cfg.ControlAddr,
+		MaxConnections: cfg.MaxConnections, TLS: tlsCfg, Log: log})
+	if err != nil {
+		return err
+	}
+	banner(stdout, ls.Addrs[0], ls.Addrs[1], ls.Addrs[2], cfg, fx, func(w io.Writer) {
+		dataBanner(w, data, getenv)
+		sandboxBanner(w, cfg, a.Sandboxes, restored)
+	})
+	go settleMemory(getenv)
+
+	select {
+	case <-ctx.Done():
+		// A signal: exit 0 once stopped, even when the grace cut
+		// requests off; an error only when closing or saving failed.
+		stopTicks()
+		clock := a.Default.Engine.Clock
+		err := shutdown(log, cfg.ShutdownGrace, ls, backgroundDownloads(clock.Work()), data.tempDir != "")
+		return errors.Join(err, clock.SaveClock(context.Background()))
+	case err := <-ls.Err():
+		return err
+	}
+}
+
+// commands are dubsim's subcommands; anything else is the server's flags.
+var commands = map[string]func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error{
+	"check": func(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+		return runCheck(args, getenv, stdout, stderr)
+	},
+	"ctl": func(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+		return runCtl(args, getenv, stdout, stderr)
+	},
+	"healthcheck": runHealthcheck,
+	"parity":      runParity,
+	"version": func(_ context.Context, args []string, _ func(string) string, stdout, _ io.Writer) error {
+		if len(args) > 0 {
+			return fmt.Errorf("version: unexpected argument %q", args[0])
+		}
 		fmt.Fprintln(stdout, "dubsim", version)
 		return nil
-	}
-	log := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
+	},
+}
+
+// prepareProcess reports unknown DUBSIM_* variables, sets the memory
+// limit and removes what ended processes left in the temporary directory.
+func prepareProcess(cfg config, getenv func(string) string, log *slog.Logger) {
 	warnUnknownVariables(log, cfg.UnknownVariables)
 	if cfg.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.MemoryLimit)
@@ -135,221 +200,42 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else if n > 0 {
 		log.Info("removed temporary directories left by ended processes", "dir", os.TempDir(), "dirs", n)
 	}
-
-	var fsys fs.FS = fixtures.FS
-	if cfg.Fixtures != "" {
-		if st, err := os.Stat(cfg.Fixtures); err != nil || !st.IsDir() {
-			return fmt.Errorf("fixtures: %s is not a directory", cfg.Fixtures)
-		}
-		fsys = fixtures.Overlay{Top: os.DirFS(cfg.Fixtures), Base: fixtures.FS}
-	}
-	fx, err := fixtures.Load(fsys)
-	if err != nil {
-		return err
-	}
-
-	data, err := openData(&cfg)
-	if err != nil {
-		return err
-	}
-	defer data.close(log)
-	st := data.store
-
-	clock := sim.NewSimClock(time.Now, cfg.TimeScale)
-	scfg := server.Config{
-		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fsys, Seed: cfg.Seed, Timing: cfg.Timing, Log: log,
-		FetchHosts: cfg.FetchHosts, PublicURL: cfg.PublicURL,
-		NoLoopbackFetch: !cfg.FetchLoopback, FetchErrorDetail: cfg.FetchErrorDetail,
-		RejectUnknownFields: cfg.UnknownFields == "reject", CreateStatus: cfg.CreateStatus,
-		NoControl: cfg.NoControl, ControlToken: cfg.ControlToken, ControlHosts: cfg.ControlHosts, SeparateControl: cfg.ControlAddr != "",
-		CORSOrigins:  cfg.CORS,
-		JournalBytes: cfg.JournalBytes, JournalMemory: cfg.JournalMemory, MinPollInterval: cfg.MinPollInterval,
-		AdvanceWait: cfg.AdvanceWait, DateHeader: cfg.DateHeader,
-		BlobDir: cfg.BlobDir, StudioTiming: cfg.StudioTiming, StudioLaxEnums: cfg.StudioEnums == "lax",
-		StudioRateLimit: cfg.StudioRateLimit, SharedCreate: cfg.SharedCreate, Version: version,
-		Quota:         cfg.Quota,
-		DrainMaxBytes: drainMaxBytes(cfg.DrainMaxBytes), DrainIdleTimeout: cfg.DrainIdleTimeout, DrainTimeout: cfg.DrainTimeout,
-		BodyIdleTimeout: bodyIdleTimeout(cfg.BodyIdleTimeout), BodyMinRate: bodyMinRate(cfg.BodyMinRate), BodyMemory: zeroOff(cfg.BodyMemory),
-	}
-	// One body budget, total quota and output cache for the default
-	// simulator and every sandbox.
-	shared, err := server.NewShared(scfg)
-	if err != nil {
-		return err
-	}
-	defer shared.Close()
-	scfg.Shared = shared
-	sandboxes, err := newSandboxes(cfg, scfg, clock, log)
-	if err != nil {
-		return err
-	}
-	if sandboxes != nil {
-		scfg.ControlExtensions = append(scfg.ControlExtensions, sandboxes.ControlExtension(cfg.PublicURL))
-	}
-	srvParts, err := server.New(ctx, scfg)
-	if err != nil {
-		return err
-	}
-	defer srvParts.Close()
-	engine := srvParts.Engine
-	restoredSandboxes := 0
-	if sandboxes != nil {
-		if restoredSandboxes, err = sandboxes.Open(ctx); err != nil {
-			_ = sandboxes.Close(context.Background())
-			return err
-		}
-		// The sandboxes' sweep has a goroutine of its own, on the same
-		// period: 200 running sandboxes must not delay the default's.
-		sweepCtx, stopSweep := context.WithCancel(ctx)
-		swept := make(chan struct{})
-		go func() {
-			defer close(swept)
-			ticker := time.NewTicker(cfg.Tick)
-			defer ticker.Stop()
-			var sandboxErr tickErrors
-			for {
-				select {
-				case <-sweepCtx.Done():
-					return
-				case <-ticker.C:
-					sandboxErr.report(sweepCtx, log, "sandbox sweep", engineRecovered(func() error { return sandboxes.Tick(sweepCtx) }))
-				}
-			}
-		}()
-		// Closed before the default server (defers run last first), once
-		// the sweep has stopped.
-		defer func() {
-			stopSweep()
-			<-swept
-			if err := sandboxes.Close(context.Background()); err != nil {
-				log.Error("closing the sandboxes", "err", err)
-			}
-		}()
-		srvParts.Handler = sandboxes.Handler(srvParts.Handler, sandbox.PickMain)
-		srvParts.StudioHandler = sandboxes.Handler(srvParts.StudioHandler, sandbox.PickStudio)
-		if srvParts.ControlHandler != nil {
-			srvParts.ControlHandler = sandboxes.Handler(srvParts.ControlHandler, sandbox.PickControl)
-		}
-	}
-
-	tlsCfg, fp, err := serverTLS(cfg, time.Now(), cfg.Addr, cfg.StudioAddr, cfg.ControlAddr)
-	if err != nil {
-		return err
-	}
-	cfg.tlsFingerprint = fp
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
-	ln = limitListener(ln, cfg.MaxConnections)
-	// No ReadTimeout: a whole-request deadline cut a 5 GB upload slower
-	// than 17 MB/s. Request bodies have an idle deadline instead, moved as
-	// bytes arrive (Config.BodyIdleTimeout, fidelity HW1).
-	open := &inflight{}
-	srv := &http.Server{
-		Handler:           open.wrap(srvParts.Handler),
-		ReadHeaderTimeout: 10 * time.Second,
-		// A request line and headers past 64 KiB are refused by net/http
-		// (431) before it reads the rest: a client sending megabyte lines
-		// then costs the process a 64 KiB read each, not a megabyte each
-		// (TestNoisyNeighbours). Targets past 8 KiB get the envelope's 414.
-		MaxHeaderBytes: maxHeaderBytes,
-		WriteTimeout:   30 * time.Minute, // output files can be long downloads
-		IdleTimeout:    2 * time.Minute,
-		// Each server its own copy: serving adds HTTP/2 to its NextProtos.
-		TLSConfig: tlsCfg.Clone(),
-	}
-	if tlsCfg != nil {
-		// A client that refuses the certificate (a browser, before its
-		// user accepts a self-signed one) is no server problem.
-		srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
-	}
-	serveErr := make(chan error, 3)
-	go func() { serveErr <- serve(srv, ln) }()
-	var studioSrv *http.Server
-	studioAddr := ""
-	if cfg.StudioAddr != "" {
-		sln, err := net.Listen("tcp", cfg.StudioAddr)
-		if err != nil {
-			_ = srv.Close()
-			return fmt.Errorf("studio-addr: %w", err)
-		}
-		studioAddr = sln.Addr().String()
-		sln = limitListener(sln, cfg.MaxConnections)
-		studioSrv = &http.Server{Handler: open.wrap(srvParts.StudioHandler), ReadHeaderTimeout: srv.ReadHeaderTimeout, MaxHeaderBytes: maxHeaderBytes,
-			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout, TLSConfig: tlsCfg.Clone(), ErrorLog: srv.ErrorLog}
-		go func() { serveErr <- serve(studioSrv, sln) }()
-	}
-
-	var controlSrv *http.Server
-	controlAddr := ""
-	if cfg.ControlAddr != "" {
-		cln, err := net.Listen("tcp", cfg.ControlAddr)
-		if err != nil {
-			_ = srv.Close()
-			if studioSrv != nil {
-				_ = studioSrv.Close()
-			}
-			return fmt.Errorf("control-addr: %w", err)
-		}
-		controlAddr = cln.Addr().String()
-		cln = limitListener(cln, cfg.MaxConnections)
-		controlSrv = &http.Server{Handler: open.wrap(srvParts.ControlHandler), ReadHeaderTimeout: srv.ReadHeaderTimeout, MaxHeaderBytes: maxHeaderBytes,
-			WriteTimeout: srv.WriteTimeout, IdleTimeout: srv.IdleTimeout, TLSConfig: tlsCfg.Clone(), ErrorLog: srv.ErrorLog}
-		go func() { serveErr <- serve(controlSrv, cln) }()
-	}
-
-	banner(stdout, ln.Addr().String(), studioAddr, controlAddr, cfg, fx, func(w io.Writer) {
-		dataBanner(w, data, getenv)
-		sandboxBanner(w, cfg, sandboxes, restoredSandboxes)
-	})
-	go settleMemory(getenv)
-
-	ticker := time.NewTicker(cfg.Tick)
-	defer ticker.Stop()
-	lastSave := time.Now()
-	var sweepErr, saveErr tickErrors
-	for {
-		select {
-		case <-ctx.Done():
-			// A signal: exit 0 once stopped, even when the grace cut
-			// requests off; an error only when closing or saving failed.
-			err := shutdown(log, cfg.ShutdownGrace, open, backgroundDownloads(engine.Clock.Work()), data.tempDir != "", srv, studioSrv, controlSrv)
-			if serr := engine.Clock.SaveClock(context.Background()); serr != nil {
-				err = errors.Join(err, serr)
-			}
-			return err
-		case err := <-serveErr:
-			return err
-		case <-ticker.C:
-			sweepErr.report(ctx, log, "transition sweep", engineRecovered(func() error {
-				_, err := engine.Clock.Tick(ctx)
-				return err
-			}))
-			if time.Since(lastSave) >= time.Second {
-				lastSave = time.Now()
-				saveErr.report(ctx, log, "save clock", engineRecovered(func() error { return engine.Clock.SaveClock(ctx) }))
-			}
-		}
-	}
 }
 
-// newSandboxes makes the process's sandbox manager (nil without sandboxes:
-// --sandbox-max 0, or no control API to create them). Sandboxes live
-// beside the data file, in <data>.sandboxes/ (temporary with the
-// temporary store).
-func newSandboxes(cfg config, base server.Config, clock *sim.SimClock, log *slog.Logger) (*sandbox.Manager, error) {
-	if cfg.SandboxMax == 0 || cfg.NoControl {
-		return nil, nil
+// loadFixtures loads the embedded fixtures with the files of dir over them.
+func loadFixtures(dir string) (fs.FS, *sim.Fixtures, error) {
+	fsys, err := app.FixtureFS(dir)
+	if err != nil {
+		return nil, nil, err
 	}
-	base.Store, base.Clock = nil, nil
-	return sandbox.New(sandbox.Config{
-		Base: base, Shared: base.Shared, Dir: cfg.Data + ".sandboxes", Max: cfg.SandboxMax, Idle: cfg.SandboxIdle,
-		DefaultNow: clock.Now, Log: log,
+	fx, err := fixtures.Load(fsys)
+	return fsys, fx, err
+}
+
+// appConfig is the default simulator's configuration: the flags'
+// values, with a flag's 0 ("off") as the configuration's negative.
+func appConfig(cfg config, st sim.Store, clock *sim.SimClock, fx *sim.Fixtures, fsys fs.FS, log *slog.Logger) app.Config {
+	a := cfg.Config
+	a.Store, a.Clock, a.Fixtures, a.FixtureFS, a.Log = st, clock, fx, fsys, log
+	a.NoControl, a.ControlToken, a.ControlHosts, a.SeparateControl = cfg.NoControl, cfg.ControlToken, cfg.ControlHosts, cfg.ControlAddr != ""
+	a.CORSOrigins, a.Version, a.NoLoopbackFetch = cfg.CORS, version, !cfg.FetchLoopback
+	a.RejectUnknownFields, a.StudioLaxEnums = cfg.UnknownFields == "reject", cfg.StudioEnums == "lax"
+	a.DrainMaxBytes, a.BodyMinRate, a.BodyMemory = zeroOff(cfg.DrainMaxBytes), zeroOff(cfg.BodyMinRate), zeroOff(cfg.BodyMemory)
+	a.BodyIdleTimeout = zeroOff(cfg.BodyIdleTimeout)
+	return a
+}
+
+// sandboxConfig is the process's sandbox configuration (nil without
+// sandboxes: --sandbox-max 0). Sandboxes live beside the data file, in
+// <data>.sandboxes/ (temporary with the temporary store).
+func sandboxConfig(cfg config, log *slog.Logger) *sandbox.Config {
+	if cfg.SandboxMax == 0 {
+		return nil
+	}
+	return &sandbox.Config{Dir: cfg.Data + ".sandboxes", Max: cfg.SandboxMax, Idle: cfg.SandboxIdle, Log: log,
 		// Not fsynced (fidelity SB11): a sandbox is a test's, and a synced
 		// commit cost 5-35 ms on a shared disk, its creation included.
-		StoreOptions: []store.Option{store.NoSync()},
-	})
+		StoreOptions: []store.Option{store.NoSync()}}
 }
 
 // sandboxBanner says whether sandboxes are on and how many were restored.
@@ -377,11 +263,6 @@ func warnUnknownVariables(log *slog.Logger, unknown [][2]string) {
 	}
 }
 
-// engineRecovered (engine.Recovered: run shadows the package name) runs fn, turning a panic into an error that carries its
-// stack: the ticker is the main goroutine, where a panic (a damaged page of
-// the data file) ended the process, and the next start panicked again.
-var engineRecovered = engine.Recovered
-
 // tickErrors reports the failures of one periodic task: at ERROR when the
 // error differs from the last one reported (with the stack of a panic),
 // and at INFO when the task succeeds again. A task that fails the same way
@@ -406,45 +287,10 @@ func (t *tickErrors) report(ctx context.Context, log *slog.Logger, task string, 
 	}
 }
 
-// serve serves srv on ln, over TLS when srv has a TLS configuration (every
-// listener alike; fidelity EV5).
-func serve(srv *http.Server, ln net.Listener) error {
-	if srv.TLSConfig != nil {
-		return srv.ServeTLS(ln, "", "")
-	}
-	return srv.Serve(ln)
-}
-
-// drainMaxBytes maps the flag (0: never) to server.Config (negative: never;
-// 0: the default).
-func drainMaxBytes(flag int64) int64 {
-	if flag == 0 {
-		return -1
-	}
-	return flag
-}
-
-// bodyIdleTimeout maps --body-idle-timeout to server.Config.BodyIdleTimeout,
-// where 0 means the default: the flag's 0 is no limit (negative there).
-func bodyIdleTimeout(flag time.Duration) time.Duration {
-	if flag == 0 {
-		return -1
-	}
-	return flag
-}
-
-// bodyMinRate maps --body-min-rate to server.Config.BodyMinRate, where 0
-// means the default: the flag's 0 is no minimum (negative there).
-func bodyMinRate(flag int64) int64 {
-	if flag == 0 {
-		return -1
-	}
-	return flag
-}
-
-// zeroOff maps a flag whose 0 means off (--body-memory) to a
-// server.Config field where 0 means the default and negative off.
-func zeroOff(flag int64) int64 {
+// zeroOff maps a flag whose 0 means off (--body-memory, --drain-max-bytes,
+// --body-idle-timeout, --body-min-rate) to a configuration field where 0
+// means the default and negative off.
+func zeroOff[T int64 | time.Duration](flag T) T {
 	if flag == 0 {
 		return -1
 	}

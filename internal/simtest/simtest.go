@@ -1,17 +1,22 @@
-// Package simtest assembles a whole dubsim in the test's process: a store and blobs in a
-// directory, the fixtures, a clock and server.New. dubsimtest and the module's own tests share it.
+// Package simtest assembles a whole dubsim in the test's process through
+// sim/app: a store and blobs in a directory, the fixtures, a clock and, for
+// Sandboxed, the sandboxes. dubsimtest and the module's own tests share it.
 package simtest
 
 import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
+	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/store"
 )
@@ -30,32 +35,34 @@ type Options struct {
 	// RandomIDs keys the store's identifiers by a value from crypto/rand
 	// (sim.Store.IDKey), as a simulator without an explicit seed does.
 	RandomIDs bool
-	// Config changes the server configuration last (it may replace the
-	// store, the clock, the blob directory...).
-	Config func(*server.Config)
+	// Config changes the configuration last (it may replace the store,
+	// the clock, the blob directory...).
+	Config func(*app.Config)
 }
 
 // Instance is an assembled dubsim, not listening: serve Server.Handler (or
 // Server.StudioHandler) with httptest, or call them in process.
 type Instance struct {
+	// App is the assembly; Server its default simulator.
+	App    *app.App
 	Server *server.Server
 	Clock  *sim.SimClock
 	Store  *store.Store
 	// Config is the configuration the server was built with.
-	Config server.Config
+	Config app.Config
 	// Dir holds the store (dubsim.db) and the blob directory (blobs).
 	Dir string
 }
 
-// Open assembles an instance in dir. Close stops it.
-func Open(dir string, o Options) (_ *Instance, err error) {
+// config opens the store of dir and makes the configuration o describes.
+func config(dir string, o Options) (app.Config, *store.Store, *sim.SimClock, error) {
 	fsys := o.FixtureFS
 	if fsys == nil {
 		fsys = fixtures.FS
 	}
 	fx, err := fixtures.Load(fsys)
 	if err != nil {
-		return nil, err
+		return app.Config{}, nil, nil, err
 	}
 	opts := []store.Option{store.NoSync()}
 	if !o.RandomIDs {
@@ -63,44 +70,109 @@ func Open(dir string, o Options) (_ *Instance, err error) {
 	}
 	st, err := store.Open(filepath.Join(dir, "dubsim.db"), opts...)
 	if err != nil {
-		return nil, err
+		return app.Config{}, nil, nil, err
 	}
 	clock := o.Clock
 	if clock == nil {
 		start := o.Start
 		clock = sim.NewSimClock(func() time.Time { return start }, 0)
 	}
-	cfg := server.Config{
+	cfg := app.Config{
 		Store: st, Clock: clock, Fixtures: fx, FixtureFS: fsys, Seed: o.Seed, Timing: sim.DefaultTiming,
 		BlobDir: filepath.Join(dir, "blobs"),
 	}
 	if o.Config != nil {
 		o.Config(&cfg)
 	}
-	srv, err := server.New(context.Background(), cfg)
+	return cfg, st, clock, nil
+}
+
+// Open assembles an instance in dir. Close stops it.
+func Open(dir string, o Options) (*Instance, error) {
+	return open(dir, o, nil)
+}
+
+// open assembles an instance in dir, with sandboxes when sbx is set.
+func open(dir string, o Options, sbx *sandbox.Config) (*Instance, error) {
+	cfg, st, clock, err := config(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	if sbx != nil && sbx.DefaultNow == nil {
+		sbx.DefaultNow = cfg.Clock.Now
+	}
+	a, err := app.New(context.Background(), cfg, sbx)
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	return &Instance{Server: srv, Clock: clock, Store: st, Config: cfg, Dir: dir}, nil
+	return &Instance{App: a, Server: a.Default, Clock: clock, Store: st, Config: cfg, Dir: dir}, nil
 }
 
-// Close stops the background work and closes the store Open made.
+// Close stops the background work, the sandboxes and the store Open made.
 func (i *Instance) Close() error {
-	return errors.Join(i.Server.Close(), i.Store.Close())
+	return errors.Join(i.App.Close(context.Background()), i.Store.Close())
 }
 
 // New is Open in t.TempDir() with a clock frozen at start, closed at
 // t.Cleanup; it fails the test if the instance cannot start.
-func New(t testing.TB, start time.Time, config func(*server.Config)) *Instance {
+func New(t testing.TB, start time.Time, config func(*app.Config)) *Instance {
 	t.Helper()
 	i, err := Open(t.TempDir(), Options{Start: start, Config: config})
 	if err != nil {
 		t.Fatalf("simtest: %v", err)
 	}
+	cleanup(t, i)
+	return i
+}
+
+func cleanup(t testing.TB, c interface{ Close() error }) {
 	t.Cleanup(func() {
-		if err := i.Close(); err != nil {
+		if err := c.Close(); err != nil {
 			t.Errorf("simtest: close: %v", err)
 		}
 	})
-	return i
+}
+
+// Sandboxed is an instance with sandboxes, assembled as cmd/dubsim
+// assembles them (app.New).
+type Sandboxed struct {
+	*Instance
+	Manager *sandbox.Manager
+	Shared  *app.Shared
+	// Handler serves the main listener: the default and every sandbox.
+	Handler http.Handler
+	// Sandbox is the manager's configuration.
+	Sandbox sandbox.Config
+}
+
+// OpenSandboxed assembles a Sandboxed: the default in dir/default (o, as
+// Open), sandboxes in dir/sandboxes, not fsynced. sbx, when set, changes
+// the manager's configuration last; its DefaultNow is the default's clock.
+func OpenSandboxed(dir string, o Options, sbx func(*sandbox.Config)) (*Sandboxed, error) {
+	def := filepath.Join(dir, "default")
+	if err := os.MkdirAll(def, 0o755); err != nil {
+		return nil, err
+	}
+	s := &Sandboxed{Sandbox: sandbox.Config{Dir: filepath.Join(dir, "sandboxes"), StoreOptions: []store.Option{store.NoSync()}}}
+	if sbx != nil {
+		sbx(&s.Sandbox)
+	}
+	i, err := open(def, o, &s.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	s.Instance, s.Manager, s.Shared, s.Handler = i, i.App.Sandboxes, i.App.Shared, i.App.Handler
+	return s, nil
+}
+
+// NewSandboxed is OpenSandboxed in t.TempDir(), closed at t.Cleanup; it
+// fails the test if the instance cannot start.
+func NewSandboxed(t testing.TB, o Options, sbx func(*sandbox.Config)) *Sandboxed {
+	t.Helper()
+	s, err := OpenSandboxed(t.TempDir(), o, sbx)
+	if err != nil {
+		t.Fatalf("simtest: %v", err)
+	}
+	cleanup(t, s)
+	return s
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
@@ -22,7 +23,7 @@ func TestControlProtectionOfEveryOperation(t *testing.T) {
 	t.Parallel()
 	// With sandboxes: /_sim/sandboxes is behind the same protection.
 	open := newSandboxEnv(t, nil, nil).env
-	tokened := newSandboxEnv(t, func(c *server.Config) { c.ControlToken = "contract-token" }, nil).env
+	tokened := newSandboxEnv(t, func(c *app.Config) { c.ControlToken = "contract-token" }, nil).env
 	params := strings.NewReplacer("{id}", "x", "{api_key}", "k", "{name}", "control.json")
 	for _, op := range validators[openapi.Control].Operations() {
 		path := params.Replace(op.Path)

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/internal/simtest"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/sandbox"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,9 +30,9 @@ type sbEnv struct {
 
 // newSandboxEnv is newEnv with sandboxes; smod changes the manager's
 // configuration.
-func newSandboxEnv(t *testing.T, mod func(*server.Config), smod func(*sandbox.Config)) *sbEnv {
+func newSandboxEnv(t *testing.T, mod func(*app.Config), smod func(*sandbox.Config)) *sbEnv {
 	t.Helper()
-	s := simtest.NewSandboxed(t, simtest.Options{Start: t0, Config: func(c *server.Config) {
+	s := simtest.NewSandboxed(t, simtest.Options{Start: t0, Config: func(c *app.Config) {
 		c.Version = "test"
 		if mod != nil {
 			mod(c)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/dubsim/dubsim/sim/engine"
@@ -74,7 +75,7 @@ type ctlCase struct {
 	// stream: the answer is an event stream (req.Stream).
 	stream bool
 	// mod changes the instance's configuration.
-	mod func(*server.Config)
+	mod func(*app.Config)
 }
 
 func TestControlContract(t *testing.T) {
@@ -834,7 +835,7 @@ func TestControlStoreFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fs := &ctlFailingStore{}
-			e := newEnv(t, func(c *server.Config) { fs.Store = c.Store; c.Store = fs })
+			e := newEnv(t, func(c *app.Config) { fs.Store = c.Store; c.Store = fs })
 			fs.failing.Store(true)
 			r := e.do(req{Interface: openapi.Control, Method: tc.method, Path: tc.path, JSON: tc.json})
 			require.Equal(t, http.StatusInternalServerError, r.Status, "%s", r.Body)
@@ -1188,7 +1189,7 @@ func ctlHangingDownload(t *testing.T, e *env) string {
 }
 
 // ctlShortWait bounds the wait for background work to a fraction of a second.
-func ctlShortWait(c *server.Config) { c.AdvanceWait = 300 * time.Millisecond }
+func ctlShortWait(c *app.Config) { c.AdvanceWait = 300 * time.Millisecond }
 
 // ctlFinishedArtifact creates an artifact and forces it completed.
 func ctlFinishedArtifact(t *testing.T, e *env) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/dubsim/dubsim/internal/simtest"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/openapi/validate"
 	"github.com/dubsim/dubsim/sim/server"
@@ -102,9 +103,9 @@ type env struct {
 	clock *sim.SimClock
 }
 
-func newEnv(t *testing.T, mod func(*server.Config)) *env {
+func newEnv(t *testing.T, mod func(*app.Config)) *env {
 	t.Helper()
-	i := simtest.New(t, t0, func(c *server.Config) {
+	i := simtest.New(t, t0, func(c *app.Config) {
 		c.Version = "test"
 		if mod != nil {
 			mod(c)

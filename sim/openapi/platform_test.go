@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/server"
@@ -277,7 +278,7 @@ func TestPlatformCreateProject(t *testing.T) {
 // Create Re-translation answer 201; the validation stays 200.
 func TestPlatformCreateStatus201(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *server.Config) { c.CreateStatus = http.StatusCreated })
+	e := newEnv(t, func(c *app.Config) { c.CreateStatus = http.StatusCreated })
 	r := e.do(pl("POST", "/api/v1/projects", plEnt, plProjectBody(plShort)))
 	plExpect(t, r, 201, "")
 	id := r.JSON["project_id"].(string)
@@ -806,7 +807,7 @@ func (s *plFailingStore) Batch(ctx context.Context, fn func(sim.Tx) error) error
 func TestPlatformInternalError(t *testing.T) {
 	t.Parallel()
 	st := &plFailingStore{}
-	e := newEnv(t, func(c *server.Config) { st.Store = c.Store; c.Store = st })
+	e := newEnv(t, func(c *app.Config) { st.Store = c.Store; c.Store = st })
 	st.fail.Store(true)
 	t.Cleanup(func() { st.fail.Store(false) })
 	for _, r := range plEveryOperation(t) {

@@ -22,9 +22,9 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/dubsim/dubsim/sim/openapi"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,10 +92,10 @@ type stEnv struct {
 }
 
 // newStudioEnv is newEnv with the store wrapped (and mod applied).
-func newStudioEnv(t *testing.T, mod func(*server.Config)) *stEnv {
+func newStudioEnv(t *testing.T, mod func(*app.Config)) *stEnv {
 	t.Helper()
 	s := &stStore{}
-	e := newEnv(t, func(c *server.Config) {
+	e := newEnv(t, func(c *app.Config) {
 		s.Store, c.Store = c.Store, s
 		if mod != nil {
 			mod(c)
@@ -733,7 +733,7 @@ func TestStudioRateLimitContract(t *testing.T) {
 	for _, o := range stOperations {
 		t.Run(o.op, func(t *testing.T) {
 			t.Parallel()
-			e := newStudioEnv(t, func(c *server.Config) { c.StudioRateLimit = sim.RateLimit{PerMinute: 1} })
+			e := newStudioEnv(t, func(c *app.Config) { c.StudioRateLimit = sim.RateLimit{PerMinute: 1} })
 			e.ok(stReq("GET", stProjects, stKey, ""))
 			r := e.do(o.r)
 			require.Equal(t, http.StatusTooManyRequests, r.Status, "%s", r.Body)
@@ -766,7 +766,7 @@ func TestStudioInternalErrorContract(t *testing.T) {
 // answer 201.
 func TestStudioCreatedContract(t *testing.T) {
 	t.Parallel()
-	e := newStudioEnv(t, func(c *server.Config) { c.CreateStatus = http.StatusCreated })
+	e := newStudioEnv(t, func(c *app.Config) { c.CreateStatus = http.StatusCreated })
 	src := e.artifact(stKey, `{"name":"A","type":"video","url":"`+stMediaURL+`"}`)
 	e.advance(10 * time.Second)
 	for _, tc := range []struct {
@@ -1097,7 +1097,7 @@ func TestStudioFixturesContract(t *testing.T) {
 // company's outstanding ones, and a PUT past the company's stored bytes.
 func TestStudioQuotaContract(t *testing.T) {
 	t.Parallel()
-	e := newStudioEnv(t, func(c *server.Config) {
+	e := newStudioEnv(t, func(c *app.Config) {
 		c.Quota = sim.BlobQuota{PerCompany: 10, PresignsPerCompany: 2}
 	})
 	_, first := e.presign(stKey, "a.wav")
@@ -1117,7 +1117,7 @@ func TestStudioQuotaContract(t *testing.T) {
 // its Content-Length when the client closes, IncompleteBody.
 func TestStudioBodyNotReceivedContract(t *testing.T) {
 	t.Parallel()
-	e := newStudioEnv(t, func(c *server.Config) {
+	e := newStudioEnv(t, func(c *app.Config) {
 		c.BodyIdleTimeout = 200 * time.Millisecond
 	})
 	_, up := e.presign(stKey, "a.wav")
@@ -1143,7 +1143,7 @@ func TestStudioDownloadsContract(t *testing.T) {
 	}))
 	t.Cleanup(slow.Close)
 	t.Cleanup(func() { close(hold) }) // runs first: the download ends
-	e := newStudioEnv(t, func(c *server.Config) {
+	e := newStudioEnv(t, func(c *app.Config) {
 		c.Quota = sim.BlobQuota{DownloadsPerCompany: 1}
 	})
 	body := `{"name":"Slow","type":"video","url":"` + slow.URL + `/slow.mp4"}`

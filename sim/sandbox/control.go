@@ -13,7 +13,7 @@ import (
 )
 
 // ControlExtension is the default control API's sandbox resource:
-// /_sim/sandboxes (server.Config.ControlExtensions), behind its guard and
+// /_sim/sandboxes, mounted by sim/app behind its guard and
 // journal.
 func (m *Manager) ControlExtension(publicURL string) control.Extension {
 	api := httpx.API{Render: httpx.RenderControl, Log: m.log}

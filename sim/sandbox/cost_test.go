@@ -12,13 +12,13 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/sandbox"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/store"
 )
 
 // BenchmarkSandboxCreate measures what an idle sandbox costs as the binary
-// makes it (Manager.Create, its store without fsync, one server.Shared):
+// makes it (Manager.Create, its store without fsync, one app.Shared):
 // ns/op is one creation; the metrics are per sandbox, over all those the
 // benchmark made and kept: heap-B (live heap after a collection),
 // heap-warm-B (the same once each has answered a platform and a studio
@@ -32,7 +32,7 @@ func BenchmarkSandboxCreate(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	sh, err := server.NewShared(server.Config{})
+	sh, err := app.NewShared(app.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,10 +42,8 @@ func BenchmarkSandboxCreate(b *testing.B) {
 		}
 	})
 	dir := filepath.Join(b.TempDir(), "sandboxes")
-	m, err := sandbox.New(sandbox.Config{
-		Base:   server.Config{Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming},
-		Shared: sh, Dir: dir, Max: -1, StoreOptions: []store.Option{store.KeySeed(0), store.NoSync()},
-	})
+	m, err := app.NewSandboxes(app.Config{Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming, Shared: sh},
+		sandbox.Config{Dir: dir, Max: -1, StoreOptions: []store.Option{store.KeySeed(0), store.NoSync()}})
 	if err != nil {
 		b.Fatal(err)
 	}

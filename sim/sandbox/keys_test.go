@@ -14,7 +14,7 @@ import (
 func TestAPIKeys(t *testing.T) {
 	t.Parallel()
 	const id = "k7q2m9x4w3p8r5t6"
-	keys := apiKeys(KeyPrefix(id))
+	keys := Keys(KeyPrefix(id))
 	for _, tc := range []struct{ name, key, hold, given, err string }{
 		{name: "bare", key: "mine", hold: "sbx_" + id + "_mine", given: "sbx_" + id + "_mine"},
 		{name: "own prefix", key: "sbx_" + id + "_mine", hold: "sbx_" + id + "_mine", given: "sbx_" + id + "_mine"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dubsim/dubsim/internal/simtest"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
@@ -184,7 +185,7 @@ func TestSandboxesWithPlainCurl(t *testing.T) {
 func TestSandboxPagesNeedTheToken(t *testing.T) {
 	t.Parallel()
 	const token = "page-token"
-	s := simtest.NewSandboxed(t, simtest.Options{Start: t0, Config: func(c *server.Config) { c.ControlToken = token }}, nil)
+	s := simtest.NewSandboxed(t, simtest.Options{Start: t0, Config: func(c *app.Config) { c.ControlToken = token }}, nil)
 	hs := httptest.NewServer(s.Handler)
 	t.Cleanup(hs.Close)
 	st, raw := send(t, "POST", hs.URL+"/_sim/sandboxes", "", server.HeaderControl, "1", "Authorization", "Bearer "+token)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/sandbox"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,13 +21,11 @@ import (
 func TestCreationsTakeTurns(t *testing.T) {
 	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
-	sh, err := server.NewShared(server.Config{})
+	sh, err := app.NewShared(app.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, sh.Close()) })
-	m, err := sandbox.New(sandbox.Config{
-		Base:   server.Config{Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming},
-		Shared: sh, Dir: filepath.Join(t.TempDir(), "sandboxes"), StoreOptions: []store.Option{store.NoSync()},
-	})
+	m, err := app.NewSandboxes(app.Config{Fixtures: fx, FixtureFS: fixtures.FS, Timing: sim.DefaultTiming, Shared: sh},
+		sandbox.Config{Dir: filepath.Join(t.TempDir(), "sandboxes"), StoreOptions: []store.Option{store.NoSync()}})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, m.Close(context.Background())) })
 	places := sandbox.FreeMakingPlaces(m)

@@ -1,18 +1,17 @@
 // Package sandbox serves many simulators from one process: each sandbox is
-// a complete instance (server.New) with its own store, clock, rules,
+// a complete instance (built by Config.New) with its own store, clock, rules,
 // journal and report, reached through keys that name it (sbx_<id>_...) or
 // through a path prefix (/sbx/<id>). The default simulator is untouched:
 // the Manager's Handler passes it every request that names no sandbox.
 //
 // Design and measurements: docs/design/sandboxes.md. sim/server never
-// imports this package; the Manager reaches the default server only
-// through server.Config.ControlExtensions (its /_sim/sandboxes routes).
+// imports this package; sim/app mounts the Manager's /_sim/sandboxes routes
+// (ControlExtension) in the default's control API.
 package sandbox
 
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,15 +38,9 @@ const (
 
 // Config is what every sandbox is made of.
 type Config struct {
-	// Base is the process's instance configuration (public URL, control
-	// token, CORS, timings, quotas...); each sandbox takes it with its own
-	// store, clock, blob directory and key prefix, and without control
-	// extensions. Its journal keeps Base.JournalBytes, within the
-	// journals' memory of Shared.
-	Base server.Config
-	// Shared is the process's shared resources (body budget, total quota,
-	// output cache); required.
-	Shared *server.Shared
+	// New builds the simulator of a sandbox over its parts (sim/app);
+	// required.
+	New func(ctx context.Context, in Instance) (*server.Server, error)
 	// Dir holds the sandboxes: <id>.db and <id>.blobs/ each. It is the
 	// registry: Open restores every sandbox found there.
 	Dir string
@@ -70,6 +63,19 @@ type Config struct {
 	// in tests).
 	StoreOptions []store.Option
 	Log          *slog.Logger
+}
+
+// Instance is what a sandbox's simulator is built over (Config.New): its
+// own store, clock and blob directory, the prefix of its API keys and its
+// seed (nil: the process's).
+type Instance struct {
+	ID        string
+	KeyPrefix string
+	Store     *store.Store
+	Clock     *sim.SimClock
+	BlobDir   string
+	Seed      *uint64
+	Log       *slog.Logger
 }
 
 // Options are what a creation may choose.
@@ -130,8 +136,8 @@ type Sandbox struct {
 
 // New returns a Manager; Open restores the sandboxes of cfg.Dir.
 func New(cfg Config) (*Manager, error) {
-	if cfg.Shared == nil {
-		return nil, errors.New("sandbox: Config.Shared is required")
+	if cfg.New == nil {
+		return nil, errors.New("sandbox: Config.New is required")
 	}
 	if cfg.Dir == "" {
 		return nil, errors.New("sandbox: Config.Dir is required")
@@ -198,16 +204,6 @@ func IDOfKey(key string) (string, bool) {
 	}
 	id := key[n : n+IDLength]
 	return id, ValidID(id)
-}
-
-const metaSandbox = "sandbox"
-
-// record is what a sandbox's store keeps of it (its _meta "sandbox").
-type record struct {
-	ID       string    `json:"id"`
-	Created  time.Time `json:"created_at"`
-	LastUsed time.Time `json:"last_used_at"`
-	Options  Options   `json:"options"`
 }
 
 func (m *Manager) paths(id string) (db, blobs string) {
@@ -341,15 +337,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		// out late by the time until Restore's own reading: +1 ms under load).
 		clock.Restore(sim.StandingAt(rec.Options.Start))
 	}
-	cfg := m.cfg.Base
-	cfg.Store, cfg.Clock, cfg.BlobDir = st, clock, blobDir
-	cfg.Shared, cfg.ControlExtensions = m.cfg.Shared, nil
-	cfg.APIKeys, cfg.StoredClock = apiKeys(KeyPrefix(id)), true
-	if rec.Options.Seed != nil {
-		cfg.Seed = *rec.Options.Seed
-	}
-	cfg.Log = m.log.With("sandbox", id)
-	srv, err := server.New(ctx, cfg)
+	srv, err := m.cfg.New(ctx, Instance{ID: id, KeyPrefix: KeyPrefix(id), Store: st, Clock: clock, BlobDir: blobDir, Seed: rec.Options.Seed, Log: m.log.With("sandbox", id)})
 	if err != nil {
 		return nil, err
 	}
@@ -369,23 +357,6 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		}
 	}
 	return sb, nil
-}
-
-func (sb *Sandbox) record() record {
-	return record{ID: sb.ID, Created: sb.Created, LastUsed: sb.LastUsed(), Options: sb.Options}
-}
-
-func (sb *Sandbox) writeRecord(ctx context.Context) error {
-	rec := sb.record()
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	if err := sb.st.Update(ctx, func(tx sim.Tx) error { return tx.PutMeta(metaSandbox, raw) }); err != nil {
-		return err
-	}
-	sb.saved.Store(rec.LastUsed.UnixNano())
-	return nil
 }
 
 // LastUsed is when the sandbox last served a request (real time).
@@ -606,89 +577,6 @@ func (m *Manager) Close(ctx context.Context) error {
 		}
 	}
 	return err
-}
-
-// Open restores the sandboxes whose files are in Config.Dir, removing
-// those idle past Config.Idle; it returns how many it restored. A file it
-// cannot open is reported in the log and left in place.
-func (m *Manager) Open(ctx context.Context) (int, error) {
-	entries, err := os.ReadDir(m.cfg.Dir)
-	if err != nil {
-		return 0, fmt.Errorf("sandbox: %w", err)
-	}
-	var ids []string
-	for _, e := range entries {
-		if id, ok := strings.CutSuffix(e.Name(), ".db"); ok && ValidID(id) && e.Type().IsRegular() {
-			ids = append(ids, id)
-		}
-	}
-	var (
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, 4)
-		restored atomic.Int64
-	)
-	for _, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if m.restore(ctx, id) {
-				restored.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	return int(restored.Load()), nil
-}
-
-func (m *Manager) restore(ctx context.Context, id string) bool {
-	dbPath, blobDir := m.paths(id)
-	rec, err := readRecord(dbPath, m.cfg.StoreOptions)
-	if err != nil {
-		m.log.Warn("sandbox file not restored (left in place)", "sandbox", id, "path", dbPath, "err", err)
-		return false
-	}
-	if m.cfg.Idle > 0 && m.cfg.Now().Sub(rec.LastUsed) > m.cfg.Idle {
-		m.log.Info("sandbox expired while dubsim was stopped", "sandbox", id, "last_used_at", rec.LastUsed)
-		_ = os.Remove(dbPath)
-		_ = os.RemoveAll(blobDir)
-		return false
-	}
-	if err := m.reserve(id); err != nil {
-		m.log.Warn("sandbox not restored", "sandbox", id, "err", err)
-		return false
-	}
-	defer m.unreserve(id)
-	sb, err := m.open(ctx, id, rec, false)
-	if err != nil {
-		m.log.Warn("sandbox file not restored (left in place)", "sandbox", id, "path", dbPath, "err", err)
-		return false
-	}
-	m.mu.Lock()
-	m.boxes[id] = sb
-	m.mu.Unlock()
-	return true
-}
-
-// readRecord reads a sandbox file's record without starting it.
-func readRecord(path string, opts []store.Option) (record, error) {
-	var rec record
-	st, err := store.Open(path, opts...)
-	if err != nil {
-		return rec, err
-	}
-	defer st.Close()
-	err = st.View(context.Background(), func(tx sim.Tx) error {
-		raw, err := tx.Meta(metaSandbox)
-		if err != nil {
-			return fmt.Errorf("no sandbox record: %w", err)
-		}
-		return json.Unmarshal(raw, &rec)
-	})
-	if err == nil && rec.ID != strings.TrimSuffix(filepath.Base(path), ".db") {
-		err = fmt.Errorf("the record names sandbox %q", rec.ID)
-	}
-	return rec, err
 }
 
 // Tick is the sandboxes' share of the process's ticker: it removes those

@@ -146,10 +146,10 @@ func (e *accessEntry) account(ctx context.Context, key string) []slog.Attr {
 // aborted answer, and net/http logs its stack.
 func (e *accessEntry) Panic(any, []byte) {}
 
-// eventLog writes the engine's lifecycle events (fidelity EL4): an end of
+// EventLog writes the engine's lifecycle events (fidelity EL4): an end of
 // processing (project ready or error, artifact completed or failed, video
 // completed) at INFO, a start (upload_started, in_progress) at DEBUG.
-func eventLog(log *slog.Logger) func(engine.Event) {
+func EventLog(log *slog.Logger) func(engine.Event) {
 	if !log.Enabled(context.Background(), slog.LevelInfo) {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/server"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -75,7 +75,7 @@ func one(t *testing.T, recs []logRecord) logRecord {
 func TestAccessLog(t *testing.T) {
 	t.Parallel()
 	logs := &captureLog{}
-	in := start(t, func(c *server.Config) { c.Log = slog.New(logs) })
+	in := start(t, func(c *app.Config) { c.Log = slog.New(logs) })
 	const key = "dubsim-enterprise"
 
 	id := in.create(key, "https://cdn.test/a.mp4")
@@ -129,7 +129,7 @@ func TestAccessLog(t *testing.T) {
 func TestEventLog(t *testing.T) {
 	t.Parallel()
 	logs := &captureLog{}
-	in := start(t, func(c *server.Config) { c.Log = slog.New(logs) })
+	in := start(t, func(c *app.Config) { c.Log = slog.New(logs) })
 	const key = "dubsim-enterprise"
 	ready := in.create(key, "https://cdn.test/a.mp4")
 	failed := in.create(key, "https://cdn.test/b.mp4")
@@ -163,7 +163,7 @@ func TestEventLog(t *testing.T) {
 func TestEventLogStudio(t *testing.T) {
 	t.Parallel()
 	logs := &captureLog{}
-	in := start(t, func(c *server.Config) { c.Log = slog.New(logs) })
+	in := start(t, func(c *app.Config) { c.Log = slog.New(logs) })
 	const key = "dubsim-free"
 	pid := studioProject(t, in, key)
 	art := createArtifact(t, in, key, map[string]any{"name": "Source", "type": "video", "url": "https://cdn.test/episode-1.mp4"})["id"].(string)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,7 +52,7 @@ func TestMethodNotAllowedCarriesAllow(t *testing.T) {
 // control-only listeners name their own routes' methods.
 func TestMethodNotAllowedOnTheSeparateAddresses(t *testing.T) {
 	t.Parallel()
-	s := start(t, func(c *server.Config) { c.SeparateControl = true }).srv
+	s := start(t, func(c *app.Config) { c.SeparateControl = true }).srv
 	for _, tc := range []struct {
 		h                   http.Handler
 		method, path, allow string

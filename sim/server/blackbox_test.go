@@ -35,6 +35,7 @@ import (
 
 	"github.com/dubsim/dubsim/fixtures"
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
@@ -210,10 +211,10 @@ func (g *guard) handled(seq string) bool {
 
 // guarded starts an instance through the harness, with an error-level log
 // recorder, and serves it through a guard on its own httptest server.
-func guarded(t *testing.T, mod func(*server.Config)) (*inst, *guard, *errorLog) {
+func guarded(t *testing.T, mod func(*app.Config)) (*inst, *guard, *errorLog) {
 	t.Helper()
 	logs := newErrorLog()
-	in := start(t, func(c *server.Config) {
+	in := start(t, func(c *app.Config) {
 		c.Log = slog.New(logs)
 		if mod != nil {
 			mod(c)
@@ -1542,7 +1543,7 @@ func TestBlackBoxRandomRequests(t *testing.T) {
 	t.Parallel()
 	seed := testSeed(t, envBlackboxSeed)
 	total := blackboxRequests(t)
-	in, g, logs := guarded(t, func(c *server.Config) { c.Seed = seed })
+	in, g, logs := guarded(t, func(c *app.Config) { c.Seed = seed })
 
 	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)

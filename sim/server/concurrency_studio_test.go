@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/studio"
 	"github.com/stretchr/testify/assert"
@@ -979,7 +980,7 @@ func (s *studioLoad) dump(c *pclient, r *rand.Rand) {
 func TestConcurrentStudioClients(t *testing.T) {
 	t.Parallel()
 	seed := testSeed(t, envConcSeed)
-	in, g, logs := guarded(t, func(c *server.Config) { c.Seed = seed })
+	in, g, logs := guarded(t, func(c *app.Config) { c.Seed = seed })
 	wav := refWAVBytes(t, 150, 300*time.Millisecond)
 	media := mediaServer(t, wav)
 
@@ -1538,7 +1539,7 @@ func stHeldBurst(t *testing.T, in *inst, db sim.Store, n int, req func(i int, c 
 func TestConcurrentStudioIdempotentCreations(t *testing.T) {
 	t.Parallel()
 	var db sim.Store
-	in, g, logs := guarded(t, func(c *server.Config) { db = c.Store })
+	in, g, logs := guarded(t, func(c *app.Config) { db = c.Store })
 	key := newAccount(t, in, `{"plan":"pro","balance_minutes":10}`) // a company of its own: every record is the test's
 	st, src := in.call("POST", "/api/v1/artifacts/create", key, `{"name":"Source","type":"video","url":"https://cdn.test/idem/source.mp4"}`)
 	require.Equal(t, http.StatusOK, st, "%v", src)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/fixtures"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -134,7 +135,7 @@ var balanceClasses = []urlClass{
 func TestConcurrentClientsOnEveryEndpoint(t *testing.T) {
 	t.Parallel()
 	seed := testSeed(t, envConcSeed)
-	in, g, logs := guarded(t, func(c *server.Config) { c.Seed = seed })
+	in, g, logs := guarded(t, func(c *app.Config) { c.Seed = seed })
 	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
 

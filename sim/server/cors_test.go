@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,7 +37,7 @@ func preflight(origin, method, headers string) map[string]string {
 // before the journal, and actual answers carry the CORS headers.
 func TestCORSAnyOrigin(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.CORSOrigins = []string{"*"} })
+	in := start(t, func(c *app.Config) { c.CORSOrigins = []string{"*"} })
 	for _, path := range []string{"/api/v1/projects", "/studio/api/v1/projects", "/api/v1/projects/123", "/api/v1/artifacts/create"} {
 		resp, body := in.raw("OPTIONS", path, preflight("https://app.example.com", "POST", "authorization, content-type, idempotency-key"))
 		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
@@ -74,7 +75,7 @@ func TestCORSAnyOrigin(t *testing.T) {
 func TestCORSNeverOnTheControlAPI(t *testing.T) {
 	t.Parallel()
 	for _, origins := range [][]string{{"*"}, {"https://app.example.com"}} {
-		in := start(t, func(c *server.Config) { c.CORSOrigins = origins })
+		in := start(t, func(c *app.Config) { c.CORSOrigins = origins })
 		for _, r := range []struct {
 			method string
 			h      map[string]string
@@ -103,7 +104,7 @@ func TestCORSNeverOnTheControlAPI(t *testing.T) {
 // echoed, and answers vary by Origin.
 func TestCORSListedOrigins(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.CORSOrigins = []string{"https://app.example.com", "http://localhost:3000"} })
+	in := start(t, func(c *app.Config) { c.CORSOrigins = []string{"https://app.example.com", "http://localhost:3000"} })
 	for origin, granted := range map[string]bool{"https://app.example.com": true, "http://localhost:3000": true, "https://evil.example": false, "null": false} {
 		resp, _ := in.raw("OPTIONS", "/api/v1/projects", preflight(origin, "POST", "authorization"))
 		want := ""
@@ -122,7 +123,7 @@ func TestCORSListedOrigins(t *testing.T) {
 // OPTIONS request like any other: the router's 405, with Allow.
 func TestCORSOff(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.CORSOrigins = nil })
+	in := start(t, func(c *app.Config) { c.CORSOrigins = nil })
 	resp, body := in.raw("OPTIONS", "/api/v1/projects", preflight("https://app.example.com", "POST", "authorization"))
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, body)
 	assert.Contains(t, body, "MethodNotAllowedError")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,7 +75,7 @@ func TestDownloadedArtifactsAfterOneAdvance(t *testing.T) {
 func TestArtifactReadWaitsForItsDownload(t *testing.T) {
 	t.Parallel()
 	var clock *sim.SimClock
-	in := start(t, func(c *server.Config) { clock = c.Clock.(*sim.SimClock) })
+	in := start(t, func(c *app.Config) { clock = c.Clock.(*sim.SimClock) })
 	const key = "dubsim-free"
 	wav := refWAVBytes(t, 180, time.Second)
 	slow, requests, release := blockingMedia(t, wav)
@@ -122,7 +123,7 @@ func TestRateLimitWindowsEnd(t *testing.T) {
 			var mu sync.Mutex
 			real := t0.Add(20 * time.Second) // 40 s before the minute ends
 			wall := func() time.Time { mu.Lock(); defer mu.Unlock(); return real }
-			in := start(t, func(c *server.Config) { c.Clock = sim.NewSimClock(wall, 0) })
+			in := start(t, func(c *app.Config) { c.Clock = sim.NewSimClock(wall, 0) })
 			st, m := in.call("POST", "/_sim/accounts", "", `{"api_key":"limited","plan":"pro","rate_limit":{"per_minute":2,"per_day":0}}`)
 			require.Equal(t, http.StatusCreated, st, "%v", m)
 			for range 2 {
@@ -233,7 +234,7 @@ func TestOneTruthPerFact(t *testing.T) {
 			_, hdr, _ := getWithHeaders(t, in, path, "dubsim-pro")
 			assert.Equal(t, t0.Add(36*time.Hour).Format(http.TimeFormat), hdr.Get("Date"), path)
 		}
-		real := start(t, func(c *server.Config) { c.DateHeader = server.DateReal })
+		real := start(t, func(c *app.Config) { c.DateHeader = server.DateReal })
 		_, hdr, _ := getWithHeaders(t, real, "/api/v1/balance", "dubsim-pro")
 		d, err := http.ParseTime(hdr.Get("Date"))
 		require.NoError(t, err)

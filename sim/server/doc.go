@@ -1,6 +1,6 @@
-// Package server assembles a dubsim instance: the engine over a store and a clock, each HTTP adapter
-// given the services it declares, the one routing decision, the journal, faults and health.
-//
-// cmd/dubsim uses it with flags and a real listener; tests (and the Go client
-// for tests) use it in-process.
+// Package server is the router of a dubsim instance: it mounts the parts
+// sim/app builds (the two interfaces, the control API, the dashboard, the
+// journal and faults) behind the one routing decision and the middleware
+// every interface shares (early answers, body bounds, access log, CORS,
+// the control guard, health).
 package server

@@ -28,9 +28,9 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/internal/tooltest"
+	"github.com/dubsim/dubsim/sim/app"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -474,7 +474,7 @@ func TestAcceptedLargeUploadStillWorks(t *testing.T) {
 // and then the connection is closed.
 func TestEarlyAnswerDrainBounds(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) {
+	in := start(t, func(c *app.Config) {
 		c.DrainMaxBytes = 1 << 20
 		c.DrainIdleTimeout = 50 * time.Millisecond
 	})
@@ -515,7 +515,7 @@ func TestEarlyAnswerDrainBounds(t *testing.T) {
 // connection closes.
 func TestEarlyAnswerWithoutDrain(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.DrainMaxBytes = -1 })
+	in := start(t, func(c *app.Config) { c.DrainMaxBytes = -1 })
 	method, u, h, want := earlyCases[0].prepare(t, in)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
 	require.NoError(t, err)

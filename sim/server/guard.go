@@ -141,7 +141,7 @@ func (g *controlGuard) check(r *http.Request) (refusal, bool) {
 	return refusal{}, false
 }
 
-// checkPage decides whether a project page (isPageView) is refused: with a
+// checkPage decides whether a project page (IsPageView) is refused: with a
 // token it needs it, as the control API does, since it shows any company's
 // records (fidelity TN7).
 func (g *controlGuard) checkPage(r *http.Request) (refusal, bool) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dubsim/dubsim/internal/simtest"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,7 +84,7 @@ func with(m map[string]string, kv ...string) map[string]string {
 // state-changing call must be one no HTML form can send (fidelity HC1-HC3).
 func TestControlGuardWithoutToken(t *testing.T) {
 	t.Parallel()
-	in := simtest.New(t, t0, func(c *server.Config) { c.ControlHosts = []string{"dubsim", "CI.Internal."} })
+	in := simtest.New(t, t0, func(c *app.Config) { c.ControlHosts = []string{"dubsim", "CI.Internal."} })
 	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://evil.example"}
 	runGuard(t, in.Server.Handler, []guardCall{
 		{name: "read by IP literal", method: "GET", path: "/_sim/clock", status: 200},
@@ -138,7 +139,7 @@ func TestControlGuardWithoutToken(t *testing.T) {
 func TestControlGuardWithToken(t *testing.T) {
 	t.Parallel()
 	const token = "s3cret-token"
-	in := simtest.New(t, t0, func(c *server.Config) { c.ControlToken = token })
+	in := simtest.New(t, t0, func(c *app.Config) { c.ControlToken = token })
 	bearer := map[string]string{"Authorization": "Bearer " + token}
 	runGuard(t, in.Server.Handler, []guardCall{
 		{name: "no token", method: "GET", path: "/_sim/state", status: 401, error: "UnauthorizedError", msg: "Authorization: Bearer TOKEN"},
@@ -174,7 +175,7 @@ func TestControlGuardWithToken(t *testing.T) {
 func TestControlTokenIsNotJournaled(t *testing.T) {
 	t.Parallel()
 	const token = "journal-secret"
-	in := simtest.New(t, t0, func(c *server.Config) { c.ControlToken = token })
+	in := simtest.New(t, t0, func(c *app.Config) { c.ControlToken = token })
 	hs := httptest.NewServer(in.Server.Handler)
 	t.Cleanup(hs.Close)
 	req, err := http.NewRequest("POST", hs.URL+"/_sim/clock/advance", strings.NewReader(`{"seconds":1}`))
@@ -202,7 +203,7 @@ func TestControlTokenIsNotJournaled(t *testing.T) {
 // main one but the health endpoint (fidelity HC5).
 func TestSeparateControlAddress(t *testing.T) {
 	t.Parallel()
-	in := simtest.New(t, t0, func(c *server.Config) { c.SeparateControl = true })
+	in := simtest.New(t, t0, func(c *app.Config) { c.SeparateControl = true })
 	require.NotNil(t, in.Server.ControlHandler)
 	runGuard(t, in.Server.Handler, []guardCall{
 		{name: "main: no state", method: "GET", path: "/_sim/state", status: 404, error: "NotFoundError", msg: "No route"},

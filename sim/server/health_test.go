@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ func TestHealth(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			in := start(t, func(cfg *server.Config) { cfg.NoControl = c.noControl; cfg.Version = "v9.9.9" })
+			in := start(t, func(cfg *app.Config) { cfg.NoControl = c.noControl; cfg.Version = "v9.9.9" })
 			st, m := in.call(c.method, server.HealthPath, "", "")
 			require.Equal(t, c.status, st, "%v", m)
 			for k, v := range c.want {

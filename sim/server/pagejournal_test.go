@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubsim/dubsim/internal/simtest"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/journal"
-	"github.com/dubsim/dubsim/sim/server"
 )
 
 // TestProjectPageViewsAreNotJournalled: docs/control-api.md says the web
@@ -37,7 +37,7 @@ func TestProjectPageViewsAreNotJournalled(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := simtest.New(t, t0, func(c *server.Config) { c.NoControl = tc.noControl }).Server
+			s := simtest.New(t, t0, func(c *app.Config) { c.NoControl = tc.noControl }).Server
 			hs := httptest.NewServer(s.Handler)
 			t.Cleanup(hs.Close)
 			get := func(method, path string) int {

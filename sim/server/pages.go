@@ -49,10 +49,10 @@ func isDashboardRequest(r *http.Request) bool {
 		r.URL.Path == "/" && strings.Contains(r.Header.Get("Accept"), "text/html")
 }
 
-// isPageView reports whether r is answered by the project page: a page
+// IsPageView reports whether r is answered by the project page: a page
 // request on its path as sent, or under StudioPrefix when the prefix
 // routed it (the page is served on that mount too).
-func isPageView(r *http.Request) bool {
+func IsPageView(r *http.Request) bool {
 	if isPage(r) {
 		return true
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -78,7 +78,7 @@ func TestWebPages(t *testing.T) {
 
 func TestWebPagesOffWithNoControl(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.NoControl = true })
+	in := start(t, func(c *app.Config) { c.NoControl = true })
 	var projects []struct{ ID string }
 	getJSON(t, in.url+"/api/v1/projects", "dubsim-pro", &projects)
 	require.NotEmpty(t, projects)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/go-chi/chi/v5"
@@ -229,7 +230,7 @@ func (s *served) wait(t testing.TB, tag string) {
 
 // startServed is start, with a served of the instance's requests (one
 // request per tag).
-func startServed(t *testing.T, mod func(*server.Config)) (*inst, *served) {
+func startServed(t *testing.T, mod func(*app.Config)) (*inst, *served) {
 	t.Helper()
 	in := start(t, mod)
 	sv := &served{done: map[string]chan struct{}{}}
@@ -340,7 +341,7 @@ func TestPlatformPrefixIsThePlatformAlone(t *testing.T) {
 // of a request under the prefix are the public URL followed by the prefix.
 func TestPlatformPrefixLinksWithPublicURL(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.PublicURL = "https://sim.example.test" })
+	in := start(t, func(c *app.Config) { c.PublicURL = "https://sim.example.test" })
 	a := tagged(t, in.url+server.PlatformPrefix, "public platform", "POST", "/api/v1/projects", routeKey, platformBody, nil)
 	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
 	id := a.json(t)["project_id"].(string)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
@@ -96,7 +97,7 @@ func TestDecideDoesNotReadTheBodyOfATooLongTarget(t *testing.T) {
 func TestAccessLogClipsALongPath(t *testing.T) {
 	t.Parallel()
 	logs := &captureLog{}
-	in := start(t, func(c *server.Config) { c.Log = slog.New(logs) })
+	in := start(t, func(c *app.Config) { c.Log = slog.New(logs) })
 	path := target("/api/v1/projects/", 100<<10)
 	// Served in the test's goroutine: the line is written when
 	// ServeHTTP returns.

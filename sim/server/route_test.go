@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -367,7 +368,7 @@ func TestStudioPrefixServesEveryStudioRoute(t *testing.T) {
 // under the prefix are the public URL followed by the prefix.
 func TestStudioPrefixLinksWithPublicURL(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.PublicURL = "https://sim.example.test" })
+	in := start(t, func(c *app.Config) { c.PublicURL = "https://sim.example.test" })
 	a := tagged(t, in.url+server.StudioPrefix, "public", "POST", "/api/v1/projects", routeKey, docsMinimal, nil)
 	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
 	m := a.json(t)
@@ -384,7 +385,7 @@ func TestStudioPrefixLinksWithPublicURL(t *testing.T) {
 // studio field and the prefix still reach the studio.
 func TestSharedCreatePlatformRestoresTheOldAnswer(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.SharedCreate = server.Platform })
+	in := start(t, func(c *app.Config) { c.SharedCreate = server.Platform })
 	tests := []struct {
 		name, path, body string
 		status           int
@@ -439,7 +440,7 @@ func TestStudioAddressNamesItsInterface(t *testing.T) {
 // is the platform's 404.
 func TestNoControlNamesItsInterface(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.NoControl = true })
+	in := start(t, func(c *app.Config) { c.NoControl = true })
 	a := tagged(t, in.url, "nc", "GET", "/_sim/state", "", "", nil)
 	assert.Equal(t, http.StatusNotFound, a.status)
 	assert.Equal(t, server.Control, a.header.Get(server.HeaderInterface))

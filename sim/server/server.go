@@ -1,18 +1,12 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/blob"
 	"github.com/dubsim/dubsim/sim/control"
 	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/dubsim/dubsim/sim/engine"
@@ -20,39 +14,15 @@ import (
 	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/dubsim/dubsim/sim/journal"
-	"github.com/dubsim/dubsim/sim/media"
-	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/dubsim/dubsim/sim/studio"
 	"github.com/go-chi/chi/v5"
 )
 
-// Config is everything an instance is made of.
+// Config is how the router answers: the control API's protection, CORS,
+// the Date header, the shared address's routing and the bounds of request
+// bodies. sim/app builds the parts it routes (Parts).
 type Config struct {
-	Store sim.Store
-	Clock engine.TimeSource
-	// OutputCacheBytes bounds the disk the cache of rendered output files
-	// uses (zero: platform.DefaultOutputCacheBytes).
-	OutputCacheBytes int64
-	Fixtures         *sim.Fixtures
-	FixtureFS        fs.FS
-	Seed             uint64
-	Timing           sim.Timing
-	Log              *slog.Logger
-
-	FetchHosts []string
-	MediaHTTP  *http.Client // nil: a default client
-	// NoLoopbackFetch: media on this machine is not fetched (fidelity HF1).
-	NoLoopbackFetch bool
-	// FetchErrorDetail tells a creation why its source video could not be
-	// read (closed port, HTTP status...); off, only that it could not
-	// (fidelity HF2).
-	FetchErrorDetail bool
-
-	PublicURL           string
-	RejectUnknownFields bool
-	CreateStatus        int
-
 	NoControl bool
 	// The control API's protection (README, "Protecting the control
 	// plane"; fidelity HC1-HC5): with ControlToken, every control call
@@ -70,34 +40,13 @@ type Config struct {
 	// studio interfaces ("*": any; nil: no CORS headers, preflights go to
 	// the routers). The control API never grants CORS (fidelity EV4).
 	CORSOrigins []string
-
-	// JournalBytes bounds the bytes the instance's request journal keeps
-	// (zero: journal.DefaultMaxBytes); JournalMemory bounds the journals
-	// of every instance of a Shared together, or this one's alone
-	// without Shared (zero: journal.DefaultMemory).
-	JournalBytes    int64
-	JournalMemory   int64
-	MinPollInterval time.Duration
 	// DateHeader is the clock of every answer's Date header: "simulated"
 	// (the default, "") or "real".
 	DateHeader string
-	// AdvanceWait bounds how long a clock advance (or a read of an
-	// artifact) waits for the downloads its answer depends on (zero: 30 s).
-	AdvanceWait time.Duration
-
-	// Studio interface: where uploaded and downloaded files are kept ("":
-	// a temporary directory removed by Close), the processing-time model
-	// (zero: the default), lax enumerations on video update, the rate
-	// limit of keys without their own (zero: none), and the interface of
-	// a POST /api/v1/projects on the shared address whose body has a name
-	// but no other platform or studio field (Rules.SharedCreate: "studio",
-	// also when empty, or "platform").
-	BlobDir         string
-	StudioTiming    sim.StudioTiming
-	StudioLaxEnums  bool
-	StudioRateLimit sim.RateLimit
-	SharedCreate    string
-
+	// SharedCreate is the interface of a POST /api/v1/projects on the
+	// shared address whose body has a name but no other platform or studio
+	// field (Rules.SharedCreate: "studio", also when empty, or "platform").
+	SharedCreate string
 	// Version is reported by GET /_sim/health ("": "dev").
 	Version string
 
@@ -109,10 +58,7 @@ type Config struct {
 	// route accepts; negative: never drain), giving up when no byte arrives
 	// for DrainIdleTimeout (zero: 30 s) or after DrainTimeout in all (zero:
 	// 60 s); then the connection is closed.
-	DrainMaxBytes int64
-	// Quota bounds the uploaded files (zero value: unlimited, the in-process
-	// default; the binary sets sim.DefaultBlobQuota and the others).
-	Quota            sim.BlobQuota
+	DrainMaxBytes    int64
 	DrainIdleTimeout time.Duration
 	DrainTimeout     time.Duration
 	// BodyIdleTimeout ends the reading of a request body when no byte
@@ -126,80 +72,16 @@ type Config struct {
 	// DefaultBodyMinRate; negative: no minimum. No effect without an idle
 	// deadline.
 	BodyMinRate int64
-	// BodyMemory is the budget of request-body bytes the process holds in
-	// memory at once, shared by every in-memory body read (fidelity HY1):
-	// a request waits for its bytes before it reads its body. Zero:
-	// DefaultBodyMemory; negative: no budget.
-	BodyMemory int64
-	// Shared holds the resources of the process that instances built
-	// with it share (NewShared): the request-body budget, the storage
-	// quota's total, the output cache and the journals' memory. nil: the
-	// instance makes its own from this Config (BodyMemory, Quota,
-	// OutputCacheBytes, JournalMemory), as a single instance does. With
-	// Shared, those fields are read from the Config given to NewShared,
-	// and Quota.Total bounds the files of every instance together
-	// (Quota.PerCompany and the slot limits stay per instance).
-	Shared *Shared
-	// ControlExtensions are more routes of the control API (the process's
-	// sandboxes: /_sim/sandboxes), served behind the same guard, journal
-	// and envelope as every control call. Ignored with NoControl.
-	ControlExtensions []control.Extension
-	// APIKeys and StoredClock make the instance a sandbox's (sim/sandbox;
-	// engine.Config): its API keys take the sandbox's form, and its clock
-	// keeps its own scale across a restart.
-	APIKeys     engine.APIKeys
-	StoredClock bool
 }
-
-// Shared is what the instances of one process (sandboxes) share, made once
-// by NewShared and closed by its creator after the instances (an instance's
-// Close leaves it open).
-type Shared struct {
-	budget   *httpx.BodyBudget
-	streams  *httpx.Gate // the dashboards' event streams (ui.Config.Streams)
-	probes   media.ProbeSlots
-	quota    *engine.QuotaPool
-	outputs  *platform.OutputCache
-	journals *journal.Memory
-}
-
-// NewShared makes the shared resources from cfg's BodyMemory,
-// OutputCacheBytes and JournalMemory (the output cache's directory is a
-// temporary one, removed by Close).
-func NewShared(cfg Config) (*Shared, error) {
-	bodyMemory := cfg.BodyMemory
-	if bodyMemory == 0 {
-		bodyMemory = DefaultBodyMemory
-	}
-	dir, err := makeTempDir(outputsPrefix)
-	if err != nil {
-		return nil, err
-	}
-	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), streams: ui.NewStreams(), probes: media.NewProbeSlots(media.MaxProcessProbes), quota: engine.NewQuotaPool(),
-		outputs: platform.NewOutputCache(dir, cfg.OutputCacheBytes), journals: journal.NewMemory(cfg.JournalMemory)}, nil
-}
-
-// JournalMemory is the bytes the journals of the instances keep together
-// now, and their bound.
-func (sh *Shared) JournalMemory() (used, limit int64) {
-	return sh.journals.Used(), sh.journals.Limit()
-}
-
-// BodyMemoryUsed is the bytes of the shared body budget taken now.
-func (sh *Shared) BodyMemoryUsed() int64 { return sh.budget.Used() }
-
-// Close removes the shared output cache; call it after closing every
-// instance that uses it.
-func (sh *Shared) Close() error { return sh.outputs.Close() }
 
 // DefaultBodyIdleTimeout is the default of Config.BodyIdleTimeout.
 const DefaultBodyIdleTimeout = 60 * time.Second
 
-// DefaultBodyMemory is the default of Config.BodyMemory: 64 MiB, six
-// bodies of the JSON routes' 10 MiB limit at once (three on the shared
-// address's create, which holds two copies). Decoding takes about twice a
-// body's bytes again, outside the budget: the process holds about three
-// times the budget in request bodies at most.
+// DefaultBodyMemory is the default of the body budget (sim/app's
+// Config.BodyMemory): 64 MiB, six bodies of the JSON routes' 10 MiB limit
+// at once (three on the shared address's create, which holds two copies).
+// Decoding takes about twice a body's bytes again, outside the budget: the
+// process holds about three times the budget in request bodies at most.
 const DefaultBodyMemory = 64 << 20
 
 // DefaultBodyMinRate is the default of Config.BodyMinRate: 1 KiB/s (8
@@ -209,7 +91,25 @@ const DefaultBodyMemory = 64 << 20
 // byte every few seconds is.
 const DefaultBodyMinRate = 1024
 
-// Server is an assembled instance.
+// Parts are what New routes, built by sim/app.
+type Parts struct {
+	Engine   *engine.Engine
+	Journal  *journal.Journal
+	Faults   *faults.Faults
+	Platform chi.Router
+	Studio   chi.Router
+	// Control is the control API, mounted at /_sim (nil with NoControl).
+	Control http.Handler
+	UI      *ui.UI
+	// Bodies is the instance's tenant of the process's body budget.
+	Bodies *httpx.BodyTenant
+	Log    *slog.Logger
+	// Close releases the parts once the handlers are done (Server.Close).
+	Close func() error
+}
+
+// Server is an assembled instance: its parts and the handlers that route
+// to them.
 type Server struct {
 	Engine  *engine.Engine
 	Journal *journal.Journal
@@ -228,9 +128,8 @@ type Server struct {
 	// Config.SeparateControl).
 	ControlHandler http.Handler
 
-	tempBlobs string
-	platform  *platform.API // its output cache is removed at Close
-	bodies    *httpx.BodyTenant
+	bodies *httpx.BodyTenant
+	close  func() error
 }
 
 // BodyMemoryUsed is the bytes of the body budget this instance's requests
@@ -245,21 +144,132 @@ func RemoveStaleSpools() (int, error) {
 	return idempotency.RemoveSpools(os.TempDir())
 }
 
-// Close stops background work (artifact downloads) and removes a temporary
-// blob directory.
+// Close releases the parts (Parts.Close).
 func (s *Server) Close() error {
-	s.Engine.Close()
-	if s.Journal != nil {
-		s.Journal.Close()
+	if s.close == nil {
+		return nil
 	}
-	var err error
-	if s.platform != nil {
-		err = s.platform.Close()
+	return s.close()
+}
+
+// New routes the parts: one handler per listener, each wrapped in the
+// middleware every interface shares.
+func New(cfg Config, p Parts) *Server {
+	s := &Server{Engine: p.Engine, Journal: p.Journal, Faults: p.Faults, bodies: p.Bodies, close: p.Close}
+	root, controlRoot := s.routers(cfg, p)
+	main, studioOnly, platformOnly := p.Faults.Middleware(root), p.Faults.Middleware(p.Studio), p.Faults.Middleware(p.Platform)
+	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
+	if p.Control != nil {
+		// The web application shows any company's records without a login,
+		// so it goes with the control API (fidelity UI1), and its token.
+		main, studioOnly = pages(main, p.UI, !cfg.SeparateControl, guard), pages(studioOnly, p.UI, false, guard)
 	}
-	if s.tempBlobs != "" {
-		err = errors.Join(err, os.RemoveAll(s.tempBlobs))
+	outer := s.outer(cfg, p, guard)
+	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: p.Control != nil, Authenticated: s.authenticated},
+		byPrefix(studioOnly, platformOnly, main), controlRoot == nil && p.Control != nil)
+	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)
+	if controlRoot != nil {
+		s.ControlHandler = outer(Rules{ControlOnly: true}, pages(controlRoot, p.UI, true, guard), true)
 	}
-	return err
+	if cfg.DateHeader != DateReal {
+		now := p.Engine.Clock.Now
+		s.Handler, s.StudioHandler = simulatedDate(s.Handler, now), simulatedDate(s.StudioHandler, now)
+		if s.ControlHandler != nil {
+			s.ControlHandler = simulatedDate(s.ControlHandler, now)
+		}
+	}
+	return s
+}
+
+// routers makes the root router of the main address and, with
+// SeparateControl, the control address's (nil otherwise). They answer
+// methods they do not know (PROPFIND, ...) and unknown paths before any
+// mounted API sees them: in the envelope. Allow names the methods the
+// address serves on the path (chi cannot see into the dispatch of the
+// platform and studio routers).
+func (s *Server) routers(cfg Config, p Parts) (root, controlRoot chi.Router) {
+	root = chi.NewRouter()
+	controlRoutes := root
+	methodNotAllowed := func(w http.ResponseWriter, r *http.Request) {
+		if RouteOf(r).Interface == Control {
+			httpx.SetAllow(w, httpx.Allowed(controlRoutes, httpx.RoutePath(r)))
+		} else {
+			httpx.SetAllow(w, dispatch{platform: p.Platform, studio: p.Studio}.allowed(httpx.RoutePath(r)))
+		}
+		ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
+		writeRaw(w, http.StatusMethodNotAllowed, ct, body)
+	}
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		ct, body := Envelope(r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
+		writeRaw(w, http.StatusNotFound, ct, body)
+	}
+	root.MethodNotAllowed(methodNotAllowed)
+	root.NotFound(notFound)
+	if p.Control != nil {
+		if cfg.SeparateControl {
+			controlRoot = chi.NewRouter()
+			controlRoot.NotFound(notFound)
+			controlRoot.MethodNotAllowed(methodNotAllowed)
+			controlRoutes = controlRoot
+			controlRoot.Mount("/_sim", p.Control)
+		} else {
+			root.Mount("/_sim", p.Control)
+		}
+	}
+	root.Mount("/", dispatch{platform: p.Platform, studio: p.Studio, control: http.HandlerFunc(notFound)})
+	return root, controlRoot
+}
+
+// authenticated tells whether a request carries a key of this instance:
+// the routing reads a create's body in full only then; before
+// authentication it reads a bounded prefix and holds none of the budget
+// (Rules.Authenticated).
+func (s *Server) authenticated(r *http.Request) bool {
+	key, _ := httpx.Bearer(r.Header.Get("Authorization"))
+	if key == "" {
+		return false
+	}
+	_, err := s.Engine.Accounts.Account(r.Context(), key)
+	return err == nil
+}
+
+// outer returns the wrapping of one listener's handler in the middleware
+// every interface shares. Outermost: a refused request's body is read
+// after the answer (early answers, fidelity X1-X3). Routing comes next: it
+// decides once (Decide) and names the interface on every answer, the
+// health endpoint's included; the journal records the path as sent, so
+// the prefix is removed inside it. The control guard comes after the
+// health endpoint (always open) and before the journal: a refused call is
+// not recorded, and an accepted one is recorded without its token.
+func (s *Server) outer(cfg Config, p Parts, guard *controlGuard) func(Rules, http.Handler, bool) http.Handler {
+	early := newEarlyAnswers(cfg)
+	// Inside drain, so that drain's own reading of a refused body keeps
+	// its bounds; outside routing, whose Decide reads the body.
+	bodyIdle := cfg.BodyIdleTimeout
+	if bodyIdle == 0 {
+		bodyIdle = DefaultBodyIdleTimeout
+	}
+	bodyMinRate := cfg.BodyMinRate
+	if bodyMinRate == 0 {
+		bodyMinRate = DefaultBodyMinRate
+	}
+	started := time.Now()
+	// The access log sits inside routing (it names the interface) and
+	// around everything that answers (fidelity EL1).
+	access := newAccessLog(p.Log, p.Engine.Accounts.Account)
+	return func(rules Rules, h http.Handler, guarded bool) http.Handler {
+		inner := p.Journal.Middleware(early.answer(limitURI(h)))
+		if guarded {
+			inner = guard.wrap(inner, early.answer)
+		}
+		// The access log sits outside CORS, so preflights answered there
+		// are logged too.
+		served := cors(cfg.CORSOrigins, s.health(inner, early.answer, cfg.Version, started, p.Engine.Clock.Now))
+		if access != nil {
+			served = access(served)
+		}
+		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, p.Log, p.Bodies.Middleware(routing(rules, served))))
+	}
 }
 
 // Each HTTP adapter declares the methods it needs; these give it the engine
@@ -315,231 +325,12 @@ func UISource(e *engine.Engine) ui.Source { return uiSource{e.Clock, e.Projects,
 
 // Compile-time checks of the wiring.
 var (
-	_ engine.Prober        = (*media.Resolver)(nil)
 	_ platform.Service     = platformService{}
 	_ platform.Generations = platformService{}
 	_ control.Controller   = controller{}
 	_ studio.Service       = studioService{}
 	_ ui.Source            = uiSource{}
-	_ engine.StudioMedia   = (*media.Resolver)(nil)
-	_ engine.Blobs         = (*blob.Dir)(nil)
-	_ engine.TimeSource    = (*sim.SimClock)(nil)
 )
-
-// New assembles an instance and starts its engine (clock restored, fixture
-// accounts ensured).
-func New(ctx context.Context, cfg Config) (*Server, error) {
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	ids := sim.NewIDs(cfg.Seed)
-	s := &Server{}
-	shared := cfg.Shared
-	if shared == nil {
-		// Its own: a nil quota pool and output cache are made below.
-		shared = &Shared{}
-	}
-	resolver := &media.Resolver{Rules: func() []sim.MediaRule { return s.Engine.Data.Fixtures().MediaRules },
-		AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP,
-		NoLoopback: cfg.NoLoopbackFetch, GenericErrors: !cfg.FetchErrorDetail, Log: log, Process: shared.probes}
-	blobDir := cfg.BlobDir
-	if blobDir == "" {
-		d, err := makeTempDir(blobsPrefix)
-		if err != nil {
-			return nil, err
-		}
-		blobDir, s.tempBlobs = d, d
-	}
-	blobs, err := blob.Open(blobDir)
-	if err != nil {
-		return nil, err
-	}
-	s.Engine = engine.New(engine.Config{
-		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,
-		Fixtures: cfg.Fixtures, FixtureFS: cfg.FixtureFS, Log: log,
-		StudioTiming: cfg.StudioTiming, Media: resolver, Inspect: media.Inspect, Blobs: blobs, WorkWait: cfg.AdvanceWait,
-		Quota: cfg.Quota, QuotaPool: shared.quota, FetchErrorDetail: cfg.FetchErrorDetail, OnEvent: eventLog(log),
-		APIKeys: cfg.APIKeys, StoredClock: cfg.StoredClock,
-	})
-	e := s.Engine
-	if err := e.Start(ctx); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	journals := shared.journals
-	if journals == nil {
-		journals = journal.NewMemory(cfg.JournalMemory)
-	}
-	s.Journal = journal.New(journal.Config{MaxBytes: cfg.JournalBytes, Memory: journals, SimNow: cfg.Clock.Now, MinPollInterval: cfg.MinPollInterval, Route: journalRoute,
-		// The project pages are a person reading, like the dashboard: not
-		// recorded (fidelity EF3).
-		Unrecorded: func(r *http.Request) bool { return !cfg.NoControl && isPageView(r) }})
-	// Fault rules expire on real time plus clock advances, as rate-limit
-	// windows pass (fidelity K9).
-	s.Faults = faults.New(faults.Config{Envelope: Envelope, Seed: cfg.Seed, Now: s.Engine.Clock.Wall,
-		OnFire: func(r *http.Request, id string) { journal.SetFault(r.Context(), id) },
-		// The control API is never faulted: the routing decision says which
-		// requests are its (RouteOf).
-		Exempt: func(r *http.Request) bool { return RouteOf(r).Interface == Control }})
-
-	// One set of Idempotency-Key slots in flight for both interfaces: their
-	// records share the store and the scope (the API key).
-	slots := &idempotency.Slots{}
-	// Rendered output files are cached in a directory of this process,
-	// removed at Close (fidelity HO1): the shared cache's, or one of its
-	// own.
-	var outputs string
-	if shared.outputs == nil {
-		var err error
-		if outputs, err = makeTempDir(outputsPrefix); err != nil {
-			_ = s.Close()
-			return nil, err
-		}
-	}
-	api := platform.New(platform.Config{
-		Service: PlatformService(e), Log: log, PublicURL: cfg.PublicURL,
-		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus, IdemSlots: slots,
-		OutputCacheDir: outputs, OutputCacheBytes: cfg.OutputCacheBytes, OutputCache: shared.outputs,
-	})
-	s.platform = api
-	root := chi.NewRouter()
-	// The root router answers methods it does not know (PROPFIND, ...) and
-	// unknown paths before any mounted API sees them: in the envelope.
-	// Allow names the methods the address serves on the path (chi cannot
-	// see into the dispatch of the platform and studio routers).
-	var platformRoutes, studioRoutes, controlRoutes chi.Router = api.Routes(), nil, root
-	methodNotAllowed := func(w http.ResponseWriter, r *http.Request) {
-		if RouteOf(r).Interface == Control {
-			httpx.SetAllow(w, httpx.Allowed(controlRoutes, httpx.RoutePath(r)))
-		} else {
-			httpx.SetAllow(w, dispatch{platform: platformRoutes, studio: studioRoutes}.allowed(httpx.RoutePath(r)))
-		}
-		ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
-		writeRaw(w, http.StatusMethodNotAllowed, ct, body)
-	}
-	root.MethodNotAllowed(methodNotAllowed)
-	notFound := func(w http.ResponseWriter, r *http.Request) {
-		ct, body := Envelope(r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
-		writeRaw(w, http.StatusNotFound, ct, body)
-	}
-	root.NotFound(notFound)
-	dumps := control.NewDumpGate()
-	web := ui.New(ui.Config{Source: UISource(e), Track: platform.Track, Log: log, Dumps: dumps, Streams: shared.streams,
-		Changes: func() ui.Version {
-			js := s.Journal.Stats()
-			return ui.Version{Data: e.Data.Changes(), Journal: js.LastSeq, JournalTotal: js.Total,
-				Frozen: e.Clock.Frozen(), TimeScale: e.Clock.TimeScale()}
-		}})
-	var controlRoot chi.Router
-	// The OpenAPI documents name the address they are served from.
-	docBase := func(r *http.Request) string { return httpx.BaseURL(r, strings.TrimRight(cfg.PublicURL, "/")) }
-	if !cfg.NoControl {
-		exts := append([]control.Extension{
-			{Paths: ui.ControlPaths, Handler: web.ControlRoutes()},
-			{Paths: []string{"/requests", "/requests/*", "/report"}, Handler: s.Journal.Routes()},
-			{Paths: []string{"/faults", "/faults/*"}, Handler: s.Faults.Routes()},
-			{Paths: []string{"/openapi.json", "/openapi/*"}, Handler: openapi.Handler(docBase)},
-			{Paths: openapi.ReferencePaths, Handler: openapi.Reference(docBase)},
-		}, cfg.ControlExtensions...)
-		ctl := control.New(Controller(e), log, exts...).WithDumpGate(dumps).Routes()
-		if cfg.SeparateControl {
-			controlRoot = chi.NewRouter()
-			controlRoot.NotFound(notFound)
-			controlRoot.MethodNotAllowed(methodNotAllowed)
-			controlRoutes = controlRoot
-			controlRoot.Mount("/_sim", ctl)
-		} else {
-			root.Mount("/_sim", ctl)
-		}
-	}
-	st := studio.New(studio.Config{
-		Service: StudioService(e),
-		Log:     log, PublicURL: cfg.PublicURL, RejectUnknownFields: cfg.RejectUnknownFields,
-		CreateStatus: cfg.CreateStatus, LaxEnums: cfg.StudioLaxEnums, DefaultRateLimit: cfg.StudioRateLimit, IdemSlots: slots,
-	})
-	studioRoutes = st.Routes()
-	root.Mount("/", dispatch{platform: platformRoutes, studio: studioRoutes, control: http.HandlerFunc(notFound)})
-	started := time.Now()
-	main, studioOnly, platformOnly := s.Faults.Middleware(root), s.Faults.Middleware(studioRoutes), s.Faults.Middleware(platformRoutes)
-	guard := newControlGuard(cfg.ControlToken, cfg.ControlHosts)
-	if !cfg.NoControl {
-		// The web application shows any company's records without a login,
-		// so it goes with the control API (fidelity UI1), and its token.
-		main, studioOnly = pages(main, web, !cfg.SeparateControl, guard), pages(studioOnly, web, false, guard)
-	}
-	// Outermost, around every interface: a refused request's body is read
-	// after the answer (early answers, fidelity X1-X3). Routing comes next:
-	// it decides once (Decide) and names the interface on every answer, the
-	// health endpoint's included; the journal records the path as sent, so
-	// the prefix is removed inside it.
-	//
-	// The control guard comes after the health endpoint (always open) and
-	// before the journal: a refused call is not recorded, and an accepted
-	// one is recorded without its token.
-	early := newEarlyAnswers(cfg)
-	// Inside drain, so that drain's own reading of a refused body keeps
-	// its bounds; outside routing, whose Decide reads the body.
-	bodyIdle := cfg.BodyIdleTimeout
-	if bodyIdle == 0 {
-		bodyIdle = DefaultBodyIdleTimeout
-	}
-	bodyMinRate := cfg.BodyMinRate
-	if bodyMinRate == 0 {
-		bodyMinRate = DefaultBodyMinRate
-	}
-	// The instance is one tenant of the process's body budget (of every
-	// instance of a Shared), for every listener.
-	budget := shared.budget
-	if cfg.Shared == nil {
-		bodyMemory := cfg.BodyMemory
-		if bodyMemory == 0 {
-			bodyMemory = DefaultBodyMemory
-		}
-		budget = httpx.NewBodyBudget(bodyMemory)
-	}
-	bodies := budget.Tenant()
-	s.bodies = bodies
-	// The routing reads a create's body in full only for a key of this
-	// instance: before authentication it reads a bounded prefix and holds
-	// none of the budget (Rules.Authenticated).
-	authenticated := func(r *http.Request) bool {
-		key, _ := httpx.Bearer(r.Header.Get("Authorization"))
-		if key == "" {
-			return false
-		}
-		_, err := e.Accounts.Account(r.Context(), key)
-		return err == nil
-	}
-	// The access log sits inside routing (it names the interface) and
-	// around everything that answers (fidelity EL1).
-	access := newAccessLog(log, e.Accounts.Account)
-	outer := func(rules Rules, h http.Handler, guarded bool) http.Handler {
-		inner := s.Journal.Middleware(early.answer(limitURI(h)))
-		if guarded {
-			inner = guard.wrap(inner, early.answer)
-		}
-		// The access log sits outside CORS, so preflights answered there
-		// are logged too.
-		served := cors(cfg.CORSOrigins, s.health(inner, early.answer, cfg.Version, started, cfg.Clock.Now))
-		if access != nil {
-			served = access(served)
-		}
-		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, log, bodies.Middleware(routing(rules, served))))
-	}
-	s.Handler = outer(Rules{SharedCreate: cfg.SharedCreate, Pages: !cfg.NoControl, Authenticated: authenticated}, byPrefix(studioOnly, platformOnly, main), controlRoot == nil && !cfg.NoControl)
-	s.StudioHandler = outer(Rules{StudioOnly: true}, studioOnly, false)
-	if controlRoot != nil {
-		s.ControlHandler = outer(Rules{ControlOnly: true}, pages(controlRoot, web, true, guard), true)
-	}
-	if cfg.DateHeader != DateReal {
-		s.Handler, s.StudioHandler = simulatedDate(s.Handler, cfg.Clock.Now), simulatedDate(s.StudioHandler, cfg.Clock.Now)
-		if s.ControlHandler != nil {
-			s.ControlHandler = simulatedDate(s.ControlHandler, cfg.Clock.Now)
-		}
-	}
-	return s, nil
-}
 
 func writeRaw(w http.ResponseWriter, status int, ct string, body []byte) {
 	w.Header().Set("Content-Type", ct)

@@ -13,6 +13,7 @@ import (
 	"github.com/dubsim/dubsim/internal/simtest"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ type inst struct {
 	url string
 }
 
-func start(t testing.TB, mod func(*server.Config)) *inst {
+func start(t testing.TB, mod func(*app.Config)) *inst {
 	t.Helper()
 	s := simtest.New(t, t0, mod).Server
 	hs := httptest.NewServer(s.Handler)
@@ -265,7 +266,7 @@ func TestFixturesAtRunTime(t *testing.T) {
 func TestSeedChangesIDs(t *testing.T) {
 	t.Parallel()
 	ids := func(seed uint64) []string {
-		in := start(t, func(c *server.Config) {
+		in := start(t, func(c *app.Config) {
 			// The seed keys ids through the store (store.KeySeed), as
 			// dubsim's --seed does.
 			st, err := store.Open(filepath.Join(t.TempDir(), "seeded.db"), store.NoSync(), store.KeySeed(seed))
@@ -286,7 +287,7 @@ func TestSeedChangesIDs(t *testing.T) {
 
 func TestNoControl(t *testing.T) {
 	t.Parallel()
-	in := start(t, func(c *server.Config) { c.NoControl = true })
+	in := start(t, func(c *app.Config) { c.NoControl = true })
 	st, m := in.call("GET", "/_sim/clock", "", "")
 	assert.Equal(t, http.StatusNotFound, st)
 	assert.Equal(t, "NotFoundError", m["error"])

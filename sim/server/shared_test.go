@@ -8,25 +8,25 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/server"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// pair starts two instances, over one server.Shared made from base when
+// pair starts two instances, over one app.Shared made from base when
 // shared, else each with its own resources.
-func pair(t *testing.T, shared bool, base server.Config) (a, b *inst, sh *server.Shared) {
+func pair(t *testing.T, shared bool, base app.Config) (a, b *inst, sh *app.Shared) {
 	t.Helper()
-	mod := func(c *server.Config) {
+	mod := func(c *app.Config) {
 		c.BodyMemory, c.Quota, c.OutputCacheBytes = base.BodyMemory, base.Quota, base.OutputCacheBytes
 	}
 	if shared {
 		var err error
-		sh, err = server.NewShared(base)
+		sh, err = app.NewShared(base)
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, sh.Close()) }) // after the instances' Close (cleanups run last first)
 		inner := mod
-		mod = func(c *server.Config) { inner(c); c.Shared = sh }
+		mod = func(c *app.Config) { inner(c); c.Shared = sh }
 	}
 	return start(t, mod), start(t, mod), sh
 }
@@ -40,7 +40,7 @@ func TestSharedBodyBudget(t *testing.T) {
 	for _, shared := range []bool{true, false} {
 		t.Run(map[bool]string{true: "shared", false: "own"}[shared], func(t *testing.T) {
 			t.Parallel()
-			a, b, sh := pair(t, shared, server.Config{BodyMemory: 64})
+			a, b, sh := pair(t, shared, app.Config{BodyMemory: 64})
 			// A body announced as 1000 bytes of which only the first arrive:
 			// its request holds its instance's whole share (a quarter of
 			// 64) while it waits for the rest.
@@ -114,7 +114,7 @@ func TestSharedQuota(t *testing.T) {
 	for _, shared := range []bool{true, false} {
 		t.Run(map[bool]string{true: "shared", false: "own"}[shared], func(t *testing.T) {
 			t.Parallel()
-			a, b, _ := pair(t, shared, server.Config{Quota: sim.BlobQuota{Total: 1000}})
+			a, b, _ := pair(t, shared, app.Config{Quota: sim.BlobQuota{Total: 1000}})
 			require.Equal(t, http.StatusOK, uploadOf(t, a, 600))
 			st := uploadOf(t, b, 600)
 			if shared {

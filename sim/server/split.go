@@ -433,8 +433,8 @@ func routing(rules Rules, next http.Handler) http.Handler {
 	})
 }
 
-// journalRoute is the journal's Config.Route: what RouteOf says.
-func journalRoute(r *http.Request) (string, string) {
+// JournalRoute is the journal's Config.Route: what RouteOf says.
+func JournalRoute(r *http.Request) (string, string) {
 	rt := RouteOf(r)
 	return rt.Interface, rt.By
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/assert"
@@ -306,7 +307,7 @@ func TestArtifactLifecycleByUploadMethod(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			in := start(t, func(c *server.Config) { c.FetchErrorDetail = true }) // the reasons below
+			in := start(t, func(c *app.Config) { c.FetchErrorDetail = true }) // the reasons below
 			id, want := tc.create(t, in)
 			created := in.srv.Engine.Clock.Now()
 			in.srv.Engine.Artifacts.WaitDownloads()
@@ -378,7 +379,7 @@ func TestArtifactDerivedValuesFollowTheSeed(t *testing.T) {
 	t.Parallel()
 	const u = "https://cdn.test/library/episode-7.mp4"
 	derived := func(seed uint64) (int64, float64) {
-		in := start(t, func(c *server.Config) { c.Seed = seed })
+		in := start(t, func(c *app.Config) { c.Seed = seed })
 		size, d := derivedArtifact(t, in, "dubsim-free", "video", "url", u)
 		require.NotNil(t, d)
 		assert.GreaterOrEqual(t, *d, 30.0, "derived durations run from 30 s")
@@ -684,7 +685,7 @@ func reopenable(t *testing.T) func() (*inst, *store.Store) {
 		st, err := store.Open(filepath.Join(dir, "d.db"), store.NoSync())
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
-		return start(t, func(c *server.Config) {
+		return start(t, func(c *app.Config) {
 			c.Store, c.BlobDir = st, filepath.Join(dir, "blobs")
 			c.AdvanceWait = 200 * time.Millisecond // the download below blocks until released
 		}), st
@@ -792,7 +793,7 @@ func TestSharedAddressRouting(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			in := start(t, func(c *server.Config) { c.SharedCreate = tc.sharedCreate })
+			in := start(t, func(c *app.Config) { c.SharedCreate = tc.sharedCreate })
 			st, m := callWith(t, in, "POST", "/api/v1/projects", key, tc.body, tc.header)
 			assert.Equal(t, tc.status, st, "%v", m)
 			tc.check(t, m)

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/audio"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -322,7 +322,7 @@ func TestPresignedUploadStreamsGigabytes(t *testing.T) {
 	if free := freeBytes(t, blobs); free < 4<<30 {
 		t.Skipf("needs 4 GiB free in %s; %d MiB available", blobs, free>>20)
 	}
-	in := start(t, func(c *server.Config) { c.BlobDir = blobs })
+	in := start(t, func(c *app.Config) { c.BlobDir = blobs })
 	const key = "dubsim-free"
 	s3, uploadURL := presign(t, in, key, "feature.wav")
 
@@ -397,7 +397,7 @@ func TestPresignedUploadProcessingTimeFollowsTheSize(t *testing.T) {
 	t.Parallel()
 	timing := sim.DefaultStudioTiming
 	timing.ArtifactPerGB = 1000 * time.Hour
-	in := start(t, func(c *server.Config) { c.StudioTiming = timing })
+	in := start(t, func(c *app.Config) { c.StudioTiming = timing })
 	const key = "dubsim-free"
 	wav := refWAVBytes(t, 180, time.Second)
 	s3 := uploadFile(t, in, key, "slow.wav", wav)

@@ -32,6 +32,14 @@ func makeTempDir(prefix string) (string, error) {
 	return os.MkdirTemp("", prefix+strconv.Itoa(os.Getpid())+"-")
 }
 
+// MakeTempBlobDir creates the blob directory of an instance that has none
+// of its own; its builder removes it at Close.
+func MakeTempBlobDir() (string, error) { return makeTempDir(blobsPrefix) }
+
+// MakeTempOutputDir creates the directory of a cache of rendered outputs;
+// its builder removes it at Close.
+func MakeTempOutputDir() (string, error) { return makeTempDir(outputsPrefix) }
+
 // MakeTempDataDir creates the directory of a temporary store (a run
 // without a data file): the caller removes it at exit, and a later start
 // removes it when the process that made it ended without doing so

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/internal/simtest"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +31,7 @@ func tempDirs(t *testing.T, dir string) []string {
 func TestCloseRemovesTempDirs(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
-	in, err := simtest.Open(t.TempDir(), simtest.Options{Start: t0, Config: func(c *server.Config) { c.BlobDir = "" }})
+	in, err := simtest.Open(t.TempDir(), simtest.Options{Start: t0, Config: func(c *app.Config) { c.BlobDir = "" }})
 	require.NoError(t, err)
 	made := tempDirs(t, dir)
 	require.Len(t, made, 2, "blobs and outputs")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/internal/simtest"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,10 +47,10 @@ func (h readHook) Read(p []byte) (int, error) {
 // body budget.
 func TestUnattributedBodiesHoldNoBudget(t *testing.T) {
 	t.Parallel()
-	sh, err := server.NewShared(server.Config{BodyMemory: 64 << 10})
+	sh, err := app.NewShared(app.Config{BodyMemory: 64 << 10})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sh.Close()) })
-	mod := func(c *server.Config) { c.Shared = sh }
+	mod := func(c *app.Config) { c.Shared = sh }
 	a := simtest.New(t, t0, mod).Server
 	fr := &firstRead{read: make(chan struct{})}
 	hs := httptest.NewServer(fr.wrap(a.Handler))

@@ -17,6 +17,7 @@ import (
 	"github.com/dubsim/dubsim/internal/simtest"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,7 +75,7 @@ type env struct {
 // newEnv builds an instance (simtest: a temporary store and blob directory,
 // a clock frozen at t0, seed 0, the embedded fixtures) and serves its studio
 // handler with httptest.
-func newEnv(t testing.TB, mod func(*server.Config)) *env {
+func newEnv(t testing.TB, mod func(*app.Config)) *env {
 	t.Helper()
 	e := newInProcess(t, mod)
 	hs := httptest.NewServer(e.h)
@@ -85,13 +86,13 @@ func newEnv(t testing.TB, mod func(*server.Config)) *env {
 
 // newInProcess is newEnv without a listener: requests go straight to the
 // handler through a recorder (cheaper per request, for fuzz targets).
-func newInProcess(t testing.TB, mod func(*server.Config)) *env {
+func newInProcess(t testing.TB, mod func(*app.Config)) *env {
 	t.Helper()
 	i := simtest.New(t, t0, mod)
 	return &env{t: t, srv: i.Server, clock: i.Clock, h: i.Server.StudioHandler}
 }
 
-func withPublicURL(c *server.Config) { c.PublicURL = publicURL }
+func withPublicURL(c *app.Config) { c.PublicURL = publicURL }
 
 // call is one request. body is sent with Content-Type application/json
 // unless header overrides it ("" deletes a header).

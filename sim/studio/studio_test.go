@@ -3,7 +3,6 @@ package studio_test
 import (
 	"context"
 	"fmt"
-	"github.com/dubsim/dubsim/sim/audio"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/sim/app"
+	"github.com/dubsim/dubsim/sim/audio"
+
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -991,7 +992,7 @@ func TestUpdateVideoTargetsKeepGuidanceConsistent(t *testing.T) {
 
 func TestCreateStatus201(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *server.Config) { c.CreateStatus = http.StatusCreated })
+	e := newEnv(t, func(c *app.Config) { c.CreateStatus = http.StatusCreated })
 	r := e.do(call{method: "POST", path: pathArtifacts, key: keyAcme, body: `{"name":"A","type":"video","url":"https://media.dubsim.test/short.mp4"}`})
 	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
 	src := r.json(t)["id"].(string)
@@ -1009,7 +1010,7 @@ func TestCreateStatus201(t *testing.T) {
 
 func TestUpdateVideoLaxEnums(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *server.Config) { c.StudioLaxEnums = true })
+	e := newEnv(t, func(c *app.Config) { c.StudioLaxEnums = true })
 	v := e.ok(call{method: "PATCH", path: updateVideoPath(prAcmeSummer, viSummerSocial), key: keyAcme, body: `{"status":"qa_review","processingType":"lipsync"}`})
 	assert.Equal(t, "qa_review", v["status"])
 	assert.Equal(t, "lipsync", v["processingType"])
@@ -1124,7 +1125,7 @@ func TestRequestBodies(t *testing.T) {
 func TestUnknownFields(t *testing.T) {
 	t.Parallel()
 	lenient := newEnv(t, nil)
-	strict := newEnv(t, func(c *server.Config) { c.RejectUnknownFields = true })
+	strict := newEnv(t, func(c *app.Config) { c.RejectUnknownFields = true })
 	srcL := lenient.readyArtifact(keyAcme, "video")
 	srcS := strict.readyArtifact(keyAcme, "video")
 	eps := writeEndpoints(srcL)
@@ -1232,7 +1233,7 @@ func TestIdempotency(t *testing.T) {
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *server.Config) { c.StudioRateLimit = sim.RateLimit{PerMinute: 3, PerDay: 5} })
+	e := newEnv(t, func(c *app.Config) { c.StudioRateLimit = sim.RateLimit{PerMinute: 3, PerDay: 5} })
 	get := func(key string) reply { return e.do(call{method: "GET", path: pathProjects, key: key}) }
 	limited := func(r reply, retry, msg string) {
 		t.Helper()

@@ -1,0 +1,74 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/dubsim/dubsim/sim/engine"
+)
+
+// Ticks says how the process's periodic work runs (App.Tick).
+type Ticks struct {
+	// Every is the real-time period of the transition sweeps.
+	Every time.Duration
+	// SaveClock saves the default simulator's clock about every second,
+	// for a data file that outlives the process.
+	SaveClock bool
+	// SkipFrozen skips the default's sweep while its clock is frozen: only
+	// the control API moves time then, and an advance sweeps itself.
+	SkipFrozen bool
+	// Report receives the result of each run of a task ("transition
+	// sweep", "save clock", "sandbox sweep"), a panic as an
+	// *engine.PanicError; each task calls it from one goroutine.
+	Report func(ctx context.Context, task string, err error)
+}
+
+// Tick runs the periodic work until ctx ends or stop is called (stop
+// returns once it has ended): the default's sweep and clock saves on one
+// goroutine, the sandboxes' sweep on another, so that 200 running
+// sandboxes do not delay the default's.
+func (a *App) Tick(ctx context.Context, t Ticks) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	report := func(ctx context.Context, task string, fn func() error) {
+		err := engine.Recovered(fn)
+		if t.Report != nil {
+			t.Report(ctx, task, err)
+		}
+	}
+	clock := a.Default.Engine.Clock
+	lastSave := time.Now()
+	wg.Add(1)
+	go every(ctx, &wg, t.Every, func(ctx context.Context) {
+		if !t.SkipFrozen || !clock.Frozen() {
+			report(ctx, "transition sweep", func() error { _, err := clock.Tick(ctx); return err })
+		}
+		if t.SaveClock && time.Since(lastSave) >= time.Second {
+			lastSave = time.Now()
+			report(ctx, "save clock", func() error { return clock.SaveClock(ctx) })
+		}
+	})
+	if m := a.Sandboxes; m != nil {
+		wg.Add(1)
+		go every(ctx, &wg, t.Every, func(ctx context.Context) {
+			report(ctx, "sandbox sweep", func() error { return m.Tick(ctx) })
+		})
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+// every runs fn every period until ctx ends.
+func every(ctx context.Context, wg *sync.WaitGroup, period time.Duration, fn func(context.Context)) {
+	defer wg.Done()
+	tk := time.NewTicker(period)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+			fn(ctx)
+		}
+	}
+}
