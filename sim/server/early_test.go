@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -129,25 +130,25 @@ func rawSend(t testing.TB, method, rawURL string, header map[string]string, file
 	return reply{resp.StatusCode, string(b)}, err
 }
 
-// pythonClient sends the file with urllib, which writes the whole body
-// (from a generator, with a Content-Length) before it reads the reply: once
-// for each line on its stdin, each reply written as "STATUS LENGTH\n" and
-// the body. One interpreter sends many requests (pythonSession): starting
-// python3 costs more CPU than a request.
+// pythonClient is urllib, which writes the whole body (from a generator,
+// with a Content-Length) before it reads the reply. It sends one request
+// for each line on its stdin, a JSON array [method, url, file, headers],
+// and writes each reply as "STATUS LENGTH\n" and the body: one interpreter
+// sends the requests of a whole test, since starting python3 costs more CPU
+// than a request of 60 MB.
 const pythonClient = `
-import os, sys, urllib.request, urllib.error
-method, url, path = sys.argv[1:4]
-headers = dict(h.split(":", 1) for h in sys.argv[4:])
-headers["Content-Length"] = str(os.path.getsize(path))
-def chunks():
+import json, os, sys, urllib.request, urllib.error
+def chunks(path):
     with open(path, "rb") as f:
         while True:
             b = f.read(1 << 20)
             if not b:
                 return
             yield b
-for _ in sys.stdin:
-    req = urllib.request.Request(url, data=chunks(), method=method, headers=headers)
+for line in sys.stdin:
+    method, url, path, headers = json.loads(line)
+    headers["Content-Length"] = str(os.path.getsize(path))
+    req = urllib.request.Request(url, data=chunks(path), method=method, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=120) as r:
             status, body = r.status, r.read()
@@ -157,53 +158,59 @@ for _ in sys.stdin:
     sys.stdout.flush()
 `
 
-func pythonCommand(method, rawURL string, header map[string]string, file string) *exec.Cmd {
-	args := []string{"-c", pythonClient, method, rawURL, file}
-	for k, v := range header {
-		args = append(args, k+":"+v)
-	}
-	return exec.Command("python3", args...)
+// python is one python3 running pythonClient.
+type python struct {
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	errOut *bytes.Buffer
 }
 
-func pythonSend(t testing.TB, method, rawURL string, header map[string]string, file string) (reply, error) {
-	cmd := pythonCommand(method, rawURL, header, file)
-	cmd.Stdin = strings.NewReader("\n")
-	return runClient(cmd)
-}
-
-// pythonSession starts one pythonClient and returns a func that sends the
-// request once more and reads its reply; the process ends with the test.
-func pythonSession(t testing.TB, method, rawURL string, header map[string]string, file string) func() (reply, error) {
-	t.Helper()
-	cmd := pythonCommand(method, rawURL, header, file)
+// startPython starts pythonClient; it ends with the test t.
+func startPython(t testing.TB) (*python, error) {
+	cmd := exec.Command("python3", "-c", pythonClient)
 	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
-	require.NoError(t, cmd.Start())
+	if err != nil {
+		return nil, err
+	}
+	p := &python{stdin: stdin, out: bufio.NewReader(stdout), errOut: &bytes.Buffer{}}
+	cmd.Stderr = p.errOut
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
 	t.Cleanup(func() {
 		_ = stdin.Close()
 		if err := cmd.Wait(); err != nil {
-			t.Errorf("python3: %v: %s", err, errOut.String())
+			t.Errorf("python3: %v: %s", err, p.errOut)
 		}
 	})
-	br := bufio.NewReader(stdout)
-	return func() (reply, error) {
-		if _, err := io.WriteString(stdin, "\n"); err != nil {
-			return reply{}, err
-		}
-		var r reply
-		var n int
-		if _, err := fmt.Fscanf(br, "%d %d\n", &r.status, &n); err != nil {
-			return reply{}, fmt.Errorf("python3: %w: %s", err, errOut.String())
-		}
-		body := make([]byte, n)
-		_, err := io.ReadFull(br, body)
-		r.body = string(body)
-		return r, err
+	return p, nil
+}
+
+// send sends one request and reads its reply.
+func (p *python) send(method, rawURL string, header map[string]string, file string) (reply, error) {
+	if header == nil {
+		header = map[string]string{}
 	}
+	line, err := json.Marshal([]any{method, rawURL, file, header})
+	if err != nil {
+		return reply{}, err
+	}
+	if _, err := p.stdin.Write(append(line, '\n')); err != nil {
+		return reply{}, fmt.Errorf("python3: %w: %s", err, p.errOut)
+	}
+	var r reply
+	var n int
+	if _, err := fmt.Fscanf(p.out, "%d %d\n", &r.status, &n); err != nil {
+		return reply{}, fmt.Errorf("python3: %w: %s", err, p.errOut)
+	}
+	body := make([]byte, n)
+	_, err = io.ReadFull(p.out, body)
+	r.body = string(body)
+	return r, err
 }
 
 // curlSend uploads the file with -T (curl streams it; --data-binary @file
@@ -231,31 +238,37 @@ func curlSend(expect bool) func(t testing.TB, method, rawURL string, header map[
 	}
 }
 
-// runClient runs a client program whose output is "STATUS LENGTH\nBODY"
-// (python) or "BODY\nSTATUS" (curl, parsed by its caller).
+// runClient runs curl, whose output is "BODY\nSTATUS" (parsed by its
+// caller).
 func runClient(cmd *exec.Cmd) (reply, error) {
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		return reply{}, fmt.Errorf("%s: %w: %s", filepath.Base(cmd.Path), err, errOut.String())
 	}
-	if filepath.Base(cmd.Path) == "curl" {
-		return reply{body: out.String()}, nil
-	}
-	var st, n int
-	line, rest, _ := strings.Cut(out.String(), "\n")
-	if _, err := fmt.Sscanf(line, "%d %d", &st, &n); err != nil {
-		return reply{}, fmt.Errorf("%s: %q: %w", filepath.Base(cmd.Path), line, err)
-	}
-	return reply{st, rest}, nil
+	return reply{body: out.String()}, nil
 }
 
-var earlyClients = []client{
-	{name: "go", send: goSend},
-	{name: "go-raw", send: rawSend},
-	{name: "python", tool: "python3", send: pythonSend},
-	{name: "curl", tool: "curl", send: curlSend(false)},
-	{name: "curl-expect", tool: "curl", send: curlSend(true)},
+// earlyClients are the clients of the test t: one python3 sends all its
+// urllib requests, started at the first and ended with t.
+func earlyClients(t testing.TB) []client {
+	var py *python
+	pythonSend := func(_ testing.TB, method, rawURL string, header map[string]string, file string) (reply, error) {
+		if py == nil {
+			var err error
+			if py, err = startPython(t); err != nil {
+				return reply{}, err
+			}
+		}
+		return py.send(method, rawURL, header, file)
+	}
+	return []client{
+		{name: "go", send: goSend},
+		{name: "go-raw", send: rawSend},
+		{name: "python", tool: "python3", send: pythonSend},
+		{name: "curl", tool: "curl", send: curlSend(false)},
+		{name: "curl-expect", tool: "curl", send: curlSend(true)},
+	}
 }
 
 // earlyCase is one refusal decided before the body is read.
@@ -348,7 +361,7 @@ func TestEarlyAnswerReachesEveryClient(t *testing.T) {
 	dir := t.TempDir()
 	in := start(t, nil)
 	files := map[string]string{}
-	for _, c := range earlyClients {
+	for _, c := range earlyClients(t) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.tool != "" {
 				needTool(t, c.tool)
@@ -418,13 +431,16 @@ func TestEarlyAnswerFiftyTimesInARow(t *testing.T) {
 	ec := earlyCases[0]
 	file := bodyFile(t, t.TempDir(), ec.head, ec.tail, 16<<20)
 	method, u, h, want := ec.prepare(t, in)
-	python := pythonSession(t, method, u, h, file)
+	py, err := startPython(t)
+	require.NoError(t, err)
 	for i := range 50 {
-		send := func() (reply, error) { return goSend(t, method, u, h, file) }
+		send := goSend
 		if i%2 == 1 {
-			send = python
+			send = func(_ testing.TB, method, rawURL string, header map[string]string, file string) (reply, error) {
+				return py.send(method, rawURL, header, file)
+			}
 		}
-		got, err := send()
+		got, err := send(t, method, u, h, file)
 		require.NoError(t, err, "attempt %d", i+1)
 		require.Equal(t, want, got, "attempt %d", i+1)
 	}
@@ -537,7 +553,7 @@ func TestAcceptedLargeUploadStillWorks(t *testing.T) {
 	_, err = io.Copy(sum, f)
 	_ = f.Close()
 	require.NoError(t, err)
-	for _, c := range earlyClients {
+	for _, c := range earlyClients(t) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.tool != "" {
 				needTool(t, c.tool)
