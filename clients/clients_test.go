@@ -4,7 +4,7 @@
 // DUBSIM_CONTROL_TOKEN), the base URL in DUBSIM_URL. It also type-checks the JavaScript
 // client's declarations with tsc --strict.
 //
-// It needs python3, node and the npm packages of js/ (npm ci there); without them it skips,
+// It needs python3, node and npm (it runs npm ci in js/ when the packages are missing); without them it skips,
 // unless DUBSIM_REQUIRE_TOOLS=1 (as in CI), where it fails.
 package clients
 
@@ -201,10 +201,7 @@ func journalAgents(t *testing.T, base, token, path string) []string {
 // js/test/types-check.ts, which uses every call and expects wrong uses not to compile.
 func TestJSDeclarations(t *testing.T) {
 	node := tool(t, "node", "apt-get install nodejs")
-	tsc := filepath.Join("js", "node_modules", "typescript", "bin", "tsc")
-	if _, err := os.Stat(tsc); err != nil {
-		tooltest.Missing(t, "typescript (npm ci in clients/js)")
-	}
+	tooltest.NodeModules(t, "js", "typescript/bin/tsc")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json")

@@ -3,7 +3,7 @@ package dubsimtest
 import (
 	"encoding/json"
 
-	"github.com/dubsim/dubsim/sim/control/journal"
+	"github.com/dubsim/dubsim/sim/journal"
 )
 
 // Text renders the report for a person: a summary, then each finding

@@ -19,22 +19,24 @@ func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
 		"sim":                   {},
 		"sim/audio":             {},
+		"sim/probe":             {},
 		"sim/blob":              {},
 		"fixtures":              {"sim"}, // the default data and its loader
 		"fixtures/gen/voices":   {},
 		"sim/script":            {"sim"},
-		"sim/store":             {"sim", "go.etcd.io/bbolt"},
+		"sim/store":             {"sim", "go.etcd.io/bbolt", "github.com/google/btree"},
 		"sim/statemachine":      {"sim"}, // pure lifecycle rules
 		"sim/engine":            {"sim", "sim/statemachine", "sim/script", "sim/internal/gencache", "fixtures"},
-		"sim/media":             {"sim", "sim/audio"},
+		"sim/media":             {"sim", "sim/probe"},
 		"sim/internal/httpx":    {"sim", "github.com/go-chi/chi/v5", "golang.org/x/sync/semaphore"}, // routing details of shared answers (Allow); the body budget
 		"sim/internal/gencache": {},
-		"sim/platform":          {"sim", "sim/audio", "sim/script", "sim/internal/httpx", "sim/internal/gencache", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
-		"sim/studio":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/idempotency":       {"sim", "sim/internal/httpx"},
+		"sim/platform":          {"sim", "sim/audio", "sim/probe", "sim/script", "sim/internal/httpx", "sim/idempotency", "sim/internal/gencache", "github.com/go-chi/chi/v5", "github.com/go-playground/validator/v10"},
+		"sim/studio":            {"sim", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5"},
 		"sim/control":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/control/faults":    {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/control/journal":   {"sim", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/server":            {"sim", "sim/control", "sim/control/faults", "sim/control/journal", "sim/media", "sim/openapi", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/blob", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"},
+		"sim/faults":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/journal":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/server":            {"sim", "sim/control", "sim/faults", "sim/journal", "sim/media", "sim/openapi", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/blob", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"},
 		"sim/openapi":           {},
 		"sim/sandbox":           {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware"}, // sandboxes: instances of sim/server behind one dispatcher; sim/server never imports it
 		"sim/control/ui":        {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
@@ -56,7 +58,7 @@ func TestImportDirection(t *testing.T) {
 		"clients":               nil, // tests only: runs the Python and JavaScript control clients against a real dubsim
 		"examples/goclient":     {},  // client example: standard library only
 		// in-process dubsim for Go tests, and the control API client
-		"dubsimtest": {"sim", "sim/control/faults", "sim/control/journal", "sim/server", "internal/simtest", "fixtures"},
+		"dubsimtest": {"sim", "sim/faults", "sim/journal", "sim/server", "internal/simtest", "fixtures"},
 		// the in-process assembly dubsimtest and the module's own tests share
 		"internal/simtest":  {"sim", "sim/server", "sim/store", "sim/sandbox", "fixtures"},
 		"internal/proctest": {},  // runs the real binary in tests: stdlib only

@@ -28,12 +28,26 @@ type Store interface {
 	IDKey() uint64
 }
 
-// Tx is one transaction. Getters return ErrNotFound for a missing record.
+// Tx is one transaction: the per-resource interfaces below. Getters
+// return ErrNotFound for a missing record; ForEach* visit records in id
+// order unless said otherwise, and stop at the first error fn returns.
 type Tx interface {
+	AccountTx
+	ProjectTx
+	IdempotencyTx
+	MetaTx
+	StudioTx
+}
+
+// AccountTx holds the platform accounts, keyed by API key.
+type AccountTx interface {
 	Account(apiKey string) (Account, error)
 	PutAccount(a Account) error
 	ForEachAccount(fn func(Account) error) error
+}
 
+// ProjectTx holds the platform projects and their due-time index.
+type ProjectTx interface {
 	Project(id string) (Project, error)
 	// ProjectHead is Project without its scripts, speakers, pending
 	// re-translation and history: cheap whatever the video's length.
@@ -48,10 +62,10 @@ type Tx interface {
 	// DueProjects returns up to limit ids of in-progress projects whose
 	// DueAt is at or before now, earliest first.
 	DueProjects(now time.Time, limit int) ([]string, error)
+}
 
-	// NextSequence returns the next value (starting at 1) of a named counter.
-	NextSequence(name string) (uint64, error)
-
+// IdempotencyTx holds the Idempotency-Key records, per scope (an API key).
+type IdempotencyTx interface {
 	Idempotency(scope, key string) (IdemRecord, error)
 	PutIdempotency(scope, key string, rec IdemRecord) error
 	// DeleteIdempotencyScope deletes every record of a scope (an API key).
@@ -60,21 +74,29 @@ type Tx interface {
 	CountIdempotency() int
 	// PurgeIdempotency deletes records created before cutoff; it returns how many.
 	PurgeIdempotency(cutoff time.Time) (int, error)
+}
 
-	StudioTx
-
+// MetaTx holds what is not a record: named counters and metadata.
+type MetaTx interface {
+	// NextSequence returns the next value (starting at 1) of a named counter.
+	NextSequence(name string) (uint64, error)
 	Meta(key string) ([]byte, error)
 	PutMeta(key string, value []byte) error
-
 	// ResetData deletes every account, project, idempotency record and
 	// studio record (not the metadata: clock and sequences survive).
 	ResetData() error
 }
 
-// StudioTx is the part of Tx that holds the studio resources. Getters return
-// ErrNotFound for a missing record; ForEach* visit records in id order
-// unless said otherwise, and stop at the first error fn returns.
+// StudioTx is the part of Tx that holds the studio resources.
 type StudioTx interface {
+	CompanyTx
+	StudioProjectTx
+	VideoTx
+	ArtifactTx
+}
+
+// CompanyTx holds the companies and their users.
+type CompanyTx interface {
 	Company(id string) (Company, error)
 	PutCompany(c Company) error
 	ForEachCompany(fn func(Company) error) error
@@ -84,7 +106,10 @@ type StudioTx interface {
 	// UserByEmail finds a user by email, compared case-insensitively.
 	UserByEmail(email string) (User, error)
 	ForEachUser(fn func(User) error) error
+}
 
+// StudioProjectTx holds the studio projects, their folders and glossaries.
+type StudioProjectTx interface {
 	Glossary(id string) (Glossary, error)
 	PutGlossary(g Glossary) error
 	ForEachGlossary(fn func(Glossary) error) error
@@ -98,7 +123,10 @@ type StudioTx interface {
 	// ForEachStudioProject visits the projects of a company (every company
 	// when companyID is "").
 	ForEachStudioProject(companyID string, fn func(StudioProject) error) error
+}
 
+// VideoTx holds the videos of studio projects and their due index.
+type VideoTx interface {
 	Video(id string) (Video, error)
 	// PutVideo stores v and keeps the due index in step with v.DueAt.
 	PutVideo(v Video) error
@@ -108,7 +136,10 @@ type StudioTx interface {
 	// DueVideos returns up to limit ids of videos whose DueAt is set and at
 	// or before now, earliest first.
 	DueVideos(now time.Time, limit int) ([]string, error)
+}
 
+// ArtifactTx holds the artifacts, their due index and their uploads.
+type ArtifactTx interface {
 	Artifact(id string) (Artifact, error)
 	// PutArtifact stores a and keeps the due index in step with a.DueAt.
 	PutArtifact(a Artifact) error

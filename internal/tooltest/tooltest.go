@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -47,4 +49,50 @@ func Path(t testing.TB, name, hint string) string {
 func isExecutable(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// NodeModules makes sure dir/node_modules holds file (a path inside
+// node_modules, such as "playwright-core/package.json"): when it does not,
+// and npm is installed, it runs `npm ci` in dir once, at the versions
+// dir/package-lock.json pins, so that the README's test command installs
+// what these suites need from the npm registry. Without npm, or when the
+// install fails (no network), Missing ends t with what to run.
+func NodeModules(t testing.TB, dir, file string) {
+	t.Helper()
+	npmMu.Lock() // parallel tests of one package would run npm ci in one folder at once
+	defer npmMu.Unlock()
+	want := filepath.Join(dir, "node_modules", file)
+	if _, err := os.Stat(want); err == nil {
+		return
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	hint := "npm ci in " + abs
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		Missing(t, file+" ("+hint+")")
+		return
+	}
+	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		Missing(t, file+" ("+hint+" failed: "+lastLine(out)+")")
+		return
+	}
+	if _, err := os.Stat(want); err != nil {
+		Missing(t, file+" ("+hint+" did not install it)")
+	}
+}
+
+var npmMu sync.Mutex
+
+func lastLine(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }

@@ -1,5 +1,5 @@
-// Package audio writes and reads the media dubsim handles, in memory and
-// from the standard library only: WAV and QuickTime writers, a speech-like
-// synthesiser, and bounded probes of media headers (WAV, FLAC, MP3, MP4/MOV,
-// Matroska) for durations and stream formats.
+// Package audio writes the media dubsim serves, in memory and from the
+// standard library only: a speech-like synthesiser, its mixing with a
+// synthetic original track, and WAV and QuickTime writers that stream the
+// samples on demand. Reading media is package probe's.
 package audio

@@ -6,6 +6,7 @@ package audio
 // its index, so a seek never replays the mix from the start.
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 	"time"
@@ -106,9 +107,7 @@ func (m *mixer) fill(first int64, dst []byte) {
 		}
 		out := dst[2*off : 2*(off+c)]
 		for i, x := range buf {
-			v := pcm(x)
-			out[2*i] = byte(v)
-			out[2*i+1] = byte(uint16(v) >> 8)
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(pcm(x)))
 		}
 	}
 }

@@ -177,50 +177,21 @@ func movBuild(t Track) movLayout {
 // offset frameOff, the audio samples following it.
 func (l *movLayout) moov(frameOff int64, frameLen int, co64 bool) []byte {
 	videoDur := max(l.durationMs, 1) // a sample cannot last 0
-	movieDur := videoDur
 	mvhd := movAtom("mvhd", movFields(
 		uint32(0),            // version, flags
 		uint32(0), uint32(0), // creation, modification time
-		uint32(movTimescale), movieDur,
+		uint32(movTimescale), videoDur,
 		uint32(0x00010000), uint16(0x0100), // preferred rate, volume
 		make([]byte, 10), movMatrix,
 		uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), // preview, poster, selection, current time
 		uint32(3), // next track ID
 	))
-	chunkOffsets := func(offs []int64) []byte {
-		if co64 {
-			b := movFields(uint32(0), uint32(len(offs)))
-			for _, o := range offs {
-				b = binary.BigEndian.AppendUint64(b, uint64(o))
-			}
-			return movAtom("co64", b)
-		}
-		b := movFields(uint32(0), uint32(len(offs)))
-		for _, o := range offs {
-			b = binary.BigEndian.AppendUint32(b, uint32(o))
-		}
-		return movAtom("stco", b)
-	}
-	edts := func(dur uint32) []byte {
-		return movAtom("edts", movAtom("elst", movFields(uint32(0), uint32(1), dur, uint32(0), uint32(0x00010000))))
-	}
-	tkhd := func(id uint32, dur uint32, volume uint16, w, h uint32) []byte {
-		return movAtom("tkhd", movFields(
-			uint32(0x3), // version 0, flags: enabled, in movie
-			uint32(0), uint32(0), id, uint32(0), dur,
-			make([]byte, 8), uint16(0), uint16(0), volume, uint16(0),
-			movMatrix, w<<16, h<<16,
-		))
-	}
-	mdhd := func(timescale, dur uint32) []byte {
-		return movAtom("mdhd", movFields(uint32(0), uint32(0), uint32(0), timescale, dur, uint16(0), uint16(0)))
-	}
-	hdlr := func(class, sub, name string) []byte {
-		return movAtom("hdlr", movFields(uint32(0), class, sub, uint32(0), uint32(0), uint32(0), movPascal(name, 0)))
-	}
-	dinf := movAtom("dinf", movAtom("dref", movFields(uint32(0), uint32(1)), movAtom("alis", movFields(uint32(1)))))
+	return movAtom("moov", mvhd, l.videoTrak(videoDur, frameOff, frameLen, co64), l.audioTrak(frameOff+int64(frameLen), co64))
+}
 
-	// Video: one JPEG sample spanning the movie.
+// videoTrak is the video track: one JPEG sample of frameLen bytes at
+// frameOff, lasting dur.
+func (l *movLayout) videoTrak(dur uint32, frameOff int64, frameLen int, co64 bool) []byte {
 	jpegEntry := movAtom("jpeg", movFields(
 		make([]byte, 6), uint16(1), // reserved, data reference index
 		uint16(0), uint16(0), uint32(0), // version, revision, vendor
@@ -231,29 +202,21 @@ func (l *movLayout) moov(frameOff int64, frameLen int, co64 bool) []byte {
 		movPascal("Photo - JPEG", 32),
 		uint16(24), uint16(0xFFFF), // depth, no colour table
 	))
-	videoStbl := movAtom("stbl",
-		movAtom("stsd", movFields(uint32(0), uint32(1)), jpegEntry),
-		movAtom("stts", movFields(uint32(0), uint32(1), uint32(1), videoDur)),
-		movAtom("stsc", movFields(uint32(0), uint32(1), uint32(1), uint32(1), uint32(1))),
-		movAtom("stsz", movFields(uint32(0), uint32(0), uint32(1), uint32(frameLen))),
-		chunkOffsets([]int64{frameOff}),
-	)
-	video := movAtom("trak",
-		tkhd(1, videoDur, 0, movWidth, movHeight),
-		edts(videoDur),
-		movAtom("mdia",
-			mdhd(movTimescale, videoDur),
-			hdlr("mhlr", "vide", "VideoHandler"),
-			movAtom("minf",
-				movAtom("vmhd", movFields(uint32(1), uint16(0x40), uint16(0x8000), uint16(0x8000), uint16(0x8000))),
-				hdlr("dhlr", "alis", "DataHandler"),
-				dinf,
-				videoStbl,
-			),
-		),
-	)
+	return movTrack{
+		id: 1, dur: dur, width: movWidth, height: movHeight,
+		timescale: movTimescale, mediaDur: dur, handler: "vide", name: "VideoHandler",
+		header: movAtom("vmhd", movFields(uint32(1), uint16(0x40), uint16(0x8000), uint16(0x8000), uint16(0x8000))),
+		stbl: movStbl(jpegEntry,
+			movFields(uint32(0), uint32(1), uint32(1), dur),
+			movFields(uint32(0), uint32(1), uint32(1), uint32(1), uint32(1)),
+			movFields(uint32(0), uint32(0), uint32(1), uint32(frameLen)),
+			movChunkOffsets([]int64{frameOff}, co64)),
+	}.atom()
+}
 
-	// Audio: 16-bit little-endian mono PCM, one sample per frame.
+// audioTrak is the audio track: 16-bit little-endian mono PCM from
+// audioOff, one sample per frame, in chunks of l.chunkLen samples.
+func (l *movLayout) audioTrak(audioOff int64, co64 bool) []byte {
 	sowtEntry := movAtom("sowt", movFields(
 		make([]byte, 6), uint16(1), // reserved, data reference index
 		uint16(0), uint16(0), uint32(0), // version 0, revision, vendor
@@ -278,33 +241,80 @@ func (l *movLayout) moov(frameOff int64, frameLen int, co64 bool) []byte {
 		}
 	}
 	offs := make([]int64, l.chunks)
-	audioOff := frameOff + int64(frameLen)
 	for c := range offs {
 		offs[c] = audioOff + 2*int64(c)*l.chunkLen
 	}
-	audioStbl := movAtom("stbl",
-		movAtom("stsd", movFields(uint32(0), uint32(1)), sowtEntry),
-		movAtom("stts", stts),
-		movAtom("stsc", stsc),
-		movAtom("stsz", movFields(uint32(0), uint32(2), uint32(l.samples))),
-		chunkOffsets(offs),
-	)
-	audioDur := l.durationMs
-	audio := movAtom("trak",
-		tkhd(2, audioDur, 0x0100, 0, 0),
-		edts(audioDur),
+	return movTrack{
+		id: 2, dur: l.durationMs, volume: 0x0100,
+		timescale: uint32(l.sr), mediaDur: uint32(l.samples), handler: "soun", name: "SoundHandler",
+		header: movAtom("smhd", movFields(uint32(0), uint16(0), uint16(0))),
+		stbl:   movStbl(sowtEntry, stts, stsc, movFields(uint32(0), uint32(2), uint32(l.samples)), movChunkOffsets(offs, co64)),
+	}.atom()
+}
+
+// movTrack is what differs between the two tracks of a movie.
+type movTrack struct {
+	id, dur             uint32 // dur in the movie timescale
+	volume              uint16
+	width, height       uint32
+	timescale, mediaDur uint32
+	handler, name       string // media handler subtype and name
+	header, stbl        []byte // the media header atom (vmhd, smhd); the sample table
+}
+
+// atom returns the trak atom: header, an edit list spanning the track, and
+// the media with its data reference to this file.
+func (t movTrack) atom() []byte {
+	hdlr := func(class, sub, name string) []byte {
+		return movAtom("hdlr", movFields(uint32(0), class, sub, uint32(0), uint32(0), uint32(0), movPascal(name, 0)))
+	}
+	return movAtom("trak",
+		movAtom("tkhd", movFields(
+			uint32(0x3), // version 0, flags: enabled, in movie
+			uint32(0), uint32(0), t.id, uint32(0), t.dur,
+			make([]byte, 8), uint16(0), uint16(0), t.volume, uint16(0),
+			movMatrix, t.width<<16, t.height<<16,
+		)),
+		movAtom("edts", movAtom("elst", movFields(uint32(0), uint32(1), t.dur, uint32(0), uint32(0x00010000)))),
 		movAtom("mdia",
-			mdhd(uint32(l.sr), uint32(l.samples)),
-			hdlr("mhlr", "soun", "SoundHandler"),
+			movAtom("mdhd", movFields(uint32(0), uint32(0), uint32(0), t.timescale, t.mediaDur, uint16(0), uint16(0))),
+			hdlr("mhlr", t.handler, t.name),
 			movAtom("minf",
-				movAtom("smhd", movFields(uint32(0), uint16(0), uint16(0))),
+				t.header,
 				hdlr("dhlr", "alis", "DataHandler"),
-				dinf,
-				audioStbl,
+				movAtom("dinf", movAtom("dref", movFields(uint32(0), uint32(1)), movAtom("alis", movFields(uint32(1))))),
+				t.stbl,
 			),
 		),
 	)
-	return movAtom("moov", mvhd, video, audio)
+}
+
+// movStbl returns a sample table of one sample description.
+func movStbl(entry, stts, stsc, stsz, chunkOffsets []byte) []byte {
+	return movAtom("stbl",
+		movAtom("stsd", movFields(uint32(0), uint32(1)), entry),
+		movAtom("stts", stts),
+		movAtom("stsc", stsc),
+		movAtom("stsz", stsz),
+		chunkOffsets,
+	)
+}
+
+// movChunkOffsets returns the chunk offset atom: co64 when the file needs
+// 64-bit offsets, stco otherwise.
+func movChunkOffsets(offs []int64, co64 bool) []byte {
+	b := movFields(uint32(0), uint32(len(offs)))
+	for _, o := range offs {
+		if co64 {
+			b = binary.BigEndian.AppendUint64(b, uint64(o))
+		} else {
+			b = binary.BigEndian.AppendUint32(b, uint32(o))
+		}
+	}
+	if co64 {
+		return movAtom("co64", b)
+	}
+	return movAtom("stco", b)
 }
 
 // MOVSize is the exact byte length of the QuickTime movie of t (see NewMOVReader).

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dubsim/dubsim/internal/tooltest"
+	"github.com/dubsim/dubsim/sim/probe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -309,6 +310,16 @@ func speechTestRender(t testing.TB, tr Track) []byte {
 	return b
 }
 
+// speechTestReference is a reference voice sample at pitch: two sentences
+// with silence around them.
+func speechTestReference(t testing.TB, pitch float64) []byte {
+	v := Voice{PitchHz: pitch, Seed: 5}
+	return speechTestRender(t, Track{SampleRate: 22050, Duration: 7 * time.Second, Segments: []Segment{
+		{Start: 300 * time.Millisecond, End: 3300 * time.Millisecond, Text: "Hello there, how are you doing today? Fine, thanks.", Voice: v},
+		{Start: 3800 * time.Millisecond, End: 6700 * time.Millisecond, Text: "Nous allons parler de la météo et des nouvelles.", Voice: v},
+	}})
+}
+
 // speechTestHead is the prefix of an upload the cloning handler keeps.
 const speechTestHead = 4 << 20
 
@@ -317,8 +328,8 @@ func TestSpeechTrackPitchRoundTrip(t *testing.T) {
 	text := speechTestText(400)
 	measure := func(t *testing.T, pitch float64) float64 {
 		wav := speechTestRender(t, SpeechTrack(text, 14, Voice{PitchHz: pitch, Seed: 2}, 44100))
-		info := AnalyzeReference(wav[:min(len(wav), speechTestHead)])
-		require.Equal(t, FormatWAV, info.Format)
+		info := probe.AnalyzeReference(wav[:min(len(wav), speechTestHead)])
+		require.Equal(t, probe.FormatWAV, info.Format)
 		return info.PitchHz
 	}
 	t.Run("180 Hz voice", func(t *testing.T) {
@@ -330,7 +341,7 @@ func TestSpeechTrackPitchRoundTrip(t *testing.T) {
 	t.Run("110 and 220 Hz references", func(t *testing.T) {
 		t.Parallel()
 		clone := func(refPitch float64) (ref, out float64) {
-			ref = AnalyzeReference(referenceTestSynthWAV(t, refPitch, 22050, 5)).PitchHz
+			ref = probe.AnalyzeReference(speechTestReference(t, refPitch)).PitchHz
 			require.NotZero(t, ref)
 			return ref, measure(t, ref)
 		}

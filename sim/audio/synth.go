@@ -1,8 +1,7 @@
 package audio
 
 // This file holds the deterministic speech-like signal shared by the WAV and
-// MOV outputs, and the bounded-memory io.ReadSeeker that serves "a prefix of
-// header bytes followed by the 16-bit little-endian PCM samples of a track".
+// MOV outputs.
 //
 // Every sample is a pure function of its index and the Track: the oscillator
 // phase is computed analytically from the time since the segment start, the
@@ -11,8 +10,7 @@ package audio
 // synthesis from the start of the file.
 
 import (
-	"errors"
-	"io"
+	"encoding/binary"
 	"math"
 	"sort"
 	"strings"
@@ -73,9 +71,6 @@ const (
 	synthMaxPattern = 512
 	// synthMaxPatternRunes bounds how much of a segment text is looked at.
 	synthMaxPatternRunes = 4096
-
-	// synthBlockSamples is the size of the sample cache of a synthReader.
-	synthBlockSamples = 8192
 
 	// Envelope timings, in seconds.
 	synthAttack  = 0.020
@@ -376,9 +371,7 @@ func (g *synthGen) fill(first int64, dst []byte) {
 		func(a, b int64) { clear(dst[2*(a-first) : 2*(b-first)]) },
 		func(a, b int64) {
 			for n := a; n < b; n++ {
-				v := pcm(g.sample(n))
-				dst[2*(n-first)] = byte(v)
-				dst[2*(n-first)+1] = byte(uint16(v) >> 8)
+				binary.LittleEndian.PutUint16(dst[2*(n-first):], uint16(pcm(g.sample(n))))
 			}
 		})
 }
@@ -584,20 +577,7 @@ func synthPattern(dst []uint8, text string, h uint64) []uint8 {
 		if syl == 0 {
 			syl = max(1, letters/3)
 		}
-		syl = min(syl, 5)
-		for i := range syl {
-			if len(dst) >= synthMaxPattern {
-				break
-			}
-			k := synthSlotInner
-			if i == syl-1 {
-				k = synthSlotFinal
-			}
-			if i == 0 {
-				k |= synthSlotStress
-			}
-			dst = append(dst, k)
-		}
+		dst = synthWord(dst, min(syl, 5))
 		letters, syl, inVowel = 0, 0, false
 	}
 	runes := 0
@@ -632,17 +612,7 @@ func synthPattern(dst []uint8, text string, h uint64) []uint8 {
 	// No words: 32 words of 1 to 3 syllables, with a pause now and then.
 	for w := range 32 {
 		h = synthMix(h)
-		n := 1 + int(h%3)
-		for i := range n {
-			k := synthSlotInner
-			if i == n-1 {
-				k = synthSlotFinal
-			}
-			if i == 0 {
-				k |= synthSlotStress
-			}
-			dst = append(dst, k)
-		}
+		dst = synthWord(dst, 1+int(h%3))
 		if w%7 == 6 {
 			dst = append(dst, synthSlotPause)
 		}
@@ -650,80 +620,21 @@ func synthPattern(dst []uint8, text string, h uint64) []uint8 {
 	return dst
 }
 
-// synthReader serves prefix followed by the PCM samples of a mixer.
-type synthReader struct {
-	prefix     []byte
-	gen        *mixer
-	size       int64
-	pos        int64
-	block      []byte // cached samples [blockStart, blockStart+blockLen)
-	blockStart int64
-	blockLen   int64
-}
-
-func newSynthReader(prefix []byte, gen *mixer) *synthReader {
-	return &synthReader{
-		prefix:     prefix,
-		gen:        gen,
-		size:       int64(len(prefix)) + 2*gen.n,
-		blockStart: -1,
-	}
-}
-
-var errSynthSeek = errors.New("audio: seek to a negative position")
-
-// Read implements io.Reader.
-func (r *synthReader) Read(p []byte) (int, error) {
-	if r.pos >= r.size {
-		return 0, io.EOF
-	}
-	n := 0
-	pl := int64(len(r.prefix))
-	for n < len(p) && r.pos < r.size {
-		if r.pos < pl {
-			c := copy(p[n:], r.prefix[r.pos:])
-			n += c
-			r.pos += int64(c)
-			continue
+// synthWord appends the slots of a word of syl syllables, the first
+// stressed, the last followed by a gap, stopping at synthMaxPattern.
+func synthWord(dst []uint8, syl int) []uint8 {
+	for i := range syl {
+		if len(dst) >= synthMaxPattern {
+			break
 		}
-		d := r.pos - pl
-		s := d / 2
-		if r.blockStart < 0 || s < r.blockStart || s >= r.blockStart+r.blockLen {
-			r.load(s - s%synthBlockSamples)
+		k := synthSlotInner
+		if i == syl-1 {
+			k = synthSlotFinal
 		}
-		c := copy(p[n:], r.block[d-2*r.blockStart:2*r.blockLen])
-		n += c
-		r.pos += int64(c)
+		if i == 0 {
+			k |= synthSlotStress
+		}
+		dst = append(dst, k)
 	}
-	return n, nil
-}
-
-// load caches the block of samples starting at first.
-func (r *synthReader) load(first int64) {
-	if r.block == nil {
-		r.block = make([]byte, 2*synthBlockSamples)
-	}
-	r.blockStart = first
-	r.blockLen = min(synthBlockSamples, r.gen.n-first)
-	r.gen.fill(first, r.block[:2*r.blockLen])
-}
-
-// Seek implements io.Seeker.
-func (r *synthReader) Seek(offset int64, whence int) (int64, error) {
-	var abs int64
-	switch whence {
-	case io.SeekStart:
-		abs = offset
-	case io.SeekCurrent:
-		abs = r.pos + offset
-	case io.SeekEnd:
-		abs = r.size + offset
-	default:
-		return 0, errors.New("audio: invalid whence")
-	}
-	if abs < 0 {
-		return 0, errSynthSeek
-	}
-	r.pos = abs
-	return abs, nil
+	return dst
 }

@@ -62,20 +62,6 @@ func NewWAVReader(t Track) io.ReadSeeker {
 
 // WriteWAV writes the same bytes as NewWAVReader (convenience, streaming, bounded memory).
 func WriteWAV(w io.Writer, t Track) error {
-	r := NewWAVReader(t)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
+	_, err := io.Copy(w, NewWAVReader(t))
+	return err
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/dubsim/dubsim/sim/probe"
 )
 
 // Messages of Inspect, shown to API users inside the refusal or error of a
@@ -231,18 +231,18 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 // Inspect reads the container header of the media in ra (size bytes, or
-// < 0 when unknown) and returns its format (an audio.Format* constant),
+// < 0 when unknown) and returns its format (a probe.Format* constant),
 // duration and encoding (what the header gives of it; see
-// audio.MediaInfo). Unknown formats and headers without a duration give
+// probe.MediaInfo). Unknown formats and headers without a duration give
 // errors with the messages MsgUnknownFormat and MsgNoDuration (they wrap
-// audio.ErrUnknownFormat and audio.ErrNoDuration); a recognised format is
+// probe.ErrUnknownFormat and probe.ErrNoDuration); a recognised format is
 // returned even then.
 func Inspect(ra io.ReaderAt, size int64) (format string, duration time.Duration, mf sim.MediaFormat, err error) {
-	mi, err := audio.Probe(ra, size)
+	mi, err := probe.Probe(ra, size)
 	switch {
-	case errors.Is(err, audio.ErrUnknownFormat):
+	case errors.Is(err, probe.ErrUnknownFormat):
 		return "", 0, mf, &userError{msg: MsgUnknownFormat, cause: err}
-	case errors.Is(err, audio.ErrNoDuration):
+	case errors.Is(err, probe.ErrNoDuration):
 		return mi.Format, 0, mf, &userError{msg: MsgNoDuration, cause: err}
 	case err != nil:
 		return mi.Format, 0, mf, err
@@ -251,7 +251,7 @@ func Inspect(ra io.ReaderAt, size int64) (format string, duration time.Duration,
 }
 
 // mediaFormat converts what Probe read of the streams.
-func mediaFormat(mi audio.MediaInfo) sim.MediaFormat {
+func mediaFormat(mi probe.MediaInfo) sim.MediaFormat {
 	f := sim.MediaFormat{VideoCodec: mi.VideoCodec, Width: mi.Width, Height: mi.Height,
 		AudioCodec: mi.AudioCodec, SampleRate: mi.SampleRate, Channels: mi.Channels}
 	if mi.FrameRate > 0 && mi.FrameRate < 1e6 {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/dubsim/dubsim/sim/probe"
 )
 
 // download runs r.Download into a buffer.
@@ -428,14 +429,14 @@ func TestInspect(t *testing.T) {
 		wantMsg    string // non-empty: the error's message
 		wantIs     error
 	}{
-		{name: "WAV", data: wavBytes(t, smallWAVDuration), wantFormat: audio.FormatWAV, wantDur: smallWAVDuration, wantMedia: wavMedia},
-		{name: "WAV, size unknown", data: wavBytes(t, smallWAVDuration), size: -1, wantFormat: audio.FormatWAV, wantDur: smallWAVDuration, wantMedia: wavMedia},
+		{name: "WAV", data: wavBytes(t, smallWAVDuration), wantFormat: probe.FormatWAV, wantDur: smallWAVDuration, wantMedia: wavMedia},
+		{name: "WAV, size unknown", data: wavBytes(t, smallWAVDuration), size: -1, wantFormat: probe.FormatWAV, wantDur: smallWAVDuration, wantMedia: wavMedia},
 		// One video sample spans the movie: 1000/7500 fps.
-		{name: "MOV", data: movBytes(t, smallMOVDuration), wantFormat: audio.FormatMP4, wantDur: smallMOVDuration,
+		{name: "MOV", data: movBytes(t, smallMOVDuration), wantFormat: probe.FormatMP4, wantDur: smallMOVDuration,
 			wantMedia: sim.MediaFormat{VideoCodec: "mjpeg", Width: 320, Height: 180, FrameRate: 133, AudioCodec: "pcm_s16le", SampleRate: 22050, Channels: 1}},
-		{name: "HTML page", data: []byte("<!DOCTYPE html><html><body>player</body></html>"), wantMsg: MsgUnknownFormat, wantIs: audio.ErrUnknownFormat},
-		{name: "empty", data: nil, wantMsg: MsgUnknownFormat, wantIs: audio.ErrUnknownFormat},
-		{name: "WAV header without samples", data: audio.WAVHeader(22050, 1, 16, 0), wantFormat: audio.FormatWAV, wantMsg: MsgNoDuration, wantIs: audio.ErrNoDuration},
+		{name: "HTML page", data: []byte("<!DOCTYPE html><html><body>player</body></html>"), wantMsg: MsgUnknownFormat, wantIs: probe.ErrUnknownFormat},
+		{name: "empty", data: nil, wantMsg: MsgUnknownFormat, wantIs: probe.ErrUnknownFormat},
+		{name: "WAV header without samples", data: audio.WAVHeader(22050, 1, 16, 0), wantFormat: probe.FormatWAV, wantMsg: MsgNoDuration, wantIs: probe.ErrNoDuration},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/control/faults"
 	"github.com/dubsim/dubsim/sim/engine"
+	"github.com/dubsim/dubsim/sim/faults"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/require"
 )

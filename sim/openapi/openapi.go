@@ -4,8 +4,9 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -32,24 +33,17 @@ func Document(name string) ([]byte, error) {
 	return b, nil
 }
 
-var combined struct {
-	once sync.Once
-	b    []byte
-	err  error
-}
+var combined = sync.OnceValues(func() ([]byte, error) {
+	docs := make([][]byte, len(Names))
+	for i, n := range Names {
+		docs[i], _ = Document(n)
+	}
+	return Merge(Names, docs)
+})
 
 // Combined returns the document of dubsim's shared address: the three
 // documents merged (see Merge).
-func Combined() ([]byte, error) {
-	combined.once.Do(func() {
-		docs := make([][]byte, len(Names))
-		for i, n := range Names {
-			docs[i], _ = Document(n)
-		}
-		combined.b, combined.err = Merge(Names, docs)
-	})
-	return combined.b, combined.err
-}
+func Combined() ([]byte, error) { return combined() }
 
 // Handler serves the documents under /_sim: /_sim/openapi.json (combined)
 // and /_sim/openapi/{platform,studio,control}.json (".json" optional), with
@@ -59,12 +53,6 @@ func Combined() ([]byte, error) {
 // servers (see WithServers).
 func Handler(base func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fail := func(status int, name, msg string) {
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(status)
-			b, _ := json.Marshal(map[string]string{"error": name, "message": msg})
-			_, _ = w.Write(append(b, '\n'))
-		}
 		var b []byte
 		var err error
 		switch name, ok := strings.CutPrefix(r.URL.Path, "/_sim/openapi/"); {
@@ -76,17 +64,17 @@ func Handler(base func(*http.Request) string) http.Handler {
 			err = fmt.Errorf("no document")
 		}
 		if err != nil {
-			fail(http.StatusNotFound, "NotFoundError", fmt.Sprintf("No OpenAPI document at %s; the documents are /_sim/openapi.json (combined) and /_sim/openapi/{%s}.json", r.URL.Path, strings.Join(Names, ",")))
+			writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("No OpenAPI document at %s; the documents are /_sim/openapi.json (combined) and /_sim/openapi/{%s}.json", r.URL.Path, strings.Join(Names, ",")))
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			fail(http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
+			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
 			return
 		}
 		if base != nil {
 			if b, err = WithServers(b, base(r)); err != nil {
-				fail(http.StatusInternalServerError, "InternalServerError", "The document could not be served: "+err.Error())
+				writeError(w, http.StatusInternalServerError, "InternalServerError", "The document could not be served: "+err.Error())
 				return
 			}
 		}
@@ -97,6 +85,14 @@ func Handler(base func(*http.Request) string) http.Handler {
 		}
 		_, _ = w.Write(b)
 	})
+}
+
+// writeError writes an error in the control API's envelope.
+func writeError(w http.ResponseWriter, status int, name, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]string{"error": name, "message": msg})
+	_, _ = w.Write(append(b, '\n'))
 }
 
 // componentKinds are the sections of components whose names the merge
@@ -183,7 +179,7 @@ func Merge(names []string, docs [][]byte) ([]byte, error) {
 					target[k] = v
 					continue
 				}
-				if isMethod(k) {
+				if slices.Contains(methods, k) {
 					target[k] = mergeOps(prev.(map[string]any), v.(map[string]any))
 				}
 			}
@@ -207,15 +203,6 @@ func Merge(names []string, docs [][]byte) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
-}
-
-func isMethod(k string) bool {
-	for _, m := range methods {
-		if k == m {
-			return true
-		}
-	}
-	return false
 }
 
 // normalise blanks the parameter names of a path template.
@@ -259,10 +246,7 @@ func renamePathParams(item map[string]any, from, to string) {
 }
 
 func mergeOps(a, b map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range a {
-		out[k] = v
-	}
+	out := maps.Clone(a)
 	out["operationId"] = fmt.Sprint(a["operationId"]) + "_or_" + fmt.Sprint(b["operationId"])
 	out["summary"] = fmt.Sprint(a["summary"]) + " / " + fmt.Sprint(b["summary"])
 	out["description"] = fmt.Sprintf("On dubsim's shared address this path belongs to two interfaces.\n\n%s: %v\n\n%s: %v",
@@ -322,10 +306,7 @@ func mergeBodies(a, b map[string]any) map[string]any {
 	if b == nil {
 		return a
 	}
-	out := map[string]any{}
-	for k, v := range a {
-		out[k] = v
-	}
+	out := maps.Clone(a)
 	if a["description"] != b["description"] {
 		out["description"] = fmt.Sprintf("%v / %v", a["description"], b["description"])
 	}
@@ -382,19 +363,10 @@ func notRequired(h map[string]any) map[string]any {
 }
 
 func unionKeys(a, b map[string]any) []string {
-	set := map[string]bool{}
-	for k := range a {
-		set[k] = true
-	}
-	for k := range b {
-		set[k] = true
-	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	set := map[string]any{}
+	maps.Copy(set, a)
+	maps.Copy(set, b)
+	return slices.Sorted(maps.Keys(set))
 }
 
 func asList(v any) []any {

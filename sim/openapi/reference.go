@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"html"
 	"html/template"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -39,10 +41,7 @@ func Reference(base func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			b, _ := json.Marshal(map[string]string{"error": "MethodNotAllowedError", "message": "Method " + r.Method + " is not allowed on " + r.URL.Path + "; use GET or HEAD"})
-			_, _ = w.Write(append(b, '\n'))
+			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
 			return
 		}
 		var body []byte
@@ -136,40 +135,24 @@ var interfaceOrder = map[string]int{Platform: 0, Studio: 1, Platform + " and " +
 // RenderReference renders a document (the combined one, or one
 // interface's) as the API reference page.
 func RenderReference(doc []byte) ([]byte, error) {
-	var d map[string]any
-	if err := json.Unmarshal(doc, &d); err != nil {
+	var d refDoc
+	if err := json.Unmarshal(doc, &d.doc); err != nil {
 		return nil, err
 	}
-	comps, _ := d["components"].(map[string]any)
-	resolve := func(v any) map[string]any {
-		m, _ := v.(map[string]any)
-		for i := 0; i < 8 && m != nil; i++ {
-			ref, ok := m["$ref"].(string)
-			if !ok {
-				break
-			}
-			parts := strings.Split(strings.TrimPrefix(ref, "#/components/"), "/")
-			if len(parts) != 2 {
-				break
-			}
-			sec, _ := comps[parts[0]].(map[string]any)
-			m, _ = sec[parts[1]].(map[string]any)
-		}
-		return m
-	}
-	info, _ := d["info"].(map[string]any)
+	d.comps, _ = d.doc["components"].(map[string]any)
+	info, _ := d.doc["info"].(map[string]any)
 	page := refPage{Title: str(info["title"]), Version: str(info["version"]), Description: str(info["description"])}
-	if b, err := json.Marshal(d["servers"]); err == nil {
+	if b, err := json.Marshal(d.doc["servers"]); err == nil {
 		_ = json.Unmarshal(b, &page.Servers)
 	}
 	tagDesc := map[string]string{}
-	for _, t := range asList(d["tags"]) {
+	for _, t := range asList(d.doc["tags"]) {
 		tm, _ := t.(map[string]any)
 		tagDesc[str(tm["name"])] = str(tm["description"])
 	}
 	groups := map[string]*refGroup{}
 	tags := map[[2]string]*refTag{}
-	paths, _ := d["paths"].(map[string]any)
+	paths, _ := d.doc["paths"].(map[string]any)
 	for _, p := range sortedKeys(paths) {
 		item, _ := paths[p].(map[string]any)
 		for _, m := range methods {
@@ -177,36 +160,7 @@ func RenderReference(doc []byte) ([]byte, error) {
 			if !ok {
 				continue
 			}
-			o := refOp{ID: str(op["operationId"]), Method: strings.ToUpper(m), Path: p, Summary: str(op["summary"]), Description: str(op["description"])}
-			switch x := op["x-dubsim-interface"].(type) {
-			case string:
-				o.Interfaces = x
-			case []any:
-				var names []string
-				for _, n := range x {
-					names = append(names, str(n))
-				}
-				o.Interfaces = strings.Join(names, " and ")
-			}
-			o.Security = security(op["security"], d["security"])
-			for _, prm := range append(asList(item["parameters"]), asList(op["parameters"])...) {
-				pm := resolve(prm)
-				o.Params = append(o.Params, refParam{Name: str(pm["name"]), In: str(pm["in"]), Description: str(pm["description"]), Required: pm["required"] == true, Schema: schemaHTML(pm["schema"])})
-			}
-			if rb := resolve(op["requestBody"]); rb != nil {
-				o.BodyDescription, o.BodyRequired, o.Body = str(rb["description"]), rb["required"] == true, media(rb["content"])
-			}
-			resps, _ := op["responses"].(map[string]any)
-			for _, code := range sortedKeys(resps) {
-				rm := resolve(resps[code])
-				resp := refResponse{Code: code, Description: str(rm["description"]), Content: media(rm["content"])}
-				hs, _ := rm["headers"].(map[string]any)
-				for _, hn := range sortedKeys(hs) {
-					hm := resolve(hs[hn])
-					resp.Headers = append(resp.Headers, refParam{Name: hn, Description: str(hm["description"]), Required: hm["required"] == true, Schema: schemaHTML(hm["schema"])})
-				}
-				o.Responses = append(o.Responses, resp)
-			}
+			o := d.operation(p, m, item, op)
 			g := groups[o.Interfaces]
 			if g == nil {
 				g = &refGroup{Interface: o.Interfaces}
@@ -240,7 +194,7 @@ func RenderReference(doc []byte) ([]byte, error) {
 		}
 		return page.Groups[i].Interface < page.Groups[j].Interface
 	})
-	schemas, _ := comps["schemas"].(map[string]any)
+	schemas, _ := d.comps["schemas"].(map[string]any)
 	for _, n := range sortedKeys(schemas) {
 		page.Schemas = append(page.Schemas, refSchema{Name: n, Schema: schemaHTML(schemas[n])})
 	}
@@ -249,6 +203,65 @@ func RenderReference(doc []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// refDoc is a decoded document and its components, for following $refs.
+type refDoc struct {
+	doc, comps map[string]any
+}
+
+// resolve follows the $ref chain of v (8 links at most) into the
+// components.
+func (d refDoc) resolve(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	for i := 0; i < 8 && m != nil; i++ {
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			break
+		}
+		parts := strings.Split(strings.TrimPrefix(ref, "#/components/"), "/")
+		if len(parts) != 2 {
+			break
+		}
+		sec, _ := d.comps[parts[0]].(map[string]any)
+		m, _ = sec[parts[1]].(map[string]any)
+	}
+	return m
+}
+
+// operation describes the operation op, method m of the path item at p.
+func (d refDoc) operation(p, m string, item, op map[string]any) refOp {
+	o := refOp{ID: str(op["operationId"]), Method: strings.ToUpper(m), Path: p, Summary: str(op["summary"]), Description: str(op["description"])}
+	switch x := op["x-dubsim-interface"].(type) {
+	case string:
+		o.Interfaces = x
+	case []any:
+		var names []string
+		for _, n := range x {
+			names = append(names, str(n))
+		}
+		o.Interfaces = strings.Join(names, " and ")
+	}
+	o.Security = security(op["security"], d.doc["security"])
+	for _, prm := range append(asList(item["parameters"]), asList(op["parameters"])...) {
+		pm := d.resolve(prm)
+		o.Params = append(o.Params, refParam{Name: str(pm["name"]), In: str(pm["in"]), Description: str(pm["description"]), Required: pm["required"] == true, Schema: schemaHTML(pm["schema"])})
+	}
+	if rb := d.resolve(op["requestBody"]); rb != nil {
+		o.BodyDescription, o.BodyRequired, o.Body = str(rb["description"]), rb["required"] == true, media(rb["content"])
+	}
+	resps, _ := op["responses"].(map[string]any)
+	for _, code := range sortedKeys(resps) {
+		rm := d.resolve(resps[code])
+		resp := refResponse{Code: code, Description: str(rm["description"]), Content: media(rm["content"])}
+		hs, _ := rm["headers"].(map[string]any)
+		for _, hn := range sortedKeys(hs) {
+			hm := d.resolve(hs[hn])
+			resp.Headers = append(resp.Headers, refParam{Name: hn, Description: str(hm["description"]), Required: hm["required"] == true, Schema: schemaHTML(hm["schema"])})
+		}
+		o.Responses = append(o.Responses, resp)
+	}
+	return o
 }
 
 func media(v any) []refMedia {
@@ -317,10 +330,5 @@ func str(v any) string {
 }
 
 func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }

@@ -2,7 +2,8 @@ package parity
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -112,16 +113,13 @@ func CompareShapes(step string, was, now Shape) []Difference {
 	if was.Body != now.Body {
 		out = append(out, Difference{Step: step, Kind: DiffBody, Was: was.Body, Now: now.Body})
 	}
-	ptrs := make([]string, 0, len(was.Fields)+len(now.Fields))
-	for p := range was.Fields {
-		ptrs = append(ptrs, p)
-	}
+	ptrs := slices.Collect(maps.Keys(was.Fields))
 	for p := range now.Fields {
 		if _, ok := was.Fields[p]; !ok {
 			ptrs = append(ptrs, p)
 		}
 	}
-	sort.Strings(ptrs)
+	slices.Sort(ptrs)
 	var reported []string // pointers whose descendants are not reported
 	under := func(p string) bool {
 		for _, r := range reported {

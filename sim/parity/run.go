@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -500,7 +501,7 @@ func (r *runner) pollUntil(ctx context.Context, s step, target, checkPath, doc s
 		if err := json.Unmarshal(m[p.field], &status); err != nil {
 			return resp, "", append(reasons, Reason{Kind: ReasonShape, Text: fmt.Sprintf("no string %s in the body: %s", p.field, clip(oneLine(string(resp.body)), 200))})
 		}
-		if contains(p.final, status) {
+		if slices.Contains(p.final, status) {
 			note := fmt.Sprintf("%s after %d read%s", status, n, plural(n))
 			if status != p.want {
 				why := ""
@@ -561,15 +562,6 @@ func appendNew(to, rs []Reason) []Reason {
 	return to
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -595,7 +587,7 @@ func OpenAPIDrift(rec *Recording) []string {
 	by := map[string][]string{}
 	for _, s := range rec.Steps {
 		for _, rs := range s.Reasons {
-			if rs.OpenAPI() && !contains(by[rs.Operation], s.Name) {
+			if rs.OpenAPI() && !slices.Contains(by[rs.Operation], s.Name) {
 				by[rs.Operation] = append(by[rs.Operation], s.Name)
 			}
 		}

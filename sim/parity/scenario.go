@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -75,7 +76,7 @@ func (s step) accepts(status int) bool {
 	if s.any4xx && status/100 == 4 {
 		return true
 	}
-	return contains(intStrings(s.expect), fmt.Sprint(status))
+	return slices.Contains(intStrings(s.expect), fmt.Sprint(status))
 }
 
 func (s step) expected() string {

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -167,12 +168,7 @@ func token(k string) string {
 }
 
 func joinClasses(set map[string]bool) string {
-	cs := make([]string, 0, len(set))
-	for c := range set {
-		cs = append(cs, c)
-	}
-	sort.Strings(cs)
-	return strings.Join(cs, "|")
+	return strings.Join(slices.Sorted(maps.Keys(set)), "|")
 }
 
 var (

@@ -19,7 +19,9 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/dubsim/dubsim/sim/probe"
 	"github.com/dubsim/dubsim/sim/script"
 )
 
@@ -69,7 +71,7 @@ func (a *API) handleSynthesize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.SetReplayRecipe(w, recipeCloning, b)
+	idempotency.SetReplayRecipe(w, recipeCloning, b)
 	return writeSpeech(w, rc)
 }
 
@@ -104,7 +106,7 @@ func writeSpeech(w http.ResponseWriter, rc cloneRecipe) error {
 // reference is what is kept of one uploaded voice sample.
 type reference struct {
 	name string
-	info audio.ReferenceInfo
+	info probe.ReferenceInfo
 	hash uint64
 }
 
@@ -247,7 +249,7 @@ func readTextField(part io.Reader) (string, error) {
 // reference file, so a request costs no allocation proportional to its files.
 var headBuffers = sync.Pool{New: func() any { b := make([]byte, referenceHeadBytes); return &b }}
 
-var acceptedReferenceFormats = []string{audio.FormatWAV, audio.FormatMP3, audio.FormatMP4, audio.FormatFLAC}
+var acceptedReferenceFormats = []string{probe.FormatWAV, probe.FormatMP3, probe.FormatMP4, probe.FormatFLAC}
 
 func readReference(part interface {
 	io.Reader
@@ -268,7 +270,7 @@ func readReference(part interface {
 	if n == 0 {
 		return reference{}, sim.Errorf(sim.CodeValidation, msgReferenceEmpty, label)
 	}
-	format := audio.DetectFormat(head.Bytes()[:min(n, 64)])
+	format := probe.DetectFormat(head.Bytes()[:min(n, 64)])
 	if !slices.Contains(acceptedReferenceFormats, format) {
 		what := "an unrecognised format"
 		if format != "" {
@@ -285,7 +287,7 @@ func readReference(part interface {
 	}
 	h := fnv.New64a()
 	h.Write(head.Bytes())
-	return reference{name: label, info: audio.AnalyzeReference(head.Bytes()), hash: h.Sum64()}, nil
+	return reference{name: label, info: probe.AnalyzeReference(head.Bytes()), hash: h.Sum64()}, nil
 }
 
 // multipartError words a failure to read the body; an over-limit body is

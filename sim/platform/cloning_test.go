@@ -20,7 +20,8 @@ import (
 	"github.com/dubsim/dubsim/internal/tooltest"
 
 	"github.com/dubsim/dubsim/sim/audio"
-	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/dubsim/dubsim/sim/idempotency"
+	"github.com/dubsim/dubsim/sim/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -129,8 +130,8 @@ func TestCloningSynthesize(t *testing.T) {
 	ctHigh, bodyHigh := stdForm(t, "Hello world, this is a test of our voice cloning technology!", 240).body(t, "")
 	high := e.synth("dubsim-enterprise", ctHigh, bodyHigh, nil)
 	require.Equal(t, http.StatusOK, high.status)
-	low := audio.AnalyzeReference(r.body).PitchHz
-	hi := audio.AnalyzeReference(high.body).PitchHz
+	low := probe.AnalyzeReference(r.body).PitchHz
+	hi := probe.AnalyzeReference(high.body).PitchHz
 	assert.InDelta(t, 120, low, 18, "output pitch follows a 120 Hz reference")
 	assert.InDelta(t, 240, hi, 36, "output pitch follows a 240 Hz reference")
 
@@ -312,7 +313,7 @@ func TestCloningIdempotency(t *testing.T) {
 	ct2, body2 := f.body(t, "boundaryBBBB")
 	replay := e.synth("dubsim-pro", ct2, body2, idem("clone-1"))
 	require.Equal(t, http.StatusOK, replay.status, "%s", replay.body)
-	assert.Equal(t, "true", replay.header.Get(httpx.HeaderReplayed))
+	assert.Equal(t, "true", replay.header.Get(idempotency.HeaderReplayed))
 	assert.Equal(t, first.body, replay.body, "a replay returns the same bytes")
 	assert.Equal(t, "audio/wav", replay.header.Get("Content-Type"))
 

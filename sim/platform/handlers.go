@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
@@ -91,7 +92,7 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	rc, err := httpx.Idempotent(r, a.renderReceipt, func(idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
+	rc, err := idempotency.Write(r, a.renderReceipt, func(idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 		return a.svc.CreateProject(r.Context(), account(r).APIKey, np, idem)
 	})
 	if err != nil {
@@ -189,7 +190,7 @@ func (a *API) retranslation(w http.ResponseWriter, r *http.Request, dryRun bool)
 	if dryRun {
 		return a.svc.Retranslate(r.Context(), key, id, in, true, nil)
 	}
-	return httpx.Idempotent(r, a.renderReceipt, func(idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
+	return idempotency.Write(r, a.renderReceipt, func(idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 		return a.svc.Retranslate(r.Context(), key, id, in, false, idem)
 	})
 }

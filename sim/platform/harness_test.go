@@ -41,10 +41,10 @@ type env struct {
 type envOption func(*platform.Config)
 
 // newEnv wires the platform and control APIs like cmd/dubsim does, over a
-// temporary store and a frozen clock, with the embedded fixtures.
+// store in memory and a frozen clock, with the embedded fixtures.
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "dubsim.db"), store.NoSync(), store.KeySeed(42))
+	st, err := store.OpenMemory(store.KeySeed(42))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	fx, err := fixtures.Load(fixtures.FS)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/dubsim/dubsim/sim/platform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,12 +26,12 @@ func TestIdempotentReplay(t *testing.T) {
 	key := e.newAccount(`{"plan":"pro","balance_minutes":100}`)
 	first := e.do(call{method: "POST", path: "/api/v1/projects", key: key, body: docsExample, header: idem("k1")})
 	require.Equal(t, http.StatusOK, first.status)
-	assert.Empty(t, first.header.Get(httpx.HeaderReplayed))
+	assert.Empty(t, first.header.Get(idempotency.HeaderReplayed))
 
 	again := e.do(call{method: "POST", path: "/api/v1/projects", key: key, body: docsExample, header: idem("k1")})
 	assert.Equal(t, first.status, again.status)
 	assert.Equal(t, string(first.body), string(again.body), "the first response, byte for byte")
-	assert.Equal(t, "true", again.header.Get(httpx.HeaderReplayed))
+	assert.Equal(t, "true", again.header.Get(idempotency.HeaderReplayed))
 	assert.Equal(t, float64(90), balance(t, e, key), "no second charge")
 
 	// Same key, another request: 422 in the platform envelope.
@@ -43,7 +43,7 @@ func TestIdempotentReplay(t *testing.T) {
 	otherAcct := e.newAccount(`{"plan":"pro","balance_minutes":100}`)
 	r := e.do(call{method: "POST", path: "/api/v1/projects", key: otherAcct, body: docsExample, header: idem("k1")})
 	assert.Equal(t, http.StatusOK, r.status)
-	assert.Empty(t, r.header.Get(httpx.HeaderReplayed))
+	assert.Empty(t, r.header.Get(idempotency.HeaderReplayed))
 
 	// Errors are replayed too (no second attempt with another outcome).
 	broke := e.newAccount(`{"plan":"pro","balance_minutes":0}`)
@@ -51,13 +51,13 @@ func TestIdempotentReplay(t *testing.T) {
 	assert.Equal(t, http.StatusPaymentRequired, r1.status)
 	r2 := e.do(call{method: "POST", path: "/api/v1/projects", key: broke, body: docsExample, header: idem("k2")})
 	assert.Equal(t, http.StatusPaymentRequired, r2.status)
-	assert.Equal(t, "true", r2.header.Get(httpx.HeaderReplayed))
+	assert.Equal(t, "true", r2.header.Get(idempotency.HeaderReplayed))
 
 	// After 24 hours of simulated time the key is forgotten.
 	e.advance(24 * 3600)
 	r = e.do(call{method: "POST", path: "/api/v1/projects", key: key, body: docsExample, header: idem("k1")})
 	assert.Equal(t, http.StatusOK, r.status)
-	assert.Empty(t, r.header.Get(httpx.HeaderReplayed))
+	assert.Empty(t, r.header.Get(idempotency.HeaderReplayed))
 	assert.Equal(t, float64(80), balance(t, e, key))
 }
 

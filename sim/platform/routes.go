@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/dubsim/dubsim/sim/internal/gencache"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
@@ -26,7 +27,7 @@ type Service interface {
 	OutputSignature(p sim.Project) string
 	DeleteProject(ctx context.Context, apiKey, id string) error
 	Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error)
-	httpx.IdemStore
+	idempotency.Store
 }
 
 // Config configures the platform API.
@@ -45,7 +46,7 @@ type Config struct {
 	MaxBody int64
 	// IdemSlots is shared with the other interface that keeps its
 	// idempotency records in the same store (nil: this API's own).
-	IdemSlots *httpx.IdemSlots
+	IdemSlots *idempotency.Slots
 	// OutputCacheDir keeps rendered output files so a repeated download
 	// costs a read ("": no cache); OutputCacheBytes bounds it (zero:
 	// DefaultOutputCacheBytes). Close removes it.
@@ -62,7 +63,7 @@ type API struct {
 	svc       Service
 	http      httpx.API
 	dec       httpx.Decoder
-	idem      *httpx.Idempotency
+	idem      *idempotency.Middleware
 	validate  *validator.Validate
 	publicURL string
 	created   int
@@ -96,8 +97,8 @@ func New(cfg Config) *API {
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
-	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Limit: a.bodyLimit,
-		Replayers: map[string]httpx.Replayer{recipeCloning: replayCloning}, Slots: cfg.IdemSlots}
+	a.idem = &idempotency.Middleware{Store: cfg.Service, API: a.http, Limit: a.bodyLimit,
+		Replayers: map[string]idempotency.Replayer{recipeCloning: replayCloning}, Slots: cfg.IdemSlots}
 	a.validate = newValidator(cfg.Service.Catalog)
 	return a
 }
@@ -121,7 +122,7 @@ func (a *API) Routes() chi.Router {
 
 	r.Group(func(r chi.Router) {
 		r.Use(a.authenticate)
-		r.Use(a.idem.Middleware(httpx.KeyScope))
+		r.Use(a.idem.Wrap(httpx.KeyScope))
 		r.Get("/api/v1/balance", a.http.Handle(a.handleBalance))
 		r.Get("/api/v1/options", a.http.Handle(a.handleOptions))
 		r.Get("/api/v1/voices", a.http.Handle(a.handleVoices))

@@ -16,17 +16,10 @@ import (
 // /_sim/sandboxes (server.Config.ControlExtensions), behind its guard and
 // journal.
 func (m *Manager) ControlExtension(publicURL string) control.Extension {
-	r := chi.NewRouter()
-	// /sandboxes/{id}/ is the same resource.
-	r.Use(middleware.StripSlashes)
-	api := httpx.API{Render: control.Render, Log: m.log}
+	api := httpx.API{Render: httpx.RenderControl, Log: m.log}
 	h := func(f httpx.HandlerFunc) http.HandlerFunc { return api.Handle(f) }
-	r.NotFound(h(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
-	}))
-	r.MethodNotAllowed(httpx.WithAllow(r, h(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	})))
+	// /sandboxes/{id}/ is the same resource.
+	r := httpx.NewControlRouter(api, middleware.StripSlashes)
 	c := &controlAPI{m: m, public: strings.TrimRight(publicURL, "/"), dec: httpx.Decoder{MaxBytes: 64 << 10, RejectUnknown: true}}
 	r.Get("/sandboxes", h(c.list))
 	r.Post("/sandboxes", h(c.create))

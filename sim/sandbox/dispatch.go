@@ -79,7 +79,7 @@ func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 		h.ServeHTTP(w2, r3)
 		if iface, ended := done(); ended {
 			if iface == "" {
-				iface = interfaceOf(r2.URL.Path)
+				iface = server.InterfaceOf(r2)
 			}
 			answer(w, http.StatusNotFound, iface, fmt.Sprintf(msgFenced, id))
 		}
@@ -140,19 +140,11 @@ func (m *Manager) unknown(w http.ResponseWriter, r *http.Request, id, rest strin
 		def.ServeHTTP(w, r)
 		return
 	}
-	answer(w, http.StatusNotFound, interfaceOf(rest), msg)
-}
-
-// interfaceOf is the interface whose envelope answers path, as a sandbox
-// serves it.
-func interfaceOf(path string) string {
-	switch {
-	case path == "/_sim" || strings.HasPrefix(path, "/_sim/"):
-		return server.Control
-	case strings.HasPrefix(path, server.StudioPrefix+"/") || strings.HasPrefix(path, "/api/"):
-		return server.Studio
-	}
-	return server.Platform
+	r2 := *r
+	u := *r.URL
+	u.Path, u.RawPath = rest, ""
+	r2.URL = &u
+	answer(w, http.StatusNotFound, server.InterfaceOf(&r2), msg)
 }
 
 // answer writes a NotFoundError of the dispatcher itself, msg in its

@@ -21,6 +21,9 @@ import (
 // handler does after the store is closed under it (a 500) reaches the
 // client.
 
+// eventsPath is the dashboard's event stream, as a sandbox serves it.
+const eventsPath = "/_sim/events"
+
 // errFenced is what a fenced request's body reads and writes return.
 var errFenced = errors.New("sandbox: deleted while the request was in flight")
 
@@ -39,6 +42,18 @@ func (sb *Sandbox) fenced(w http.ResponseWriter, r *http.Request) (http.Response
 		cancel()
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	})
+	if r.URL.Path == eventsPath {
+		// A stream is not work in flight: it ends as the sandbox begins
+		// to close, so that a deletion does not wait out the drain for a
+		// dashboard left open (the browser reconnects and learns why).
+		go func() {
+			select {
+			case <-sb.closed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	r = r.WithContext(ctx)
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = fencedBody{ReadCloser: r.Body, fence: fw.fence}

@@ -95,6 +95,7 @@ type Manager struct {
 	boxes map[string]*Sandbox // a sandbox being removed stays until it is gone
 	// pending are the ids being created (or restored).
 	pending map[string]bool
+	making  makingGate // creations running at once (making.go)
 }
 
 // Sandbox is one simulator of the Manager.
@@ -122,6 +123,9 @@ type Sandbox struct {
 	fence    context.Context
 	endFence context.CancelFunc
 	gone     chan struct{}
+	// closed is closed when the sandbox stops admitting requests: event
+	// streams end then (fence.go).
+	closed chan struct{}
 }
 
 // New returns a Manager; Open restores the sandboxes of cfg.Dir.
@@ -151,7 +155,7 @@ func New(cfg Config) (*Manager, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	return &Manager{cfg: cfg, log: log, boxes: map[string]*Sandbox{}, pending: map[string]bool{}}, nil
+	return &Manager{cfg: cfg, log: log, boxes: map[string]*Sandbox{}, pending: map[string]bool{}, making: newMakingGate()}, nil
 }
 
 // idAlphabet is lower-case Crockford base32: no i, l, o, u.
@@ -239,7 +243,7 @@ func (m *Manager) Create(ctx context.Context, id string, opts Options) (*Sandbox
 		opts.Start = m.cfg.DefaultNow()
 	}
 	opts.Start = opts.Start.UTC()
-	sb, err := m.open(ctx, id, record{ID: id, Created: now, LastUsed: now, Options: opts}, true)
+	sb, err := m.openNew(ctx, id, record{ID: id, Created: now, LastUsed: now, Options: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +354,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		return nil, err
 	}
 	sb = &Sandbox{ID: id, Created: rec.Created, Options: rec.Options, Server: srv, st: st, dir: m.cfg.Dir,
-		idle: make(chan struct{}), gone: make(chan struct{})}
+		idle: make(chan struct{}), gone: make(chan struct{}), closed: make(chan struct{})}
 	sb.fence, sb.endFence = context.WithCancel(context.Background())
 	sb.lastUsed.Store(rec.LastUsed.UnixNano())
 	sb.saved.Store(rec.LastUsed.UnixNano())
@@ -538,6 +542,7 @@ func (sb *Sandbox) beginClose() bool {
 		return false
 	}
 	sb.closing = true
+	close(sb.closed)
 	if sb.n == 0 {
 		close(sb.idle)
 	}

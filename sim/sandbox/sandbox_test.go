@@ -282,6 +282,8 @@ func TestUnknownSandbox(t *testing.T) {
 	}{
 		{"platform by path", "/sbx/" + id + "/v1/projects", "", http.StatusNotFound, server.Platform},
 		{"studio by path", "/sbx/" + id + "/studio/api/v1/projects", "", http.StatusNotFound, server.Studio},
+		{"platform path under /api", "/sbx/" + id + "/api/v1/balance", "", http.StatusNotFound, server.Platform},
+		{"studio path under /api", "/sbx/" + id + "/api/v1/artifacts", "", http.StatusNotFound, server.Studio},
 		{"control by path", "/sbx/" + id + "/_sim/clock", "", http.StatusNotFound, server.Control},
 		{"control by the sandboxes path", "/_sim/sandboxes/" + id + "/clock", "", http.StatusNotFound, server.Control},
 		{"the resource", "/_sim/sandboxes/" + id, "", http.StatusNotFound, server.Control},

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/control/journal"
 	"github.com/dubsim/dubsim/sim/engine"
+	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/go-chi/chi/v5/middleware"
 )
 

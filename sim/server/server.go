@@ -14,11 +14,12 @@ import (
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/blob"
 	"github.com/dubsim/dubsim/sim/control"
-	"github.com/dubsim/dubsim/sim/control/faults"
-	"github.com/dubsim/dubsim/sim/control/journal"
 	"github.com/dubsim/dubsim/sim/control/ui"
 	"github.com/dubsim/dubsim/sim/engine"
+	"github.com/dubsim/dubsim/sim/faults"
+	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/dubsim/dubsim/sim/journal"
 	"github.com/dubsim/dubsim/sim/media"
 	"github.com/dubsim/dubsim/sim/openapi"
 	"github.com/dubsim/dubsim/sim/platform"
@@ -238,10 +239,10 @@ func (s *Server) BodyMemoryUsed() int64 { return s.bodies.Used() }
 
 // RemoveStaleSpools removes the request bodies an earlier dubsim process
 // spooled to the temporary directory and left there when it crashed (the
-// idempotency middleware's, named httpx.SpoolPattern), and no other file.
+// idempotency middleware's, named idempotency.SpoolPattern), and no other file.
 // The binary calls it once at start; it returns how many it removed.
 func RemoveStaleSpools() (int, error) {
-	return httpx.RemoveSpools(os.TempDir())
+	return idempotency.RemoveSpools(os.TempDir())
 }
 
 // Close stops background work (artifact downloads) and removes a temporary
@@ -384,7 +385,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 	// One set of Idempotency-Key slots in flight for both interfaces: their
 	// records share the store and the scope (the API key).
-	slots := &httpx.IdemSlots{}
+	slots := &idempotency.Slots{}
 	// Rendered output files are cached in a directory of this process,
 	// removed at Close (fidelity HO1): the shared cache's, or one of its
 	// own.
@@ -559,7 +560,7 @@ func EnvelopeOf(iface, name, message string) (string, []byte) {
 	var v any
 	switch iface {
 	case Control:
-		v = control.Envelope{Error: name, Message: message}
+		v = httpx.ControlEnvelope{Error: name, Message: message}
 	case Studio:
 		v = studio.Envelope{Error: message}
 	default:

@@ -185,6 +185,17 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
+// InterfaceOf is the interface whose envelope answers r when no instance
+// can (a sandbox that does not exist, or ended under it): decided by path
+// and headers as on the shared address; a POST /api/v1/projects, which its
+// body would decide, is the platform's.
+func InterfaceOf(r *http.Request) string {
+	if rt, sniff := decidePath(r, Rules{}); !sniff {
+		return rt.Interface
+	}
+	return Platform
+}
+
 // decidePath is Decide without the body; sniff says the body decides.
 func decidePath(r *http.Request, rules Rules) (rt Route, sniff bool) {
 	p := r.URL.Path

@@ -50,63 +50,83 @@ func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in
 	}
 	rt.UseFixedTimings = in.UseFixedTimings != nil && *in.UseFixedTimings
 
-	// Speakers and voices.
+	speakers, special, err := validateSpeakers(cat, p.TargetLang, in.TargetSpeakers, &rt)
+	if err != nil {
+		return rt, err
+	}
+	if err := validateScript(in.TargetScript, speakers, &rt); err != nil {
+		return rt, err
+	}
+
+	if special && !acct.Plan.AtLeast(sim.PlanSubscription) {
+		return rt, sim.Errorf(sim.CodePaymentRequired, sim.MsgSoundalikeSubscription)
+	}
+	return rt, nil
+}
+
+// validateSpeakers checks the speakers and their voices (in targetLang)
+// into rt. It returns the speaker ids and whether a special voice is used.
+func validateSpeakers(cat *sim.Catalog, targetLang string, list []sim.SpeakerInput, rt *sim.Retranslation) (map[int]bool, bool, error) {
 	speakers := map[int]bool{}
 	special := false
-	for i, s := range in.TargetSpeakers {
+	for i, s := range list {
 		item := fmt.Sprintf("target_speakers[%d]", i)
 		switch {
 		case s.SpeakerID == nil:
-			return rt, invalid(sim.MsgRequired, item+".speaker_id")
+			return nil, false, invalid(sim.MsgRequired, item+".speaker_id")
 		case s.VoiceKey == nil || strings.TrimSpace(*s.VoiceKey) == "":
-			return rt, invalid(sim.MsgRequired, item+".voice_key")
+			return nil, false, invalid(sim.MsgRequired, item+".voice_key")
 		case s.Style == nil || *s.Style == "":
-			return rt, invalid(sim.MsgRequired, item+".style")
+			return nil, false, invalid(sim.MsgRequired, item+".style")
 		case !slices.Contains(sim.Styles, *s.Style):
-			return rt, invalid(sim.MsgSpeakerStyle, item, *s.Style)
+			return nil, false, invalid(sim.MsgSpeakerStyle, item, *s.Style)
 		case speakers[*s.SpeakerID]:
-			return rt, invalid(sim.MsgDuplicateSpeaker, *s.SpeakerID)
+			return nil, false, invalid(sim.MsgDuplicateSpeaker, *s.SpeakerID)
 		}
 		speakers[*s.SpeakerID] = true
 		key := *s.VoiceKey
 		switch key {
 		case sim.VoiceSoundalike, sim.VoiceEmotionalTransfer:
-			if !cat.SpecialVoiceSupports(key, p.TargetLang) {
-				return rt, invalid(sim.MsgSpecialVoiceLanguage, key, p.TargetLang)
+			if !cat.SpecialVoiceSupports(key, targetLang) {
+				return nil, false, invalid(sim.MsgSpecialVoiceLanguage, key, targetLang)
 			}
 			special = true
 		default:
-			_, lang, ok := cat.Voice(key)
+			_, voiceLang, ok := cat.Voice(key)
 			if !ok {
-				return rt, invalid(sim.MsgUnknownVoice, key)
+				return nil, false, invalid(sim.MsgUnknownVoice, key)
 			}
-			if lang != p.TargetLang {
-				return rt, invalid(sim.MsgVoiceLanguage, key, p.TargetLang)
+			if voiceLang != targetLang {
+				return nil, false, invalid(sim.MsgVoiceLanguage, key, targetLang)
 			}
 		}
 		rt.TargetSpeakers = append(rt.TargetSpeakers, sim.Speaker{SpeakerID: *s.SpeakerID, Style: *s.Style, VoiceKey: key})
 	}
+	return speakers, special, nil
+}
 
-	// Script segments.
-	for i, s := range in.TargetScript {
+// validateScript checks the segments, each of a known speaker, into rt,
+// sorted by start time; segments may not overlap.
+func validateScript(list []sim.SegmentInput, speakers map[int]bool, rt *sim.Retranslation) error {
+	for i, s := range list {
 		item := fmt.Sprintf("target_script[%d]", i)
 		switch {
 		case s.StartMS == nil:
-			return rt, invalid(sim.MsgRequired, item+".start_ms")
+			return invalid(sim.MsgRequired, item+".start_ms")
 		case s.EndMS == nil:
-			return rt, invalid(sim.MsgRequired, item+".end_ms")
+			return invalid(sim.MsgRequired, item+".end_ms")
 		case s.Text == nil:
-			return rt, invalid(sim.MsgRequired, item+".text")
+			return invalid(sim.MsgRequired, item+".text")
 		case strings.TrimSpace(*s.Text) == "":
-			return rt, invalid(sim.MsgEmptyText, item)
+			return invalid(sim.MsgEmptyText, item)
 		case s.SpeakerID == nil:
-			return rt, invalid(sim.MsgRequired, item+".speaker_id")
+			return invalid(sim.MsgRequired, item+".speaker_id")
 		case *s.StartMS < 0:
-			return rt, invalid(sim.MsgNegativeStart, item, *s.StartMS)
+			return invalid(sim.MsgNegativeStart, item, *s.StartMS)
 		case *s.StartMS >= *s.EndMS:
-			return rt, sim.Errorf(sim.CodeValidation, sim.MsgInvalidTiming).WithDetail(sim.DetailInvalidTiming, item, *s.StartMS, *s.EndMS)
+			return sim.Errorf(sim.CodeValidation, sim.MsgInvalidTiming).WithDetail(sim.DetailInvalidTiming, item, *s.StartMS, *s.EndMS)
 		case !speakers[*s.SpeakerID]:
-			return rt, invalid(sim.MsgSpeakerNotInSpeakers, *s.SpeakerID)
+			return invalid(sim.MsgSpeakerNotInSpeakers, *s.SpeakerID)
 		}
 		rt.TargetScript = append(rt.TargetScript, sim.Segment{StartMS: *s.StartMS, EndMS: *s.EndMS, Text: *s.Text, SpeakerID: *s.SpeakerID})
 	}
@@ -123,16 +143,12 @@ func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in
 				i, j = j, i
 			}
 			a, b := rt.TargetScript[i], rt.TargetScript[j]
-			return rt, invalid(sim.MsgOverlap, i, a.StartMS, a.EndMS, j, b.StartMS, b.EndMS)
+			return invalid(sim.MsgOverlap, i, a.StartMS, a.EndMS, j, b.StartMS, b.EndMS)
 		}
 	}
 	// Sort the script by time for storage and rendering.
 	sort.SliceStable(rt.TargetScript, func(a, b int) bool { return rt.TargetScript[a].StartMS < rt.TargetScript[b].StartMS })
-
-	if special && !acct.Plan.AtLeast(sim.PlanSubscription) {
-		return rt, sim.Errorf(sim.CodePaymentRequired, sim.MsgSoundalikeSubscription)
-	}
-	return rt, nil
+	return nil
 }
 
 // CheckCreateAccess applies the access tiers to a Create Project request.

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dubsim/dubsim/sim"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -193,17 +192,3 @@ func safely(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
 
 // errPanic is wrapped by the error of a batched write that panicked.
 var errPanic = errors.New("store: panic in a batched write")
-
-// wrap adapts a sim.Tx function to a bolt read-write transaction, with the
-// fill percent of the append buckets set (bbolt keeps it per bucket per
-// transaction).
-func (s *Store) wrap(fn func(sim.Tx) error) func(*bolt.Tx) error {
-	return func(tx *bolt.Tx) error {
-		for _, name := range appendBuckets {
-			if b := tx.Bucket(name); b != nil {
-				b.FillPercent = appendFill
-			}
-		}
-		return fn(&txn{tx: tx, s: s})
-	}
-}

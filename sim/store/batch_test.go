@@ -19,64 +19,66 @@ import (
 // transaction still commit.
 func TestBatchGroupCommit(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t, NoSync())
-	ctx := context.Background()
-	const n = 400
-	errBad := errors.New("refused")
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	runs := make([]int, n)
-	var mu sync.Mutex
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.Batch(ctx, func(tx sim.Tx) error {
-				mu.Lock()
-				runs[i]++
-				mu.Unlock()
-				if _, err := tx.NextSequence("all"); err != nil {
-					return err
-				}
-				if err := tx.PutAccount(account(fmt.Sprintf("k%03d", i), int64(i))); err != nil {
-					return err
-				}
-				if i%7 == 0 {
-					return errBad // after writing: the write must not survive
-				}
-				return nil
-			})
-		}()
-	}
-	wg.Wait()
-	committed := 0
-	for i, err := range errs {
-		if i%7 == 0 {
-			require.ErrorIs(t, err, errBad, "call %d", i)
-			assert.GreaterOrEqual(t, runs[i], 1)
-			continue
-		}
-		require.NoError(t, err, "call %d", i)
-		committed++
-	}
-	view(t, s, func(tx sim.Tx) error {
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t, NoSync())
+		ctx := context.Background()
+		const n = 400
+		errBad := errors.New("refused")
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		runs := make([]int, n)
+		var mu sync.Mutex
 		for i := range n {
-			_, err := tx.Account(fmt.Sprintf("k%03d", i))
-			if i%7 == 0 {
-				assert.ErrorIs(t, err, sim.ErrNotFound, "failed call %d left its write", i)
-			} else {
-				assert.NoError(t, err, "call %d", i)
-			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.Batch(ctx, func(tx sim.Tx) error {
+					mu.Lock()
+					runs[i]++
+					mu.Unlock()
+					if _, err := tx.NextSequence("all"); err != nil {
+						return err
+					}
+					if err := tx.PutAccount(account(fmt.Sprintf("k%03d", i), int64(i))); err != nil {
+						return err
+					}
+					if i%7 == 0 {
+						return errBad // after writing: the write must not survive
+					}
+					return nil
+				})
+			}()
 		}
-		return nil
-	})
-	// The sequence counts the successful calls once each: a call rerun after
-	// a failure beside it was rolled back before.
-	update(t, s, func(tx sim.Tx) error {
-		next, err := tx.NextSequence("all")
-		require.NoError(t, err)
-		assert.Equal(t, uint64(committed+1), next)
-		return nil
+		wg.Wait()
+		committed := 0
+		for i, err := range errs {
+			if i%7 == 0 {
+				require.ErrorIs(t, err, errBad, "call %d", i)
+				assert.GreaterOrEqual(t, runs[i], 1)
+				continue
+			}
+			require.NoError(t, err, "call %d", i)
+			committed++
+		}
+		view(t, s, func(tx sim.Tx) error {
+			for i := range n {
+				_, err := tx.Account(fmt.Sprintf("k%03d", i))
+				if i%7 == 0 {
+					assert.ErrorIs(t, err, sim.ErrNotFound, "failed call %d left its write", i)
+				} else {
+					assert.NoError(t, err, "call %d", i)
+				}
+			}
+			return nil
+		})
+		// The sequence counts the successful calls once each: a call rerun after
+		// a failure beside it was rolled back before.
+		update(t, s, func(tx sim.Tx) error {
+			next, err := tx.NextSequence("all")
+			require.NoError(t, err)
+			assert.Equal(t, uint64(committed+1), next)
+			return nil
+		})
 	})
 }
 
@@ -84,13 +86,15 @@ func TestBatchGroupCommit(t *testing.T) {
 // goroutine: the caller gets it, in its own goroutine, and the store goes on.
 func TestBatchPanicReachesTheCaller(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t, NoSync())
-	ctx := context.Background()
-	assert.PanicsWithValue(t, "boom", func() {
-		_ = s.Batch(ctx, func(sim.Tx) error { panic("boom") })
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t, NoSync())
+		ctx := context.Background()
+		assert.PanicsWithValue(t, "boom", func() {
+			_ = s.Batch(ctx, func(sim.Tx) error { panic("boom") })
+		})
+		require.NoError(t, s.Batch(ctx, func(tx sim.Tx) error { return tx.PutAccount(account("after", 1)) }))
+		view(t, s, func(tx sim.Tx) error { _, err := tx.Account("after"); return err })
 	})
-	require.NoError(t, s.Batch(ctx, func(tx sim.Tx) error { return tx.PutAccount(account("after", 1)) }))
-	view(t, s, func(tx sim.Tx) error { _, err := tx.Account("after"); return err })
 }
 
 // Close commits what is queued; later calls are refused, not lost in a

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,8 +17,8 @@ import (
 func keysOf(t *testing.T, s *Store, bucket []byte) [][]byte {
 	t.Helper()
 	var keys [][]byte
-	require.NoError(t, s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucket).ForEach(func(k, _ []byte) error { keys = append(keys, bytes.Clone(k)); return nil })
+	require.NoError(t, s.kv.view(func(tx kvTx) error {
+		return tx.scan(bucket, nil, func(k, _ []byte) (bool, error) { keys = append(keys, bytes.Clone(k)); return true, nil })
 	}))
 	return keys
 }
@@ -27,8 +26,8 @@ func keysOf(t *testing.T, s *Store, bucket []byte) [][]byte {
 func metaSeed(t *testing.T, s *Store) uint64 {
 	t.Helper()
 	var seed uint64
-	require.NoError(t, s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bMeta).Get(keyKeySeed)
+	require.NoError(t, s.kv.view(func(tx kvTx) error {
+		v := tx.get(bMeta, keyKeySeed)
 		require.Len(t, v, 8)
 		seed = binary.BigEndian.Uint64(v)
 		return nil
@@ -40,53 +39,57 @@ func metaSeed(t *testing.T, s *Store) uint64 {
 // creation appends to the B+tree.
 func TestProjectKeysFollowTheSequence(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t, KeySeed(42))
-	ids := sim.NewIDs(42)
-	const n = 300
-	for seq := uint64(0); seq < n; seq++ {
-		p := project(ids.PlatformProjectID(seq), sim.StatusReady, time.Time{})
-		p.SourceScript = []sim.Segment{{EndMS: 1000, Text: "x"}}
-		update(t, s, func(tx sim.Tx) error { return tx.PutProject(p) })
-	}
-	for _, bucket := range [][]byte{bProjects, bBodies} {
-		keys := keysOf(t, s, bucket)
-		require.Len(t, keys, n)
-		for i, k := range keys {
-			require.Equal(t, be64(uint64(i)), k, "%s key %d", bucket, i)
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t, KeySeed(42))
+		ids := sim.NewIDs(42)
+		const n = 300
+		for seq := uint64(0); seq < n; seq++ {
+			p := project(ids.PlatformProjectID(seq), sim.StatusReady, time.Time{})
+			p.SourceScript = []sim.Segment{{EndMS: 1000, Text: "x"}}
+			update(t, s, func(tx sim.Tx) error { return tx.PutProject(p) })
 		}
-	}
-	var order []string
-	view(t, s, func(tx sim.Tx) error {
-		return tx.ForEachProjectHead(func(p sim.Project) error { order = append(order, p.ID); return nil })
+		for _, bucket := range [][]byte{bProjects, bBodies} {
+			keys := keysOf(t, s, bucket)
+			require.Len(t, keys, n)
+			for i, k := range keys {
+				require.Equal(t, be64(uint64(i)), k, "%s key %d", bucket, i)
+			}
+		}
+		var order []string
+		view(t, s, func(tx sim.Tx) error {
+			return tx.ForEachProjectHead(func(p sim.Project) error { order = append(order, p.ID); return nil })
+		})
+		require.Len(t, order, n)
+		for i, id := range order {
+			require.Equal(t, ids.PlatformProjectID(uint64(i)), id)
+		}
 	})
-	require.Len(t, order, n)
-	for i, id := range order {
-		require.Equal(t, ids.PlatformProjectID(uint64(i)), id)
-	}
 }
 
 // While the clock stands still every creation is due at the same time: the
 // due index keeps them in creation order too.
 func TestDueIndexOfEqualTimesFollowsTheSequence(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t, KeySeed(3))
-	ids := sim.NewIDs(3)
-	var want []string
-	for seq := uint64(0); seq < 200; seq++ {
-		p := project(ids.PlatformProjectID(seq), sim.StatusInProgress, t0.Add(time.Minute))
-		want = append(want, p.ID)
-		update(t, s, func(tx sim.Tx) error { return tx.PutProject(p) })
-	}
-	keys := keysOf(t, s, bDue)
-	require.Len(t, keys, 200)
-	for i, k := range keys {
-		require.Equal(t, be64(uint64(i)), k[timeKeyLen:])
-	}
-	view(t, s, func(tx sim.Tx) error {
-		due, err := tx.DueProjects(t0.Add(time.Minute), 1000)
-		require.NoError(t, err)
-		assert.Equal(t, want, due)
-		return nil
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t, KeySeed(3))
+		ids := sim.NewIDs(3)
+		var want []string
+		for seq := uint64(0); seq < 200; seq++ {
+			p := project(ids.PlatformProjectID(seq), sim.StatusInProgress, t0.Add(time.Minute))
+			want = append(want, p.ID)
+			update(t, s, func(tx sim.Tx) error { return tx.PutProject(p) })
+		}
+		keys := keysOf(t, s, bDue)
+		require.Len(t, keys, 200)
+		for i, k := range keys {
+			require.Equal(t, be64(uint64(i)), k[timeKeyLen:])
+		}
+		view(t, s, func(tx sim.Tx) error {
+			due, err := tx.DueProjects(t0.Add(time.Minute), 1000)
+			require.NoError(t, err)
+			assert.Equal(t, want, due)
+			return nil
+		})
 	})
 }
 
@@ -94,168 +97,60 @@ func TestDueIndexOfEqualTimesFollowsTheSequence(t *testing.T) {
 // nine-digit numbers) are stored, read, listed and deleted like any other.
 func TestProjectKeysOfOtherIDs(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t, KeySeed(1))
-	other := sim.NewIDs(2)
-	idsIn := []string{other.PlatformProjectID(0), other.PlatformProjectID(1), "bad", "", "012345678", "1234567890", "p19", "\xff\x00"}
-	for _, id := range idsIn {
-		if id == "" {
-			continue // PutProject refuses an empty id
-		}
-		p := project(id, sim.StatusInProgress, t0.Add(time.Hour))
-		p.TargetScript = []sim.Segment{{EndMS: 10, Text: id}}
-		update(t, s, func(tx sim.Tx) error { return tx.PutProject(p) })
-	}
-	seen := map[string]bool{}
-	view(t, s, func(tx sim.Tx) error {
-		return tx.ForEachProject(func(p sim.Project) error {
-			assert.Equal(t, p.ID, p.TargetScript[0].Text)
-			seen[p.ID] = true
-			return nil
-		})
-	})
-	assert.Len(t, seen, len(idsIn)-1)
-	view(t, s, func(tx sim.Tx) error {
-		due, err := tx.DueProjects(t0.Add(2*time.Hour), 100)
-		require.NoError(t, err)
-		assert.ElementsMatch(t, idsIn, append(due, ""), "the due index gives the ids back")
-		return nil
-	})
-	for _, id := range idsIn[1:] {
-		if id == "" {
-			view(t, s, func(tx sim.Tx) error {
-				_, err := tx.Project(id)
-				assert.ErrorIs(t, err, sim.ErrNotFound)
-				return nil
-			})
-			continue
-		}
-		view(t, s, func(tx sim.Tx) error {
-			got, err := tx.Project(id)
-			require.NoError(t, err, "%q", id)
-			assert.Equal(t, id, got.ID)
-			return nil
-		})
-		update(t, s, func(tx sim.Tx) error { return tx.DeleteProject(id) })
-		view(t, s, func(tx sim.Tx) error {
-			_, err := tx.Project(id)
-			assert.ErrorIs(t, err, sim.ErrNotFound, "%q", id)
-			return nil
-		})
-	}
-	view(t, s, func(tx sim.Tx) error {
-		_, err := tx.Project(idsIn[0])
-		return err
-	})
-}
-
-// writeSchema2 writes a file as dubsim wrote schema 2: projects and bodies
-// keyed by id.
-func writeSchema2(t *testing.T, path string, heads map[string]sim.Project, bodies map[string]projectBody) {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	require.NoError(t, err)
-	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
-		for _, name := range append([][]byte{bMeta, bSeq}, allData...) {
-			if _, err := tx.CreateBucket(name); err != nil {
-				return err
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t, KeySeed(1))
+		other := sim.NewIDs(2)
+		idsIn := []string{other.PlatformProjectID(0), other.PlatformProjectID(1), "bad", "", "012345678", "1234567890", "p19", "\xff\x00"}
+		for _, id := range idsIn {
+			if id == "" {
+				continue // PutProject refuses an empty id
 			}
+			p := project(id, sim.StatusInProgress, t0.Add(time.Hour))
+			p.TargetScript = []sim.Segment{{EndMS: 10, Text: id}}
+			update(t, s, func(tx sim.Tx) error { return tx.PutProject(p) })
 		}
-		for id, p := range heads {
-			v, err := encode(p)
-			require.NoError(t, err)
-			require.NoError(t, tx.Bucket(bProjects).Put([]byte(id), v))
-			if p.Status == sim.StatusInProgress {
-				require.NoError(t, tx.Bucket(bDue).Put(timeKey(p.DueAt, id), nil))
-			}
-		}
-		for id, b := range bodies {
-			v, err := encode(b)
-			require.NoError(t, err)
-			require.NoError(t, tx.Bucket(bBodies).Put([]byte(id), v))
-		}
-		return tx.Bucket(bMeta).Put(keySchema, be64(2))
-	}))
-	require.NoError(t, db.Close())
-}
-
-func TestOpenMigratesSchema2Keys(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "v2.db")
-	ids := sim.NewIDs(7)
-	heads := map[string]sim.Project{}
-	bodies := map[string]projectBody{}
-	for seq := uint64(0); seq < 50; seq++ {
-		id := ids.PlatformProjectID(seq)
-		heads[id] = project(id, sim.StatusReady, time.Time{})
-		if seq%5 == 0 {
-			heads[id] = project(id, sim.StatusInProgress, t0.Add(time.Duration(100-seq)*time.Minute))
-		}
-		if seq%2 == 0 {
-			bodies[id] = projectBody{SourceScript: []sim.Segment{{EndMS: 5, Text: id}}}
-		}
-	}
-	heads["legacy-x"] = project("legacy-x", sim.StatusReady, time.Time{})
-	bodies["legacy-x"] = projectBody{SourceScript: []sim.Segment{{EndMS: 5, Text: "legacy-x"}}}
-	writeSchema2(t, path, heads, bodies)
-
-	s, err := Open(path, KeySeed(7), NoSync())
-	require.NoError(t, err)
-	assert.Equal(t, uint64(7), metaSeed(t, s))
-	check := func(s *Store) {
-		t.Helper()
-		n := 0
+		seen := map[string]bool{}
 		view(t, s, func(tx sim.Tx) error {
 			return tx.ForEachProject(func(p sim.Project) error {
-				n++
-				_, hasBody := bodies[p.ID]
-				if hasBody {
-					assert.Equal(t, p.ID, p.SourceScript[0].Text)
-				} else {
-					assert.Nil(t, p.SourceScript, p.ID)
-				}
-				got, err := tx.Project(p.ID)
-				require.NoError(t, err)
-				assert.Equal(t, p, got)
+				assert.Equal(t, p.ID, p.TargetScript[0].Text)
+				seen[p.ID] = true
 				return nil
 			})
 		})
-		assert.Equal(t, len(heads), n)
-		keys := keysOf(t, s, bProjects)
-		require.Len(t, keys, len(heads))
-		for i := 0; i < 50; i++ {
-			assert.Equal(t, be64(uint64(i)), keys[i], "sequence keys first, in order")
-		}
-		assert.Equal(t, append([]byte{0xFF}, "legacy-x"...), keys[50])
-		assert.Len(t, keysOf(t, s, bBodies), len(bodies))
+		assert.Len(t, seen, len(idsIn)-1)
 		view(t, s, func(tx sim.Tx) error {
-			due, err := tx.DueProjects(t0.Add(time.Hour*24), 100)
+			due, err := tx.DueProjects(t0.Add(2*time.Hour), 100)
 			require.NoError(t, err)
-			var want []string
-			for seq := 45; seq >= 0; seq -= 5 { // the later the sequence, the earlier due
-				want = append(want, ids.PlatformProjectID(uint64(seq)))
-			}
-			assert.Equal(t, want, due)
+			assert.ElementsMatch(t, idsIn, append(due, ""), "the due index gives the ids back")
 			return nil
 		})
-	}
-	check(s)
-	require.NoError(t, s.db.View(func(tx *bolt.Tx) error {
-		assert.Equal(t, uint64(SchemaVersion), binary.BigEndian.Uint64(tx.Bucket(bMeta).Get(keySchema)))
-		return nil
-	}))
-	require.NoError(t, s.Close())
-
-	// Reopened with another seed: the file keeps its own, nothing is re-keyed.
-	s, err = Open(path, KeySeed(8), NoSync())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	assert.Equal(t, uint64(7), metaSeed(t, s))
-	check(s)
-	require.NoError(t, s.Update(context.Background(), func(tx sim.Tx) error {
-		return tx.PutProject(project(ids.PlatformProjectID(50), sim.StatusReady, time.Time{}))
-	}))
-	keys := keysOf(t, s, bProjects)
-	assert.Equal(t, be64(50), keys[50], "the next creation appends after the migrated ones")
+		for _, id := range idsIn[1:] {
+			if id == "" {
+				view(t, s, func(tx sim.Tx) error {
+					_, err := tx.Project(id)
+					assert.ErrorIs(t, err, sim.ErrNotFound)
+					return nil
+				})
+				continue
+			}
+			view(t, s, func(tx sim.Tx) error {
+				got, err := tx.Project(id)
+				require.NoError(t, err, "%q", id)
+				assert.Equal(t, id, got.ID)
+				return nil
+			})
+			update(t, s, func(tx sim.Tx) error { return tx.DeleteProject(id) })
+			view(t, s, func(tx sim.Tx) error {
+				_, err := tx.Project(id)
+				assert.ErrorIs(t, err, sim.ErrNotFound, "%q", id)
+				return nil
+			})
+		}
+		view(t, s, func(tx sim.Tx) error {
+			_, err := tx.Project(idsIn[0])
+			return err
+		})
+	})
 }
 
 func TestOpenRefusesABadKeySeed(t *testing.T) {
@@ -264,11 +159,11 @@ func TestOpenRefusesABadKeySeed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s, path := openTemp(t)
-			require.NoError(t, s.db.Update(func(tx *bolt.Tx) error {
+			require.NoError(t, s.kv.update(func(tx kvTx) error {
 				if seed == nil {
-					return tx.Bucket(bMeta).Delete(keyKeySeed)
+					return tx.del(bMeta, keyKeySeed)
 				}
-				return tx.Bucket(bMeta).Put(keyKeySeed, seed)
+				return tx.put(bMeta, keyKeySeed, seed)
 			}))
 			require.NoError(t, s.Close())
 			_, err := Open(path)
@@ -289,7 +184,7 @@ func TestAppendedPagesAreFull(t *testing.T) {
 		p := project(ids.PlatformProjectID(seq), sim.StatusInProgress, t0.Add(time.Hour))
 		require.NoError(t, s.Batch(context.Background(), func(tx sim.Tx) error { return tx.PutProject(p) }))
 	}
-	require.NoError(t, s.db.View(func(tx *bolt.Tx) error {
+	require.NoError(t, boltDB(s).View(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bProjects, bDue} {
 			st := tx.Bucket(name).Stats()
 			fill := float64(st.LeafInuse) / float64(st.LeafAlloc)

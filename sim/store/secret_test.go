@@ -3,7 +3,6 @@ package store
 import (
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/stretchr/testify/assert"
@@ -79,7 +78,7 @@ func TestOpenRefusesAMalformedSecret(t *testing.T) {
 	require.NoError(t, db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(keySecret, []byte("short")) }))
 	require.NoError(t, db.Close())
 
-	s, err = Open(path, func(o *options) { o.bolt.Timeout = time.Second })
+	s, err = Open(path)
 	require.Error(t, err)
 	assert.Nil(t, s)
 	assert.Contains(t, err.Error(), "malformed secret: 5 bytes, want 32")

@@ -36,6 +36,13 @@ var (
 	studioData        = [][]byte{bCompanies, bUsers, bUsersByEmail, bGlossaries, bFolders, bStudioProjects, bStudioProjectsCo, bVideos, bVideosByProject, bVideosDue, bArtifacts, bArtifactsDue, bUploads}
 )
 
+// companyTx holds the companies, their users, glossaries and folders;
+// workTx the studio projects, their videos, the artifacts and uploads.
+type (
+	companyTx struct{ *txn }
+	workTx    struct{ *txn }
+)
+
 // errIndexedNotFound reports an index entry whose record is missing: a
 // corrupt file, never a client error.
 var errIndexedNotFound = errors.New("store: index names a missing record")
@@ -68,7 +75,7 @@ func putIndexed[T any](t *txn, bucket []byte, kind, id string, v T, idx ...index
 			continue
 		}
 		if k := x.key(v); k != nil {
-			if owner := t.tx.Bucket(x.bucket).Get(k); owner != nil && string(owner) != id {
+			if owner := t.kv.get(x.bucket, k); owner != nil && string(owner) != id {
 				return fmt.Errorf("store: %s %s: %s key %q already belongs to %s", kind, id, x.bucket, k, owner)
 			}
 		}
@@ -82,9 +89,8 @@ func putIndexed[T any](t *txn, bucket []byte, kind, id string, v T, idx ...index
 		if bytes.Equal(oldKey, newKey) {
 			continue
 		}
-		b := t.tx.Bucket(x.bucket)
 		if oldKey != nil {
-			if err := b.Delete(oldKey); err != nil {
+			if err := t.kv.del(x.bucket, oldKey); err != nil {
 				return err
 			}
 		}
@@ -93,7 +99,7 @@ func putIndexed[T any](t *txn, bucket []byte, kind, id string, v T, idx ...index
 			if x.unique {
 				val = []byte(id)
 			}
-			if err := b.Put(newKey, val); err != nil {
+			if err := t.kv.put(x.bucket, newKey, val); err != nil {
 				return err
 			}
 		}
@@ -121,9 +127,14 @@ func forEachChild[T any](t *txn, idx, bucket []byte, parent string, fn func(T) e
 	}
 	prefix := parentKey(parent, "")
 	var ids []string
-	c := t.tx.Bucket(idx).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+	if err := t.kv.scan(idx, prefix, func(k, _ []byte) (bool, error) {
+		if !bytes.HasPrefix(k, prefix) {
+			return false, nil
+		}
 		ids = append(ids, string(k[len(prefix):]))
+		return true, nil
+	}); err != nil {
+		return err
 	}
 	for _, id := range ids {
 		var v T
@@ -148,17 +159,17 @@ func dueAtKey(due time.Time, id string) []byte {
 	return timeKey(due, id)
 }
 
-func (t *txn) Company(id string) (sim.Company, error) {
+func (t companyTx) Company(id string) (sim.Company, error) {
 	var c sim.Company
 	return c, t.get(bCompanies, id, &c)
 }
 
-func (t *txn) PutCompany(c sim.Company) error {
-	return putIndexed(t, bCompanies, "company", c.ID, c)
+func (t companyTx) PutCompany(c sim.Company) error {
+	return putIndexed(t.txn, bCompanies, "company", c.ID, c)
 }
 
-func (t *txn) ForEachCompany(fn func(sim.Company) error) error {
-	return forEach(t, bCompanies, fn)
+func (t companyTx) ForEachCompany(fn func(sim.Company) error) error {
+	return forEach(t.txn, bCompanies, fn)
 }
 
 var userEmailIndex = index[sim.User]{
@@ -172,22 +183,22 @@ var userEmailIndex = index[sim.User]{
 	unique: true,
 }
 
-func (t *txn) User(id string) (sim.User, error) {
+func (t companyTx) User(id string) (sim.User, error) {
 	var u sim.User
 	return u, t.get(bUsers, id, &u)
 }
 
 // PutUser stores u; it fails, writing nothing, when another user has the
 // same email (compared case-insensitively).
-func (t *txn) PutUser(u sim.User) error {
-	return putIndexed(t, bUsers, "user", u.ID, u, userEmailIndex)
+func (t companyTx) PutUser(u sim.User) error {
+	return putIndexed(t.txn, bUsers, "user", u.ID, u, userEmailIndex)
 }
 
-func (t *txn) UserByEmail(email string) (sim.User, error) {
+func (t companyTx) UserByEmail(email string) (sim.User, error) {
 	if email == "" {
 		return sim.User{}, sim.ErrNotFound
 	}
-	id := t.tx.Bucket(bUsersByEmail).Get([]byte(strings.ToLower(email)))
+	id := t.kv.get(bUsersByEmail, []byte(strings.ToLower(email)))
 	if id == nil {
 		return sim.User{}, sim.ErrNotFound
 	}
@@ -198,34 +209,34 @@ func (t *txn) UserByEmail(email string) (sim.User, error) {
 	return u, err
 }
 
-func (t *txn) ForEachUser(fn func(sim.User) error) error {
-	return forEach(t, bUsers, fn)
+func (t companyTx) ForEachUser(fn func(sim.User) error) error {
+	return forEach(t.txn, bUsers, fn)
 }
 
-func (t *txn) Glossary(id string) (sim.Glossary, error) {
+func (t companyTx) Glossary(id string) (sim.Glossary, error) {
 	var g sim.Glossary
 	return g, t.get(bGlossaries, id, &g)
 }
 
-func (t *txn) PutGlossary(g sim.Glossary) error {
-	return putIndexed(t, bGlossaries, "glossary", g.ID, g)
+func (t companyTx) PutGlossary(g sim.Glossary) error {
+	return putIndexed(t.txn, bGlossaries, "glossary", g.ID, g)
 }
 
-func (t *txn) ForEachGlossary(fn func(sim.Glossary) error) error {
-	return forEach(t, bGlossaries, fn)
+func (t companyTx) ForEachGlossary(fn func(sim.Glossary) error) error {
+	return forEach(t.txn, bGlossaries, fn)
 }
 
-func (t *txn) Folder(id string) (sim.Folder, error) {
+func (t companyTx) Folder(id string) (sim.Folder, error) {
 	var f sim.Folder
 	return f, t.get(bFolders, id, &f)
 }
 
-func (t *txn) PutFolder(f sim.Folder) error {
-	return putIndexed(t, bFolders, "folder", f.ID, f)
+func (t companyTx) PutFolder(f sim.Folder) error {
+	return putIndexed(t.txn, bFolders, "folder", f.ID, f)
 }
 
-func (t *txn) ForEachFolder(fn func(sim.Folder) error) error {
-	return forEach(t, bFolders, fn)
+func (t companyTx) ForEachFolder(fn func(sim.Folder) error) error {
+	return forEach(t.txn, bFolders, fn)
 }
 
 var studioProjectCompanyIndex = index[sim.StudioProject]{
@@ -233,17 +244,17 @@ var studioProjectCompanyIndex = index[sim.StudioProject]{
 	key:    func(p sim.StudioProject) []byte { return parentKey(p.CompanyID, p.ID) },
 }
 
-func (t *txn) StudioProject(id string) (sim.StudioProject, error) {
+func (t workTx) StudioProject(id string) (sim.StudioProject, error) {
 	var p sim.StudioProject
 	return p, t.get(bStudioProjects, id, &p)
 }
 
-func (t *txn) PutStudioProject(p sim.StudioProject) error {
-	return putIndexed(t, bStudioProjects, "studio project", p.ID, p, studioProjectCompanyIndex)
+func (t workTx) PutStudioProject(p sim.StudioProject) error {
+	return putIndexed(t.txn, bStudioProjects, "studio project", p.ID, p, studioProjectCompanyIndex)
 }
 
-func (t *txn) ForEachStudioProject(companyID string, fn func(sim.StudioProject) error) error {
-	return forEachChild(t, bStudioProjectsCo, bStudioProjects, companyID, fn)
+func (t workTx) ForEachStudioProject(companyID string, fn func(sim.StudioProject) error) error {
+	return forEachChild(t.txn, bStudioProjectsCo, bStudioProjects, companyID, fn)
 }
 
 var (
@@ -257,20 +268,20 @@ var (
 	}
 )
 
-func (t *txn) Video(id string) (sim.Video, error) {
+func (t workTx) Video(id string) (sim.Video, error) {
 	var v sim.Video
 	return v, t.get(bVideos, id, &v)
 }
 
-func (t *txn) PutVideo(v sim.Video) error {
-	return putIndexed(t, bVideos, "video", v.ID, v, videoProjectIndex, videoDueIndex)
+func (t workTx) PutVideo(v sim.Video) error {
+	return putIndexed(t.txn, bVideos, "video", v.ID, v, videoProjectIndex, videoDueIndex)
 }
 
-func (t *txn) ForEachVideo(projectID string, fn func(sim.Video) error) error {
-	return forEachChild(t, bVideosByProject, bVideos, projectID, fn)
+func (t workTx) ForEachVideo(projectID string, fn func(sim.Video) error) error {
+	return forEachChild(t.txn, bVideosByProject, bVideos, projectID, fn)
 }
 
-func (t *txn) DueVideos(now time.Time, limit int) ([]string, error) {
+func (t workTx) DueVideos(now time.Time, limit int) ([]string, error) {
 	return t.dueIDs(bVideosDue, now, limit, plainID)
 }
 
@@ -279,41 +290,40 @@ var artifactDueIndex = index[sim.Artifact]{
 	key:    func(a sim.Artifact) []byte { return dueAtKey(a.DueAt, a.ID) },
 }
 
-func (t *txn) Artifact(id string) (sim.Artifact, error) {
+func (t workTx) Artifact(id string) (sim.Artifact, error) {
 	var a sim.Artifact
 	return a, t.get(bArtifacts, id, &a)
 }
 
-func (t *txn) PutArtifact(a sim.Artifact) error {
-	return putIndexed(t, bArtifacts, "artifact", a.ID, a, artifactDueIndex)
+func (t workTx) PutArtifact(a sim.Artifact) error {
+	return putIndexed(t.txn, bArtifacts, "artifact", a.ID, a, artifactDueIndex)
 }
 
-func (t *txn) ForEachArtifact(fn func(sim.Artifact) error) error {
-	return forEach(t, bArtifacts, fn)
+func (t workTx) ForEachArtifact(fn func(sim.Artifact) error) error {
+	return forEach(t.txn, bArtifacts, fn)
 }
 
-func (t *txn) DueArtifacts(now time.Time, limit int) ([]string, error) {
+func (t workTx) DueArtifacts(now time.Time, limit int) ([]string, error) {
 	return t.dueIDs(bArtifactsDue, now, limit, plainID)
 }
 
-func (t *txn) Upload(id string) (sim.Upload, error) {
+func (t workTx) Upload(id string) (sim.Upload, error) {
 	var u sim.Upload
 	return u, t.get(bUploads, id, &u)
 }
 
-func (t *txn) PutUpload(u sim.Upload) error {
-	return putIndexed(t, bUploads, "upload", u.ID, u)
+func (t workTx) PutUpload(u sim.Upload) error {
+	return putIndexed(t.txn, bUploads, "upload", u.ID, u)
 }
 
-func (t *txn) ForEachUpload(fn func(sim.Upload) error) error {
-	return forEach(t, bUploads, fn)
+func (t workTx) ForEachUpload(fn func(sim.Upload) error) error {
+	return forEach(t.txn, bUploads, fn)
 }
 
 // DeleteUpload deletes an upload; ErrNotFound when there is none.
-func (t *txn) DeleteUpload(id string) error {
-	b := t.tx.Bucket(bUploads)
-	if b.Get([]byte(id)) == nil {
+func (t workTx) DeleteUpload(id string) error {
+	if t.kv.get(bUploads, []byte(id)) == nil {
 		return sim.ErrNotFound
 	}
-	return b.Delete([]byte(id))
+	return t.kv.del(bUploads, []byte(id))
 }

@@ -2,17 +2,14 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	bolt "go.etcd.io/bbolt"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -70,30 +67,32 @@ func upload(id string) sim.Upload {
 // read with none; the formats are omitted from the JSON when unknown.
 func TestStudioRecordsWithoutMediaFormat(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t)
-	old := upload("old")
-	old.Media = sim.MediaFormat{}
-	oldArt := artifact("a-old", time.Time{})
-	oldArt.Result.Media = nil
-	for _, rec := range []struct {
-		bucket []byte
-		id     string
-		v      any
-	}{{bUploads, old.ID, old}, {bArtifacts, oldArt.ID, oldArt}} {
-		raw, err := encode(rec.v)
-		require.NoError(t, err)
-		assert.NotContains(t, string(raw), `"media"`)
-		require.NoError(t, s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(rec.bucket).Put([]byte(rec.id), raw) }))
-	}
-	require.NoError(t, s.View(context.Background(), func(tx sim.Tx) error {
-		u, err := tx.Upload("old")
-		require.NoError(t, err)
-		assert.Equal(t, old, u)
-		a, err := tx.Artifact("a-old")
-		require.NoError(t, err)
-		assert.Nil(t, a.Result.Media)
-		return nil
-	}))
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t)
+		old := upload("old")
+		old.Media = sim.MediaFormat{}
+		oldArt := artifact("a-old", time.Time{})
+		oldArt.Result.Media = nil
+		for _, rec := range []struct {
+			bucket []byte
+			id     string
+			v      any
+		}{{bUploads, old.ID, old}, {bArtifacts, oldArt.ID, oldArt}} {
+			raw, err := encode(rec.v)
+			require.NoError(t, err)
+			assert.NotContains(t, string(raw), `"media"`)
+			require.NoError(t, s.kv.update(func(tx kvTx) error { return tx.put(rec.bucket, []byte(rec.id), raw) }))
+		}
+		require.NoError(t, s.View(context.Background(), func(tx sim.Tx) error {
+			u, err := tx.Upload("old")
+			require.NoError(t, err)
+			assert.Equal(t, old, u)
+			a, err := tx.Artifact("a-old")
+			require.NoError(t, err)
+			assert.Nil(t, a.Result.Media)
+			return nil
+		}))
+	})
 }
 
 // putStudio stores one record of every studio type, built by the helpers
@@ -145,566 +144,584 @@ func videoIDs(t *testing.T, s *Store, projectID string) []string {
 
 func TestStudioRoundTrips(t *testing.T) {
 	t.Parallel()
-	gloss := sim.Glossary{ID: "g1", CompanyID: "c1", Kind: sim.GlossaryVoices, Name: "Voices", Langs: []string{"en"}, Fixture: true}
-	fold := sim.Folder{ID: "f1", CompanyID: "c1", Name: "Folder", ParentID: "f0"}
-	cases := []struct {
-		name string
-		want any
-		put  func(sim.Tx) error
-		// get reads the record back by id; all lists every record.
-		get func(sim.Tx) (any, error)
-		all func(sim.Tx, func(any)) error
-	}{
-		{
-			name: "company", want: company("c1"),
-			put: func(tx sim.Tx) error { return tx.PutCompany(company("c1")) },
-			get: func(tx sim.Tx) (any, error) { return tx.Company("c1") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachCompany(func(v sim.Company) error { f(v); return nil })
+	contract(t, func(t *testing.T, open opener) {
+		gloss := sim.Glossary{ID: "g1", CompanyID: "c1", Kind: sim.GlossaryVoices, Name: "Voices", Langs: []string{"en"}, Fixture: true}
+		fold := sim.Folder{ID: "f1", CompanyID: "c1", Name: "Folder", ParentID: "f0"}
+		cases := []struct {
+			name string
+			want any
+			put  func(sim.Tx) error
+			// get reads the record back by id; all lists every record.
+			get func(sim.Tx) (any, error)
+			all func(sim.Tx, func(any)) error
+		}{
+			{
+				name: "company", want: company("c1"),
+				put: func(tx sim.Tx) error { return tx.PutCompany(company("c1")) },
+				get: func(tx sim.Tx) (any, error) { return tx.Company("c1") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachCompany(func(v sim.Company) error { f(v); return nil })
+				},
 			},
-		},
-		{
-			name: "user", want: user("u1", "c1", "ann@example.com"),
-			put: func(tx sim.Tx) error { return tx.PutUser(user("u1", "c1", "ann@example.com")) },
-			get: func(tx sim.Tx) (any, error) { return tx.User("u1") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachUser(func(v sim.User) error { f(v); return nil })
+			{
+				name: "user", want: user("u1", "c1", "ann@example.com"),
+				put: func(tx sim.Tx) error { return tx.PutUser(user("u1", "c1", "ann@example.com")) },
+				get: func(tx sim.Tx) (any, error) { return tx.User("u1") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachUser(func(v sim.User) error { f(v); return nil })
+				},
 			},
-		},
-		{
-			name: "user by email", want: user("u1", "c1", "ann@example.com"),
-			put: func(tx sim.Tx) error { return tx.PutUser(user("u1", "c1", "ann@example.com")) },
-			get: func(tx sim.Tx) (any, error) { return tx.UserByEmail("ann@example.com") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachUser(func(v sim.User) error { f(v); return nil })
+			{
+				name: "user by email", want: user("u1", "c1", "ann@example.com"),
+				put: func(tx sim.Tx) error { return tx.PutUser(user("u1", "c1", "ann@example.com")) },
+				get: func(tx sim.Tx) (any, error) { return tx.UserByEmail("ann@example.com") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachUser(func(v sim.User) error { f(v); return nil })
+				},
 			},
-		},
-		{
-			name: "glossary", want: gloss,
-			put: func(tx sim.Tx) error { return tx.PutGlossary(gloss) },
-			get: func(tx sim.Tx) (any, error) { return tx.Glossary("g1") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachGlossary(func(v sim.Glossary) error { f(v); return nil })
+			{
+				name: "glossary", want: gloss,
+				put: func(tx sim.Tx) error { return tx.PutGlossary(gloss) },
+				get: func(tx sim.Tx) (any, error) { return tx.Glossary("g1") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachGlossary(func(v sim.Glossary) error { f(v); return nil })
+				},
 			},
-		},
-		{
-			name: "folder", want: fold,
-			put: func(tx sim.Tx) error { return tx.PutFolder(fold) },
-			get: func(tx sim.Tx) (any, error) { return tx.Folder("f1") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachFolder(func(v sim.Folder) error { f(v); return nil })
+			{
+				name: "folder", want: fold,
+				put: func(tx sim.Tx) error { return tx.PutFolder(fold) },
+				get: func(tx sim.Tx) (any, error) { return tx.Folder("f1") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachFolder(func(v sim.Folder) error { f(v); return nil })
+				},
 			},
-		},
-		{
-			name: "studio project", want: studioProject("sp1", "c1"),
-			put: func(tx sim.Tx) error { return tx.PutStudioProject(studioProject("sp1", "c1")) },
-			get: func(tx sim.Tx) (any, error) { return tx.StudioProject("sp1") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachStudioProject("c1", func(v sim.StudioProject) error { f(v); return nil })
+			{
+				name: "studio project", want: studioProject("sp1", "c1"),
+				put: func(tx sim.Tx) error { return tx.PutStudioProject(studioProject("sp1", "c1")) },
+				get: func(tx sim.Tx) (any, error) { return tx.StudioProject("sp1") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachStudioProject("c1", func(v sim.StudioProject) error { f(v); return nil })
+				},
 			},
-		},
-		{
-			name: "video", want: video("v1", "sp1", t0.Add(time.Minute)),
-			put: func(tx sim.Tx) error { return tx.PutVideo(video("v1", "sp1", t0.Add(time.Minute))) },
-			get: func(tx sim.Tx) (any, error) { return tx.Video("v1") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachVideo("sp1", func(v sim.Video) error { f(v); return nil })
+			{
+				name: "video", want: video("v1", "sp1", t0.Add(time.Minute)),
+				put: func(tx sim.Tx) error { return tx.PutVideo(video("v1", "sp1", t0.Add(time.Minute))) },
+				get: func(tx sim.Tx) (any, error) { return tx.Video("v1") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachVideo("sp1", func(v sim.Video) error { f(v); return nil })
+				},
 			},
-		},
-		{
-			name: "video without due time or options", want: sim.Video{ID: "v2", ProjectID: "sp1", CreatedAt: t0, UpdatedAt: t0},
-			put: func(tx sim.Tx) error {
-				return tx.PutVideo(sim.Video{ID: "v2", ProjectID: "sp1", CreatedAt: t0, UpdatedAt: t0})
+			{
+				name: "video without due time or options", want: sim.Video{ID: "v2", ProjectID: "sp1", CreatedAt: t0, UpdatedAt: t0},
+				put: func(tx sim.Tx) error {
+					return tx.PutVideo(sim.Video{ID: "v2", ProjectID: "sp1", CreatedAt: t0, UpdatedAt: t0})
+				},
+				get: func(tx sim.Tx) (any, error) { return tx.Video("v2") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachVideo("", func(v sim.Video) error { f(v); return nil })
+				},
 			},
-			get: func(tx sim.Tx) (any, error) { return tx.Video("v2") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachVideo("", func(v sim.Video) error { f(v); return nil })
+			{
+				name: "artifact", want: artifact("a1", t0.Add(time.Second)),
+				put: func(tx sim.Tx) error { return tx.PutArtifact(artifact("a1", t0.Add(time.Second))) },
+				get: func(tx sim.Tx) (any, error) { return tx.Artifact("a1") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachArtifact(func(v sim.Artifact) error { f(v); return nil })
+				},
 			},
-		},
-		{
-			name: "artifact", want: artifact("a1", t0.Add(time.Second)),
-			put: func(tx sim.Tx) error { return tx.PutArtifact(artifact("a1", t0.Add(time.Second))) },
-			get: func(tx sim.Tx) (any, error) { return tx.Artifact("a1") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachArtifact(func(v sim.Artifact) error { f(v); return nil })
+			{
+				name: "upload", want: upload("up1"),
+				put: func(tx sim.Tx) error { return tx.PutUpload(upload("up1")) },
+				get: func(tx sim.Tx) (any, error) { return tx.Upload("up1") },
+				all: func(tx sim.Tx, f func(any)) error {
+					return tx.ForEachUpload(func(v sim.Upload) error { f(v); return nil })
+				},
 			},
-		},
-		{
-			name: "upload", want: upload("up1"),
-			put: func(tx sim.Tx) error { return tx.PutUpload(upload("up1")) },
-			get: func(tx sim.Tx) (any, error) { return tx.Upload("up1") },
-			all: func(tx sim.Tx, f func(any)) error {
-				return tx.ForEachUpload(func(v sim.Upload) error { f(v); return nil })
-			},
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s, _ := openTemp(t)
-			update(t, s, tc.put)
-			view(t, s, func(tx sim.Tx) error {
-				got, err := tc.get(tx)
-				require.NoError(t, err)
-				assert.Equal(t, tc.want, got)
-				var all []any
-				require.NoError(t, tc.all(tx, func(v any) { all = append(all, v) }))
-				assert.Equal(t, []any{tc.want}, all)
-				return nil
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := open(t)
+				update(t, s, tc.put)
+				view(t, s, func(tx sim.Tx) error {
+					got, err := tc.get(tx)
+					require.NoError(t, err)
+					assert.Equal(t, tc.want, got)
+					var all []any
+					require.NoError(t, tc.all(tx, func(v any) { all = append(all, v) }))
+					assert.Equal(t, []any{tc.want}, all)
+					return nil
+				})
+				// A second put of the same record overwrites it in place.
+				update(t, s, tc.put)
+				view(t, s, func(tx sim.Tx) error {
+					n := 0
+					require.NoError(t, tc.all(tx, func(any) { n++ }))
+					assert.Equal(t, 1, n)
+					return nil
+				})
 			})
-			// A second put of the same record overwrites it in place.
-			update(t, s, tc.put)
-			view(t, s, func(tx sim.Tx) error {
-				n := 0
-				require.NoError(t, tc.all(tx, func(any) { n++ }))
-				assert.Equal(t, 1, n)
-				return nil
-			})
-		})
-	}
+		}
+	})
 }
 
 func TestStudioGettersReturnErrNotFound(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t)
-	// Other records exist, so a lookup cannot succeed by accident.
-	update(t, s, putStudio)
-	cases := []struct {
-		name string
-		get  func(sim.Tx) error
-	}{
-		{"company", func(tx sim.Tx) error { _, err := tx.Company("c2"); return err }},
-		{"user", func(tx sim.Tx) error { _, err := tx.User("u2"); return err }},
-		{"user by email", func(tx sim.Tx) error { _, err := tx.UserByEmail("bob@example.com"); return err }},
-		{"user by empty email", func(tx sim.Tx) error { _, err := tx.UserByEmail(""); return err }},
-		{"user by email prefix", func(tx sim.Tx) error { _, err := tx.UserByEmail("ann@example"); return err }},
-		{"user by id as email", func(tx sim.Tx) error { _, err := tx.UserByEmail("u1"); return err }},
-		{"glossary", func(tx sim.Tx) error { _, err := tx.Glossary("g2"); return err }},
-		{"folder", func(tx sim.Tx) error { _, err := tx.Folder("f2"); return err }},
-		{"studio project", func(tx sim.Tx) error { _, err := tx.StudioProject("sp2"); return err }},
-		{"studio project with a company id", func(tx sim.Tx) error { _, err := tx.StudioProject("c1"); return err }},
-		{"video", func(tx sim.Tx) error { _, err := tx.Video("v2"); return err }},
-		{"artifact", func(tx sim.Tx) error { _, err := tx.Artifact("a2"); return err }},
-		{"upload", func(tx sim.Tx) error { _, err := tx.Upload("up2"); return err }},
-		{"upload with empty id", func(tx sim.Tx) error { _, err := tx.Upload(""); return err }},
-		{"delete missing upload", func(tx sim.Tx) error { return tx.DeleteUpload("up2") }},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			err := s.Update(context.Background(), tc.get)
-			assert.ErrorIs(t, err, sim.ErrNotFound)
-		})
-	}
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t)
+		// Other records exist, so a lookup cannot succeed by accident.
+		update(t, s, putStudio)
+		cases := []struct {
+			name string
+			get  func(sim.Tx) error
+		}{
+			{"company", func(tx sim.Tx) error { _, err := tx.Company("c2"); return err }},
+			{"user", func(tx sim.Tx) error { _, err := tx.User("u2"); return err }},
+			{"user by email", func(tx sim.Tx) error { _, err := tx.UserByEmail("bob@example.com"); return err }},
+			{"user by empty email", func(tx sim.Tx) error { _, err := tx.UserByEmail(""); return err }},
+			{"user by email prefix", func(tx sim.Tx) error { _, err := tx.UserByEmail("ann@example"); return err }},
+			{"user by id as email", func(tx sim.Tx) error { _, err := tx.UserByEmail("u1"); return err }},
+			{"glossary", func(tx sim.Tx) error { _, err := tx.Glossary("g2"); return err }},
+			{"folder", func(tx sim.Tx) error { _, err := tx.Folder("f2"); return err }},
+			{"studio project", func(tx sim.Tx) error { _, err := tx.StudioProject("sp2"); return err }},
+			{"studio project with a company id", func(tx sim.Tx) error { _, err := tx.StudioProject("c1"); return err }},
+			{"video", func(tx sim.Tx) error { _, err := tx.Video("v2"); return err }},
+			{"artifact", func(tx sim.Tx) error { _, err := tx.Artifact("a2"); return err }},
+			{"upload", func(tx sim.Tx) error { _, err := tx.Upload("up2"); return err }},
+			{"upload with empty id", func(tx sim.Tx) error { _, err := tx.Upload(""); return err }},
+			{"delete missing upload", func(tx sim.Tx) error { return tx.DeleteUpload("up2") }},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				err := s.Update(context.Background(), tc.get)
+				assert.ErrorIs(t, err, sim.ErrNotFound)
+			})
+		}
+	})
 }
 
 func TestStudioPutRequiresID(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name    string
-		put     func(sim.Tx) error
-		buckets [][]byte // stay empty
-	}{
-		{"company", func(tx sim.Tx) error { return tx.PutCompany(company("")) }, [][]byte{bCompanies}},
-		{"user", func(tx sim.Tx) error { return tx.PutUser(user("", "c1", "a@b.c")) }, [][]byte{bUsers, bUsersByEmail}},
-		{"glossary", func(tx sim.Tx) error { return tx.PutGlossary(sim.Glossary{Name: "x"}) }, [][]byte{bGlossaries}},
-		{"folder", func(tx sim.Tx) error { return tx.PutFolder(sim.Folder{Name: "x"}) }, [][]byte{bFolders}},
-		{"studio project", func(tx sim.Tx) error { return tx.PutStudioProject(studioProject("", "c1")) }, [][]byte{bStudioProjects, bStudioProjectsCo}},
-		{"video", func(tx sim.Tx) error { return tx.PutVideo(video("", "sp1", t0)) }, [][]byte{bVideos, bVideosByProject, bVideosDue}},
-		{"artifact", func(tx sim.Tx) error { return tx.PutArtifact(artifact("", t0)) }, [][]byte{bArtifacts, bArtifactsDue}},
-		{"upload", func(tx sim.Tx) error { return tx.PutUpload(upload("")) }, [][]byte{bUploads}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s, _ := openTemp(t)
-			// The transaction goes on after the error: the put wrote nothing.
-			update(t, s, func(tx sim.Tx) error {
-				err := tc.put(tx)
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), "without id")
-				return nil
+	contract(t, func(t *testing.T, open opener) {
+		cases := []struct {
+			name    string
+			put     func(sim.Tx) error
+			buckets [][]byte // stay empty
+		}{
+			{"company", func(tx sim.Tx) error { return tx.PutCompany(company("")) }, [][]byte{bCompanies}},
+			{"user", func(tx sim.Tx) error { return tx.PutUser(user("", "c1", "a@b.c")) }, [][]byte{bUsers, bUsersByEmail}},
+			{"glossary", func(tx sim.Tx) error { return tx.PutGlossary(sim.Glossary{Name: "x"}) }, [][]byte{bGlossaries}},
+			{"folder", func(tx sim.Tx) error { return tx.PutFolder(sim.Folder{Name: "x"}) }, [][]byte{bFolders}},
+			{"studio project", func(tx sim.Tx) error { return tx.PutStudioProject(studioProject("", "c1")) }, [][]byte{bStudioProjects, bStudioProjectsCo}},
+			{"video", func(tx sim.Tx) error { return tx.PutVideo(video("", "sp1", t0)) }, [][]byte{bVideos, bVideosByProject, bVideosDue}},
+			{"artifact", func(tx sim.Tx) error { return tx.PutArtifact(artifact("", t0)) }, [][]byte{bArtifacts, bArtifactsDue}},
+			{"upload", func(tx sim.Tx) error { return tx.PutUpload(upload("")) }, [][]byte{bUploads}},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := open(t)
+				// The transaction goes on after the error: the put wrote nothing.
+				update(t, s, func(tx sim.Tx) error {
+					err := tc.put(tx)
+					require.Error(t, err)
+					assert.Contains(t, err.Error(), "without id")
+					return nil
+				})
+				for _, b := range tc.buckets {
+					assert.Zero(t, count(t, s, b), "bucket %s", b)
+				}
 			})
-			for _, b := range tc.buckets {
-				assert.Zero(t, count(t, s, b), "bucket %s", b)
-			}
-		})
-	}
+		}
+	})
 }
 
 func TestDeleteUpload(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t)
-	update(t, s, func(tx sim.Tx) error {
-		require.NoError(t, tx.PutUpload(upload("up1")))
-		return tx.PutUpload(upload("up2"))
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t)
+		update(t, s, func(tx sim.Tx) error {
+			require.NoError(t, tx.PutUpload(upload("up1")))
+			return tx.PutUpload(upload("up2"))
+		})
+		update(t, s, func(tx sim.Tx) error { return tx.DeleteUpload("up1") })
+		view(t, s, func(tx sim.Tx) error {
+			_, err := tx.Upload("up1")
+			assert.ErrorIs(t, err, sim.ErrNotFound)
+			var ids []string
+			require.NoError(t, tx.ForEachUpload(func(u sim.Upload) error { ids = append(ids, u.ID); return nil }))
+			assert.Equal(t, []string{"up2"}, ids)
+			return nil
+		})
+		err := s.Update(context.Background(), func(tx sim.Tx) error { return tx.DeleteUpload("up1") })
+		assert.ErrorIs(t, err, sim.ErrNotFound, "a second delete finds nothing")
 	})
-	update(t, s, func(tx sim.Tx) error { return tx.DeleteUpload("up1") })
-	view(t, s, func(tx sim.Tx) error {
-		_, err := tx.Upload("up1")
-		assert.ErrorIs(t, err, sim.ErrNotFound)
-		var ids []string
-		require.NoError(t, tx.ForEachUpload(func(u sim.Upload) error { ids = append(ids, u.ID); return nil }))
-		assert.Equal(t, []string{"up2"}, ids)
-		return nil
-	})
-	err := s.Update(context.Background(), func(tx sim.Tx) error { return tx.DeleteUpload("up1") })
-	assert.ErrorIs(t, err, sim.ErrNotFound, "a second delete finds nothing")
 }
 
 func TestForEachStudioProjectByCompany(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t)
-	update(t, s, func(tx sim.Tx) error {
-		for _, p := range []sim.StudioProject{
-			studioProject("p3", "c1"),
-			studioProject("p1", "c1"),
-			studioProject("p2", "c2"),
-			studioProject("p4", "c1"),
-			// Ids that a naive concatenation of company and project would confuse.
-			studioProject("bc", "a"),
-			studioProject("c", "ab"),
-			studioProject("c1x", "c"),
-			studioProject("orphan", ""),
-		} {
-			if err := tx.PutStudioProject(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	cases := []struct {
-		name      string
-		companyID string
-		want      []string
-	}{
-		{"one company, in id order", "c1", []string{"p1", "p3", "p4"}},
-		{"another company", "c2", []string{"p2"}},
-		{"company a is not a prefix of ab", "a", []string{"bc"}},
-		{"company ab", "ab", []string{"c"}},
-		{"company c is not a prefix of c1", "c", []string{"c1x"}},
-		{"unknown company", "c9", nil},
-		{"company ids are case-sensitive", "C1", nil},
-		{"every company", "", []string{"bc", "c", "c1x", "orphan", "p1", "p2", "p3", "p4"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			assert.Equal(t, tc.want, studioProjectIDs(t, s, tc.companyID))
-		})
-	}
-}
-
-func TestStudioProjectIndexFollowsPuts(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name string
-		// change is applied to "a" (company c1); "b" (c1) and "c" (c2) are
-		// untouched.
-		change func(tx sim.Tx, a sim.StudioProject) error
-		want   map[string][]string // company -> its projects
-	}{
-		{
-			name:   "put again unchanged",
-			change: func(tx sim.Tx, a sim.StudioProject) error { return tx.PutStudioProject(a) },
-			want:   map[string][]string{"c1": {"a", "b"}, "c2": {"c"}},
-		},
-		{
-			name: "other fields changed",
-			change: func(tx sim.Tx, a sim.StudioProject) error {
-				a.Name, a.FolderID = "renamed", ""
-				return tx.PutStudioProject(a)
-			},
-			want: map[string][]string{"c1": {"a", "b"}, "c2": {"c"}},
-		},
-		{
-			name: "moved to another company",
-			change: func(tx sim.Tx, a sim.StudioProject) error {
-				a.CompanyID = "c2"
-				return tx.PutStudioProject(a)
-			},
-			want: map[string][]string{"c1": {"b"}, "c2": {"a", "c"}},
-		},
-		{
-			name: "moved to a new company",
-			change: func(tx sim.Tx, a sim.StudioProject) error {
-				a.CompanyID = "c3"
-				return tx.PutStudioProject(a)
-			},
-			want: map[string][]string{"c1": {"b"}, "c2": {"c"}, "c3": {"a"}},
-		},
-		{
-			name: "moved many times, then back",
-			change: func(tx sim.Tx, a sim.StudioProject) error {
-				for _, c := range []string{"c2", "c3", "c4", "c1"} {
-					a.CompanyID = c
-					if err := tx.PutStudioProject(a); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-			want: map[string][]string{"c1": {"a", "b"}, "c2": {"c"}, "c3": nil, "c4": nil},
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s, _ := openTemp(t)
-			a := studioProject("a", "c1")
-			update(t, s, func(tx sim.Tx) error {
-				return errors.Join(tx.PutStudioProject(a), tx.PutStudioProject(studioProject("b", "c1")), tx.PutStudioProject(studioProject("c", "c2")))
-			})
-			update(t, s, func(tx sim.Tx) error { return tc.change(tx, a) })
-			for companyID, want := range tc.want {
-				assert.Equal(t, want, studioProjectIDs(t, s, companyID), "company %s", companyID)
-			}
-			assert.Equal(t, 3, count(t, s, bStudioProjectsCo), "one index entry per project (stale ones count too)")
-		})
-	}
-}
-
-func TestForEachVideoByProject(t *testing.T) {
-	t.Parallel()
-	s, _ := openTemp(t)
-	update(t, s, func(tx sim.Tx) error {
-		return errors.Join(
-			tx.PutVideo(video("v2", "p1", time.Time{})),
-			tx.PutVideo(video("v1", "p1", t0)),
-			tx.PutVideo(video("v3", "p2", time.Time{})),
-			tx.PutVideo(video("v4", "p10", time.Time{})),
-		)
-	})
-	cases := []struct {
-		name      string
-		projectID string
-		want      []string
-	}{
-		{"one project, in id order", "p1", []string{"v1", "v2"}},
-		{"another project", "p2", []string{"v3"}},
-		{"p1 is not a prefix of p10", "p10", []string{"v4"}},
-		{"unknown project", "p9", nil},
-		{"every project", "", []string{"v1", "v2", "v3", "v4"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			assert.Equal(t, tc.want, videoIDs(t, s, tc.projectID))
-		})
-	}
-
-	t.Run("move to another project", func(t *testing.T) {
-		t.Parallel()
-		s, _ := openTemp(t)
-		v := video("v1", "p1", time.Time{})
-		update(t, s, func(tx sim.Tx) error { return tx.PutVideo(v) })
-		v.ProjectID = "p2"
-		update(t, s, func(tx sim.Tx) error { return tx.PutVideo(v) })
-		assert.Empty(t, videoIDs(t, s, "p1"))
-		assert.Equal(t, []string{"v1"}, videoIDs(t, s, "p2"))
-		assert.Equal(t, 1, count(t, s, bVideosByProject))
-	})
-
-	t.Run("the walk stops at the callback's error", func(t *testing.T) {
-		t.Parallel()
-		stop := errors.New("stop")
-		n := 0
-		err := s.View(context.Background(), func(tx sim.Tx) error {
-			return tx.ForEachVideo("p1", func(sim.Video) error { n++; return stop })
-		})
-		assert.ErrorIs(t, err, stop)
-		assert.Equal(t, 1, n)
-	})
-
-	t.Run("the callback may write", func(t *testing.T) {
-		t.Parallel()
-		s, _ := openTemp(t)
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t)
 		update(t, s, func(tx sim.Tx) error {
-			for i := range 50 {
-				if err := tx.PutVideo(video(fmt.Sprintf("v%02d", i), "p1", t0)); err != nil {
+			for _, p := range []sim.StudioProject{
+				studioProject("p3", "c1"),
+				studioProject("p1", "c1"),
+				studioProject("p2", "c2"),
+				studioProject("p4", "c1"),
+				// Ids that a naive concatenation of company and project would confuse.
+				studioProject("bc", "a"),
+				studioProject("c", "ab"),
+				studioProject("c1x", "c"),
+				studioProject("orphan", ""),
+			} {
+				if err := tx.PutStudioProject(p); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
-		// Every visited video moves to another project and due time.
-		n := 0
-		update(t, s, func(tx sim.Tx) error {
-			return tx.ForEachVideo("p1", func(v sim.Video) error {
-				n++
-				v.ProjectID, v.DueAt = "p2", t0.Add(time.Duration(n)*time.Second)
-				return tx.PutVideo(v)
+		cases := []struct {
+			name      string
+			companyID string
+			want      []string
+		}{
+			{"one company, in id order", "c1", []string{"p1", "p3", "p4"}},
+			{"another company", "c2", []string{"p2"}},
+			{"company a is not a prefix of ab", "a", []string{"bc"}},
+			{"company ab", "ab", []string{"c"}},
+			{"company c is not a prefix of c1", "c", []string{"c1x"}},
+			{"unknown company", "c9", nil},
+			{"company ids are case-sensitive", "C1", nil},
+			{"every company", "", []string{"bc", "c", "c1x", "orphan", "p1", "p2", "p3", "p4"}},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				assert.Equal(t, tc.want, studioProjectIDs(t, s, tc.companyID))
 			})
+		}
+	})
+}
+
+func TestStudioProjectIndexFollowsPuts(t *testing.T) {
+	t.Parallel()
+	contract(t, func(t *testing.T, open opener) {
+		cases := []struct {
+			name string
+			// change is applied to "a" (company c1); "b" (c1) and "c" (c2) are
+			// untouched.
+			change func(tx sim.Tx, a sim.StudioProject) error
+			want   map[string][]string // company -> its projects
+		}{
+			{
+				name:   "put again unchanged",
+				change: func(tx sim.Tx, a sim.StudioProject) error { return tx.PutStudioProject(a) },
+				want:   map[string][]string{"c1": {"a", "b"}, "c2": {"c"}},
+			},
+			{
+				name: "other fields changed",
+				change: func(tx sim.Tx, a sim.StudioProject) error {
+					a.Name, a.FolderID = "renamed", ""
+					return tx.PutStudioProject(a)
+				},
+				want: map[string][]string{"c1": {"a", "b"}, "c2": {"c"}},
+			},
+			{
+				name: "moved to another company",
+				change: func(tx sim.Tx, a sim.StudioProject) error {
+					a.CompanyID = "c2"
+					return tx.PutStudioProject(a)
+				},
+				want: map[string][]string{"c1": {"b"}, "c2": {"a", "c"}},
+			},
+			{
+				name: "moved to a new company",
+				change: func(tx sim.Tx, a sim.StudioProject) error {
+					a.CompanyID = "c3"
+					return tx.PutStudioProject(a)
+				},
+				want: map[string][]string{"c1": {"b"}, "c2": {"c"}, "c3": {"a"}},
+			},
+			{
+				name: "moved many times, then back",
+				change: func(tx sim.Tx, a sim.StudioProject) error {
+					for _, c := range []string{"c2", "c3", "c4", "c1"} {
+						a.CompanyID = c
+						if err := tx.PutStudioProject(a); err != nil {
+							return err
+						}
+					}
+					return nil
+				},
+				want: map[string][]string{"c1": {"a", "b"}, "c2": {"c"}, "c3": nil, "c4": nil},
+			},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := open(t)
+				a := studioProject("a", "c1")
+				update(t, s, func(tx sim.Tx) error {
+					return errors.Join(tx.PutStudioProject(a), tx.PutStudioProject(studioProject("b", "c1")), tx.PutStudioProject(studioProject("c", "c2")))
+				})
+				update(t, s, func(tx sim.Tx) error { return tc.change(tx, a) })
+				for companyID, want := range tc.want {
+					assert.Equal(t, want, studioProjectIDs(t, s, companyID), "company %s", companyID)
+				}
+				assert.Equal(t, 3, count(t, s, bStudioProjectsCo), "one index entry per project (stale ones count too)")
+			})
+		}
+	})
+}
+
+func TestForEachVideoByProject(t *testing.T) {
+	t.Parallel()
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t)
+		update(t, s, func(tx sim.Tx) error {
+			return errors.Join(
+				tx.PutVideo(video("v2", "p1", time.Time{})),
+				tx.PutVideo(video("v1", "p1", t0)),
+				tx.PutVideo(video("v3", "p2", time.Time{})),
+				tx.PutVideo(video("v4", "p10", time.Time{})),
+			)
 		})
-		assert.Equal(t, 50, n, "each video visited once")
-		assert.Empty(t, videoIDs(t, s, "p1"))
-		assert.Len(t, videoIDs(t, s, "p2"), 50)
-		assert.Equal(t, 50, count(t, s, bVideosByProject))
-		assert.Equal(t, 50, count(t, s, bVideosDue))
+		cases := []struct {
+			name      string
+			projectID string
+			want      []string
+		}{
+			{"one project, in id order", "p1", []string{"v1", "v2"}},
+			{"another project", "p2", []string{"v3"}},
+			{"p1 is not a prefix of p10", "p10", []string{"v4"}},
+			{"unknown project", "p9", nil},
+			{"every project", "", []string{"v1", "v2", "v3", "v4"}},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				assert.Equal(t, tc.want, videoIDs(t, s, tc.projectID))
+			})
+		}
+
+		t.Run("move to another project", func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			v := video("v1", "p1", time.Time{})
+			update(t, s, func(tx sim.Tx) error { return tx.PutVideo(v) })
+			v.ProjectID = "p2"
+			update(t, s, func(tx sim.Tx) error { return tx.PutVideo(v) })
+			assert.Empty(t, videoIDs(t, s, "p1"))
+			assert.Equal(t, []string{"v1"}, videoIDs(t, s, "p2"))
+			assert.Equal(t, 1, count(t, s, bVideosByProject))
+		})
+
+		t.Run("the walk stops at the callback's error", func(t *testing.T) {
+			t.Parallel()
+			stop := errors.New("stop")
+			n := 0
+			err := s.View(context.Background(), func(tx sim.Tx) error {
+				return tx.ForEachVideo("p1", func(sim.Video) error { n++; return stop })
+			})
+			assert.ErrorIs(t, err, stop)
+			assert.Equal(t, 1, n)
+		})
+
+		t.Run("the callback may write", func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			update(t, s, func(tx sim.Tx) error {
+				for i := range 50 {
+					if err := tx.PutVideo(video(fmt.Sprintf("v%02d", i), "p1", t0)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			// Every visited video moves to another project and due time.
+			n := 0
+			update(t, s, func(tx sim.Tx) error {
+				return tx.ForEachVideo("p1", func(v sim.Video) error {
+					n++
+					v.ProjectID, v.DueAt = "p2", t0.Add(time.Duration(n)*time.Second)
+					return tx.PutVideo(v)
+				})
+			})
+			assert.Equal(t, 50, n, "each video visited once")
+			assert.Empty(t, videoIDs(t, s, "p1"))
+			assert.Len(t, videoIDs(t, s, "p2"), 50)
+			assert.Equal(t, 50, count(t, s, bVideosByProject))
+			assert.Equal(t, 50, count(t, s, bVideosDue))
+		})
 	})
 }
 
 func TestUserByEmail(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t)
-	update(t, s, func(tx sim.Tx) error {
-		return errors.Join(
-			tx.PutUser(user("u1", "c1", "Ann@Example.com")),
-			tx.PutUser(user("u2", "c1", "bob@example.com")),
-			tx.PutUser(user("u3", "c2", "")),
-			tx.PutUser(user("u4", "c2", "")), // users without email do not collide
-		)
-	})
-	cases := []struct {
-		name   string
-		email  string
-		wantID string // "" for not found
-	}{
-		{"as stored", "Ann@Example.com", "u1"},
-		{"lower case", "ann@example.com", "u1"},
-		{"upper case", "ANN@EXAMPLE.COM", "u1"},
-		{"stored in lower case, asked in mixed case", "Bob@Example.COM", "u2"},
-		{"unknown", "carol@example.com", ""},
-		{"empty", "", ""},
-		{"surrounding spaces are not ignored", " ann@example.com", ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			view(t, s, func(tx sim.Tx) error {
-				u, err := tx.UserByEmail(tc.email)
-				if tc.wantID == "" {
-					assert.ErrorIs(t, err, sim.ErrNotFound)
-					return nil
-				}
-				require.NoError(t, err)
-				assert.Equal(t, tc.wantID, u.ID)
-				return nil
-			})
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t)
+		update(t, s, func(tx sim.Tx) error {
+			return errors.Join(
+				tx.PutUser(user("u1", "c1", "Ann@Example.com")),
+				tx.PutUser(user("u2", "c1", "bob@example.com")),
+				tx.PutUser(user("u3", "c2", "")),
+				tx.PutUser(user("u4", "c2", "")), // users without email do not collide
+			)
 		})
-	}
-	assert.Equal(t, 2, count(t, s, bUsersByEmail), "users without email are not indexed")
+		cases := []struct {
+			name   string
+			email  string
+			wantID string // "" for not found
+		}{
+			{"as stored", "Ann@Example.com", "u1"},
+			{"lower case", "ann@example.com", "u1"},
+			{"upper case", "ANN@EXAMPLE.COM", "u1"},
+			{"stored in lower case, asked in mixed case", "Bob@Example.COM", "u2"},
+			{"unknown", "carol@example.com", ""},
+			{"empty", "", ""},
+			{"surrounding spaces are not ignored", " ann@example.com", ""},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				view(t, s, func(tx sim.Tx) error {
+					u, err := tx.UserByEmail(tc.email)
+					if tc.wantID == "" {
+						assert.ErrorIs(t, err, sim.ErrNotFound)
+						return nil
+					}
+					require.NoError(t, err)
+					assert.Equal(t, tc.wantID, u.ID)
+					return nil
+				})
+			})
+		}
+		assert.Equal(t, 2, count(t, s, bUsersByEmail), "users without email are not indexed")
+	})
 }
 
 func TestUserEmailIndexFollowsPuts(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name string
-		// change is applied to "a" (a@example.com); "b" (b@example.com)
-		// is untouched.
-		change    func(tx sim.Tx, a sim.User) error
-		wantErr   string
-		want      map[string]string // email -> user id, "" for not found
-		wantIndex int
-	}{
-		{
-			name:   "put again unchanged",
-			change: func(tx sim.Tx, a sim.User) error { return tx.PutUser(a) },
-			want:   map[string]string{"a@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
-		},
-		{
-			name: "email changed",
-			change: func(tx sim.Tx, a sim.User) error {
-				a.Email = "new@example.com"
-				return tx.PutUser(a)
+	contract(t, func(t *testing.T, open opener) {
+		cases := []struct {
+			name string
+			// change is applied to "a" (a@example.com); "b" (b@example.com)
+			// is untouched.
+			change    func(tx sim.Tx, a sim.User) error
+			wantErr   string
+			want      map[string]string // email -> user id, "" for not found
+			wantIndex int
+		}{
+			{
+				name:   "put again unchanged",
+				change: func(tx sim.Tx, a sim.User) error { return tx.PutUser(a) },
+				want:   map[string]string{"a@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
 			},
-			want: map[string]string{"a@example.com": "", "new@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
-		},
-		{
-			name: "only the case changed",
-			change: func(tx sim.Tx, a sim.User) error {
-				a.Email = "A@Example.com"
-				return tx.PutUser(a)
+			{
+				name: "email changed",
+				change: func(tx sim.Tx, a sim.User) error {
+					a.Email = "new@example.com"
+					return tx.PutUser(a)
+				},
+				want: map[string]string{"a@example.com": "", "new@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
 			},
-			want: map[string]string{"a@example.com": "a", "A@EXAMPLE.COM": "a", "b@example.com": "b"}, wantIndex: 2,
-		},
-		{
-			name: "email cleared",
-			change: func(tx sim.Tx, a sim.User) error {
-				a.Email = ""
-				return tx.PutUser(a)
+			{
+				name: "only the case changed",
+				change: func(tx sim.Tx, a sim.User) error {
+					a.Email = "A@Example.com"
+					return tx.PutUser(a)
+				},
+				want: map[string]string{"a@example.com": "a", "A@EXAMPLE.COM": "a", "b@example.com": "b"}, wantIndex: 2,
 			},
-			want: map[string]string{"a@example.com": "", "b@example.com": "b"}, wantIndex: 1,
-		},
-		{
-			name: "email freed by one user, taken by another",
-			change: func(tx sim.Tx, a sim.User) error {
-				a.Email = "a2@example.com"
-				if err := tx.PutUser(a); err != nil {
-					return err
-				}
-				return tx.PutUser(user("c", "c1", "A@example.com"))
+			{
+				name: "email cleared",
+				change: func(tx sim.Tx, a sim.User) error {
+					a.Email = ""
+					return tx.PutUser(a)
+				},
+				want: map[string]string{"a@example.com": "", "b@example.com": "b"}, wantIndex: 1,
 			},
-			want: map[string]string{"a@example.com": "c", "a2@example.com": "a", "b@example.com": "b"}, wantIndex: 3,
-		},
-		{
-			name: "another user's email",
-			change: func(tx sim.Tx, a sim.User) error {
-				a.Email = "b@example.com"
-				return tx.PutUser(a)
-			},
-			wantErr: "already belongs to b",
-			want:    map[string]string{"a@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
-		},
-		{
-			name: "another user's email in another case",
-			change: func(tx sim.Tx, a sim.User) error {
-				a.Email = "B@EXAMPLE.com"
-				return tx.PutUser(a)
-			},
-			wantErr: "already belongs to b",
-			want:    map[string]string{"a@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
-		},
-		{
-			name:      "a new user with a taken email",
-			change:    func(tx sim.Tx, a sim.User) error { return tx.PutUser(user("c", "c1", "a@EXAMPLE.com")) },
-			wantErr:   "already belongs to a",
-			want:      map[string]string{"a@example.com": "a", "b@example.com": "b"},
-			wantIndex: 2,
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s, _ := openTemp(t)
-			a := user("a", "c1", "a@example.com")
-			update(t, s, func(tx sim.Tx) error {
-				return errors.Join(tx.PutUser(a), tx.PutUser(user("b", "c1", "b@example.com")))
-			})
-			// The transaction commits whatever the change returns, so a
-			// refused put must have written nothing.
-			update(t, s, func(tx sim.Tx) error {
-				err := tc.change(tx, a)
-				if tc.wantErr == "" {
-					return err
-				}
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
-				return nil
-			})
-			view(t, s, func(tx sim.Tx) error {
-				for email, wantID := range tc.want {
-					u, err := tx.UserByEmail(email)
-					if wantID == "" {
-						assert.ErrorIs(t, err, sim.ErrNotFound, email)
-						continue
+			{
+				name: "email freed by one user, taken by another",
+				change: func(tx sim.Tx, a sim.User) error {
+					a.Email = "a2@example.com"
+					if err := tx.PutUser(a); err != nil {
+						return err
 					}
-					if assert.NoError(t, err, email) {
-						assert.Equal(t, wantID, u.ID, email)
+					return tx.PutUser(user("c", "c1", "A@example.com"))
+				},
+				want: map[string]string{"a@example.com": "c", "a2@example.com": "a", "b@example.com": "b"}, wantIndex: 3,
+			},
+			{
+				name: "another user's email",
+				change: func(tx sim.Tx, a sim.User) error {
+					a.Email = "b@example.com"
+					return tx.PutUser(a)
+				},
+				wantErr: "already belongs to b",
+				want:    map[string]string{"a@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
+			},
+			{
+				name: "another user's email in another case",
+				change: func(tx sim.Tx, a sim.User) error {
+					a.Email = "B@EXAMPLE.com"
+					return tx.PutUser(a)
+				},
+				wantErr: "already belongs to b",
+				want:    map[string]string{"a@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
+			},
+			{
+				name:      "a new user with a taken email",
+				change:    func(tx sim.Tx, a sim.User) error { return tx.PutUser(user("c", "c1", "a@EXAMPLE.com")) },
+				wantErr:   "already belongs to a",
+				want:      map[string]string{"a@example.com": "a", "b@example.com": "b"},
+				wantIndex: 2,
+			},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := open(t)
+				a := user("a", "c1", "a@example.com")
+				update(t, s, func(tx sim.Tx) error {
+					return errors.Join(tx.PutUser(a), tx.PutUser(user("b", "c1", "b@example.com")))
+				})
+				// The transaction commits whatever the change returns, so a
+				// refused put must have written nothing.
+				update(t, s, func(tx sim.Tx) error {
+					err := tc.change(tx, a)
+					if tc.wantErr == "" {
+						return err
 					}
-				}
-				if tc.wantErr != "" {
-					got, err := tx.User("a")
-					require.NoError(t, err)
-					assert.Equal(t, a, got, "the refused put left the user as it was")
-					_, err = tx.User("c")
-					assert.ErrorIs(t, err, sim.ErrNotFound)
-				}
-				return nil
+					require.Error(t, err)
+					assert.Contains(t, err.Error(), tc.wantErr)
+					return nil
+				})
+				view(t, s, func(tx sim.Tx) error {
+					for email, wantID := range tc.want {
+						u, err := tx.UserByEmail(email)
+						if wantID == "" {
+							assert.ErrorIs(t, err, sim.ErrNotFound, email)
+							continue
+						}
+						if assert.NoError(t, err, email) {
+							assert.Equal(t, wantID, u.ID, email)
+						}
+					}
+					if tc.wantErr != "" {
+						got, err := tx.User("a")
+						require.NoError(t, err)
+						assert.Equal(t, a, got, "the refused put left the user as it was")
+						_, err = tx.User("c")
+						assert.ErrorIs(t, err, sim.ErrNotFound)
+					}
+					return nil
+				})
+				assert.Equal(t, tc.wantIndex, count(t, s, bUsersByEmail), "index entries (stale ones count too)")
 			})
-			assert.Equal(t, tc.wantIndex, count(t, s, bUsersByEmail), "index entries (stale ones count too)")
-		})
-	}
+		}
+	})
 }
 
 // dueKind is a resource with a due index, for the tests both share.
@@ -730,334 +747,243 @@ var dueKinds = []dueKind{
 
 func TestDueVideosAndArtifacts(t *testing.T) {
 	t.Parallel()
-	y3000 := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
-	y1900 := time.Date(1900, 6, 1, 0, 0, 0, 0, time.UTC)
-	records := map[string]time.Time{
-		"x3":     t0.Add(3 * time.Minute),
-		"x1":     t0.Add(time.Minute),
-		"x2b":    t0.Add(2 * time.Minute),
-		"x2a":    t0.Add(2 * time.Minute),
-		"x2ns":   t0.Add(2*time.Minute + time.Nanosecond),
-		"future": t0.Add(time.Hour),
-		"y3000":  y3000,
-		"y1900":  y1900,
-		"zoned":  t0.Add(90 * time.Second).In(time.FixedZone("X", 3600)),
-		"nodue":  {},
-	}
-	cases := []struct {
-		name  string
-		now   time.Time
-		limit int
-		want  []string
-	}{
-		{"before everything", y1900.Add(-time.Nanosecond), 10, nil},
-		{"before 1970", t0, 10, []string{"y1900"}},
-		{"exactly at a due time", t0.Add(time.Minute), 10, []string{"y1900", "x1"}},
-		{"a time zone does not change the order", t0.Add(90 * time.Second), 10, []string{"y1900", "x1", "zoned"}},
-		{"inclusive, same due time ordered by id", t0.Add(2 * time.Minute), 10, []string{"y1900", "x1", "zoned", "x2a", "x2b"}},
-		{"one nanosecond later", t0.Add(2*time.Minute + time.Nanosecond), 10, []string{"y1900", "x1", "zoned", "x2a", "x2b", "x2ns"}},
-		{"limit", t0.Add(time.Hour), 3, []string{"y1900", "x1", "zoned"}},
-		{"limit one", t0.Add(time.Hour), 1, []string{"y1900"}},
-		{"limit zero", t0.Add(time.Hour), 0, nil},
-		{"negative limit", t0.Add(time.Hour), -1, nil},
-		{"year 2999 does not reach year 3000", time.Date(2999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), 100, []string{"y1900", "x1", "zoned", "x2a", "x2b", "x2ns", "x3", "future"}},
-		{"year 3000, after 2025", y3000, 100, []string{"y1900", "x1", "zoned", "x2a", "x2b", "x2ns", "x3", "future", "y3000"}},
-		{"now in another zone", t0.Add(time.Minute).In(time.FixedZone("Y", -5*3600)), 10, []string{"y1900", "x1"}},
-	}
-	for _, k := range dueKinds {
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			s, _ := openTemp(t)
-			update(t, s, func(tx sim.Tx) error {
-				for id, due := range records {
-					if err := k.put(tx, id, due); err != nil {
-						return err
+	contract(t, func(t *testing.T, open opener) {
+		y3000 := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+		y1900 := time.Date(1900, 6, 1, 0, 0, 0, 0, time.UTC)
+		records := map[string]time.Time{
+			"x3":     t0.Add(3 * time.Minute),
+			"x1":     t0.Add(time.Minute),
+			"x2b":    t0.Add(2 * time.Minute),
+			"x2a":    t0.Add(2 * time.Minute),
+			"x2ns":   t0.Add(2*time.Minute + time.Nanosecond),
+			"future": t0.Add(time.Hour),
+			"y3000":  y3000,
+			"y1900":  y1900,
+			"zoned":  t0.Add(90 * time.Second).In(time.FixedZone("X", 3600)),
+			"nodue":  {},
+		}
+		cases := []struct {
+			name  string
+			now   time.Time
+			limit int
+			want  []string
+		}{
+			{"before everything", y1900.Add(-time.Nanosecond), 10, nil},
+			{"before 1970", t0, 10, []string{"y1900"}},
+			{"exactly at a due time", t0.Add(time.Minute), 10, []string{"y1900", "x1"}},
+			{"a time zone does not change the order", t0.Add(90 * time.Second), 10, []string{"y1900", "x1", "zoned"}},
+			{"inclusive, same due time ordered by id", t0.Add(2 * time.Minute), 10, []string{"y1900", "x1", "zoned", "x2a", "x2b"}},
+			{"one nanosecond later", t0.Add(2*time.Minute + time.Nanosecond), 10, []string{"y1900", "x1", "zoned", "x2a", "x2b", "x2ns"}},
+			{"limit", t0.Add(time.Hour), 3, []string{"y1900", "x1", "zoned"}},
+			{"limit one", t0.Add(time.Hour), 1, []string{"y1900"}},
+			{"limit zero", t0.Add(time.Hour), 0, nil},
+			{"negative limit", t0.Add(time.Hour), -1, nil},
+			{"year 2999 does not reach year 3000", time.Date(2999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), 100, []string{"y1900", "x1", "zoned", "x2a", "x2b", "x2ns", "x3", "future"}},
+			{"year 3000, after 2025", y3000, 100, []string{"y1900", "x1", "zoned", "x2a", "x2b", "x2ns", "x3", "future", "y3000"}},
+			{"now in another zone", t0.Add(time.Minute).In(time.FixedZone("Y", -5*3600)), 10, []string{"y1900", "x1"}},
+		}
+		for _, k := range dueKinds {
+			t.Run(k.name, func(t *testing.T) {
+				t.Parallel()
+				s := open(t)
+				update(t, s, func(tx sim.Tx) error {
+					for id, due := range records {
+						if err := k.put(tx, id, due); err != nil {
+							return err
+						}
 					}
-				}
-				return nil
-			})
-			assert.Equal(t, len(records)-1, count(t, s, k.bucket), "only records with a due time are indexed")
-			for _, tc := range cases {
-				t.Run(tc.name, func(t *testing.T) {
-					t.Parallel()
-					view(t, s, func(tx sim.Tx) error {
-						got, err := k.due(tx, tc.now, tc.limit)
-						require.NoError(t, err)
-						assert.Equal(t, tc.want, got)
-						return nil
-					})
+					return nil
 				})
-			}
-		})
-	}
+				assert.Equal(t, len(records)-1, count(t, s, k.bucket), "only records with a due time are indexed")
+				for _, tc := range cases {
+					t.Run(tc.name, func(t *testing.T) {
+						t.Parallel()
+						view(t, s, func(tx sim.Tx) error {
+							got, err := k.due(tx, tc.now, tc.limit)
+							require.NoError(t, err)
+							assert.Equal(t, tc.want, got)
+							return nil
+						})
+					})
+				}
+			})
+		}
+	})
 }
 
 func TestDueIndexFollowsVideosAndArtifacts(t *testing.T) {
 	t.Parallel()
-	later := t0.Add(time.Hour)
-	cases := []struct {
-		name string
-		// change is applied to "a" (due t0+1m); "b" (due t0+2m) is untouched.
-		change    func(tx sim.Tx, k dueKind) error
-		wantDue   []string // due at t0+1h
-		wantIndex int
-	}{
-		{
-			name:    "put again unchanged",
-			change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", t0.Add(time.Minute)) },
-			wantDue: []string{"a", "b"}, wantIndex: 2,
-		},
-		{
-			name:    "moved after b",
-			change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", t0.Add(3*time.Minute)) },
-			wantDue: []string{"b", "a"}, wantIndex: 2,
-		},
-		{
-			name:    "moved later than now",
-			change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", later.Add(time.Nanosecond)) },
-			wantDue: []string{"b"}, wantIndex: 2,
-		},
-		{
-			name:    "moved to year 3000",
-			change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)) },
-			wantDue: []string{"b"}, wantIndex: 2,
-		},
-		{
-			name:    "due time cleared",
-			change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", time.Time{}) },
-			wantDue: []string{"b"}, wantIndex: 1,
-		},
-		{
-			name: "cleared, then set again",
-			change: func(tx sim.Tx, k dueKind) error {
-				return errors.Join(k.put(tx, "a", time.Time{}), k.put(tx, "a", t0.Add(30*time.Minute)))
+	contract(t, func(t *testing.T, open opener) {
+		later := t0.Add(time.Hour)
+		cases := []struct {
+			name string
+			// change is applied to "a" (due t0+1m); "b" (due t0+2m) is untouched.
+			change    func(tx sim.Tx, k dueKind) error
+			wantDue   []string // due at t0+1h
+			wantIndex int
+		}{
+			{
+				name:    "put again unchanged",
+				change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", t0.Add(time.Minute)) },
+				wantDue: []string{"a", "b"}, wantIndex: 2,
 			},
-			wantDue: []string{"b", "a"}, wantIndex: 2,
-		},
-		{
-			name:    "a new record without due time",
-			change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "c", time.Time{}) },
-			wantDue: []string{"a", "b"}, wantIndex: 2,
-		},
-		{
-			name: "moved many times",
-			change: func(tx sim.Tx, k dueKind) error {
-				for i := range 10 {
-					if err := k.put(tx, "a", t0.Add(time.Duration(10+i)*time.Minute)); err != nil {
-						return err
+			{
+				name:    "moved after b",
+				change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", t0.Add(3*time.Minute)) },
+				wantDue: []string{"b", "a"}, wantIndex: 2,
+			},
+			{
+				name:    "moved later than now",
+				change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", later.Add(time.Nanosecond)) },
+				wantDue: []string{"b"}, wantIndex: 2,
+			},
+			{
+				name:    "moved to year 3000",
+				change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)) },
+				wantDue: []string{"b"}, wantIndex: 2,
+			},
+			{
+				name:    "due time cleared",
+				change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "a", time.Time{}) },
+				wantDue: []string{"b"}, wantIndex: 1,
+			},
+			{
+				name: "cleared, then set again",
+				change: func(tx sim.Tx, k dueKind) error {
+					return errors.Join(k.put(tx, "a", time.Time{}), k.put(tx, "a", t0.Add(30*time.Minute)))
+				},
+				wantDue: []string{"b", "a"}, wantIndex: 2,
+			},
+			{
+				name:    "a new record without due time",
+				change:  func(tx sim.Tx, k dueKind) error { return k.put(tx, "c", time.Time{}) },
+				wantDue: []string{"a", "b"}, wantIndex: 2,
+			},
+			{
+				name: "moved many times",
+				change: func(tx sim.Tx, k dueKind) error {
+					for i := range 10 {
+						if err := k.put(tx, "a", t0.Add(time.Duration(10+i)*time.Minute)); err != nil {
+							return err
+						}
 					}
-				}
-				return nil
-			},
-			wantDue: []string{"b", "a"}, wantIndex: 2,
-		},
-	}
-	for _, k := range dueKinds {
-		for _, tc := range cases {
-			t.Run(k.name+"/"+tc.name, func(t *testing.T) {
-				t.Parallel()
-				s, _ := openTemp(t)
-				update(t, s, func(tx sim.Tx) error {
-					return errors.Join(k.put(tx, "a", t0.Add(time.Minute)), k.put(tx, "b", t0.Add(2*time.Minute)))
-				})
-				update(t, s, func(tx sim.Tx) error { return tc.change(tx, k) })
-				view(t, s, func(tx sim.Tx) error {
-					got, err := k.due(tx, later, 100)
-					require.NoError(t, err)
-					assert.Equal(t, tc.wantDue, got)
 					return nil
-				})
-				assert.Equal(t, tc.wantIndex, count(t, s, k.bucket), "index entries (stale ones count too)")
-			})
+				},
+				wantDue: []string{"b", "a"}, wantIndex: 2,
+			},
 		}
-	}
+		for _, k := range dueKinds {
+			for _, tc := range cases {
+				t.Run(k.name+"/"+tc.name, func(t *testing.T) {
+					t.Parallel()
+					s := open(t)
+					update(t, s, func(tx sim.Tx) error {
+						return errors.Join(k.put(tx, "a", t0.Add(time.Minute)), k.put(tx, "b", t0.Add(2*time.Minute)))
+					})
+					update(t, s, func(tx sim.Tx) error { return tc.change(tx, k) })
+					view(t, s, func(tx sim.Tx) error {
+						got, err := k.due(tx, later, 100)
+						require.NoError(t, err)
+						assert.Equal(t, tc.wantDue, got)
+						return nil
+					})
+					assert.Equal(t, tc.wantIndex, count(t, s, k.bucket), "index entries (stale ones count too)")
+				})
+			}
+		}
+	})
 }
 
 func TestResetDataClearsStudio(t *testing.T) {
 	t.Parallel()
-	s, _ := openTemp(t)
-	update(t, s, putStudio)
-	for _, b := range studioData {
-		require.NotZero(t, count(t, s, b), "bucket %s is filled before the reset", b)
-	}
-	update(t, s, func(tx sim.Tx) error { return tx.ResetData() })
-	for _, b := range studioData {
-		assert.Zero(t, count(t, s, b), "bucket %s", b)
-	}
-	view(t, s, func(tx sim.Tx) error {
-		for name, err := range map[string]error{
-			"company":       second(tx.Company("c1")),
-			"user":          second(tx.User("u1")),
-			"user by email": second(tx.UserByEmail("ann@example.com")),
-			"glossary":      second(tx.Glossary("g1")),
-			"folder":        second(tx.Folder("f1")),
-			"project":       second(tx.StudioProject("sp1")),
-			"video":         second(tx.Video("v1")),
-			"artifact":      second(tx.Artifact("a1")),
-			"upload":        second(tx.Upload("up1")),
-		} {
-			assert.ErrorIs(t, err, sim.ErrNotFound, name)
+	contract(t, func(t *testing.T, open opener) {
+		s := open(t)
+		update(t, s, putStudio)
+		for _, b := range studioData {
+			require.NotZero(t, count(t, s, b), "bucket %s is filled before the reset", b)
 		}
-		videos, err := tx.DueVideos(t0.Add(time.Hour), 10)
-		require.NoError(t, err)
-		assert.Empty(t, videos)
-		artifacts, err := tx.DueArtifacts(t0.Add(time.Hour), 10)
-		require.NoError(t, err)
-		assert.Empty(t, artifacts)
-		return nil
-	})
-	assert.Empty(t, studioProjectIDs(t, s, "c1"))
-	assert.Empty(t, videoIDs(t, s, "sp1"))
-	// The store is usable after a reset, and the old email is free.
-	update(t, s, func(tx sim.Tx) error { return tx.PutUser(user("u2", "c1", "ann@example.com")) })
-	view(t, s, func(tx sim.Tx) error {
-		u, err := tx.UserByEmail("ANN@example.com")
-		require.NoError(t, err)
-		assert.Equal(t, "u2", u.ID)
-		return nil
+		update(t, s, func(tx sim.Tx) error { return tx.ResetData() })
+		for _, b := range studioData {
+			assert.Zero(t, count(t, s, b), "bucket %s", b)
+		}
+		view(t, s, func(tx sim.Tx) error {
+			for name, err := range map[string]error{
+				"company":       second(tx.Company("c1")),
+				"user":          second(tx.User("u1")),
+				"user by email": second(tx.UserByEmail("ann@example.com")),
+				"glossary":      second(tx.Glossary("g1")),
+				"folder":        second(tx.Folder("f1")),
+				"project":       second(tx.StudioProject("sp1")),
+				"video":         second(tx.Video("v1")),
+				"artifact":      second(tx.Artifact("a1")),
+				"upload":        second(tx.Upload("up1")),
+			} {
+				assert.ErrorIs(t, err, sim.ErrNotFound, name)
+			}
+			videos, err := tx.DueVideos(t0.Add(time.Hour), 10)
+			require.NoError(t, err)
+			assert.Empty(t, videos)
+			artifacts, err := tx.DueArtifacts(t0.Add(time.Hour), 10)
+			require.NoError(t, err)
+			assert.Empty(t, artifacts)
+			return nil
+		})
+		assert.Empty(t, studioProjectIDs(t, s, "c1"))
+		assert.Empty(t, videoIDs(t, s, "sp1"))
+		// The store is usable after a reset, and the old email is free.
+		update(t, s, func(tx sim.Tx) error { return tx.PutUser(user("u2", "c1", "ann@example.com")) })
+		view(t, s, func(tx sim.Tx) error {
+			u, err := tx.UserByEmail("ANN@example.com")
+			require.NoError(t, err)
+			assert.Equal(t, "u2", u.ID)
+			return nil
+		})
 	})
 }
 
 func second[T any](_ T, err error) error { return err }
 
-// checkStudio asserts that the records of putStudio and their indexes are
-// in s.
-func checkStudio(t *testing.T, s *Store) {
-	t.Helper()
-	view(t, s, func(tx sim.Tx) error {
-		c, err := tx.Company("c1")
-		require.NoError(t, err)
-		assert.Equal(t, company("c1"), c)
-		u, err := tx.UserByEmail("ann@example.com")
-		require.NoError(t, err)
-		assert.Equal(t, user("u1", "c1", "Ann@Example.com"), u)
-		_, err = tx.Glossary("g1")
-		require.NoError(t, err)
-		_, err = tx.Folder("f1")
-		require.NoError(t, err)
-		v, err := tx.Video("v1")
-		require.NoError(t, err)
-		assert.Equal(t, video("v1", "sp1", t0.Add(time.Minute)), v)
-		a, err := tx.Artifact("a1")
-		require.NoError(t, err)
-		assert.Equal(t, artifact("a1", t0.Add(time.Second)), a)
-		up, err := tx.Upload("up1")
-		require.NoError(t, err)
-		assert.Equal(t, upload("up1"), up)
-		videos, err := tx.DueVideos(t0.Add(time.Hour), 10)
-		require.NoError(t, err)
-		assert.Equal(t, []string{"v1"}, videos)
-		artifacts, err := tx.DueArtifacts(t0.Add(time.Hour), 10)
-		require.NoError(t, err)
-		assert.Equal(t, []string{"a1"}, artifacts)
-		return nil
-	})
-	assert.Equal(t, []string{"sp1"}, studioProjectIDs(t, s, "c1"))
-	assert.Equal(t, []string{"v1"}, videoIDs(t, s, "sp1"))
-}
-
-func TestReopenKeepsStudioData(t *testing.T) {
-	t.Parallel()
-	s, path := openTemp(t)
-	update(t, s, putStudio)
-	require.NoError(t, s.Close())
-
-	s2, err := Open(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s2.Close() })
-	checkStudio(t, s2)
-}
-
-// TestOpenAddsStudioBucketsToAnOlderFile opens a schema 2 file written
-// before the studio buckets existed: Open adds them and keeps the data
-// (and migrates the file to the current schema).
-func TestOpenAddsStudioBucketsToAnOlderFile(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := bolt.Open(path, 0o600, nil)
-	require.NoError(t, err)
-	acct := account("k1", 7)
-	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bMeta, bSeq, bAccounts, bProjects, bBodies, bDue, bIdem, bIdemExp} {
-			if _, err := tx.CreateBucket(name); err != nil {
-				return err
-			}
-		}
-		v, err := encode(acct)
-		if err != nil {
-			return err
-		}
-		return errors.Join(tx.Bucket(bMeta).Put(keySchema, be64(2)), tx.Bucket(bAccounts).Put([]byte(acct.APIKey), v))
-	}))
-	require.NoError(t, db.Close())
-
-	s, err := Open(path)
-	require.NoError(t, err)
-	require.NoError(t, s.db.View(func(tx *bolt.Tx) error {
-		for _, name := range studioData {
-			assert.NotNil(t, tx.Bucket(name), "bucket %s", name)
-		}
-		assert.Equal(t, uint64(SchemaVersion), binary.BigEndian.Uint64(tx.Bucket(bMeta).Get(keySchema)))
-		return nil
-	}))
-	view(t, s, func(tx sim.Tx) error {
-		got, err := tx.Account("k1")
-		require.NoError(t, err)
-		assert.Equal(t, acct, got)
-		return nil
-	})
-	update(t, s, putStudio)
-	require.NoError(t, s.Close())
-
-	s, err = Open(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	checkStudio(t, s)
-	view(t, s, func(tx sim.Tx) error {
-		_, err := tx.Account("k1")
-		return err
-	})
-}
-
 func TestUnreadableStudioValues(t *testing.T) {
 	t.Parallel()
-	const raw = `{"v":2,"d":{}}`
-	cases := []struct {
-		name   string
-		bucket []byte
-		key    []byte
-		val    []byte
-		read   func(sim.Tx) error
-		want   error // nil: an unreadable value
-	}{
-		{"company", bCompanies, []byte("bad"), []byte(raw), func(tx sim.Tx) error { _, err := tx.Company("bad"); return err }, nil},
-		{"user overwrite", bUsers, []byte("bad"), []byte(raw), func(tx sim.Tx) error { return tx.PutUser(user("bad", "c1", "x@y.z")) }, nil},
-		{"video overwrite", bVideos, []byte("bad"), []byte(raw), func(tx sim.Tx) error { return tx.PutVideo(video("bad", "p1", t0)) }, nil},
-		{"artifacts", bArtifacts, []byte("bad"), []byte(raw), func(tx sim.Tx) error {
-			return tx.ForEachArtifact(func(sim.Artifact) error { return nil })
-		}, nil},
-		{"videos of a project", bVideosByProject, parentKey("p1", "gone"), nil, func(tx sim.Tx) error {
-			return tx.ForEachVideo("p1", func(sim.Video) error { return nil })
-		}, errIndexedNotFound},
-		{"user by email", bUsersByEmail, []byte("x@y.z"), []byte("gone"), func(tx sim.Tx) error {
-			_, err := tx.UserByEmail("x@y.z")
-			return err
-		}, errIndexedNotFound},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s, _ := openTemp(t)
-			require.NoError(t, s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(tc.bucket).Put(tc.key, tc.val) }))
-			var err error
-			require.NotPanics(t, func() { err = s.Update(context.Background(), tc.read) })
-			require.Error(t, err)
-			assert.NotErrorIs(t, err, sim.ErrNotFound, "a corrupt file is not a missing record")
-			if tc.want != nil {
-				assert.ErrorIs(t, err, tc.want)
-			} else {
-				assert.Contains(t, err.Error(), "value version 2")
-			}
-		})
-	}
+	contract(t, func(t *testing.T, open opener) {
+		const raw = `{"v":2,"d":{}}`
+		cases := []struct {
+			name   string
+			bucket []byte
+			key    []byte
+			val    []byte
+			read   func(sim.Tx) error
+			want   error // nil: an unreadable value
+		}{
+			{"company", bCompanies, []byte("bad"), []byte(raw), func(tx sim.Tx) error { _, err := tx.Company("bad"); return err }, nil},
+			{"user overwrite", bUsers, []byte("bad"), []byte(raw), func(tx sim.Tx) error { return tx.PutUser(user("bad", "c1", "x@y.z")) }, nil},
+			{"video overwrite", bVideos, []byte("bad"), []byte(raw), func(tx sim.Tx) error { return tx.PutVideo(video("bad", "p1", t0)) }, nil},
+			{"artifacts", bArtifacts, []byte("bad"), []byte(raw), func(tx sim.Tx) error {
+				return tx.ForEachArtifact(func(sim.Artifact) error { return nil })
+			}, nil},
+			{"videos of a project", bVideosByProject, parentKey("p1", "gone"), nil, func(tx sim.Tx) error {
+				return tx.ForEachVideo("p1", func(sim.Video) error { return nil })
+			}, errIndexedNotFound},
+			{"user by email", bUsersByEmail, []byte("x@y.z"), []byte("gone"), func(tx sim.Tx) error {
+				_, err := tx.UserByEmail("x@y.z")
+				return err
+			}, errIndexedNotFound},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := open(t)
+				require.NoError(t, s.kv.update(func(tx kvTx) error { return tx.put(tc.bucket, tc.key, tc.val) }))
+				var err error
+				require.NotPanics(t, func() { err = s.Update(context.Background(), tc.read) })
+				require.Error(t, err)
+				assert.NotErrorIs(t, err, sim.ErrNotFound, "a corrupt file is not a missing record")
+				if tc.want != nil {
+					assert.ErrorIs(t, err, tc.want)
+				} else {
+					assert.Contains(t, err.Error(), "value version 2")
+				}
+			})
+		}
+	})
 }

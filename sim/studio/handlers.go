@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
@@ -28,7 +29,7 @@ func (a *API) handleCreateArtifact(w http.ResponseWriter, r *http.Request) error
 	}
 	c := caller(r)
 	render := func(art sim.Artifact) (int, any) { return a.created, viewArtifactCreated(art, c) }
-	art, err := httpx.Idempotent(r, render, func(idem *sim.IdemWrite[sim.Artifact]) (sim.Artifact, error) {
+	art, err := idempotency.Write(r, render, func(idem *sim.IdemWrite[sim.Artifact]) (sim.Artifact, error) {
 		return a.svc.CreateArtifact(r.Context(), c, na, idem)
 	})
 	if err != nil {
@@ -234,7 +235,7 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	render := func(p sim.StudioProject) (int, any) { return a.created, a.viewProject(r, p) }
-	p, err := httpx.Idempotent(r, render, func(idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
+	p, err := idempotency.Write(r, render, func(idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
 		return a.svc.CreateStudioProject(r.Context(), caller(r), in, idem)
 	})
 	if err != nil {
@@ -386,7 +387,7 @@ func (a *API) handleCreateVideo(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	render := func(v sim.Video) (int, any) { return a.created, a.viewVideoCreated(r, v) }
-	v, err := httpx.Idempotent(r, render, func(idem *sim.IdemWrite[sim.Video]) (sim.Video, error) {
+	v, err := idempotency.Write(r, render, func(idem *sim.IdemWrite[sim.Video]) (sim.Video, error) {
 		return a.svc.CreateVideo(r.Context(), c, pid, nv, idem)
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/idempotency"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
@@ -42,7 +43,7 @@ type Service interface {
 	Video(ctx context.Context, c sim.Caller, projectID, videoID string) (sim.Video, error)
 	UpdateVideo(ctx context.Context, c sim.Caller, projectID, videoID string, u sim.VideoUpdate) (sim.Video, error)
 
-	httpx.IdemStore
+	idempotency.Store
 }
 
 // Config configures the studio API.
@@ -67,7 +68,7 @@ type Config struct {
 	MaxBody int64
 	// IdemSlots is shared with the other interface that keeps its
 	// idempotency records in the same store (nil: this API's own).
-	IdemSlots *httpx.IdemSlots
+	IdemSlots *idempotency.Slots
 }
 
 // API is the studio interface.
@@ -79,7 +80,7 @@ type API struct {
 	laxEnums   bool
 	publicURL  string
 	created    int
-	idem       *httpx.Idempotency
+	idem       *idempotency.Middleware
 	limiter    *limiter
 	defaultLim sim.RateLimit
 }
@@ -105,7 +106,7 @@ func New(cfg Config) *API {
 	}
 	// Every POST of the interface has a JSON body: the decoder's limit is
 	// the limit of each route.
-	a.idem = &httpx.Idempotency{Store: cfg.Service, API: a.http, Slots: cfg.IdemSlots,
+	a.idem = &idempotency.Middleware{Store: cfg.Service, API: a.http, Slots: cfg.IdemSlots,
 		Limit: func(*http.Request) int64 { return a.maxBody }}
 	return a
 }
@@ -123,7 +124,7 @@ func (a *API) Routes() chi.Router {
 	r.Group(func(r chi.Router) {
 		r.Use(a.authenticate)
 		r.Use(a.rateLimit)
-		r.Use(a.idem.Middleware(httpx.KeyScope))
+		r.Use(a.idem.Wrap(httpx.KeyScope))
 		r.Get("/api/v1/artifacts/create", a.http.Handle(a.handlePresign))
 		r.Post("/api/v1/artifacts/create", a.http.Handle(a.handleCreateArtifact))
 		r.Get("/api/v1/artifacts/{artifactId}", a.http.Handle(a.handleGetArtifact))

@@ -2,8 +2,8 @@
 // browser: Debian's chromium, driven by playwright-core from npm (see
 // package.json and dashboard.mjs), against an in-process dubsim.
 //
-// It needs node, the npm packages (npm ci in this directory) and chromium;
-// without them it skips, unless DUBSIM_REQUIRE_TOOLS=1 (as in CI), where it
+// It needs node, npm (it runs npm ci in this directory when the packages are
+// missing) and chromium; without them it skips, unless DUBSIM_REQUIRE_TOOLS=1 (as in CI), where it
 // fails. DUBSIM_SCREENSHOTS=dir keeps the screenshots it takes.
 package browser_test
 
@@ -38,9 +38,7 @@ func requireTools(t *testing.T) (node string) {
 	if _, err := os.Stat(chromium()); err != nil {
 		tooltest.Missing(t, "chromium ("+chromium()+", apt-get install chromium)")
 	}
-	if _, err := os.Stat(filepath.Join("node_modules", "playwright-core", "package.json")); err != nil {
-		tooltest.Missing(t, "playwright-core (npm ci in test/browser)")
-	}
+	tooltest.NodeModules(t, ".", "playwright-core/package.json")
 	return node
 }
 

@@ -6,8 +6,8 @@
 // built in a module of their own and used against the same dubsim
 // (testdata/goclient).
 //
-// The npm tools are pinned in package.json and package-lock.json (npm ci in
-// this directory); oapi-codegen and its runtime come from the Go module proxy
+// The npm tools are pinned in package.json and package-lock.json (the test
+// runs npm ci in this directory when they are missing); oapi-codegen and its runtime come from the Go module proxy
 // at the versions below. Without node or the npm packages the test skips,
 // unless DUBSIM_REQUIRE_TOOLS=1 (as in CI), where it fails.
 package generators
@@ -55,9 +55,7 @@ func npmTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("node_modules", ".bin", name))
 	require.NoError(t, err)
-	if _, err := os.Stat(p); err != nil {
-		tooltest.Missing(t, name+" (npm ci in test/generators)")
-	}
+	tooltest.NodeModules(t, ".", filepath.Join(".bin", name))
 	return p
 }
 

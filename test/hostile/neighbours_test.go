@@ -2,21 +2,27 @@ package hostile
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,60 +38,50 @@ import (
 //   - a sandbox holding 20,000 fault rules, whose requests go through them.
 //
 // Each victim runs a fixed scenario (create, read, advance, read ready,
-// download the dubbed WAV, balance) first alone, then beside the abusers.
-// It passes when every victim request succeeds, each victim's p99 beside the
-// abusers is at most neighbourSlowdown times its own p99 alone (both measured
-// in this run), and the process's resident memory stays under neighbourRSS.
+// download the dubbed WAV, balance) in windows that alternate between alone
+// and beside the abusers (alone, beside, beside, alone, alone, ...), so that
+// load from outside the test that drifts during the run falls on both sides
+// alike. It passes when every victim request succeeds, each victim's p99
+// beside the abusers is at most neighbourSlowdown times its own p99 alone
+// (both measured in this run), and the process's resident memory stays
+// under neighbourRSS.
 const (
 	neighbourSlowdown = 3
 	neighbourRSS      = 512 << 20
-	neighbourRounds   = 25 // scenarios per victim and phase: 150 requests, so p99 is not just the slowest one
 	neighbourRules    = 20_000
+	// neighbourWindows windows a side of neighbourRounds scenarios per
+	// victim: 360 requests per victim and side, so p99 is not one or two
+	// slow requests.
+	neighbourWindows = 12
+	neighbourRounds  = 5
 )
 
 // It measures latency, which the other packages of a parallel `go test
-// ./...` disturb unevenly between its two phases, so it runs only when
-// asked: DUBSIM_NOISY=1 go test -count=1 -v -run TestNoisyNeighbours ./test/hostile/
+// ./...` disturb, so it runs only when asked (.ci/run runs it as a step of
+// its own): DUBSIM_NOISY=1 go test -count=1 -v -run TestNoisyNeighbours ./test/hostile/
 func TestNoisyNeighbours(t *testing.T) {
 	if os.Getenv("DUBSIM_NOISY") != "1" {
-		t.Skip("a latency comparison: DUBSIM_NOISY=1 runs it, on a machine doing nothing else")
+		t.Skip("a latency comparison: DUBSIM_NOISY=1 runs it (.ci/run does, as a step of its own)")
 	}
 	p := start(t)
 	victim := neighbourSandbox(t, p.Base)
-
-	def := &scenario{base: p.Base, key: "dubsim-pro", control: p.Base + "/_sim", client: victimClient()}
-	sbx := &scenario{base: p.Base, key: "sbx_" + victim + "_dubsim-pro", control: p.Base + "/sbx/" + victim + "/_sim", client: victimClient()}
-
-	victims := map[string]*scenario{"default": def, "sandbox": sbx}
-	quiet := runVictims(t, victims)
+	victims := []*scenario{
+		{name: "default", base: p.Base, key: "dubsim-pro", control: p.Base + "/_sim", client: victimClient()},
+		{name: "sandbox", base: p.Base, key: "sbx_" + victim + "_dubsim-pro", control: p.Base + "/sbx/" + victim + "/_sim", client: victimClient()},
+	}
 
 	// The fault rules are set up before the abuse starts: adding them is
 	// 20,000 control calls, not the abuse itself.
 	rulesBox := neighbourSandbox(t, p.Base)
 	added, refused := addFaultRules(t, p.Base+"/sbx/"+rulesBox+"/_sim", neighbourRules)
 	t.Logf("fault rules: %d added, %d refused (the tenant's share)", added, refused)
-
-	ctx, stop := context.WithCancel(context.Background())
-	var abusers sync.WaitGroup
-	counts := &abuseCounts{}
-	abuse := func(n int, f func(ctx context.Context, i int)) {
-		for i := range n {
-			abusers.Add(1)
-			go func() { defer abusers.Done(); f(ctx, i) }()
-		}
+	cfg := &abusers{Base: p.Base, RulesKey: "sbx_" + rulesBox + "_dubsim-pro"}
+	for range 10 {
+		cfg.StreamURLs = append(cfg.StreamURLs, p.Base+"/sbx/"+neighbourSandbox(t, p.Base)+"/_sim/events")
 	}
-	abuse(4, func(ctx context.Context, _ int) { longRequestLines(ctx, p.Base, counts) })
-	abuse(16, func(ctx context.Context, _ int) { trickleBodies(ctx, p.Base, counts) })
-	abuse(2, func(ctx context.Context, _ int) { sandboxChurn(ctx, p.Base, counts) })
-	streamBoxes := make([]string, 10)
-	for i := range streamBoxes {
-		streamBoxes[i] = neighbourSandbox(t, p.Base)
-	}
-	abuse(10*20, func(ctx context.Context, i int) {
-		eventStream(ctx, p.Base+"/sbx/"+streamBoxes[i%10]+"/_sim/events", counts)
-	})
-	abuse(2, func(ctx context.Context, _ int) { ruledRequests(ctx, p.Base, "sbx_"+rulesBox+"_dubsim-pro", counts) })
+	ab := startAbusers(t, cfg)
 
+	ctx, stopWatch := context.WithCancel(context.Background())
 	var peak atomic.Int64
 	watch := make(chan struct{})
 	go func() {
@@ -104,65 +100,329 @@ func TestNoisyNeighbours(t *testing.T) {
 		}
 	}()
 
-	loud := runVictims(t, victims)
-	stop()
-	abusers.Wait()
+	// One round first, not counted: the victims' first requests open
+	// connections and warm the server's caches.
+	runVictims(t, victims, 1)
+	quietFiles, err := p.OpenFiles()
+	require.NoError(t, err)
+	var use [2]usage // alone, beside
+	for w := range neighbourWindows * 2 {
+		// alone, beside, beside, alone, alone, beside, ...
+		beside := (w+1)/2%2 == 1
+		side := 0
+		if beside {
+			side = 1
+			ab.command(t, "start", "under way")
+		} else {
+			settle(t, p, quietFiles)
+		}
+		for _, v := range victims {
+			v.side = &v.alone
+			if beside {
+				v.side = &v.beside
+			}
+		}
+		began := use[side].begin(t, p, ab)
+		runVictims(t, victims, neighbourRounds)
+		if beside {
+			ab.command(t, "stop", "stopped")
+		}
+		use[side].end(t, p, ab, began)
+	}
+	stopWatch()
 	<-watch
 
-	t.Logf("abusers: %s", counts)
-	for _, name := range []string{"default", "sandbox"} {
-		q, l := p99(quiet[name]), p99(loud[name])
-		t.Logf("%s: p99 alone %s, beside the abusers %s (%.1fx; %d requests each)", name, q, l, float64(l)/float64(q), len(loud[name]))
-		assert.LessOrEqual(t, l, neighbourSlowdown*q, "%s: p99 beside the abusers is at most %dx its p99 alone", name, neighbourSlowdown)
+	t.Logf("abusers: %s", ab.close(t))
+	t.Logf("alone: %s; beside the abusers: %s", &use[0], &use[1])
+	for _, v := range victims {
+		q, l := p99(v.alone.all()), p99(v.beside.all())
+		t.Logf("%s: p99 alone %s, beside the abusers %s (%.1fx; %d requests each)", v.name, q, l, float64(l)/float64(q), len(v.beside.all()))
+		for _, step := range steps {
+			t.Logf("  %-10s p99 alone %7.2f ms, beside %7.2f ms", step, ms(p99(v.alone[step])), ms(p99(v.beside[step])))
+		}
+		assert.LessOrEqual(t, l, neighbourSlowdown*q, "%s: p99 beside the abusers is at most %dx its p99 alone", v.name, neighbourSlowdown)
 	}
-	t.Logf("peak RSS during the abuse: %s", mb(peak.Load()))
+	t.Logf("peak RSS: %s", mb(peak.Load()))
 	assert.Less(t, peak.Load(), int64(neighbourRSS), "resident memory")
 	assert.True(t, p.Alive())
 }
 
-// runVictims runs every victim's scenario neighbourRounds times, the
-// victims at once (as in both phases), and returns each one's durations.
-func runVictims(t *testing.T, victims map[string]*scenario) map[string][]time.Duration {
-	out := map[string][]time.Duration{}
+// settle returns once dubsim holds no more descriptors than it did before
+// the abuse (give or take the victims' idle connections): the abusers'
+// connections that it ends after they stopped (an answer past net/http's
+// header limit keeps its connection half a second) are not to be served
+// during a window alone. The count is read from /proc; nothing else tells
+// when the server has closed them.
+func settle(t *testing.T, p *proctest.Proc, quiet int) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := p.OpenFiles()
+		require.NoError(t, err)
+		if n <= quiet+2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dubsim holds %d descriptors 10 s after the abusers stopped, %d before the abuse", n, quiet)
+		}
+		<-tick.C
+	}
+}
+
+// usage is the time one side's windows took, and the processor time
+// dubsim, the test process (the victims' clients) and the abusers'
+// process used meanwhile.
+type usage struct{ wall, server, client, abusers time.Duration }
+
+type mark struct {
+	at                      time.Time
+	server, client, abusers time.Duration
+}
+
+func (u *usage) begin(t *testing.T, p *proctest.Proc, ab *abuserProcess) mark {
+	srv, err := p.CPU()
+	require.NoError(t, err)
+	return mark{time.Now(), srv, selfCPU(t), ab.cpu(t)}
+}
+
+func (u *usage) end(t *testing.T, p *proctest.Proc, ab *abuserProcess, m mark) {
+	srv, err := p.CPU()
+	require.NoError(t, err)
+	u.wall += time.Since(m.at)
+	u.server += srv - m.server
+	u.client += selfCPU(t) - m.client
+	u.abusers += ab.cpu(t) - m.abusers
+}
+
+func (u *usage) String() string {
+	pc := func(d time.Duration) float64 { return 100 * d.Seconds() / u.wall.Seconds() }
+	return fmt.Sprintf("%.1f s; processor time used, in %% of a core: dubsim %.0f, the victims' clients %.0f, the abusers' clients %.0f",
+		u.wall.Seconds(), pc(u.server), pc(u.client), pc(u.abusers))
+}
+
+// selfCPU is the processor time the test process has used.
+func selfCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// abusers are the five abusers of the test. They run in a process of
+// their own (TestNoisyAbusers, this test binary run again), as other
+// tenants' test suites would: their clients' goroutines and garbage then
+// share nothing with the victims' clients but the machine's processors.
+type abusers struct {
+	Base, RulesKey string
+	StreamURLs     []string
+	counts         abuseCounts
+}
+
+// abusersVariable holds the abusers' configuration (JSON) in the
+// environment of the abusers' process.
+const abusersVariable = "HOSTILE_NOISY_ABUSERS"
+
+// TestNoisyAbusers is the abusers' process of TestNoisyNeighbours (skipped
+// otherwise). It reads commands from its standard input, one a line:
+// "start" starts every abuser and answers "under way" once each has been
+// answered at least once; "stop" stops them and answers "stopped" once
+// they have ended. At the end of its input it prints what they got.
+func TestNoisyAbusers(t *testing.T) {
+	cfg := os.Getenv(abusersVariable)
+	if cfg == "" {
+		t.Skip("the abusers' process of TestNoisyNeighbours, which runs it")
+	}
+	var a abusers
+	require.NoError(t, json.Unmarshal([]byte(cfg), &a))
+	in := bufio.NewScanner(os.Stdin)
+	stop := func() {}
+	for in.Scan() {
+		switch in.Text() {
+		case "start":
+			stop = a.start()
+			fmt.Println(abusersReply + "under way")
+		case "stop":
+			stop()
+			fmt.Println(abusersReply + "stopped")
+		}
+	}
+	fmt.Println(abusersReply + a.counts.String())
+}
+
+// abusersOnlyVariable, when set, names the abusers to run (a list of
+// lines, bodies, churn, streams, rules): to find which abuser costs what.
+const abusersOnlyVariable = "HOSTILE_NOISY_ONLY"
+
+// abusersReply starts every line the abusers' process answers with (the
+// rest of its output is go test's).
+const abusersReply = "abusers: "
+
+// abuserProcess is the running abusers' process, seen from the test.
+type abuserProcess struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startAbusers(t *testing.T, cfg *abusers) *abuserProcess {
+	t.Helper()
+	b, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNoisyAbusers$", "-test.count=1")
+	cmd.Env = append(os.Environ(), abusersVariable+"="+string(b))
+	cmd.Stderr = os.Stderr
+	// A session of its own: where the kernel shares the processors between
+	// sessions (autogroup), the abusers get a share of their own, as another
+	// tenant's test suite would, and do not take the victims'.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return &abuserProcess{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+}
+
+// cpu is the processor time the abusers' process has used (user and
+// system, from /proc/PID/stat).
+func (p *abuserProcess) cpu(t *testing.T) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	require.NoError(t, err)
+	// Fields after the command name, which ends the last ')': utime and
+	// stime are the 12th and 13th, in ticks of 1/100 s.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	require.Greater(t, len(f), 12)
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	require.NoError(t, errors.Join(err1, err2))
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// command sends a command and waits for the process's answer.
+func (p *abuserProcess) command(t *testing.T, cmd, want string) {
+	t.Helper()
+	_, err := fmt.Fprintln(p.in, cmd)
+	require.NoError(t, err)
+	require.Equal(t, want, p.reply(t), "the abusers' answer to %s", cmd)
+}
+
+// reply is the next answer of the process.
+func (p *abuserProcess) reply(t *testing.T) string {
+	t.Helper()
+	for p.out.Scan() {
+		if r, ok := strings.CutPrefix(p.out.Text(), abusersReply); ok {
+			return r
+		}
+	}
+	t.Fatalf("the abusers' process ended: %v", p.out.Err())
+	return ""
+}
+
+// close ends the process's input and returns what the abusers got.
+func (p *abuserProcess) close(t *testing.T) string {
+	t.Helper()
+	require.NoError(t, p.in.Close())
+	got := p.reply(t)
+	require.NoError(t, p.cmd.Wait())
+	return got
+}
+
+// start starts every abuser and returns once each has been answered at
+// least once; the returned function stops them and waits until they have
+// ended.
+func (a *abusers) start() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var running, underway sync.WaitGroup
+	only := os.Getenv(abusersOnlyVariable)
+	run := func(what string, n int, f func(ctx context.Context, i int, first func())) {
+		if only != "" && !strings.Contains(only, what) {
+			return
+		}
+		for i := range n {
+			running.Add(1)
+			underway.Add(1)
+			first := sync.OnceFunc(underway.Done)
+			go func() {
+				defer running.Done()
+				defer first()
+				f(ctx, i, first)
+			}()
+		}
+	}
+	c := &a.counts
+	run("lines", 4, func(ctx context.Context, _ int, first func()) { longRequestLines(ctx, a.Base, c, first) })
+	run("bodies", 16, func(ctx context.Context, _ int, first func()) { trickleBodies(ctx, a.Base, c, first) })
+	run("churn", 2, func(ctx context.Context, _ int, first func()) { sandboxChurn(ctx, a.Base, c, first) })
+	run("streams", len(a.StreamURLs)*20, func(ctx context.Context, i int, first func()) {
+		eventStream(ctx, a.StreamURLs[i%len(a.StreamURLs)], c, first)
+	})
+	run("rules", 2, func(ctx context.Context, _ int, first func()) { ruledRequests(ctx, a.Base, a.RulesKey, c, first) })
+	underway.Wait()
+	return func() {
+		cancel()
+		running.Wait()
+	}
+}
+
+// runVictims runs every victim's scenario n times, the victims at once,
+// and adds each request's duration to the victim's current side.
+func runVictims(t *testing.T, victims []*scenario, n int) {
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for name, s := range victims {
+	for _, v := range victims {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d := s.rounds(t, neighbourRounds)
-			mu.Lock()
-			out[name] = d
-			mu.Unlock()
+			for range n {
+				v.once(t)
+			}
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
-// scenario is one victim: its base URL, its key and its control API.
-type scenario struct {
-	base, key, control string
-	// client is the victim's own: abusers' connections never share its pool.
-	client *http.Client
-}
+// steps are the requests of the scenario, in order.
+var steps = []string{"create", "read", "advance", "read ready", "download", "balance"}
 
-// rounds runs the scenario n times and returns the duration of every
-// request; any request that fails fails the test.
-func (s *scenario) rounds(t *testing.T, n int) []time.Duration {
+// durations are a victim's request durations on one side, by step.
+type durations map[string][]time.Duration
+
+func (d durations) all() []time.Duration {
 	var out []time.Duration
-	for range n {
-		out = append(out, s.once(t)...)
+	for _, step := range steps {
+		out = append(out, d[step]...)
 	}
 	return out
 }
 
-func (s *scenario) once(t *testing.T) []time.Duration {
-	var took []time.Duration
+// scenario is one victim: its base URL, its key and its control API, and
+// the durations of its requests alone and beside the abusers.
+type scenario struct {
+	name, base, key, control string
+	// client is the victim's own: abusers' connections never share its pool.
+	client        *http.Client
+	alone, beside durations
+	side          *durations // where once adds: alone or beside (nil: nowhere)
+}
+
+// once runs the scenario once; any request that fails fails the test.
+func (s *scenario) once(t *testing.T) {
 	timed := func(what, method, url, key, body string, want int) []byte {
 		began := time.Now()
 		st, b, err := sendWith(s.client, method, url, key, body)
-		took = append(took, time.Since(began))
+		if s.side != nil {
+			if *s.side == nil {
+				*s.side = durations{}
+			}
+			(*s.side)[what] = append((*s.side)[what], time.Since(began))
+		}
 
 		if err != nil || st != want {
 			t.Errorf("victim %s: %s %s: %d %v %.200s", s.key, method, what, st, err, b)
@@ -176,7 +436,7 @@ func (s *scenario) once(t *testing.T) []time.Duration {
 	}
 	if json.Unmarshal(b, &created) != nil || created.ID == "" {
 		t.Errorf("victim %s: create answered %.200s", s.key, b)
-		return took
+		return
 	}
 	timed("read", "GET", s.base+"/api/v1/projects/"+created.ID, s.key, "", 200)
 	timed("advance", "POST", s.control+"/clock/advance", "", `{"seconds":600}`, 200)
@@ -187,14 +447,13 @@ func (s *scenario) once(t *testing.T) []time.Duration {
 	}
 	if json.Unmarshal(b, &ready) != nil || ready.Status != "ready" || ready.Audio == "" {
 		t.Errorf("victim %s: not ready after the advance: %.200s", s.key, b)
-		return took
+		return
 	}
 	wav := timed("download", "GET", ready.Audio, "", "", 200)
 	if !strings.HasPrefix(string(wav), "RIFF") {
 		t.Errorf("victim %s: the output is not a WAV: %.40q", s.key, wav)
 	}
 	timed("balance", "GET", s.base+"/api/v1/balance", s.key, "", 200)
-	return took
 }
 
 // send is one request that reports its failure instead of failing a test
@@ -273,18 +532,19 @@ func (c *abuseCounts) String() string {
 }
 
 // longRequestLines sends GETs whose request line is 1 MB, without a key.
-func longRequestLines(ctx context.Context, base string, c *abuseCounts) {
+func longRequestLines(ctx context.Context, base string, c *abuseCounts, first func()) {
 	host := strings.TrimPrefix(base, "http://")
-	path := "/api/v1/projects/" + strings.Repeat("a", 1<<20)
+	req := []byte("GET /api/v1/projects/" + strings.Repeat("a", 1<<20) + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n")
 	for ctx.Err() == nil {
 		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", host)
 		if err != nil {
 			continue
 		}
 		stopOnDone(ctx, conn)
-		_, _ = fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host)
+		_, _ = conn.Write(req)
 		if _, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
 			c.lines.Add(1)
+			first()
 		}
 		conn.Close()
 	}
@@ -292,7 +552,7 @@ func longRequestLines(ctx context.Context, base string, c *abuseCounts) {
 
 // trickleBodies declares a 10 MiB JSON body under a bogus key and sends it
 // 4 KiB at a time, 50 times a second, until the server ends it.
-func trickleBodies(ctx context.Context, base string, c *abuseCounts) {
+func trickleBodies(ctx context.Context, base string, c *abuseCounts, first func()) {
 	host := strings.TrimPrefix(base, "http://")
 	chunk := []byte("[" + strings.Repeat(" ", 4095))
 	for ctx.Err() == nil {
@@ -306,6 +566,7 @@ func trickleBodies(ctx context.Context, base string, c *abuseCounts) {
 		for sent := 0; err == nil && sent < 10<<20 && ctx.Err() == nil; sent += len(chunk) {
 			_, err = conn.Write(chunk)
 			chunk[0] = ' '
+			first()
 			<-tick.C
 		}
 		tick.Stop()
@@ -316,7 +577,7 @@ func trickleBodies(ctx context.Context, base string, c *abuseCounts) {
 }
 
 // sandboxChurn creates and deletes sandboxes without pause.
-func sandboxChurn(ctx context.Context, base string, c *abuseCounts) {
+func sandboxChurn(ctx context.Context, base string, c *abuseCounts, first func()) {
 	for ctx.Err() == nil {
 		id := sandboxID()
 		if st, _, err := send("PUT", base+"/_sim/sandboxes/"+id, "", "{}"); err != nil || st != http.StatusCreated {
@@ -324,11 +585,12 @@ func sandboxChurn(ctx context.Context, base string, c *abuseCounts) {
 		}
 		_, _, _ = send("DELETE", base+"/_sim/sandboxes/"+id, "", "")
 		c.churn.Add(1)
+		first()
 	}
 }
 
 // eventStream holds one event stream open and reads it until the end.
-func eventStream(ctx context.Context, url string, c *abuseCounts) {
+func eventStream(ctx context.Context, url string, c *abuseCounts, first func()) {
 	for ctx.Err() == nil {
 		req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 		if err != nil {
@@ -338,6 +600,7 @@ func eventStream(ctx context.Context, url string, c *abuseCounts) {
 		if err != nil {
 			continue
 		}
+		first()
 		if resp.StatusCode != http.StatusOK {
 			c.streamsRefused.Add(1)
 			resp.Body.Close()
@@ -388,10 +651,11 @@ func addFaultRules(t *testing.T, control string, n int) (added, refused int) {
 
 // ruledRequests sends requests that every fault rule of the sandbox is
 // checked against.
-func ruledRequests(ctx context.Context, base, key string, c *abuseCounts) {
+func ruledRequests(ctx context.Context, base, key string, c *abuseCounts, first func()) {
 	for ctx.Err() == nil {
 		if _, _, err := send("GET", base+"/api/v1/balance", key, ""); err == nil {
 			c.ruled.Add(1)
+			first()
 		}
 	}
 }

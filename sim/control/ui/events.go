@@ -9,6 +9,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // The dashboard's event stream (fidelity ED1): instead of reading the whole
@@ -59,7 +60,7 @@ const (
 // refuseStream answers a stream that has no place, in the control
 // envelope, with the delay the stream itself suggests for a reconnection.
 func refuseStream(w http.ResponseWriter, status int, name, msg string) {
-	b, _ := json.Marshal(control.Envelope{Error: name, Message: msg})
+	b, _ := json.Marshal(httpx.ControlEnvelope{Error: name, Message: msg})
 	w.Header().Set("Retry-After", strconv.Itoa(eventRetryMS/1000))
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)

@@ -5,7 +5,9 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -196,11 +198,7 @@ func videoRowOf(v sim.Video) videoRow {
 		if g.Common != nil {
 			row.Guidance = append(row.Guidance, keyValue{"All languages", *g.Common})
 		}
-		langs := make([]string, 0, len(g.ByLang))
-		for l := range g.ByLang {
-			langs = append(langs, l)
-		}
-		sort.Strings(langs)
+		langs := slices.Sorted(maps.Keys(g.ByLang))
 		for _, l := range langs {
 			row.Guidance = append(row.Guidance, keyValue{l, g.ByLang[l]})
 		}

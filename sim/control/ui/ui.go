@@ -80,7 +80,7 @@ func New(cfg Config) *UI {
 	if dumps == nil {
 		dumps = control.NewDumpGate()
 	}
-	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: control.Render, Log: cfg.Log}, page: newPageRenderer(), dumps: dumps,
+	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: httpx.RenderControl, Log: cfg.Log}, page: newPageRenderer(), dumps: dumps,
 		changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams, processSize: cfg.Streams.Size()}
 }
 
@@ -93,14 +93,7 @@ func New(cfg Config) *UI {
 //	GET /studio[?company_id=]      the studio records (the first sim.MaxStateList of each kind)
 //	GET /events                    text/event-stream: "changed" when the version changes, "heartbeat"
 func (u *UI) ControlRoutes() chi.Router {
-	r := chi.NewRouter()
-	r.Use(u.api.Recover)
-	r.NotFound(u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, httpx.MsgNoControlRoute, r.Method, r.URL.Path)
-	}))
-	r.MethodNotAllowed(httpx.WithAllow(r, u.api.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-	})))
+	r := httpx.NewControlRouter(u.api, u.api.Recover)
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		r.MethodFunc(m, "/ui", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, httpx.BasePath(r.Context())+DashboardPath, http.StatusMovedPermanently)
@@ -199,14 +192,14 @@ func (u *UI) handleAudio(w http.ResponseWriter, r *http.Request) error {
 // audioErrorBody renders http.ServeContent's 412 and 416 in the control
 // envelope.
 func audioErrorBody(status int) []byte {
-	var e control.Envelope
+	var e httpx.ControlEnvelope
 	switch status {
 	case http.StatusRequestedRangeNotSatisfiable:
-		e = control.Envelope{Error: "ValidationError", Message: msgRangeNotSatisfiable}
+		e = httpx.ControlEnvelope{Error: "ValidationError", Message: msgRangeNotSatisfiable}
 	case http.StatusPreconditionFailed:
-		e = control.Envelope{Error: "ValidationError", Message: msgPreconditionFailed}
+		e = httpx.ControlEnvelope{Error: "ValidationError", Message: msgPreconditionFailed}
 	default:
-		e = control.Envelope{Error: "InternalServerError", Message: http.StatusText(status)}
+		e = httpx.ControlEnvelope{Error: "InternalServerError", Message: http.StatusText(status)}
 	}
 	b, _ := json.Marshal(e)
 	return append(b, '\n')

@@ -248,3 +248,11 @@ func readAllSized(r io.Reader, size int64) ([]byte, error) {
 		}
 	}
 }
+
+// satAdd1 returns v+1, or v when v+1 would overflow.
+func satAdd1(v int64) int64 {
+	if v+1 < v {
+		return v
+	}
+	return v + 1
+}

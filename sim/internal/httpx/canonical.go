@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -40,11 +41,7 @@ func CanonicalJSON(w io.Writer, r io.Reader) error {
 func writeCanonical(w io.Writer, v any) error {
 	switch v := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(v))
 		if _, err := io.WriteString(w, "{"); err != nil {
 			return err
 		}

@@ -22,6 +22,4 @@ const (
 	// MsgIncompleteJSON is the detail of sim.MsgMalformedJSON for a body
 	// that ends inside the JSON value (HW4).
 	MsgIncompleteJSON = "the JSON ends early: the body stops before the value is complete (truncated?)"
-
-	msgIdempotencyKeyLength = "Idempotency-Key must be at most %d characters"
 )

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,84 +89,92 @@ func New(name string, doc []byte) (*Validator, error) {
 		return c.Compile(base + "#" + pointer(ptr...))
 	}
 	v := &Validator{}
-	paths := make([]string, 0, len(d.Paths))
-	for p := range d.Paths {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(d.Paths)) {
 		for _, m := range []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"} {
 			raw, ok := d.Paths[p][m]
 			if !ok {
 				continue
 			}
-			var op struct {
-				ID        string `json:"operationId"`
-				Responses map[string]struct {
-					Ref     string `json:"$ref"`
-					Headers map[string]struct {
-						Required bool            `json:"required"`
-						Schema   json.RawMessage `json:"schema"`
-					} `json:"headers"`
-					Content map[string]struct {
-						Schema *struct {
-							XML *struct {
-								Name string `json:"name"`
-							} `json:"xml"`
-						} `json:"schema"`
-					} `json:"content"`
-				} `json:"responses"`
+			o, err := newOperation(fmt.Sprintf("validate: %s %s %s", name, m, p), p, m, raw, compile)
+			if err != nil {
+				return nil, err
 			}
-			if err := json.Unmarshal(raw, &op); err != nil {
-				return nil, fmt.Errorf("validate: %s %s %s: %w", name, m, p, err)
-			}
-			o := &operation{Operation: Operation{ID: op.ID, Method: strings.ToUpper(m), Path: p}, responses: map[string]*response{}}
-			o.segs = strings.Split(strings.Trim(p, "/"), "/")
-			for _, s := range o.segs {
-				if !isParam(s) {
-					o.literals++
-				}
-			}
-			for code, r := range op.Responses {
-				if r.Ref != "" {
-					return nil, fmt.Errorf("validate: %s %s %s %s: response $ref is not supported; inline the response and $ref its schema", name, m, p, code)
-				}
-				o.Responses = append(o.Responses, code)
-				rs := &response{contents: map[string]*content{}, headers: map[string]*header{}}
-				for mt, ct := range r.Content {
-					cc := &content{}
-					if ct.Schema != nil {
-						if isJSON(mt) {
-							s, err := compile("paths", p, m, "responses", code, "content", mt, "schema")
-							if err != nil {
-								return nil, fmt.Errorf("validate: %s %s %s %s: %w", name, m, p, code, err)
-							}
-							cc.schema = s
-						}
-						if ct.Schema.XML != nil {
-							cc.xmlRoot = ct.Schema.XML.Name
-						}
-					}
-					rs.contents[strings.ToLower(mt)] = cc
-				}
-				for hn, h := range r.Headers {
-					hh := &header{name: hn, required: h.Required}
-					if len(h.Schema) > 0 {
-						s, err := compile("paths", p, m, "responses", code, "headers", hn, "schema")
-						if err != nil {
-							return nil, fmt.Errorf("validate: %s %s %s %s header %s: %w", name, m, p, code, hn, err)
-						}
-						hh.schema = s
-					}
-					rs.headers[http.CanonicalHeaderKey(hn)] = hh
-				}
-				o.responses[code] = rs
-			}
-			sort.Strings(o.Responses)
 			v.ops = append(v.ops, o)
 		}
 	}
 	return v, nil
+}
+
+// docOperation is what New reads of an operation.
+type docOperation struct {
+	ID        string `json:"operationId"`
+	Responses map[string]struct {
+		Ref     string `json:"$ref"`
+		Headers map[string]struct {
+			Required bool            `json:"required"`
+			Schema   json.RawMessage `json:"schema"`
+		} `json:"headers"`
+		Content map[string]struct {
+			Schema *struct {
+				XML *struct {
+					Name string `json:"name"`
+				} `json:"xml"`
+			} `json:"schema"`
+		} `json:"content"`
+	} `json:"responses"`
+}
+
+// newOperation reads the operation m of the path p and compiles the
+// schemas of its responses; where starts its errors.
+func newOperation(where, p, m string, raw json.RawMessage, compile func(ptr ...string) (*jsonschema.Schema, error)) (*operation, error) {
+	var op docOperation
+	if err := json.Unmarshal(raw, &op); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	o := &operation{Operation: Operation{ID: op.ID, Method: strings.ToUpper(m), Path: p}, responses: map[string]*response{}}
+	o.segs = strings.Split(strings.Trim(p, "/"), "/")
+	for _, s := range o.segs {
+		if !isParam(s) {
+			o.literals++
+		}
+	}
+	for code, r := range op.Responses {
+		if r.Ref != "" {
+			return nil, fmt.Errorf("%s %s: response $ref is not supported; inline the response and $ref its schema", where, code)
+		}
+		o.Responses = append(o.Responses, code)
+		rs := &response{contents: map[string]*content{}, headers: map[string]*header{}}
+		for mt, ct := range r.Content {
+			cc := &content{}
+			if ct.Schema != nil {
+				if isJSON(mt) {
+					s, err := compile("paths", p, m, "responses", code, "content", mt, "schema")
+					if err != nil {
+						return nil, fmt.Errorf("%s %s: %w", where, code, err)
+					}
+					cc.schema = s
+				}
+				if ct.Schema.XML != nil {
+					cc.xmlRoot = ct.Schema.XML.Name
+				}
+			}
+			rs.contents[strings.ToLower(mt)] = cc
+		}
+		for hn, h := range r.Headers {
+			hh := &header{name: hn, required: h.Required}
+			if len(h.Schema) > 0 {
+				s, err := compile("paths", p, m, "responses", code, "headers", hn, "schema")
+				if err != nil {
+					return nil, fmt.Errorf("%s %s header %s: %w", where, code, hn, err)
+				}
+				hh.schema = s
+			}
+			rs.headers[http.CanonicalHeaderKey(hn)] = hh
+		}
+		o.responses[code] = rs
+	}
+	sort.Strings(o.Responses)
+	return o, nil
 }
 
 // Operations lists the documented operations, by path and then method
@@ -275,11 +285,7 @@ func (v *Validator) Check(method, path string, status int, h http.Header, body [
 		c = r.contents["*/*"]
 	}
 	if c == nil {
-		docd := make([]string, 0, len(r.contents))
-		for k := range r.contents {
-			docd = append(docd, k)
-		}
-		sort.Strings(docd)
+		docd := slices.Sorted(maps.Keys(r.contents))
 		errs = append(errs, fmt.Sprintf("Content-Type %s is not documented (documented: %s)", mt, strings.Join(docd, ", ")))
 		return res, joinErrs(res, key, errs)
 	}

@@ -1,0 +1,181 @@
+package control
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+)
+
+type accountBody struct {
+	APIKey               string   `json:"api_key"`
+	Name                 string   `json:"name"`
+	Plan                 *string  `json:"plan"`
+	BalanceMinutes       *float64 `json:"balance_minutes"`
+	RetranslationEnabled *bool    `json:"retranslation_enabled"`
+	CloningEnabled       *bool    `json:"cloning_enabled"`
+	// Studio: the company to join ("" = a new one), the new user's email,
+	// external-bucket credentials and a rate limit.
+	CompanyID string                  `json:"company_id"`
+	UserEmail string                  `json:"user_email"`
+	Storage   *sim.StorageCredentials `json:"storage"`
+	RateLimit *sim.RateLimit          `json:"rate_limit"`
+}
+
+type accountResponse struct {
+	APIKey               string         `json:"api_key"`
+	Name                 string         `json:"name"`
+	Plan                 string         `json:"plan"`
+	BalanceMinutes       int64          `json:"balance_minutes"`
+	RetranslationEnabled bool           `json:"retranslation_enabled"`
+	CloningEnabled       bool           `json:"cloning_enabled"`
+	CreatedAt            string         `json:"created_at"`
+	CompanyID            string         `json:"company_id"`
+	UserID               string         `json:"user_id"`
+	UserEmail            string         `json:"user_email"`
+	Storage              *storageView   `json:"storage"`
+	RateLimit            *sim.RateLimit `json:"rate_limit"`
+}
+
+// storageView shows credentials without their secret.
+type storageView struct {
+	AccessKeyID string   `json:"access_key_id"`
+	Region      string   `json:"region,omitempty"`
+	Buckets     []string `json:"buckets,omitempty"`
+}
+
+func (a *API) accountResponse(r *http.Request, acct sim.Account) (accountResponse, error) {
+	out := accountResponse{
+		APIKey: acct.APIKey, Name: acct.Name, Plan: string(acct.Plan), BalanceMinutes: acct.BalanceMinutes,
+		RetranslationEnabled: acct.RetranslationEnabled, CloningEnabled: acct.CloningEnabled, CreatedAt: Time(acct.CreatedAt),
+		RateLimit: acct.RateLimit,
+	}
+	if st := acct.Storage; st != nil {
+		out.Storage = &storageView{AccessKeyID: st.AccessKeyID, Region: st.Region, Buckets: st.Buckets}
+	}
+	c, err := a.ctl.Caller(r.Context(), acct.APIKey)
+	if err != nil {
+		return out, err
+	}
+	out.CompanyID, out.UserID, out.UserEmail = c.Company.ID, c.User.ID, c.User.Email
+	return out, nil
+}
+
+func checkStorage(st *sim.StorageCredentials) error {
+	if st == nil {
+		return nil
+	}
+	if st.AccessKeyID == "" || len(st.AccessKeyID) > 128 {
+		return sim.Errorf(sim.CodeValidation, msgAccessKeyID)
+	}
+	if len(st.SecretAccessKey) > 256 || len(st.Region) > 64 {
+		return sim.Errorf(sim.CodeValidation, msgStorageTooLong)
+	}
+	if len(st.Buckets) > 100 {
+		return sim.Errorf(sim.CodeValidation, msgBucketCount, len(st.Buckets))
+	}
+	for i, b := range st.Buckets {
+		if b == "" || len(b) > 63 || strings.ContainsAny(b, "/ ") {
+			return sim.Errorf(sim.CodeValidation, msgBucketName, i, b)
+		}
+	}
+	return nil
+}
+
+func checkRateLimit(rl *sim.RateLimit) error {
+	if rl != nil && (rl.PerMinute < 0 || rl.PerDay < 0 || rl.PerMinute > 1e9 || rl.PerDay > 1e9) {
+		return sim.Errorf(sim.CodeValidation, msgRateLimit)
+	}
+	return nil
+}
+
+// handleCreateAccount serves POST /_sim/accounts.
+func (a *API) handleCreateAccount(w http.ResponseWriter, r *http.Request) error {
+	var b accountBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if err := checkStorage(b.Storage); err != nil {
+		return err
+	}
+	if err := checkRateLimit(b.RateLimit); err != nil {
+		return err
+	}
+	// Fields left out take the values of the plan's fixture account, so a
+	// new pro account can create a project at once, as dubsim-pro can.
+	spec := sim.AccountSpec{APIKey: b.APIKey, Name: b.Name, Plan: sim.PlanNone,
+		CompanyID: b.CompanyID, UserEmail: b.UserEmail, Storage: b.Storage, RateLimit: b.RateLimit,
+		FromPlan: sim.PlanDefaults{Balance: b.BalanceMinutes == nil, Retranslation: b.RetranslationEnabled == nil, Cloning: b.CloningEnabled == nil}}
+	if b.RetranslationEnabled != nil {
+		spec.RetranslationEnabled = *b.RetranslationEnabled
+	}
+	if b.CloningEnabled != nil {
+		spec.CloningEnabled = *b.CloningEnabled
+	}
+	if b.Plan != nil {
+		spec.Plan = sim.Plan(*b.Plan)
+	}
+	if b.BalanceMinutes != nil {
+		m := *b.BalanceMinutes
+		if m != math.Trunc(m) || m < 0 || m > 1e12 {
+			return sim.Errorf(sim.CodeValidation, msgBalanceMinutes, m)
+		}
+		spec.BalanceMinutes = int64(m)
+	}
+	acct, err := a.ctl.CreateAccount(r.Context(), spec)
+	if err != nil {
+		return err
+	}
+	out, err := a.accountResponse(r, acct)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// handleUpdateAccount serves PATCH /_sim/accounts/{api_key}: storage
+// credentials and rate limit (null removes them).
+func (a *API) handleUpdateAccount(w http.ResponseWriter, r *http.Request) error {
+	body, err := httpx.ReadJSONBody(w, r, 1<<20)
+	if err != nil {
+		return err
+	}
+	var raw map[string]json.RawMessage
+	if err := a.dec.DecodeBytes(body, &raw); err != nil {
+		return err
+	}
+	var b struct {
+		Storage   *sim.StorageCredentials `json:"storage"`
+		RateLimit *sim.RateLimit          `json:"rate_limit"`
+	}
+	if err := a.dec.DecodeBytes(body, &b); err != nil {
+		return err
+	}
+	_, setStorage := raw["storage"]
+	_, setRate := raw["rate_limit"]
+	if !setStorage && !setRate {
+		return sim.Errorf(sim.CodeValidation, msgStudioChangeEmpty)
+	}
+	if err := checkStorage(b.Storage); err != nil {
+		return err
+	}
+	if err := checkRateLimit(b.RateLimit); err != nil {
+		return err
+	}
+	acct, err := a.ctl.SetAccountStudio(r.Context(), chi.URLParam(r, "api_key"), sim.AccountStudioChange{
+		SetStorage: setStorage, Storage: b.Storage, SetRateLimit: setRate, RateLimit: b.RateLimit})
+	if err != nil {
+		return err
+	}
+	out, err := a.accountResponse(r, acct)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}

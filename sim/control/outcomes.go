@@ -1,0 +1,156 @@
+package control
+
+import (
+	"net/http"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+)
+
+type forceArtifactBody struct {
+	Outcome         string   `json:"outcome"`
+	ErrorMessage    string   `json:"error_message"`
+	Size            *int64   `json:"size"`
+	DurationSeconds *float64 `json:"duration_seconds"`
+	Now             bool     `json:"now"`
+}
+
+// handleForceArtifact serves POST /_sim/artifacts/{id}/outcome.
+func (a *API) handleForceArtifact(w http.ResponseWriter, r *http.Request) error {
+	var b forceArtifactBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.Outcome == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
+	}
+	if b.Size != nil && (*b.Size < 0 || *b.Size > sim.MaxArtifactBytes) {
+		return sim.Errorf(sim.CodeValidation, msgArtifactSize, int64(sim.MaxArtifactBytes))
+	}
+	if d := b.DurationSeconds; d != nil && (*d < 0 || *d > sim.MaxSourceDuration.Seconds() || *d != *d) {
+		return sim.Errorf(sim.CodeValidation, msgArtifactDuration, sim.MaxSourceDuration.Seconds())
+	}
+	art, err := a.ctl.ForceArtifact(r.Context(), chi.URLParam(r, "id"), b.Outcome, b.ErrorMessage, b.Size, b.DurationSeconds, b.Now)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"artifact_id": art.ID, "status": art.Status}
+	if !art.DueAt.IsZero() {
+		out["due_at"] = Time(art.DueAt)
+		out["planned_outcome"] = b.Outcome
+	}
+	if art.ErrorMessage != "" {
+		out["error_message"] = art.ErrorMessage
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type videoStatusBody struct {
+	Status string `json:"status"`
+	Auto   bool   `json:"auto"`
+}
+
+// handleVideoStatus serves POST /_sim/videos/{id}/status.
+func (a *API) handleVideoStatus(w http.ResponseWriter, r *http.Request) error {
+	var b videoStatusBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.Status == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "status")
+	}
+	v, err := a.ctl.SetVideoStatus(r.Context(), chi.URLParam(r, "id"), b.Status, b.Auto)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"video_id": v.ID, "status": v.Status}
+	if !v.DueAt.IsZero() {
+		out["next_transition_at"] = Time(v.DueAt)
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type forceBody struct {
+	Outcome      string `json:"outcome"`
+	ErrorMessage string `json:"error_message"`
+	Now          bool   `json:"now"`
+}
+
+// handleForceProject serves POST /_sim/projects/{id}/outcome.
+func (a *API) handleForceProject(w http.ResponseWriter, r *http.Request) error {
+	var b forceBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.Outcome == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
+	}
+	p, err := a.ctl.ForceProject(r.Context(), chi.URLParam(r, "id"), b.Outcome, b.ErrorMessage, b.Now)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"project_id": p.ID, "status": p.Status}
+	if !p.DueAt.IsZero() {
+		out["due_at"] = Time(p.DueAt)
+		out["planned_outcome"], _ = p.PlannedOutcome()
+	}
+	if p.ErrorMessage != "" {
+		out["error_message"] = p.ErrorMessage
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type outcomeBody struct {
+	APIKey           string `json:"api_key"`
+	SourceURLPattern string `json:"source_url_pattern"`
+	Count            *int   `json:"count"`
+	Outcome          string `json:"outcome"`
+	ErrorMessage     string `json:"error_message"`
+	Resource         string `json:"resource"`
+}
+
+// handleAddOutcome serves POST /_sim/outcomes.
+func (a *API) handleAddOutcome(w http.ResponseWriter, r *http.Request) error {
+	var b outcomeBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if b.Outcome == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
+	}
+	count := 1
+	if b.Count != nil {
+		count = *b.Count
+	}
+	rule, err := a.ctl.AddOutcomeRule(r.Context(), sim.OutcomeRule{APIKey: b.APIKey, SourceURLPattern: b.SourceURLPattern,
+		Remaining: count, Outcome: b.Outcome, ErrorMessage: b.ErrorMessage, Resource: b.Resource})
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusCreated, rule)
+	return nil
+}
+
+// handleListOutcomes serves GET /_sim/outcomes.
+func (a *API) handleListOutcomes(w http.ResponseWriter, r *http.Request) error {
+	rules, err := a.ctl.OutcomeRules(r.Context())
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"rules": rules})
+	return nil
+}
+
+// handleRemoveOutcome serves DELETE /_sim/outcomes/{id}.
+func (a *API) handleRemoveOutcome(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if err := a.ctl.RemoveOutcomeRule(r.Context(), id); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"removed": id})
+	return nil
+}

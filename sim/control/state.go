@@ -1,0 +1,181 @@
+package control
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+)
+
+type resetBody struct {
+	APIKey string `json:"api_key"`
+}
+
+// handleReset serves POST /_sim/reset: with no body, fixtures restored and
+// everything else emptied; with {"api_key": k}, only that account reset.
+func (a *API) handleReset(w http.ResponseWriter, r *http.Request) error {
+	var b resetBody
+	if r.ContentLength != 0 {
+		if err := a.dec.Decode(w, r, &b); err != nil && !(r.ContentLength < 0 && sim.ErrorMessage(err) == sim.MsgBodyNotObject) {
+			return err
+		}
+	}
+	if b.APIKey != "" {
+		if err := a.ctl.ResetAccount(r.Context(), b.APIKey); err != nil {
+			return err
+		}
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"reset": true, "api_key": b.APIKey})
+		return nil
+	}
+	if err := a.ctl.Reset(r.Context()); err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]bool{"reset": true})
+	return nil
+}
+
+// handleState serves GET /_sim/state?api_key=&limit=&cursor=: one page of
+// the dump. A limit over sim.MaxStateLimit is clamped to it.
+//
+// The page is read whole in one store transaction (its memory bounded by
+// the page size), then the transaction ends and the page is written one
+// project at a time: a slow client never holds a read transaction open
+// (which would stall the store's file growth and every writer behind it),
+// and no encoding of the whole answer is ever built. At most MaxDumps
+// dumps run at once; the others wait while their request lasts.
+func (a *API) handleState(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	f := sim.StateFilter{APIKey: q.Get("api_key"), Cursor: q.Get("cursor")}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			return sim.Errorf(sim.CodeValidation, msgStateLimit, l)
+		}
+		f.Limit = n
+	}
+	if err := a.dumps.Enter(r.Context()); err != nil {
+		return err
+	}
+	defer a.dumps.Leave()
+	st, err := a.ctl.State(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	return writeState(w, &st)
+}
+
+// stateHead and stateTail are the fields of sim.State before and after its
+// projects, in its order: the answer is the same bytes httpx.WriteJSON
+// writes of the whole State.
+type stateHead struct {
+	Now       string        `json:"now"`
+	TimeScale float64       `json:"time_scale"`
+	Frozen    bool          `json:"frozen"`
+	Accounts  []sim.Account `json:"accounts"`
+}
+
+type stateTail struct {
+	PendingTransitions      []sim.Transition  `json:"pending_transitions"`
+	OutcomeRules            []sim.OutcomeRule `json:"outcome_rules"`
+	IdempotencyKeys         int               `json:"idempotency_keys"`
+	Fixtures                map[string]int    `json:"fixtures"`
+	Studio                  map[string]int    `json:"studio"`
+	Truncated               bool              `json:"truncated,omitempty"`
+	NextCursor              string            `json:"next_cursor,omitempty"`
+	AccountsTotal           int               `json:"accounts_total,omitempty"`
+	PendingTransitionsTotal int               `json:"pending_transitions_total,omitempty"`
+}
+
+// writeState writes st with status 200, one project at a time, dropping
+// each project from st once written.
+func writeState(w http.ResponseWriter, st *sim.State) error {
+	head, err := httpx.Marshal(stateHead{st.Now, st.TimeScale, st.Frozen, st.Accounts})
+	if err != nil {
+		return err
+	}
+	tail, err := httpx.Marshal(stateTail{st.PendingTransitions, st.OutcomeRules, st.IdempotencyKeys, st.Fixtures, st.Studio,
+		st.Truncated, st.NextCursor, st.AccountsTotal, st.PendingTransitionsTotal})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", httpx.ContentTypeJSON)
+	w.WriteHeader(http.StatusOK)
+	parts := [][]byte{head[:len(head)-1], []byte(`,"projects":[`)}
+	for i := range st.Projects {
+		b, err := httpx.Marshal(st.Projects[i])
+		if err != nil {
+			// Headers are sent: leave the JSON unterminated, so the client
+			// sees a broken answer rather than a short list.
+			return nil //nolint:nilerr // nothing more can be said to the client
+		}
+		st.Projects[i] = sim.ProjectState{}
+		if i > 0 {
+			parts = append(parts, []byte{','})
+		}
+		parts = append(parts, b)
+		if _, err := w.Write(bytes.Join(parts, nil)); err != nil {
+			return nil //nolint:nilerr // the client is gone
+		}
+		parts = parts[:0]
+	}
+	parts = append(parts, []byte("],"), tail[1:], []byte{'\n'})
+	_, _ = w.Write(bytes.Join(parts, nil))
+	return nil
+}
+
+type fixturesBody struct {
+	Accounts   json.RawMessage `json:"accounts"`
+	Options    json.RawMessage `json:"options"`
+	Voices     json.RawMessage `json:"voices"`
+	MediaRules json.RawMessage `json:"media_rules"`
+	// Studio is the content of a studio.json (companies, users, ...).
+	Studio json.RawMessage `json:"studio"`
+	// FromStartup: lay the content over the startup set instead of the set
+	// in use (alone, it restores the startup set).
+	FromStartup bool `json:"from_startup"`
+}
+
+// handleFixtures serves POST /_sim/fixtures: any of accounts, options,
+// voices, media_rules and studio, each in the shape of its fixture file's
+// content, laid entry by entry over the fixture set in use (or the
+// startup set with from_startup; see fixtures.Merge).
+func (a *API) handleFixtures(w http.ResponseWriter, r *http.Request) error {
+	var b fixturesBody
+	if err := a.dec.Decode(w, r, &b); err != nil {
+		return err
+	}
+	files := map[string][]byte{}
+	wrap := func(name, key string, raw json.RawMessage) {
+		if len(raw) == 0 {
+			return
+		}
+		if key == "" {
+			files[name] = raw
+			return
+		}
+		files[name] = append(append([]byte(`{"`+key+`":`), raw...), '}')
+	}
+	wrap(sim.FixtureAccounts, "accounts", b.Accounts)
+	wrap(sim.FixtureOptions, "", b.Options)
+	wrap(sim.FixtureVoices, "voices", b.Voices)
+	wrap(sim.FixtureMedia, "rules", b.MediaRules)
+	wrap(sim.FixtureStudio, "", b.Studio)
+	if len(files) == 0 && !b.FromStartup {
+		return sim.Errorf(sim.CodeValidation, msgFixturesEmpty)
+	}
+	fx, err := a.ctl.LoadFixtureFiles(r.Context(), files, b.FromStartup)
+	if err != nil {
+		return err
+	}
+	voices := 0
+	for _, vs := range fx.Catalog.Voices {
+		voices += len(vs)
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"loaded": map[string]int{
+		"accounts": len(fx.Accounts), "source_langs": len(fx.Catalog.SourceLangs), "target_langs": len(fx.Catalog.TargetLangs),
+		"voices": voices, "media_rules": len(fx.MediaRules)}})
+	return nil
+}

@@ -1,0 +1,386 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+)
+
+// Config wires a Faults to its environment. Every field is optional.
+type Config struct {
+	// Envelope renders the error body of the interface r belongs to, for
+	// the error and rate_limit actions. The default renders
+	// {"error": errorName, "message": message} as application/json.
+	Envelope func(r *http.Request, status int, errorName, message string) (contentType string, body []byte)
+	// Now tells the real time that ttl_seconds is measured in (time.Now by
+	// default).
+	Now func() time.Time
+	// Sleep waits d or until ctx is done, whichever comes first, and returns
+	// ctx.Err() in the second case. The default uses a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Seed seeds the random source of probability and latency draws: the
+	// same seed and the same sequence of requests give the same faults.
+	Seed uint64
+	// OnFire is called synchronously, on the request's goroutine, each time
+	// a rule fires, before its action runs (before the latency wait, before
+	// the connection is dropped).
+	OnFire func(r *http.Request, ruleID string)
+	// Exempt tells the requests the rules never apply to: the control
+	// API's, so the faults can always be listed and removed. The server
+	// that routes requests supplies it from its routing decision (nil:
+	// none is exempt).
+	Exempt func(r *http.Request) bool
+}
+
+// Faults holds the fault rules and applies them to requests.
+type Faults struct {
+	cfg Config
+
+	mu     sync.Mutex
+	rules  []*entry // in the order they were added
+	nextID int      // generated ids are never reused, also after Clear
+	endSeq uint64   // counts rules as they end
+	nEnded int      // ended rules in rules
+	bytes  int      // the sizes of the rules kept, live and ended
+	rng    *rand.Rand
+
+	truncBuffer int // MaxTruncateBuffer; tests lower it
+}
+
+type entry struct {
+	rule      Rule
+	prob      float64
+	hits      int64
+	expiresAt time.Time // zero: never
+	// state is StateActive until the rule fires its last time (StateSpent)
+	// or expires (StateExpired); an ended rule stays listed until it is
+	// removed or cleared, so a test can see that its fault fired.
+	state string
+	ended uint64 // the order in which it ended
+	size  int    // its bytes as JSON, counted in MaxRuleBytes
+}
+
+// States of a rule as listed.
+const (
+	StateActive  = "active"
+	StateSpent   = "spent"
+	StateExpired = "expired"
+)
+
+// MaxEnded is how many ended (spent or expired) rules are kept listed; the
+// oldest ended rule goes first.
+const MaxEnded = 1000
+
+// Bounds of one simulator's rules (a tenant's share: every sandbox has its
+// own Faults, docs/design/tenancy.md). A rule past either is refused with
+// a ConflictError (409); the oldest ended rules give way first.
+const (
+	// MaxLive is how many live rules a simulator holds: every request is
+	// compared with each of them.
+	MaxLive = 1000
+	// MaxRuleBytes bounds the rules kept, live and ended, in bytes of
+	// their JSON.
+	MaxRuleBytes = 256 << 10
+)
+
+func (e *entry) expired(now time.Time) bool {
+	return !e.expiresAt.IsZero() && !now.Before(e.expiresAt)
+}
+
+func (e *entry) live() bool { return e.state == StateActive }
+
+func (e *entry) view() RuleView {
+	v := RuleView{Rule: e.rule, Hits: e.hits, State: e.state}
+	if v.Probability != nil {
+		p := *v.Probability
+		v.Probability = &p
+	}
+	if e.rule.Count > 0 {
+		rem := e.rule.Count - e.hits
+		v.Remaining = &rem
+	}
+	if !e.expiresAt.IsZero() {
+		t := e.expiresAt
+		v.ExpiresAt = &t
+	}
+	return v
+}
+
+// RuleView is a rule as List shows it.
+type RuleView struct {
+	Rule
+	// Remaining is how many more times the rule may fire; nil when its
+	// count is unlimited.
+	Remaining *int64
+	// Hits is how many times the rule fired.
+	Hits int64
+	// ExpiresAt is when the rule expires; nil when it never does.
+	ExpiresAt *time.Time
+	// State is active, spent (fired its count) or expired.
+	State string
+}
+
+// MarshalJSON renders the rule's fields followed by "remaining" (null when
+// unlimited), "hits", "expires_at" (ISO 8601 UTC with milliseconds, null
+// when the rule never expires) and "state".
+func (v RuleView) MarshalJSON() ([]byte, error) {
+	var exp *string
+	if v.ExpiresAt != nil {
+		s := v.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z")
+		exp = &s
+	}
+	return json.Marshal(struct {
+		Rule
+		Remaining *int64  `json:"remaining"`
+		Hits      int64   `json:"hits"`
+		ExpiresAt *string `json:"expires_at"`
+		State     string  `json:"state"`
+	}{v.Rule, v.Remaining, v.Hits, exp, v.State})
+}
+
+// New returns an empty rule set.
+func New(cfg Config) *Faults {
+	if cfg.Envelope == nil {
+		cfg.Envelope = DefaultEnvelope
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = Sleep
+	}
+	return &Faults{cfg: cfg, nextID: 1, rng: rand.New(rand.NewPCG(cfg.Seed, 0x9E3779B97F4A7C15)), truncBuffer: MaxTruncateBuffer}
+}
+
+// DefaultEnvelope renders {"error": errorName, "message": message}.
+func DefaultEnvelope(_ *http.Request, _ int, errorName, message string) (string, []byte) {
+	b, _ := json.Marshal(httpx.ControlEnvelope{Error: errorName, Message: message})
+	return "application/json; charset=utf-8", append(b, '\n')
+}
+
+// Sleep waits d, or until ctx is done (then it returns ctx.Err()).
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Add validates rule and appends it after the existing rules. The rule is
+// returned with its id (generated as "flt_<n>" when empty). An invalid
+// rule or an id already in use is a *sim.Error with sim.CodeValidation.
+func (f *Faults) Add(rule Rule) (Rule, error) {
+	v, err := f.add(rule)
+	return v.Rule, err
+}
+
+func (f *Faults) add(rule Rule) (RuleView, error) {
+	if err := rule.Validate(); err != nil {
+		return RuleView{}, err
+	}
+	e := &entry{rule: rule, prob: 1, state: StateActive}
+	if rule.Probability != nil {
+		p := *rule.Probability
+		e.rule.Probability, e.prob = &p, p
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.cfg.Now()
+	f.purgeLocked(now)
+	if e.rule.ID == "" {
+		for e.rule.ID == "" || f.indexLocked(e.rule.ID) >= 0 {
+			e.rule.ID = "flt_" + strconv.Itoa(f.nextID)
+			f.nextID++
+		}
+	} else if i := f.indexLocked(e.rule.ID); i >= 0 {
+		if f.rules[i].live() {
+			return RuleView{}, validationErr(MsgIDTaken, e.rule.ID)
+		}
+		f.deleteLocked(i) // an ended rule's id is free again
+	}
+	if live := len(f.rules) - f.nEnded; live >= MaxLive {
+		return RuleView{}, sim.Errorf(sim.CodeConflict, MsgTooManyRules, live)
+	}
+	b, _ := json.Marshal(e.rule)
+	e.size = len(b)
+	f.trimLocked(e.size)
+	if f.bytes+e.size > MaxRuleBytes {
+		return RuleView{}, sim.Errorf(sim.CodeConflict, MsgRulesTooLarge, f.bytes, e.size, MaxRuleBytes)
+	}
+	if rule.TTLSeconds > 0 {
+		e.expiresAt = now.Add(time.Duration(math.Round(rule.TTLSeconds * float64(time.Second))))
+	}
+	f.rules = append(f.rules, e)
+	f.bytes += e.size
+	return e.view(), nil
+}
+
+// List returns the rules in evaluation order: the live ones and the ended
+// ones (spent: fired their count; expired), which stay listed with their
+// hits until removed or cleared (at most MaxEnded of them).
+func (f *Faults) List() []RuleView {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.purgeLocked(f.cfg.Now())
+	out := make([]RuleView, 0, len(f.rules))
+	for _, e := range f.rules {
+		out = append(out, e.view())
+	}
+	return out
+}
+
+// Remove deletes the rule id, live or ended; an unknown id is a *sim.Error
+// with sim.CodeNotFound.
+func (f *Faults) Remove(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.purgeLocked(f.cfg.Now())
+	i := f.indexLocked(id)
+	if i < 0 {
+		return sim.Errorf(sim.CodeNotFound, MsgRuleNotFound, id)
+	}
+	f.deleteLocked(i)
+	return nil
+}
+
+// Clear deletes every rule, live or ended, and returns how many live rules
+// there were.
+func (f *Faults) Clear() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.purgeLocked(f.cfg.Now())
+	n := 0
+	for _, e := range f.rules {
+		if e.live() {
+			n++
+		}
+	}
+	f.rules, f.nEnded, f.bytes = nil, 0, 0
+	return n
+}
+
+func (f *Faults) indexLocked(id string) int {
+	for i, e := range f.rules {
+		if e.rule.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (f *Faults) deleteLocked(i int) {
+	if !f.rules[i].live() {
+		f.nEnded--
+	}
+	f.bytes -= f.rules[i].size
+	copy(f.rules[i:], f.rules[i+1:])
+	f.rules[len(f.rules)-1] = nil
+	f.rules = f.rules[:len(f.rules)-1]
+}
+
+// purgeLocked marks the rules that expired by now and keeps at most
+// MaxEnded ended rules (the oldest ended go first).
+func (f *Faults) purgeLocked(now time.Time) {
+	for _, e := range f.rules {
+		if e.live() && e.expired(now) {
+			f.endLocked(e, StateExpired)
+		}
+	}
+	f.trimLocked(0)
+}
+
+func (f *Faults) endLocked(e *entry, state string) {
+	f.endSeq++
+	e.state, e.ended = state, f.endSeq
+	f.nEnded++
+}
+
+// trimLocked deletes the oldest ended rules past MaxEnded, and while the
+// rules kept and room more bytes pass MaxRuleBytes.
+func (f *Faults) trimLocked(room int) {
+	for f.nEnded > MaxEnded || (f.nEnded > 0 && f.bytes+room > MaxRuleBytes) {
+		oldest := -1
+		for i, r := range f.rules {
+			if !r.live() && (oldest < 0 || r.ended < f.rules[oldest].ended) {
+				oldest = i
+			}
+		}
+		if oldest < 0 {
+			return
+		}
+		f.deleteLocked(oldest)
+	}
+}
+
+// firing is what the middleware does for one request: the rule's id and
+// action, and the latency drawn for it.
+type firing struct {
+	id     string
+	action Action
+	delay  time.Duration
+}
+
+// pick finds the rule that fires for r, consumes one unit of its count and
+// draws its latency, all under the lock: two requests never both take the
+// last unit, and the draws follow the seed in request order.
+func (f *Faults) pick(r *http.Request) (firing, bool) {
+	key, _ := httpx.Bearer(r.Header.Get("Authorization"))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.cfg.Now()
+	f.purgeLocked(now)
+	for _, e := range f.rules {
+		if !e.live() || !e.matches(r, key) || (e.prob < 1 && !(f.rng.Float64() < e.prob)) {
+			continue
+		}
+		e.hits++
+		if e.rule.Count > 0 && e.hits >= e.rule.Count {
+			f.endLocked(e, StateSpent)
+			defer f.trimLocked(0)
+		}
+		fx := firing{id: e.rule.ID, action: e.rule.Action}
+		if fx.action.Type == ActionLatency {
+			fx.delay = f.drawLocked(fx.action)
+		}
+		return fx, true
+	}
+	return firing{}, false
+}
+
+func (e *entry) matches(r *http.Request, key string) bool {
+	return (e.rule.Method == "" || e.rule.Method == r.Method) &&
+		(e.rule.Path == "" || sim.GlobMatch(e.rule.Path, r.URL.Path)) &&
+		(e.rule.APIKey == "" || e.rule.APIKey == key)
+}
+
+// drawLocked draws a latency; every draw is clamped to [0, MaxLatencyMS].
+func (f *Faults) drawLocked(a Action) time.Duration {
+	var ms float64
+	switch a.Distribution {
+	case "":
+		ms = float64(a.LatencyMS)
+	case DistUniform:
+		ms = float64(a.MinMS + f.rng.Int64N(a.MaxMS-a.MinMS+1))
+	case DistNormal:
+		ms = float64(a.MeanMS) + float64(a.StddevMS)*f.rng.NormFloat64()
+	case DistLognormal:
+		ms = float64(a.MedianMS) * math.Exp(a.Sigma*f.rng.NormFloat64())
+	}
+	ms = math.Max(0, math.Min(ms, MaxLatencyMS))
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
+}

@@ -1,0 +1,403 @@
+package faults
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+)
+
+// Action types.
+const (
+	ActionLatency   = "latency"
+	ActionError     = "error"
+	ActionRateLimit = "rate_limit"
+	ActionDrop      = "drop"
+	ActionTruncate  = "truncate"
+)
+
+// Latency distributions; an empty distribution is a fixed latency_ms.
+const (
+	DistUniform   = "uniform"
+	DistNormal    = "normal"
+	DistLognormal = "lognormal"
+)
+
+// Limits of rule fields.
+const (
+	MaxLatencyMS         = 600_000       // ten minutes; also the cap of every distribution draw
+	MaxSigma             = 10.0          // lognormal shape
+	MaxCount             = 1_000_000_000 // fire at most this many times
+	MaxTTLSeconds        = 31_536_000    // 365 days
+	MaxRetryAfterSeconds = 86_400
+	MaxTruncateBytes     = 1 << 40
+	MaxIDLen             = 64
+	MaxPathLen           = 1024
+	MaxAPIKeyLen         = 256
+	MaxMethodLen         = 20
+	MaxErrorNameLen      = 100
+	MaxMessageLen        = 2000
+)
+
+// Validation messages. Tests assert on them, so wording cannot drift.
+const (
+	MsgIDFormat           = "id must be 1 to %d characters among letters, digits, '_' and '-'; got %q"
+	MsgIDTaken            = "id %s is already used by another fault rule"
+	MsgTooManyRules       = "This simulator holds %d live fault rules, the most it keeps; remove some (DELETE /_sim/faults/{id}) or all (DELETE /_sim/faults)"
+	MsgRulesTooLarge      = "This simulator's fault rules hold %d bytes; with this rule's %d they would pass the %d it keeps; remove some (DELETE /_sim/faults/{id}) or all (DELETE /_sim/faults)"
+	MsgMethod             = "method must be an upper-case HTTP method such as GET or POST (or omitted for any method); got %q"
+	MsgPathStart          = "path must start with / or * (or be omitted for any path); got %q"
+	MsgTooLong            = "%s must be at most %d bytes; got %d"
+	MsgText               = "%s must be valid UTF-8 without control characters"
+	MsgAPIKeySpace        = "api_key must not contain spaces"
+	MsgCount              = "count must be between 0 and %d (0 = unlimited); got %d"
+	MsgProbability        = "probability must be in (0, 1]; got %v"
+	MsgTTL                = "ttl_seconds must be between 0 and %d (0 = never expires); got %v"
+	MsgActionType         = "action.type is required; valid types: latency, error, rate_limit, drop, truncate"
+	MsgActionTypeUnknown  = "action.type must be one of latency, error, rate_limit, drop, truncate; got %q"
+	MsgFieldNotAllowed    = "action.%s is not allowed for action type %s"
+	MsgFieldNotForLatency = "action.%s is not allowed for a %s latency"
+	MsgDistribution       = "action.distribution must be one of uniform, normal, lognormal (or omitted for a fixed latency_ms); got %q"
+	MsgLatencyRequired    = "action.latency_ms is required for a fixed latency (or give a distribution: uniform, normal, lognormal)"
+	MsgMillis             = "action.%s must be between %d and %d; got %d"
+	MsgUniformOrder       = "action.max_ms must be greater than action.min_ms; got min_ms %d, max_ms %d"
+	MsgSigma              = "action.sigma must be in (0, %v]; got %v"
+	MsgStatus             = "action.status must be between 400 and 599; got %d"
+	MsgRetryAfter         = "action.retry_after_seconds must be between 0 and %d; got %d"
+	MsgBytes              = "action.bytes must be between 0 and %d; got %d"
+	MsgRuleNotFound       = "Fault rule %s not found"
+)
+
+// Rule is one fault: which requests it matches, how often it fires and what
+// it does. Zero values mean "any" (matching fields) or "no limit" (count,
+// ttl_seconds); see the package documentation for the JSON schema.
+type Rule struct {
+	// ID is generated ("flt_<n>") when empty.
+	ID string `json:"id"`
+	// Method matches the request method exactly; "" matches any.
+	Method string `json:"method,omitempty"`
+	// Path is a glob over the URL path where * matches any run of
+	// characters (also /); "" matches any path.
+	Path string `json:"path,omitempty"`
+	// APIKey matches the key of "Authorization: Bearer <key>"; "" matches
+	// any request, also one without a key.
+	APIKey string `json:"api_key,omitempty"`
+	// Count is how many times the rule fires at most; 0 is unlimited.
+	Count int64 `json:"count,omitempty"`
+	// Probability is the chance that a matching request fires the rule, in
+	// (0, 1]; nil is 1.
+	Probability *float64 `json:"probability,omitempty"`
+	// TTLSeconds is the real time after which the rule expires; 0 is never.
+	TTLSeconds float64 `json:"ttl_seconds,omitempty"`
+	Action     Action  `json:"action"`
+}
+
+// Action is what a firing rule does. Only the fields of its Type (and, for
+// latency, of its Distribution) may be set; a zero value counts as absent.
+type Action struct {
+	Type string `json:"type"`
+
+	// latency: a fixed LatencyMS, or a Distribution with its parameters.
+	LatencyMS    int64   `json:"latency_ms,omitempty"`
+	Distribution string  `json:"distribution,omitempty"`
+	MinMS        int64   `json:"min_ms,omitempty"`    // uniform
+	MaxMS        int64   `json:"max_ms,omitempty"`    // uniform
+	MeanMS       int64   `json:"mean_ms,omitempty"`   // normal
+	StddevMS     int64   `json:"stddev_ms,omitempty"` // normal
+	MedianMS     int64   `json:"median_ms,omitempty"` // lognormal
+	Sigma        float64 `json:"sigma,omitempty"`     // lognormal
+
+	// error: Status is required; Error and Message have defaults.
+	Status int `json:"status,omitempty"`
+	// Error and Message are used by error and rate_limit.
+	Error   string `json:"error,omitempty"`
+	Message string `json:"message,omitempty"`
+
+	// rate_limit: the Retry-After header value.
+	RetryAfterSeconds int64 `json:"retry_after_seconds,omitempty"`
+
+	// truncate: how many body bytes reach the client.
+	Bytes int64 `json:"bytes,omitempty"`
+}
+
+// setFields lists the JSON names of the action's non-zero parameters, in
+// declaration order.
+func (a Action) setFields() []string {
+	var out []string
+	add := func(set bool, name string) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	add(a.LatencyMS != 0, "latency_ms")
+	add(a.Distribution != "", "distribution")
+	add(a.MinMS != 0, "min_ms")
+	add(a.MaxMS != 0, "max_ms")
+	add(a.MeanMS != 0, "mean_ms")
+	add(a.StddevMS != 0, "stddev_ms")
+	add(a.MedianMS != 0, "median_ms")
+	add(a.Sigma != 0, "sigma")
+	add(a.Status != 0, "status")
+	add(a.Error != "", "error")
+	add(a.Message != "", "message")
+	add(a.RetryAfterSeconds != 0, "retry_after_seconds")
+	add(a.Bytes != 0, "bytes")
+	return out
+}
+
+// allowedFields is the parameters each action type (and latency
+// distribution, keyed "latency/<distribution>") accepts.
+var allowedFields = map[string][]string{
+	ActionLatency + "/":                 {"latency_ms"},
+	ActionLatency + "/" + DistUniform:   {"distribution", "min_ms", "max_ms"},
+	ActionLatency + "/" + DistNormal:    {"distribution", "mean_ms", "stddev_ms"},
+	ActionLatency + "/" + DistLognormal: {"distribution", "median_ms", "sigma"},
+	ActionError:                         {"status", "error", "message"},
+	ActionRateLimit:                     {"retry_after_seconds", "error", "message"},
+	ActionDrop:                          {},
+	ActionTruncate:                      {"bytes"},
+}
+
+func validationErr(format string, args ...any) *sim.Error {
+	return sim.Errorf(sim.CodeValidation, format, args...)
+}
+
+// Validate checks every field of the rule and returns the first problem as
+// a *sim.Error with sim.CodeValidation. It does not check that the id is
+// unused; Add does.
+func (r Rule) Validate() error {
+	if r.ID != "" && !validID(r.ID) {
+		return validationErr(MsgIDFormat, MaxIDLen, r.ID)
+	}
+	if r.Method != "" && !validMethod(r.Method) {
+		return validationErr(MsgMethod, r.Method)
+	}
+	if r.Path != "" && r.Path[0] != '/' && r.Path[0] != '*' {
+		return validationErr(MsgPathStart, r.Path)
+	}
+	if err := checkText("path", r.Path, MaxPathLen); err != nil {
+		return err
+	}
+	if err := checkText("api_key", r.APIKey, MaxAPIKeyLen); err != nil {
+		return err
+	}
+	if strings.ContainsFunc(r.APIKey, unicode.IsSpace) {
+		return validationErr(MsgAPIKeySpace)
+	}
+	if r.Count < 0 || r.Count > MaxCount {
+		return validationErr(MsgCount, MaxCount, r.Count)
+	}
+	if p := r.Probability; p != nil && !(*p > 0 && *p <= 1) {
+		return validationErr(MsgProbability, *p)
+	}
+	if t := r.TTLSeconds; !(t >= 0 && t <= MaxTTLSeconds) {
+		return validationErr(MsgTTL, MaxTTLSeconds, t)
+	}
+	return r.Action.validate()
+}
+
+func (a Action) validate() error {
+	key := a.Type
+	switch a.Type {
+	case "":
+		return validationErr(MsgActionType)
+	case ActionLatency:
+		switch a.Distribution {
+		case "", DistUniform, DistNormal, DistLognormal:
+			key = ActionLatency + "/" + a.Distribution
+		default:
+			return validationErr(MsgDistribution, a.Distribution)
+		}
+	case ActionError, ActionRateLimit, ActionDrop, ActionTruncate:
+	default:
+		return validationErr(MsgActionTypeUnknown, a.Type)
+	}
+	allowed := allowedFields[key]
+	for _, f := range a.setFields() {
+		if !slices.Contains(allowed, f) {
+			if a.Type == ActionLatency {
+				kind := a.Distribution
+				if kind == "" {
+					kind = "fixed"
+				}
+				return validationErr(MsgFieldNotForLatency, f, kind)
+			}
+			return validationErr(MsgFieldNotAllowed, f, a.Type)
+		}
+	}
+	switch key {
+	case ActionLatency + "/":
+		if a.LatencyMS == 0 {
+			return validationErr(MsgLatencyRequired)
+		}
+		return checkMillis("latency_ms", a.LatencyMS, 1)
+	case ActionLatency + "/" + DistUniform:
+		if err := checkMillis("min_ms", a.MinMS, 0); err != nil {
+			return err
+		}
+		if err := checkMillis("max_ms", a.MaxMS, 1); err != nil {
+			return err
+		}
+		if a.MaxMS <= a.MinMS {
+			return validationErr(MsgUniformOrder, a.MinMS, a.MaxMS)
+		}
+	case ActionLatency + "/" + DistNormal:
+		if err := checkMillis("mean_ms", a.MeanMS, 0); err != nil {
+			return err
+		}
+		return checkMillis("stddev_ms", a.StddevMS, 1)
+	case ActionLatency + "/" + DistLognormal:
+		if err := checkMillis("median_ms", a.MedianMS, 1); err != nil {
+			return err
+		}
+		if !(a.Sigma > 0 && a.Sigma <= MaxSigma) {
+			return validationErr(MsgSigma, MaxSigma, a.Sigma)
+		}
+	case ActionError:
+		if a.Status < 400 || a.Status > 599 {
+			return validationErr(MsgStatus, a.Status)
+		}
+		return a.checkEnvelopeText()
+	case ActionRateLimit:
+		if a.RetryAfterSeconds < 0 || a.RetryAfterSeconds > MaxRetryAfterSeconds {
+			return validationErr(MsgRetryAfter, MaxRetryAfterSeconds, a.RetryAfterSeconds)
+		}
+		return a.checkEnvelopeText()
+	case ActionTruncate:
+		if a.Bytes < 0 || a.Bytes > MaxTruncateBytes {
+			return validationErr(MsgBytes, int64(MaxTruncateBytes), a.Bytes)
+		}
+	}
+	return nil
+}
+
+func (a Action) checkEnvelopeText() error {
+	if err := checkText("action.error", a.Error, MaxErrorNameLen); err != nil {
+		return err
+	}
+	if len(a.Message) > MaxMessageLen {
+		return validationErr(MsgTooLong, "action.message", MaxMessageLen, len(a.Message))
+	}
+	if !utf8.ValidString(a.Message) {
+		return validationErr(MsgText, "action.message")
+	}
+	return nil
+}
+
+func checkMillis(field string, v, lo int64) error {
+	if v < lo || v > MaxLatencyMS {
+		return validationErr(MsgMillis, field, lo, MaxLatencyMS, v)
+	}
+	return nil
+}
+
+// checkText bounds a single-line text field and requires valid UTF-8
+// without control characters.
+func checkText(field, s string, max int) error {
+	if len(s) > max {
+		return validationErr(MsgTooLong, field, max, len(s))
+	}
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		return validationErr(MsgText, field)
+	}
+	return nil
+}
+
+func validID(id string) bool {
+	if len(id) > MaxIDLen {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validMethod(m string) bool {
+	if len(m) > MaxMethodLen {
+		return false
+	}
+	for _, c := range []byte(m) {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// DecodeRule decodes one rule from a JSON object. Unknown fields (also
+// inside action), wrong types, trailing data and non-objects are refused
+// with a *sim.Error (sim.CodeValidation) naming the problem. It does not
+// validate values; call Validate (Add does).
+func DecodeRule(data []byte) (Rule, error) {
+	var r Rule
+	if err := (httpx.Decoder{RejectUnknown: true, UnknownField: unknownFieldPath}).DecodeBytes(data, &r); err != nil {
+		return Rule{}, err
+	}
+	return r, nil
+}
+
+// unknownFieldPath finds the first field of data that Rule does not define,
+// as "name" or "action.name". The JSON is known to be valid at this point.
+func unknownFieldPath(data []byte) string {
+	var top map[string]json.RawMessage
+	_ = json.NewDecoder(bytes.NewReader(data)).Decode(&top)
+	// Keys in document order, so the first unknown field is reported.
+	keys := func(raw []byte) []string {
+		var out []string
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			return nil
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return out
+			}
+			out = append(out, tok.(string))
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return out
+			}
+		}
+		return out
+	}
+	ruleFields, actionFields := jsonFields(reflect.TypeFor[Rule]()), jsonFields(reflect.TypeFor[Action]())
+	var actionRaw []byte
+	for _, k := range keys(data) {
+		if !knownField(ruleFields, k) {
+			return k
+		}
+		if strings.EqualFold(k, "action") {
+			actionRaw = top[k]
+		}
+	}
+	for _, k := range keys(actionRaw) {
+		if !knownField(actionFields, k) {
+			return "action." + k
+		}
+	}
+	return "?"
+}
+
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	return out
+}
+
+// knownField matches like encoding/json: case-insensitively.
+func knownField(fields []string, k string) bool {
+	return slices.ContainsFunc(fields, func(f string) bool { return strings.EqualFold(f, k) })
+}

@@ -1,0 +1,590 @@
+// Package idempotency implements the Idempotency-Key header of the platform
+// and studio interfaces: a middleware that fingerprints a POST request,
+// replays the first answer to a retry, and refuses a key reused for another
+// request or still in flight.
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"io"
+	"io/fs"
+	"math"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+)
+
+// Idempotency headers.
+const (
+	HeaderKey      = "Idempotency-Key"
+	HeaderReplayed = "Idempotent-Replayed"
+	maxKey         = 255
+)
+
+// Defaults of the middleware.
+const (
+	DefaultMemBody   = 1 << 20 // kept in memory; the rest is spooled to a temp file
+	DefaultMaxStored = 1 << 20 // largest response body stored for replay
+)
+
+// SpoolPattern names the temporary files request bodies are spooled to
+// (os.CreateTemp's pattern, in os.TempDir()); RemoveSpools removes those a
+// crash left behind.
+const SpoolPattern = spoolPrefix + "*"
+
+const spoolPrefix = "dubsim-idem-"
+
+const msgKeyLength = "Idempotency-Key must be at most %d characters"
+
+// Store keeps idempotency records; expired records are not returned.
+type Store interface {
+	IdempotencyLookup(ctx context.Context, scope, key string) (sim.IdemRecord, bool, error)
+	IdempotencySave(ctx context.Context, scope, key string, rec sim.IdemRecord) error
+}
+
+// request is what the middleware tells the handler of a request with
+// an Idempotency-Key (see Write), and what the handler tells back.
+type request struct {
+	scope, key, fp string
+	saved          atomic.Bool // the write stored the record in its own transaction
+}
+
+type requestKey struct{}
+
+// Write runs write, a creation, with the idempotency record of the
+// request as its explicit argument (nil when the request has no
+// Idempotency-Key, or the middleware is not in front). render gives the
+// status and view the handler will send for the result; the use case
+// stores them in the transaction of its write, and the middleware then
+// stores nothing more.
+func Write[T any](r *http.Request, render func(T) (int, any), write func(*sim.IdemWrite[T]) (T, error)) (T, error) {
+	st, _ := r.Context().Value(requestKey{}).(*request)
+	if st == nil {
+		return write(nil)
+	}
+	v, err := write(&sim.IdemWrite[T]{Scope: st.scope, Key: st.key, Fingerprint: st.fp,
+		Render: func(v T) (int, string, []byte, error) {
+			status, view := render(v)
+			b, err := httpx.Marshal(view)
+			return status, httpx.ContentTypeJSON, append(b, '\n'), err
+		}})
+	if err == nil {
+		st.saved.Store(true)
+	}
+	return v, err
+}
+
+// Replayer regenerates a response from the recipe a handler registered with
+// SetReplayRecipe; it writes status, headers and body.
+type Replayer func(w http.ResponseWriter, r *http.Request, recipe []byte) error
+
+// Middleware implements the Idempotency-Key header on POST requests, scoped
+// to the caller's API key: the same key with the same method, path and body
+// (a JSON body compared by value, a multipart body by its parts) replays the
+// first response (status and body) with Idempotent-Replayed:
+// true and no second effect; the same key with another request is refused
+// (CodeIdempotency); a request while the first with the key is still in
+// flight is refused (CodeConflict). Responses with status 5xx are not stored,
+// so a retry after a server error runs again.
+//
+// The request body is fingerprinted before the handler runs: up to MemBody
+// bytes in memory, the rest spooled to a temporary file, so large multipart
+// uploads never sit in memory. No more than the route's own body limit
+// (Limit) is read ahead, plus one byte: a larger body is identified by those
+// bytes, and the route, reading on, refuses it with the answer it gives
+// without a key (recorded and replayed as any 4xx). Response bodies up to MaxStored bytes are stored;
+// larger ones are replayed from a recipe (see SetReplayRecipe).
+type Middleware struct {
+	Store Store
+	API   httpx.API
+	// Limit is the body limit of the route a request goes to (what the
+	// route's own decoder enforces); nil: httpx.DefaultMaxBody for every route.
+	Limit     func(*http.Request) int64
+	MemBody   int64
+	MaxStored int
+	Replayers map[string]Replayer
+	// Slots is the set of keys in flight; APIs whose records share a store
+	// must share it (nil: a set of this middleware's own).
+	Slots *Slots
+
+	own Slots
+}
+
+// Slots is the set of Idempotency-Key slots (scope and key) whose first
+// request is being processed. The platform and studio interfaces keep their
+// records in one store under the same scope (the API key), so they share
+// one: a key in flight on one interface is in flight on the other, and two
+// creations cannot both run under one key.
+type Slots struct {
+	mu       sync.Mutex
+	inflight map[string]bool
+}
+
+func (m *Middleware) slots() *Slots {
+	if m.Slots != nil {
+		return m.Slots
+	}
+	return &m.own
+}
+
+func orDefault[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Wrap wraps the routes of an API. scope returns the key space of a
+// request (the API key); requests without a scope pass through.
+func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key := r.Header.Get(HeaderKey)
+			sc := scope(r)
+			if r.Method != http.MethodPost || key == "" || sc == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if len(key) > maxKey {
+				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, msgKeyLength, maxKey))
+				return
+			}
+			body, fp, legacy, err := m.spool(r)
+			if err != nil {
+				m.API.WriteError(w, r, err)
+				return
+			}
+			defer body.Close()
+			r.Body = body
+			slot := sc + "\x00" + key
+
+			slots := m.slots()
+			slots.mu.Lock()
+			if slots.inflight[slot] {
+				slots.mu.Unlock()
+				m.API.WriteError(w, r, sim.Errorf(sim.CodeConflict, sim.MsgIdempotencyInFlight, key))
+				return
+			}
+			rec, found, err := m.Store.IdempotencyLookup(r.Context(), sc, key)
+			if err != nil {
+				slots.mu.Unlock()
+				m.API.WriteError(w, r, err)
+				return
+			}
+			if found {
+				slots.mu.Unlock()
+				m.replay(w, r, key, fp, legacy, rec)
+				return
+			}
+			if slots.inflight == nil {
+				slots.inflight = map[string]bool{}
+			}
+			slots.inflight[slot] = true
+			slots.mu.Unlock()
+			// The slot is released, and the record saved, before the client
+			// can see a byte of the answer: a client that retries the moment
+			// it has the answer must get the replay, not a 409.
+			var once sync.Once
+			release := func() {
+				once.Do(func() {
+					slots.mu.Lock()
+					delete(slots.inflight, slot)
+					slots.mu.Unlock()
+				})
+			}
+			defer release()
+
+			intent := &request{scope: sc, key: key, fp: fp}
+			r = r.WithContext(context.WithValue(r.Context(), requestKey{}, intent))
+			cw := &captureWriter{ResponseWriter: w, status: http.StatusOK, limit: orDefault(m.MaxStored, DefaultMaxStored)}
+			cw.commit = func() {
+				defer release()
+				if cw.status >= 500 || intent.saved.Load() {
+					return // a write that stored its record in its own transaction is done
+				}
+				rec := sim.IdemRecord{Fingerprint: fp, Status: cw.status, ContentType: cw.Header().Get("Content-Type")}
+				switch {
+				case cw.recipeKind != "":
+					rec.RecipeKind, rec.Recipe = cw.recipeKind, cw.recipe
+				case cw.overflow:
+					if m.API.Log != nil {
+						m.API.Log.Warn("idempotency: response too large to store and no recipe; a retry runs again", "path", r.URL.Path)
+					}
+					return
+				default:
+					rec.Body = cw.body.Bytes()
+				}
+				if err := m.Store.IdempotencySave(context.WithoutCancel(r.Context()), sc, key, rec); err != nil && m.API.Log != nil {
+					m.API.Log.Error("idempotency: save", "err", err)
+				}
+			}
+			next.ServeHTTP(cw, r)
+			cw.finish()
+		})
+	}
+}
+
+func (m *Middleware) replay(w http.ResponseWriter, r *http.Request, key, fp, legacy string, rec sim.IdemRecord) {
+	if rec.Fingerprint != fp && (legacy == "" || rec.Fingerprint != legacy) {
+		m.API.WriteError(w, r, sim.Errorf(sim.CodeIdempotency, sim.MsgIdempotencyMismatch, key))
+		return
+	}
+	w.Header().Set(HeaderReplayed, "true")
+	if rec.RecipeKind != "" {
+		replayer, ok := m.Replayers[rec.RecipeKind]
+		if !ok {
+			w.Header().Del(HeaderReplayed)
+			m.API.WriteError(w, r, errors.New("idempotency: no replayer for "+rec.RecipeKind))
+			return
+		}
+		if err := replayer(w, r, rec.Recipe); err != nil {
+			m.API.WriteError(w, r, err)
+		}
+		return
+	}
+	if rec.ContentType != "" {
+		w.Header().Set("Content-Type", rec.ContentType)
+	}
+	w.WriteHeader(rec.Status)
+	_, _ = w.Write(rec.Body)
+}
+
+// spooledBody is a request body read ahead for fingerprinting: its first
+// bytes in memory, the rest in a temporary file.
+type spooledBody struct {
+	io.Reader
+	mem  []byte
+	file *os.File
+	over bool // the body is larger than the route's limit: after the spool, Reader goes on with the unread rest
+}
+
+// rewind makes the body readable again from its start.
+func (s *spooledBody) rewind() error {
+	if s.file == nil {
+		s.Reader = bytes.NewReader(s.mem)
+		return nil
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.Reader = io.MultiReader(bytes.NewReader(s.mem), s.file)
+	return nil
+}
+
+func (s *spooledBody) Close() error {
+	if s.file == nil {
+		return nil
+	}
+	name := s.file.Name()
+	err := s.file.Close()
+	_ = os.Remove(name)
+	return err
+}
+
+// fpCanonicalJSON prefixes the fingerprint of a JSON body taken over its
+// canonical form. Records stored before it existed hold the hash of the raw
+// bytes, without a prefix; a request still matches those by that rule.
+const fpCanonicalJSON = "json1:"
+
+// spool reads the whole body, fingerprinting the request, and returns a
+// reader over the same bytes. A multipart body is fingerprinted by its parts
+// (names, file names, contents), not its bytes, so a client that retries
+// with a new random boundary is recognised as sending the same request. A
+// JSON body is fingerprinted by its canonical form (CanonicalJSON), so a
+// retry that spells the same value differently (key order, whitespace,
+// 100.0 for 100) is the same request; legacy is then the fingerprint by the
+// raw bytes, the rule of records stored by earlier versions ("" when fp is
+// by that rule already).
+func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string, err error) {
+	limit := int64(httpx.DefaultMaxBody)
+	if m.Limit != nil {
+		if l := m.Limit(r); l > 0 {
+			limit = l
+		}
+	}
+	limit = min(limit, math.MaxInt64-1) // limit+1 must not overflow
+	memBody := min(orDefault(m.MemBody, DefaultMemBody), limit+1)
+	// The bytes kept in memory and the route's own copy of the body (it
+	// reads it again from the spool) are reserved at once (fidelity HY1).
+	size := httpx.ReserveSize(r, limit)
+	if err := httpx.ReserveBody(r, min(size, memBody)+size); err != nil {
+		return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+	}
+	ct := r.Header.Get("Content-Type")
+	var head bytes.Buffer
+	for _, part := range []string{r.Method, r.URL.EscapedPath(), r.URL.RawQuery} {
+		head.WriteString(part)
+		head.WriteByte(0)
+	}
+	h := sha256.New()
+	h.Write(head.Bytes())
+	mt, params, _ := mime.ParseMediaType(ct)
+	boundary := ""
+	if strings.HasPrefix(mt, "multipart/") {
+		boundary = params["boundary"]
+	}
+	if boundary == "" {
+		h.Write([]byte(ct))
+	} else {
+		h.Write([]byte(mt))
+	}
+	h.Write([]byte{0})
+	raw := sha256.New()
+	var mem bytes.Buffer
+	n, err := io.Copy(&mem, io.TeeReader(io.LimitReader(r.Body, memBody), raw))
+	if err != nil {
+		return nil, "", "", spoolError(err)
+	}
+	sb = &spooledBody{mem: mem.Bytes()}
+	if n == memBody && n <= limit {
+		f, err := os.CreateTemp("", SpoolPattern)
+		if err != nil {
+			return nil, "", "", spoolError(err)
+		}
+		sb.file = f
+		// At most limit+1 bytes in all: enough to know the body is too large.
+		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, limit+1-n), raw))
+		if err != nil {
+			sb.Close()
+			return nil, "", "", spoolError(err)
+		}
+		n += rest
+	}
+	// Past the limit the route refuses the body, whatever follows: its
+	// first limit+1 bytes identify the request.
+	sb.over = n > limit
+	if boundary == "" || !hashParts(h, sb, boundary) {
+		h.Write(raw.Sum(nil))
+	}
+	fp = fingerprint(h)
+	if boundary == "" && httpx.IsJSONContentType(ct) {
+		if cfp, ok := canonicalFingerprint(head.Bytes(), mt, sb); ok {
+			fp, legacy = cfp, fp
+		}
+	}
+	if err := sb.rewind(); err != nil {
+		sb.Close()
+		return nil, "", "", err
+	}
+	if sb.over {
+		sb.Reader = io.MultiReader(sb.Reader, r.Body)
+	}
+	return sb, fp, legacy, nil
+}
+
+// spoolError words a failure to spool a body: the client's (the body did
+// not arrive: 400) or the simulator's (a full disk: 500 saying so; any
+// other: a masked internal error, logged with its cause). No file path
+// reaches the client.
+func spoolError(err error) error {
+	if ferr := httpx.BodyFailure(err); ferr != nil {
+		if sim.ErrorCode(ferr) == sim.CodeInternal {
+			return &spoolFailure{msg: ferr, cause: err}
+		}
+		return ferr
+	}
+	return &spoolFailure{cause: err}
+}
+
+// spoolFailure is an internal error of the spool: WriteError logs Error
+// (the cause, with its path) and answers msg (nil: the masked message).
+type spoolFailure struct {
+	msg   error
+	cause error
+}
+
+func (e *spoolFailure) Error() string { return "spooling the request body: " + e.cause.Error() }
+
+func (e *spoolFailure) Unwrap() []error {
+	if e.msg == nil {
+		return []error{e.cause}
+	}
+	return []error{e.msg, e.cause}
+}
+
+// canonicalFingerprint hashes the request head, the media type (without
+// parameters: the decoder reads every JSON media type alike) and the
+// canonical form of the JSON body; false when the body is not one JSON
+// value (the handler refuses it; the raw bytes identify it).
+func canonicalFingerprint(head []byte, mt string, sb *spooledBody) (string, bool) {
+	if sb.rewind() != nil {
+		return "", false
+	}
+	h := sha256.New()
+	h.Write(head)
+	h.Write([]byte(mt))
+	h.Write([]byte{0})
+	if httpx.CanonicalJSON(h, sb) != nil {
+		return "", false
+	}
+	return fpCanonicalJSON + fingerprint(h), true
+}
+
+// hashParts hashes the logical content of a multipart body; false when the
+// body is not valid multipart (the raw bytes are hashed instead and the
+// handler refuses the body).
+func hashParts(h hash.Hash, sb *spooledBody, boundary string) bool {
+	if sb.rewind() != nil {
+		return false
+	}
+	ph := sha256.New()
+	mr := multipart.NewReader(sb, boundary)
+	for {
+		p, err := mr.NextRawPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return false
+		}
+		for _, s := range []string{p.FormName(), p.FileName()} {
+			ph.Write([]byte(s))
+			ph.Write([]byte{0})
+		}
+		if _, err := io.Copy(ph, p); err != nil {
+			return false
+		}
+		ph.Write([]byte{0, 0})
+	}
+	h.Write(ph.Sum(nil))
+	return true
+}
+
+func fingerprint(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+// RemoveSpools removes the spooled request bodies (SpoolPattern) a crashed
+// process left in dir, and no other file; it returns how many it removed.
+// A running process's spool stays readable to it on Unix, where an open
+// file outlives its name.
+func RemoveSpools(dir string) (int, error) {
+	names, err := filepath.Glob(filepath.Join(dir, SpoolPattern))
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	var errs []error
+	for _, name := range names {
+		fi, err := os.Lstat(name)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
+}
+
+// SetReplayRecipe registers how to regenerate the response being written,
+// for a replay of its idempotency key; the body itself is then not stored.
+// It does nothing when the request carries no idempotency key.
+func SetReplayRecipe(w http.ResponseWriter, kind string, recipe []byte) {
+	for w != nil {
+		if cw, ok := w.(*captureWriter); ok {
+			cw.recipeKind, cw.recipe = kind, recipe
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
+// captureWriter passes a response through and keeps a copy of it, up to a
+// limit.
+type captureWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool // the handler has written its header
+	forwarded   bool // the header went out to the client
+	body        bytes.Buffer
+	limit       int
+	overflow    bool
+	recipeKind  string
+	recipe      []byte
+	// commit saves the record and releases the in-flight slot; it runs
+	// once, before anything reaches the client: when a recipe answer's
+	// header is written (its body streams), when a stored answer outgrows
+	// the limit, or at finish for an answer held in memory.
+	commit    func()
+	committed bool
+}
+
+func (c *captureWriter) doCommit() {
+	if !c.committed {
+		c.committed = true
+		c.commit()
+	}
+}
+
+func (c *captureWriter) forward() {
+	if !c.forwarded {
+		c.forwarded = true
+		c.ResponseWriter.WriteHeader(c.status)
+	}
+}
+
+func (c *captureWriter) WriteHeader(status int) {
+	if c.wroteHeader {
+		return
+	}
+	c.status, c.wroteHeader = status, true
+	if c.recipeKind != "" {
+		c.doCommit()
+		c.forward()
+	}
+}
+
+func (c *captureWriter) Write(b []byte) (int, error) {
+	if !c.wroteHeader {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.forwarded {
+		return c.ResponseWriter.Write(b)
+	}
+	if c.body.Len()+len(b) <= c.limit {
+		return c.body.Write(b)
+	}
+	// Too large to store: no record (a retry runs again); stream from here.
+	c.overflow = true
+	c.doCommit()
+	c.forward()
+	held := c.body.Bytes()
+	c.body = bytes.Buffer{}
+	if _, err := c.ResponseWriter.Write(held); err != nil {
+		return 0, err
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// finish commits and sends an answer held in memory.
+func (c *captureWriter) finish() {
+	c.doCommit()
+	if c.forwarded {
+		return
+	}
+	c.forward()
+	if c.body.Len() > 0 {
+		_, _ = c.ResponseWriter.Write(c.body.Bytes())
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (c *captureWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }

@@ -1,0 +1,59 @@
+package httpx
+
+import (
+	"net/http"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/go-chi/chi/v5"
+)
+
+// ControlEnvelope is the control API's error body (the platform's shape).
+// The control API, its middleware (journal, faults), the dashboard and the
+// sandbox dispatcher all answer in it.
+type ControlEnvelope struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+type controlName struct {
+	status int
+	name   string
+}
+
+var controlNames = map[sim.Code]controlName{
+	sim.CodeValidation: {http.StatusBadRequest, "ValidationError"},
+	sim.CodeTooLarge:   {http.StatusRequestEntityTooLarge, "ValidationError"},
+	sim.CodeConflict:   {http.StatusConflict, "ConflictError"},
+	sim.CodeRoute:      {http.StatusNotFound, "NotFoundError"},
+	sim.CodeNotFound:   {http.StatusNotFound, "NotFoundError"},
+	sim.CodeMethod:     {http.StatusMethodNotAllowed, "MethodNotAllowedError"},
+	sim.CodeLimit:      {http.StatusTooManyRequests, "SandboxLimitError"},
+}
+
+// RenderControl maps an error to the control API's status and envelope.
+func RenderControl(err error) (int, any) {
+	m, ok := controlNames[sim.ErrorCode(err)]
+	if !ok {
+		m = controlName{http.StatusInternalServerError, "InternalServerError"}
+	}
+	msg := sim.ErrorMessage(err)
+	if msg == "" {
+		msg = sim.MsgInternal
+	}
+	return m.status, ControlEnvelope{Error: m.name, Message: msg}
+}
+
+// NewControlRouter returns a router of the control API: the middlewares mw
+// run first; an unknown route answers 404 NotFoundError, and a known path
+// asked with another method 405 with Allow, both written by api.
+func NewControlRouter(api API, mw ...func(http.Handler) http.Handler) chi.Router {
+	r := chi.NewRouter()
+	r.Use(mw...)
+	r.NotFound(api.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeRoute, MsgNoControlRoute, r.Method, r.URL.Path)
+	}))
+	r.MethodNotAllowed(WithAllow(r, api.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return sim.Errorf(sim.CodeMethod, MsgMethodNotAllowed, r.Method, r.URL.Path)
+	})))
+	return r
+}

@@ -1,0 +1,377 @@
+package journal
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+)
+
+// The checks of the conformance report's rules: each reads one key's
+// entries and returns the requests that broke its rule.
+
+func checkJSONContentType(a *analysis) ([]hit, string) {
+	var hits []hit
+	withBody := 0
+	for i := range a.mine {
+		e := &a.mine[i]
+		if e.Interface != InterfacePlatform || (e.Method != http.MethodPost && e.Method != http.MethodPatch) ||
+			!hasBody(e) || e.Path == pathCloning {
+			continue
+		}
+		withBody++
+		if !httpx.IsJSONContentType(e.Headers[HeaderContentType]) {
+			hits = append(hits, hit{e, bodyExcerpt(e)})
+		}
+	}
+	return hits, fmt.Sprintf("%d of %s with a body", len(hits), plural(withBody, "POST/PATCH request", "POST/PATCH requests"))
+}
+
+func checkCloningMultipart(a *analysis) ([]hit, string) {
+	var hits []hit
+	all := 0
+	for i := range a.mine {
+		e := &a.mine[i]
+		if e.Method != http.MethodPost || e.Path != pathCloning {
+			continue
+		}
+		all++
+		if mediaType(e.Headers[HeaderContentType]) != "multipart/form-data" {
+			hits = append(hits, hit{e, bodyExcerpt(e)})
+		}
+	}
+	return hits, fmt.Sprintf("%d of %s", len(hits), plural(all, "voice cloning request", "voice cloning requests"))
+}
+
+func checkIdempotencyKey(a *analysis) ([]hit, string) {
+	var hits []hit
+	posts := 0
+	by := map[string]int{}
+	for i := range a.mine {
+		e := &a.mine[i]
+		if e.Method != http.MethodPost || e.Interface != InterfacePlatform || isValidation(e) {
+			continue
+		}
+		posts++
+		if e.Headers[HeaderIdempotencyKey] == "" {
+			hits = append(hits, hit{e, "no Idempotency-Key; " + answered(e)})
+			by[endpointOf(e.Path)]++
+		}
+	}
+	var parts []string
+	for _, ep := range sortedCounts(by) {
+		parts = append(parts, fmt.Sprintf("%s %d", ep, by[ep]))
+	}
+	return hits, fmt.Sprintf("%d of %s without the header (%s)", len(hits), plural(posts, "POST", "POSTs"), strings.Join(parts, ", "))
+}
+
+// retryStatuses invite a retry of the same request.
+var retryStatuses = []int{http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly, http.StatusTooManyRequests}
+
+func checkRetryWithoutChange(a *analysis) ([]hit, string) {
+	var hits []hit
+	last := map[string]*Entry{}
+	for i := range a.mine {
+		e := &a.mine[i]
+		if e.Aborted {
+			continue
+		}
+		id := strings.Join([]string{e.Method, e.Path, e.RawQuery, e.Headers[HeaderContentType],
+			strconv.FormatInt(e.RequestBodySize, 10), e.RequestBody}, "\x00")
+		if prev, ok := last[id]; ok && prev.Status >= 400 && prev.Status < 500 &&
+			!slices.Contains(retryStatuses, prev.Status) && e.Status == prev.Status && errorMessage(e) == errorMessage(prev) {
+			hits = append(hits, hit{e, fmt.Sprintf("identical to #%d, which was %s; answered %d again", prev.Seq, answered(prev), e.Status)})
+		}
+		last[id] = e
+	}
+	return hits, plural(len(hits), "identical retry", "identical retries") + " after a 4xx answer"
+}
+
+// isPolledResource reports whether path is a resource clients poll.
+func isPolledResource(path string) bool {
+	if _, rest, ok := projectOf(path); ok {
+		return rest == ""
+	}
+	id, found := strings.CutPrefix(path, pathArtifacts)
+	return found && id != "" && id != "create" && !strings.Contains(id, "/")
+}
+
+func checkPolling(a *analysis) ([]hit, string) {
+	var hits []hit
+	last := map[string]*Entry{}
+	var shortest time.Duration
+	var shortestPath string
+	for i := range a.mine {
+		e := &a.mine[i]
+		if e.Method != http.MethodGet || !isPolledResource(e.Path) {
+			continue
+		}
+		if prev, ok := last[e.Path]; ok {
+			gap := e.Time.Sub(prev.Time)
+			if gap < a.minPoll && !a.advancedBetween(prev.Seq, e.Seq) {
+				hits = append(hits, hit{e, fmt.Sprintf("%s after #%d", gap.Round(time.Millisecond), prev.Seq)})
+				if len(hits) == 1 || gap < shortest {
+					shortest, shortestPath = gap, e.Path
+				}
+			}
+		}
+		last[e.Path] = e
+	}
+	if len(hits) == 0 {
+		return nil, ""
+	}
+	return hits, fmt.Sprintf("%s sooner than %s after the previous read of the same resource; shortest interval %s (GET %s)",
+		plural(len(hits), "read", "reads"), a.minPoll, shortest.Round(time.Millisecond), shortestPath)
+}
+
+// advancedBetween reports whether the simulated clock was advanced through
+// the control API between two requests.
+func (a *analysis) advancedBetween(from, to uint64) bool {
+	i, _ := slices.BinarySearch(a.advances, from+1)
+	return i < len(a.advances) && a.advances[i] < to
+}
+
+// retryAfter returns when the client may send again after a 429.
+func retryAfter(e *Entry) (time.Time, bool) {
+	v := strings.TrimSpace(e.Headers[HeaderRetryAfter])
+	if v == "" {
+		return time.Time{}, false
+	}
+	if s, err := strconv.ParseInt(v, 10, 32); err == nil && s >= 0 {
+		return e.End().Add(time.Duration(s) * time.Second), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
+}
+
+func checkRetryAfter(a *analysis) ([]hit, string) {
+	var hits []hit
+	var until time.Time
+	var by *Entry
+	var worst time.Duration
+	for i := range a.mine {
+		e := &a.mine[i]
+		// A clock advance between the 429 and the request counts as the
+		// wait: the studio's windows pass with advances too (fidelity ST5).
+		if by != nil && e.Time.Before(until) && !a.advancedBetween(by.Seq, e.Seq) {
+			early := until.Sub(e.Time)
+			hits = append(hits, hit{e, fmt.Sprintf("sent %s after the 429 of #%d (Retry-After: %s), %s too early",
+				e.Time.Sub(by.End()).Round(time.Millisecond), by.Seq, by.Headers[HeaderRetryAfter], early.Round(time.Millisecond))})
+			worst = max(worst, early)
+		}
+		if e.Status == http.StatusTooManyRequests {
+			if t, ok := retryAfter(e); ok && t.After(until) {
+				until, by = t, e
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return nil, ""
+	}
+	return hits, fmt.Sprintf("%s before the Retry-After elapsed; up to %s too early", plural(len(hits), "request", "requests"), worst.Round(time.Millisecond))
+}
+
+func checkRequestAfterDelete(a *analysis) ([]hit, string) {
+	var hits []hit
+	deleted := map[string]*Entry{}
+	ids := map[string]bool{}
+	for i := range a.mine {
+		e := &a.mine[i]
+		id, _, ok := projectOf(e.Path)
+		if !ok {
+			continue
+		}
+		if d, gone := deleted[id]; gone {
+			hits = append(hits, hit{e, fmt.Sprintf("project %s was deleted by #%d; %s", id, d.Seq, answered(e))})
+			ids[id] = true
+			continue
+		}
+		if isProjectDelete(e) && statusClass(e.Status) == "2xx" {
+			deleted[id] = e
+		}
+	}
+	return hits, fmt.Sprintf("%s on %s", plural(len(hits), "request", "requests"), plural(len(ids), "deleted project", "deleted projects"))
+}
+
+const maxVoiceKeys = 64
+
+// voiceKeys returns the voice_key string values of a JSON body, reading as
+// far as the body goes (a kept body may be cut off).
+func voiceKeys(body string) []string {
+	type frame struct {
+		obj, wantKey bool
+		key          string
+	}
+	var stack []frame
+	var keys []string
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].obj {
+			stack[n-1].wantKey = true
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
+	for len(keys) < maxVoiceKeys {
+		tok, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{':
+				stack = append(stack, frame{obj: true, wantKey: true})
+			case '[':
+				stack = append(stack, frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+			continue
+		}
+		n := len(stack)
+		if n > 0 && stack[n-1].obj && stack[n-1].wantKey {
+			stack[n-1].key, _ = tok.(string)
+			stack[n-1].wantKey = false
+			continue
+		}
+		if s, ok := tok.(string); ok && n > 0 && stack[n-1].obj && stack[n-1].key == "voice_key" {
+			keys = append(keys, s)
+		}
+		valueDone()
+	}
+	return keys
+}
+
+func checkVoices(a *analysis) ([]hit, string) {
+	var hits []hit
+	read := false
+	unknownPrefix := strings.TrimSuffix(sim.MsgUnknownVoice, "%s")
+	for i := range a.mine {
+		e := &a.mine[i]
+		if e.Method == http.MethodGet && e.Path == pathVoices && statusClass(e.Status) == "2xx" {
+			read = true
+			continue
+		}
+		if !isRetranslation(e) && !isValidation(e) {
+			continue
+		}
+		if e.Status == http.StatusBadRequest {
+			if msg := errorMessage(e); strings.HasPrefix(msg, unknownPrefix) {
+				hits = append(hits, hit{e, fmt.Sprintf("answered 400 %q", excerpt(msg, 80))})
+				continue
+			}
+		}
+		if read {
+			continue
+		}
+		for _, k := range voiceKeys(e.RequestBody) {
+			if k != sim.VoiceSoundalike && k != sim.VoiceEmotionalTransfer {
+				hits = append(hits, hit{e, fmt.Sprintf("voice_key %q sent before any successful GET %s", excerpt(k, 60), pathVoices)})
+				break
+			}
+		}
+	}
+	return hits, plural(len(hits), "re-translation or validation request", "re-translation or validation requests")
+}
+
+func checkActionWhileInProgress(a *analysis) ([]hit, string) {
+	var hits []hit
+	notReady := fmt.Sprintf(sim.MsgRetranslationNotReady, "*", "*")
+	deletes, retranslations := 0, 0
+	for i := range a.mine {
+		e := &a.mine[i]
+		if e.Status != http.StatusBadRequest || (!isProjectDelete(e) && !isRetranslation(e)) {
+			continue
+		}
+		msg := errorMessage(e)
+		if msg != sim.MsgDeleteInProgress && !sim.GlobMatch(notReady, msg) {
+			continue
+		}
+		if isProjectDelete(e) {
+			deletes++
+		} else {
+			retranslations++
+		}
+		hits = append(hits, hit{e, fmt.Sprintf("answered 400 %q", excerpt(msg, 120))})
+	}
+	return hits, fmt.Sprintf("%s refused (%s, %s)", plural(len(hits), "request", "requests"),
+		plural(deletes, "delete", "deletes"), plural(retranslations, "re-translation", "re-translations"))
+}
+
+// checks returns the paths (globs) whose GET verifies the outcome of a
+// failed change, or nil when there is nothing to verify.
+func checks(e *Entry) []string {
+	if e.Path == pathCloning || isValidation(e) {
+		return nil // no server state
+	}
+	if e.Path == pathProjects && e.Method == http.MethodPost {
+		return []string{pathProjects + "/*", pathBalance}
+	}
+	if id, _, ok := projectOf(e.Path); ok {
+		return []string{pathProjects + "/" + id}
+	}
+	if e.Path == pathArtifacts+"create" {
+		return []string{pathArtifacts + "*"}
+	}
+	return []string{e.Path}
+}
+
+func checkUnverifiedFailure(a *analysis) ([]hit, string) {
+	var hits []hit
+	for i := range a.mine {
+		e := &a.mine[i]
+		if e.Interface != InterfacePlatform || !isMutating(e.Method) || !(e.Status >= 500 || e.Aborted || e.Truncated) {
+			continue
+		}
+		paths := checks(e)
+		if paths == nil || verifiedLater(e, a.mine[i+1:], paths) {
+			continue
+		}
+		what := answered(e)
+		if e.Truncated && !e.Aborted {
+			what = fmt.Sprintf("answered %d, truncated after %d bytes", e.Status, e.ResponseBytes)
+		}
+		hits = append(hits, hit{e, fmt.Sprintf("%s; no later GET of %s", what, strings.Join(paths, " or "))})
+	}
+	return hits, plural(len(hits), "failed change", "failed changes") + " never checked"
+}
+
+// verifiedLater reports whether a request after the failed change e reads
+// one of paths (and got an answer), or retries e with its Idempotency-Key.
+func verifiedLater(e *Entry, later []Entry, paths []string) bool {
+	key := e.Headers[HeaderIdempotencyKey]
+	for i := range later {
+		l := &later[i]
+		if l.Aborted {
+			continue
+		}
+		if key != "" && l.Method == e.Method && l.Path == e.Path && l.Headers[HeaderIdempotencyKey] == key {
+			return true
+		}
+		if l.Method != http.MethodGet {
+			continue
+		}
+		for _, p := range paths {
+			if sim.GlobMatch(p, l.Path) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sortedCounts returns the keys of m, the largest count first.
+func sortedCounts(m map[string]int) []string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(m[b]-m[a], strings.Compare(a, b)) })
+	return keys
+}

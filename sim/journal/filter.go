@@ -1,0 +1,177 @@
+package journal
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// Status selects response statuses: "" any, "404" exactly that status, "4xx"
+// a class (1xx to 5xx). "0" selects aborted requests.
+type Status string
+
+// ParseStatus checks and normalises a status selector ("4XX" becomes "4xx").
+func ParseStatus(s string) (Status, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", nil
+	}
+	if len(s) == 3 && s[0] >= '1' && s[0] <= '5' && strings.EqualFold(s[1:], "xx") {
+		return Status(s[:1] + "xx"), nil
+	}
+	if n, err := strconv.Atoi(s); err == nil && (n == 0 || (n >= 100 && n <= 599)) && strconv.Itoa(n) == s {
+		return Status(s), nil
+	}
+	return "", sim.Errorf(sim.CodeValidation, msgBadStatus, s)
+}
+
+// Match reports whether code is selected. An invalid selector selects nothing.
+func (s Status) Match(code int) bool {
+	switch {
+	case s == "":
+		return true
+	case strings.HasSuffix(string(s), "xx"):
+		return len(s) == 3 && code/100 == int(s[0]-'0') && code > 0
+	default:
+		return string(s) == strconv.Itoa(code)
+	}
+}
+
+// UnmarshalJSON accepts a number (404) or a string ("404", "4xx").
+func (s *Status) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	var raw string
+	switch v := v.(type) {
+	case nil:
+		*s = ""
+		return nil
+	case string:
+		raw = v
+	case float64:
+		raw = strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		return sim.Errorf(sim.CodeValidation, msgStatusFilter, jsonKind(v))
+	}
+	st, err := ParseStatus(raw)
+	if err != nil {
+		return err
+	}
+	*s = st
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// Query parameters of GET /requests.
+var filterParams = []string{"method", "path", "status", "key", "since", "limit"}
+
+// parseFilterQuery parses the query string of GET /requests. Every failure
+// is a validation error whose message names the parameter.
+func parseFilterQuery(raw string) (Filter, error) {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return Filter{}, sim.Errorf(sim.CodeValidation, msgMalformedQuery, err)
+	}
+	if err := checkParams(q, filterParams); err != nil {
+		return Filter{}, err
+	}
+	var f Filter
+	if m := q.Get("method"); m != "" {
+		if !isToken(m) {
+			return Filter{}, sim.Errorf(sim.CodeValidation, msgFilterMethod, m)
+		}
+		f.Method = strings.ToUpper(m)
+	}
+	if p := q.Get("path"); p != "" {
+		if p[0] != '/' && p[0] != '*' {
+			return Filter{}, sim.Errorf(sim.CodeValidation, msgPathPattern, p)
+		}
+		f.Path = p
+	}
+	if f.Status, err = ParseStatus(q.Get("status")); err != nil {
+		return Filter{}, err
+	}
+	f.APIKey = q.Get("key")
+	if s := q.Get("since"); s != "" {
+		if f.Since, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return Filter{}, sim.Errorf(sim.CodeValidation, msgSince, s)
+		}
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 31)
+		if err != nil {
+			return Filter{}, sim.Errorf(sim.CodeValidation, msgLimit, s)
+		}
+		f.Limit = int(n)
+	}
+	return f, nil
+}
+
+// query encodes f as parseFilterQuery reads it.
+func (f Filter) query() string {
+	q := url.Values{}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("method", f.Method)
+	set("path", f.Path)
+	set("status", string(f.Status))
+	set("key", f.APIKey)
+	if f.Since > 0 {
+		set("since", strconv.FormatUint(f.Since, 10))
+	}
+	if f.Limit > 0 {
+		set("limit", strconv.Itoa(f.Limit))
+	}
+	return q.Encode()
+}
+
+// checkParams refuses unknown and repeated query parameters, so a typo
+// never silently widens a selection.
+func checkParams(q url.Values, known []string) error {
+	names := slices.Sorted(maps.Keys(q))
+	for _, name := range names {
+		if !slices.Contains(known, name) {
+			return sim.Errorf(sim.CodeValidation, msgUnknownQueryParam, name, strings.Join(known, ", "))
+		}
+		if n := len(q[name]); n > 1 {
+			return sim.Errorf(sim.CodeValidation, msgRepeatedQueryParam, name, n)
+		}
+	}
+	return nil
+}
+
+// isToken reports whether s is an RFC 9110 token (what a method is made of).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}

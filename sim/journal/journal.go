@@ -1,0 +1,468 @@
+package journal
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dubsim/dubsim/sim"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxBytes        = 4 << 20
+	DefaultMaxBody         = 8 << 10
+	DefaultMinPollInterval = 2 * time.Second
+)
+
+// Bounds of the parts of an entry that are not bodies, so that an entry's
+// size never depends on what a client sends.
+const (
+	maxURLPart     = 4 << 10 // path and raw query
+	maxMethod      = 32      // a method no route has is kept this far
+	maxHeaderValue = 512     // each header of interest, and the API key
+	maxNotes       = 16      // notes per request
+	maxNoteKey     = 64
+	maxNoteValue   = 256
+)
+
+// Config configures a Journal. Zero fields take their defaults.
+type Config struct {
+	// MaxBytes bounds the bytes the journal keeps (Entry sizes: the
+	// strings an entry holds plus a fixed part); the oldest entries go
+	// first. The newest entry is kept even when it alone is larger.
+	MaxBytes int64
+	// Memory is the bound this journal shares with the other journals of
+	// the process; nil: one of DefaultMemory of its own.
+	Memory *Memory
+	// MaxBody is the number of bytes kept of a request body, and of a
+	// response body (kept only for status >= 400).
+	MaxBody int
+	// Now tells real time (default time.Now).
+	Now func() time.Time
+	// SimNow tells simulated time; optional (entries then carry no sim_time).
+	SimNow func() time.Time
+	// MinPollInterval is the shortest acceptable interval between two reads
+	// of the same resource (rule polling-too-fast).
+	MinPollInterval time.Duration
+	// Route tells which interface serves a request and why (Entry.Interface
+	// and Entry.RoutedBy); the server that routes the request supplies it,
+	// so the journal never decides that itself. Without it every request is
+	// InterfaceOther.
+	Route func(r *http.Request) (iface, routedBy string)
+	// Unrecorded names requests that are not client traffic and are not
+	// recorded, besides the control API's reads (the web pages a person
+	// opens); nil: none.
+	Unrecorded func(r *http.Request) bool
+}
+
+// Journal records the requests that pass through its Middleware, at most
+// Config.MaxBytes of them and within its share of Config.Memory. It is safe
+// for concurrent use. Close it when it is no longer used, so that the
+// Memory it shares forgets it.
+type Journal struct {
+	maxBytes int64
+	memory   *Memory
+	maxBody  int
+	now      func() time.Time
+	simNow   func() time.Time
+	minPoll  time.Duration
+	route    func(r *http.Request) (string, string)
+	skip     func(r *http.Request) bool
+
+	// bytes is the size of the entries kept, read by Memory without mu.
+	bytes atomic.Int64
+
+	mu      sync.RWMutex
+	kept    []*Entry // kept[head:] are the entries, oldest first
+	head    int
+	closed  bool   // Close: a request still in flight is not kept
+	seq     uint64 // last sequence id handed out; never reset
+	total   uint64 // entries recorded since the last Reset
+	dropped uint64 // entries dropped to stay within the bounds since the last Reset
+}
+
+// New returns an empty journal.
+func New(cfg Config) *Journal {
+	j := &Journal{maxBytes: cfg.MaxBytes, memory: cfg.Memory, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval, route: cfg.Route, skip: cfg.Unrecorded}
+	if j.maxBytes <= 0 {
+		j.maxBytes = DefaultMaxBytes
+	}
+	if j.memory == nil {
+		j.memory = NewMemory(0)
+	}
+	if j.maxBody <= 0 {
+		j.maxBody = DefaultMaxBody
+	}
+	if j.now == nil {
+		j.now = time.Now
+	}
+	if j.minPoll <= 0 {
+		j.minPoll = DefaultMinPollInterval
+	}
+	// Memory grows as entries come (add): an idle journal costs nothing,
+	// which matters for the many instances of a process with sandboxes.
+	j.memory.join(j)
+	return j
+}
+
+// Close empties the journal and takes it out of its Memory; it keeps no
+// entry after (a request still in flight is counted, not kept).
+func (j *Journal) Close() { j.memory.leave(j) }
+
+// Interface names of Entry.Interface.
+const (
+	InterfacePlatform = "platform"
+	InterfaceStudio   = "studio"
+	InterfaceFiles    = "files"
+	InterfaceControl  = "control"
+	InterfaceOther    = "other"
+)
+
+// Headers of interest, as recorded in Entry.Headers. The first four are the
+// request's, the last two the response's.
+const (
+	HeaderContentType        = "Content-Type"
+	HeaderIdempotencyKey     = "Idempotency-Key"
+	HeaderUserAgent          = "User-Agent"
+	HeaderContentLength      = "Content-Length"
+	HeaderIdempotentReplayed = "Idempotent-Replayed"
+	HeaderRetryAfter         = "Retry-After"
+)
+
+var (
+	requestHeaders  = []string{HeaderContentType, HeaderIdempotencyKey, HeaderUserAgent, HeaderContentLength}
+	responseHeaders = []string{HeaderIdempotentReplayed, HeaderRetryAfter}
+)
+
+func isRecordedHeader(name string) bool {
+	return slices.Contains(requestHeaders, name) || slices.Contains(responseHeaders, name)
+}
+
+// Entry is one recorded request.
+type Entry struct {
+	// Seq is the sequence id, handed out when the request completes; ids are
+	// never reused, also across Reset.
+	Seq uint64
+	// Time is the real time the request arrived; SimTime the simulated time
+	// then (zero without Config.SimNow).
+	Time     time.Time
+	SimTime  time.Time
+	Duration time.Duration
+
+	Method    string
+	Path      string
+	RawQuery  string
+	APIKey    string // the bearer token; "" when none
+	Interface string // platform, studio or control (Config.Route); without it also files or other
+	// RoutedBy is why the request went to Interface (Config.Route): header,
+	// prefix, address, path, id, body or default; "" without Config.Route.
+	RoutedBy string
+
+	// Headers holds the headers of interest that were present (canonical
+	// names): Content-Type, Idempotency-Key, User-Agent, Content-Length of
+	// the request; Idempotent-Replayed, Retry-After of the response.
+	Headers map[string]string
+
+	// RequestBody is the first MaxBody bytes of the request body.
+	RequestBody string
+	// RequestBodySize counts the body bytes read (by the handler, then by
+	// the journal up to MaxBody); RequestBodyTruncated says RequestBody is
+	// not the whole body.
+	RequestBodySize      int64
+	RequestBodyTruncated bool
+
+	// Status is the response status; 0 when the handler aborted.
+	Status int
+	// ResponseBody is the first MaxBody bytes of the response, kept only
+	// when Status >= 400.
+	ResponseBody          string
+	ResponseBodyTruncated bool
+	ResponseBytes         int64
+
+	// Aborted: the handler panicked (http.ErrAbortHandler or another
+	// panic), so the client saw a dropped connection.
+	Aborted bool
+	// Truncated: the response declared a Content-Length and fewer bytes
+	// were sent.
+	Truncated bool
+
+	// Fault is the id of the fault rule applied to the request (SetFault).
+	Fault string
+	// Notes are other annotations (SetNote).
+	Notes map[string]string
+}
+
+// End returns the real time the request completed.
+func (e Entry) End() time.Time { return e.Time.Add(e.Duration) }
+
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeFormat)
+}
+
+// entryJSON is the wire form of an Entry.
+type entryJSON struct {
+	Seq                   uint64            `json:"seq"`
+	Time                  string            `json:"time"`
+	SimTime               string            `json:"sim_time,omitempty"`
+	DurationMS            float64           `json:"duration_ms"`
+	Interface             string            `json:"interface"`
+	RoutedBy              string            `json:"routed_by,omitempty"`
+	Method                string            `json:"method"`
+	Path                  string            `json:"path"`
+	Query                 string            `json:"query,omitempty"`
+	APIKey                string            `json:"api_key"`
+	Headers               map[string]string `json:"headers"`
+	RequestBody           string            `json:"request_body,omitempty"`
+	RequestBodySize       int64             `json:"request_body_size"`
+	RequestBodyTruncated  bool              `json:"request_body_truncated,omitempty"`
+	Status                int               `json:"status"`
+	ResponseBody          string            `json:"response_body,omitempty"`
+	ResponseBodyTruncated bool              `json:"response_body_truncated,omitempty"`
+	ResponseBytes         int64             `json:"response_bytes"`
+	Aborted               bool              `json:"aborted"`
+	Truncated             bool              `json:"truncated"`
+	Fault                 string            `json:"fault,omitempty"`
+	Notes                 map[string]string `json:"notes,omitempty"`
+}
+
+// MarshalJSON writes the entry with snake_case fields, control API
+// timestamps (UTC, milliseconds) and the duration in milliseconds.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	h := e.Headers
+	if h == nil {
+		h = map[string]string{}
+	}
+	return json.Marshal(entryJSON{
+		Seq: e.Seq, Time: formatTime(e.Time), SimTime: formatTime(e.SimTime),
+		DurationMS: float64(e.Duration.Microseconds()) / 1000, Interface: e.Interface,
+		RoutedBy: e.RoutedBy, Method: e.Method, Path: e.Path, Query: e.RawQuery, APIKey: e.APIKey, Headers: h,
+		RequestBody: e.RequestBody, RequestBodySize: e.RequestBodySize, RequestBodyTruncated: e.RequestBodyTruncated,
+		Status: e.Status, ResponseBody: e.ResponseBody, ResponseBodyTruncated: e.ResponseBodyTruncated,
+		ResponseBytes: e.ResponseBytes, Aborted: e.Aborted, Truncated: e.Truncated, Fault: e.Fault, Notes: e.Notes,
+	})
+}
+
+func (e Entry) clone() Entry {
+	e.Headers = maps.Clone(e.Headers)
+	e.Notes = maps.Clone(e.Notes)
+	return e
+}
+
+// add stores e with the next sequence id, drops the oldest entries while
+// the journal is past its MaxBytes (never e itself), then has Memory drop
+// the oldest entries of the largest journals while all are past its
+// bound; it returns the id.
+func (j *Journal) add(e Entry) uint64 {
+	seq := j.store(&e)
+	if j.memory.used.Load() > j.memory.limit {
+		j.memory.reclaim()
+	}
+	return seq
+}
+
+func (j *Journal) store(e *Entry) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.seq++
+	e.Seq = j.seq
+	j.total++
+	if j.closed {
+		// Memory has forgotten the journal: what it kept now would
+		// count against the bound and never be reclaimed.
+		return e.Seq
+	}
+	if j.head > 0 && j.head >= len(j.kept)/2 {
+		// Move the entries to the front, so the slice does not grow
+		// while entries come and go.
+		n := copy(j.kept, j.kept[j.head:])
+		clear(j.kept[n:])
+		j.kept, j.head = j.kept[:n], 0
+	}
+	j.kept = append(j.kept, e)
+	j.grow(e.size())
+	for len(j.kept)-j.head > 1 && j.bytes.Load() > j.maxBytes {
+		j.dropLocked()
+	}
+	return e.Seq
+}
+
+func (j *Journal) grow(n int64) {
+	j.bytes.Add(n)
+	j.memory.used.Add(n)
+}
+
+// dropLocked drops the oldest entry; j.mu is held and one is kept.
+func (j *Journal) dropLocked() {
+	e := j.kept[j.head]
+	j.kept[j.head] = nil
+	j.head++
+	j.dropped++
+	j.grow(-e.size())
+	if j.head == len(j.kept) {
+		j.kept, j.head = j.kept[:0], 0
+	}
+}
+
+// dropOldest drops the oldest entry, if there is one.
+func (j *Journal) dropOldest() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.head == len(j.kept) {
+		return false
+	}
+	j.dropLocked()
+	return true
+}
+
+// clear forgets every entry and their memory, and keeps no more.
+func (j *Journal) clear() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
+	j.kept, j.head = nil, 0
+	j.grow(-j.bytes.Load())
+}
+
+// stored is the entries kept, oldest first; j.mu is held. They share
+// their maps with the journal; callers must not change them.
+func (j *Journal) stored() []*Entry { return j.kept[j.head:] }
+
+// snapshot returns the stored entries, oldest first. The entries share their
+// maps with the journal; callers must not change them.
+func (j *Journal) snapshot() ([]Entry, Stats) {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	kept := j.stored()
+	out := make([]Entry, len(kept))
+	for i, e := range kept {
+		out[i] = *e
+	}
+	return out, j.statsLocked()
+}
+
+// Stats describes the journal's fill.
+type Stats struct {
+	MaxBytes int64  `json:"max_bytes"` // Config.MaxBytes
+	Bytes    int64  `json:"bytes"`     // the size of the entries kept
+	MaxBody  int    `json:"max_body"`
+	Stored   int    `json:"stored"`
+	Total    uint64 `json:"total"`    // recorded since the last Reset
+	Dropped  uint64 `json:"dropped"`  // dropped to stay within the bounds
+	LastSeq  uint64 `json:"last_seq"` // the newest sequence id handed out
+}
+
+// Stats returns the journal's fill.
+func (j *Journal) Stats() Stats {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	return j.statsLocked()
+}
+
+func (j *Journal) statsLocked() Stats {
+	return Stats{MaxBytes: j.maxBytes, Bytes: j.bytes.Load(), MaxBody: j.maxBody, Stored: len(j.kept) - j.head,
+		Total: j.total, Dropped: j.dropped, LastSeq: j.seq}
+}
+
+// Reset forgets every entry. Sequence ids carry on, so an id never names
+// two requests.
+func (j *Journal) Reset() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.kept, j.head = nil, 0
+	j.grow(-j.bytes.Load())
+	j.total, j.dropped = 0, 0
+}
+
+// Filter selects entries. Zero fields select everything.
+type Filter struct {
+	Method string // case-insensitive
+	Path   string // exact, or a glob where * matches any run of characters
+	Status Status
+	APIKey string
+	Since  uint64 // only entries with a greater sequence id
+	Limit  int    // at most this many (the newest); 0: no limit
+}
+
+func (f Filter) match(e *Entry) bool {
+	return e.Seq > f.Since && matchMethod(f.Method, e.Method) && matchPath(f.Path, e.Path) &&
+		f.Status.Match(e.Status) && (f.APIKey == "" || f.APIKey == e.APIKey)
+}
+
+func matchMethod(want, got string) bool { return want == "" || strings.EqualFold(want, got) }
+func matchPath(pattern, path string) bool {
+	return pattern == "" || sim.GlobMatch(pattern, path)
+}
+
+// Entries returns the entries f selects, newest first (the most recent
+// request is the first element; with Limit, the newest Limit entries).
+// The entries are copies.
+func (j *Journal) Entries(f Filter) []Entry {
+	out, _ := j.entries(f)
+	return out
+}
+
+// entries returns the selection and the stats of the same moment.
+func (j *Journal) entries(f Filter) ([]Entry, Stats) {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	out := []Entry{}
+	kept := j.stored()
+	for i := len(kept) - 1; i >= 0; i-- {
+		e := kept[i]
+		if !f.match(e) {
+			continue
+		}
+		out = append(out, e.clone())
+		if f.Limit > 0 && len(out) == f.Limit {
+			break
+		}
+	}
+	return out, j.statsLocked()
+}
+
+// isOwnEndpoint reports whether a request is to the journal's own routes
+// (mounted under /_sim) or a read of the control API (iface, as Route
+// decided). They are not recorded:
+// reading or verifying must not change the journal, a reset journal must be
+// empty, and a dashboard polling the state must not push the client's
+// requests out of the journal.
+func isOwnEndpoint(method, path, iface string) bool {
+	if (method == http.MethodGet || method == http.MethodHead) && iface == InterfaceControl {
+		return true
+	}
+	switch path {
+	case controlPrefix + pathRequests:
+		return method == http.MethodGet || method == http.MethodDelete
+	case controlPrefix + pathVerify:
+		return method == http.MethodPost
+	case controlPrefix + pathReport:
+		return method == http.MethodGet
+	}
+	return false
+}
+
+// clip returns at most n bytes of s, cut at a rune boundary.
+//
+// The result is a copy: an entry outlives its request, and a substring would
+// keep the whole header or request line it was cut from alive (1,200
+// requests with a 900 KB User-Agent would hold 2.6 GB; test/hostile).
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return strings.Clone(s)
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return strings.Clone(s[:n])
+}

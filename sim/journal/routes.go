@@ -1,0 +1,174 @@
+package journal
+
+import (
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"github.com/go-chi/chi/v5"
+)
+
+// Routes of the journal, relative to the control API's mount point.
+const (
+	controlPrefix = "/_sim"
+	pathRequests  = "/requests"
+	pathVerify    = "/requests/verify"
+	pathReport    = "/report"
+
+	maxVerifyBody = 64 << 10
+)
+
+// Routes returns the journal's routes, to be mounted at /_sim:
+//
+//	GET    /requests         entries and stats (filters: method, path, status, key, since, limit)
+//	DELETE /requests         forget every entry
+//	POST   /requests/verify  count requests against a Matcher
+//	GET    /report           the conformance report of one API key (api_key, format)
+//
+// Unknown routes and methods answer in the control envelope.
+func (j *Journal) Routes() chi.Router {
+	r := httpx.NewControlRouter(api)
+	j.Register(r)
+	return r
+}
+
+// Register adds the journal's routes to an existing router (such as the
+// control API's), for a caller that mounts one router at /_sim.
+func (j *Journal) Register(r chi.Router) {
+	r.Get(pathRequests, handle(j.handleList))
+	r.Delete(pathRequests, handle(j.handleReset))
+	r.Post(pathVerify, handle(j.handleVerify))
+	r.Get(pathReport, handle(j.handleReport))
+}
+
+// api writes this package's errors through the shared adapter, in the
+// control API's envelope, so every /_sim error has one writer.
+var api = httpx.API{Render: httpx.RenderControl}
+
+// handle adapts a handler: a returned error is written once, by api.
+func handle(h httpx.HandlerFunc) http.HandlerFunc { return api.Handle(h) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) { httpx.WriteJSON(w, status, v) }
+
+type listResponse struct {
+	Requests []Entry `json:"requests"`
+	Stats    Stats   `json:"stats"`
+}
+
+// handleList serves GET /requests.
+func (j *Journal) handleList(w http.ResponseWriter, r *http.Request) error {
+	f, err := parseFilterQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	entries, stats := j.entries(f)
+	writeJSON(w, http.StatusOK, listResponse{Requests: entries, Stats: stats})
+	return nil
+}
+
+// handleReset serves DELETE /requests.
+func (j *Journal) handleReset(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.RawQuery != "" {
+		return sim.Errorf(sim.CodeValidation, msgDeleteQuery, r.URL.Path, r.URL.RawQuery)
+	}
+	j.Reset()
+	writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
+	return nil
+}
+
+// handleVerify serves POST /requests/verify.
+func (j *Journal) handleVerify(w http.ResponseWriter, r *http.Request) error {
+	body, err := httpx.ReadJSONBody(w, r, maxVerifyBody)
+	if err != nil {
+		return err
+	}
+	m, err := decodeMatcher(body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, j.Verify(m))
+	return nil
+}
+
+var reportParams = []string{"api_key", "format"}
+
+// handleReport serves GET /report?api_key=...[&format=json|text].
+func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return sim.Errorf(sim.CodeValidation, msgMalformedQuery, err)
+	}
+	if err := checkParams(q, reportParams); err != nil {
+		return err
+	}
+	key := q.Get("api_key")
+	if key == "" {
+		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "api_key")
+	}
+	text := false
+	switch f := q.Get("format"); f {
+	case "":
+		text = prefersText(r.Header.Get("Accept"))
+	case "json":
+	case "text":
+		text = true
+	default:
+		return sim.Errorf(sim.CodeValidation, msgFormat, f)
+	}
+	rep := j.Report(key)
+	if text {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, rep.Text())
+		return nil
+	}
+	writeJSON(w, http.StatusOK, rep)
+	return nil
+}
+
+// prefersText reports whether an Accept header gives text/plain a higher
+// quality than application/json. Each type takes the quality of the most
+// specific range that covers it; ties go to JSON.
+func prefersText(accept string) bool {
+	if accept == "" {
+		return false
+	}
+	qText, qJSON := acceptQuality(accept, "text", "plain"), acceptQuality(accept, "application", "json")
+	return qText > qJSON
+}
+
+func acceptQuality(accept, typ, sub string) float64 {
+	best, q := -1, 0.0
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		t, s, _ := strings.Cut(mt, "/")
+		spec := -1
+		switch {
+		case t == typ && s == sub:
+			spec = 2
+		case t == typ && s == "*":
+			spec = 1
+		case t == "*" && s == "*":
+			spec = 0
+		}
+		if spec <= best {
+			continue
+		}
+		v := 1.0
+		if qs, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(qs, 64); err == nil && f >= 0 && f <= 1 {
+				v = f
+			}
+		}
+		best, q = spec, v
+	}
+	return q
+}

@@ -1,0 +1,279 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dubsim/dubsim/internal/tooltest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestProbeFFmpeg generates real files with ffmpeg and checks Probe's
+// duration against ffprobe's format=duration.
+func TestProbeFFmpeg(t *testing.T) {
+	t.Parallel()
+	ffmpeg := tooltest.Path(t, "ffmpeg", "apt-get install ffmpeg")
+	ffprobe := tooltest.Path(t, "ffprobe", "apt-get install ffmpeg")
+	out, err := exec.CommandContext(t.Context(), ffmpeg, "-hide_banner", "-encoders").Output()
+	require.NoError(t, err)
+	encoders := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && len(f[0]) == 6 {
+			encoders[f[1]] = true
+		}
+	}
+
+	audioIn := []string{"-f", "lavfi", "-i", "sine=frequency=440:duration=3.5"}
+	videoIn := []string{"-f", "lavfi", "-i", "color=c=blue:s=64x36:d=3.5:r=25"}
+	av := func(args ...string) []string {
+		return append(append(append([]string{}, audioIn...), videoIn...), args...)
+	}
+	a := func(args ...string) []string { return append(append([]string{}, audioIn...), args...) }
+	// A few MB of video, so that the media payload dwarfs the headers.
+	big := func(args ...string) []string {
+		in := []string{"-f", "lavfi", "-i", "testsrc=s=640x360:d=3.5:r=25", "-c:v", "mjpeg", "-q:v", "2"}
+		return append(append(append([]string{}, audioIn...), in...), args...)
+	}
+
+	tests := []struct {
+		name     string
+		file     string
+		args     []string
+		encoders []string
+		format   string
+	}{
+		{"wav pcm", "a.wav", a("-c:a", "pcm_s16le"), []string{"pcm_s16le"}, FormatWAV},
+		{"wav float stereo 48k", "f.wav", a("-ac", "2", "-ar", "48000", "-c:a", "pcm_f32le"), []string{"pcm_f32le"}, FormatWAV},
+		{"mp4 faststart", "fast.mp4", av("-c:v", "mpeg4", "-c:a", "aac", "-movflags", "+faststart"), []string{"mpeg4", "aac"}, FormatMP4},
+		{"mp4 moov at end", "end.mp4", av("-c:v", "mpeg4", "-c:a", "aac"), []string{"mpeg4", "aac"}, FormatMP4},
+		{"mp4 h264", "h264.mp4", av("-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"), []string{"libx264", "aac"}, FormatMP4},
+		{"mp4 fragmented empty moov", "frag0.mp4", av("-c:v", "mpeg4", "-g", "12", "-c:a", "aac", "-movflags", "+frag_keyframe+empty_moov+default_base_moof"), []string{"mpeg4", "aac"}, FormatMP4},
+		{"mp4 fragmented", "frag1.mp4", av("-c:v", "mpeg4", "-g", "12", "-c:a", "aac", "-movflags", "+frag_keyframe"), []string{"mpeg4", "aac"}, FormatMP4},
+		{"mp4 dash", "dash.mp4", av("-c:v", "mpeg4", "-g", "25", "-c:a", "aac", "-movflags", "+dash"), []string{"mpeg4", "aac"}, FormatMP4},
+		{"ismv", "a.ismv", a("-c:a", "aac", "-f", "ismv"), []string{"aac"}, FormatMP4},
+		{"mov large moov at end", "big.mov", big("-c:a", "pcm_s16le"), []string{"mjpeg", "pcm_s16le"}, FormatMP4},
+		{"mp4 large faststart", "bigfast.mp4", big("-c:a", "aac", "-movflags", "+faststart"), []string{"mjpeg", "aac"}, FormatMP4},
+		{"mp4 large fragmented", "bigfrag.mp4", append(append(append([]string{}, audioIn...), "-f", "lavfi", "-i", "testsrc=s=640x360:d=3.5:r=25"),
+			"-c:v", "mpeg4", "-q:v", "1", "-g", "25", "-c:a", "aac", "-movflags", "+frag_keyframe+empty_moov"), []string{"mpeg4", "aac"}, FormatMP4},
+		{"mkv large", "big.mkv", big("-c:a", "pcm_s16le"), []string{"mjpeg", "pcm_s16le"}, FormatMKV},
+		{"m4a", "a.m4a", a("-c:a", "aac"), []string{"aac"}, FormatMP4},
+		{"mov mjpeg pcm", "a.mov", av("-c:v", "mjpeg", "-c:a", "pcm_s16le"), []string{"mjpeg", "pcm_s16le"}, FormatMP4},
+		{"mkv mjpeg pcm", "a.mkv", av("-c:v", "mjpeg", "-c:a", "pcm_s16le"), []string{"mjpeg", "pcm_s16le"}, FormatMKV},
+		{"mka flac", "a.mka", a("-c:a", "flac"), []string{"flac"}, FormatMKV},
+		{"webm vp8 opus", "a.webm", av("-c:v", "libvpx", "-deadline", "realtime", "-c:a", "libopus"), []string{"libvpx", "libopus"}, FormatMKV},
+		{"webm vorbis", "v.webm", a("-c:a", "libvorbis"), []string{"libvorbis"}, FormatMKV},
+		{"mp3 lame vbr xing", "vbr.mp3", a("-c:a", "libmp3lame", "-q:a", "4"), []string{"libmp3lame"}, FormatMP3},
+		{"mp3 lame cbr no xing", "cbr.mp3", a("-c:a", "libmp3lame", "-b:a", "128k", "-write_xing", "0", "-id3v2_version", "0"), []string{"libmp3lame"}, FormatMP3},
+		{"mp3 lame 22k mono", "mono.mp3", a("-c:a", "libmp3lame", "-ar", "22050", "-ac", "1", "-b:a", "32k"), []string{"libmp3lame"}, FormatMP3},
+		{"flac", "a.flac", a("-c:a", "flac"), []string{"flac"}, FormatFLAC},
+	}
+	dir := t.TempDir()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, enc := range tc.encoders {
+				if !encoders[enc] {
+					t.Skipf("ffmpeg encoder %s not available", enc)
+				}
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			path := filepath.Join(dir, tc.file)
+			args := append([]string{"-hide_banner", "-v", "error", "-y"}, tc.args...)
+			args = append(args, "-shortest", path)
+			cmd := exec.CommandContext(ctx, ffmpeg, args...)
+			msg, err := cmd.CombinedOutput()
+			require.NoError(t, err, "ffmpeg %s: %s", strings.Join(args, " "), msg)
+
+			msg, err = exec.CommandContext(ctx, ffprobe, "-v", "error", "-show_entries", "format=duration",
+				"-of", "default=noprint_wrappers=1:nokey=1", path).Output()
+			require.NoError(t, err)
+			secs, err := strconv.ParseFloat(strings.TrimSpace(string(msg)), 64)
+			require.NoError(t, err, "ffprobe output %q", msg)
+			want := probeTestSeconds(secs)
+
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			st, err := f.Stat()
+			require.NoError(t, err)
+
+			r := &probeTestCountingReader{r: f}
+			info, err := Probe(r, st.Size())
+			require.NoError(t, err)
+			assert.Equal(t, tc.format, info.Format)
+			assert.InDelta(t, float64(want), float64(info.Duration), float64(50*time.Millisecond),
+				"Probe %v, ffprobe %v", info.Duration, want)
+			maxCalls := int64(4)
+			if strings.Contains(tc.name, "fragmented") {
+				maxCalls = 8 // about one per fragment
+			}
+			assert.LessOrEqual(t, r.calls.Load(), maxCalls, "ReadAt calls")
+			if st.Size() > 1<<20 {
+				assert.Less(t, r.bytes.Load()*4, st.Size(), "read a small part of a large file")
+			}
+			probeTestAssertStreams(t, probeTestFFprobeStreams(t, ctx, ffprobe, path), info,
+				!strings.Contains(tc.name, "fragmented") && tc.file != "dash.mp4")
+			t.Logf("%s: probe %v ffprobe %v (%d bytes, %d ReadAt, %d bytes read)",
+				tc.file, info.Duration, want, st.Size(), r.calls.Load(), r.bytes.Load())
+		})
+	}
+}
+
+// probeTestTools returns the paths of ffmpeg and ffprobe and ffmpeg's
+// encoders, or skips the test when they are missing (fails it when
+// DUBSIM_REQUIRE_TOOLS=1).
+func probeTestTools(t *testing.T) (ffmpeg, ffprobe string, encoders map[string]bool) {
+	t.Helper()
+	ffmpeg = tooltest.Path(t, "ffmpeg", "apt-get install ffmpeg")
+	ffprobe = tooltest.Path(t, "ffprobe", "apt-get install ffmpeg")
+	out, err := exec.CommandContext(t.Context(), ffmpeg, "-hide_banner", "-encoders").Output()
+	require.NoError(t, err)
+	encoders = map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && len(f[0]) == 6 {
+			encoders[f[1]] = true
+		}
+	}
+	return ffmpeg, ffprobe, encoders
+}
+
+// probeTestFFprobeStreams returns what ffprobe reports of the first video
+// and the first audio stream of path, as a MediaInfo (frame rate: the
+// stream's r_frame_rate).
+func probeTestFFprobeStreams(t *testing.T, ctx context.Context, ffprobe, path string) MediaInfo {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, ffprobe, "-v", "error", "-show_entries",
+		"stream=codec_type,codec_name,width,height,r_frame_rate,sample_rate,channels", "-of", "json", path).Output()
+	require.NoError(t, err)
+	var doc struct {
+		Streams []struct {
+			CodecType  string `json:"codec_type"`
+			CodecName  string `json:"codec_name"`
+			Width      int    `json:"width"`
+			Height     int    `json:"height"`
+			FrameRate  string `json:"r_frame_rate"`
+			SampleRate string `json:"sample_rate"`
+			Channels   int    `json:"channels"`
+		} `json:"streams"`
+	}
+	require.NoError(t, json.Unmarshal(out, &doc), "ffprobe output %s", out)
+	var mi MediaInfo
+	video, sound := false, false
+	for _, s := range doc.Streams {
+		switch {
+		case s.CodecType == "video" && !video:
+			video = true
+			mi.VideoCodec, mi.Width, mi.Height = s.CodecName, s.Width, s.Height
+			if r, ok := new(big.Rat).SetString(s.FrameRate); ok {
+				mi.FrameRate, _ = r.Float64()
+			}
+		case s.CodecType == "audio" && !sound:
+			sound = true
+			mi.AudioCodec, mi.Channels = s.CodecName, s.Channels
+			mi.SampleRate, err = strconv.Atoi(s.SampleRate)
+			require.NoError(t, err, "ffprobe sample_rate %q", s.SampleRate)
+		}
+	}
+	return mi
+}
+
+// probeTestAssertStreams compares Probe's stream facts with ffprobe's; the
+// frame rate only when withRate.
+func probeTestAssertStreams(t *testing.T, want, got MediaInfo, withRate bool) {
+	t.Helper()
+	assert.Equal(t, want.VideoCodec, got.VideoCodec, "video codec")
+	assert.Equal(t, want.Width, got.Width, "width")
+	assert.Equal(t, want.Height, got.Height, "height")
+	if withRate {
+		assert.InEpsilon(t, want.FrameRate+1, got.FrameRate+1, 1e-4, "frame rate: ffprobe %g, probe %g", want.FrameRate, got.FrameRate)
+	}
+	assert.Equal(t, want.AudioCodec, got.AudioCodec, "audio codec")
+	assert.Equal(t, want.SampleRate, got.SampleRate, "sample rate")
+	assert.Equal(t, want.Channels, got.Channels, "channels")
+}
+
+// TestProbeFFmpegStreams generates files of various codecs, sizes, frame
+// rates, sample rates and channel counts with ffmpeg and checks Probe's
+// stream facts against ffprobe's.
+func TestProbeFFmpegStreams(t *testing.T) {
+	t.Parallel()
+	ffmpeg, ffprobe, encoders := probeTestTools(t)
+	sine := func(rate, channels int) []string {
+		return []string{"-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=440:duration=1:sample_rate=%d", rate), "-ac", strconv.Itoa(channels)}
+	}
+	color := func(size, rate string) []string {
+		return []string{"-f", "lavfi", "-i", "color=c=blue:s=" + size + ":d=1:r=" + rate}
+	}
+	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
+
+	tests := []struct {
+		name     string
+		file     string
+		args     []string
+		encoders []string
+	}{
+		{"wav u8 mono 8k", "u8.wav", cat(sine(8000, 1), []string{"-c:a", "pcm_u8"}), []string{"pcm_u8"}},
+		{"wav s16 stereo 22.05k", "s16.wav", cat(sine(22050, 2), []string{"-c:a", "pcm_s16le"}), []string{"pcm_s16le"}},
+		{"wav s24 6ch 96k", "s24.wav", cat(sine(96000, 6), []string{"-c:a", "pcm_s24le"}), []string{"pcm_s24le"}},
+		{"wav f64 mono 44.1k", "f64.wav", cat(sine(44100, 1), []string{"-c:a", "pcm_f64le"}), []string{"pcm_f64le"}},
+		{"wav alaw", "alaw.wav", cat(sine(8000, 1), []string{"-c:a", "pcm_alaw"}), []string{"pcm_alaw"}},
+		{"flac 48k stereo", "a.flac", cat(sine(48000, 2), []string{"-c:a", "flac"}), []string{"flac"}},
+		{"flac 16k mono", "b.flac", cat(sine(16000, 1), []string{"-c:a", "flac"}), []string{"flac"}},
+		{"mp3 48k stereo", "a.mp3", cat(sine(48000, 2), []string{"-c:a", "libmp3lame"}), []string{"libmp3lame"}},
+		{"mp3 11.025k mono", "b.mp3", cat(sine(11025, 1), []string{"-c:a", "libmp3lame", "-b:a", "16k"}), []string{"libmp3lame"}},
+		{"mp2 32k stereo", "a.mp2", cat(sine(32000, 2), []string{"-c:a", "mp2"}), []string{"mp2"}},
+		{"m4a aac 22.05k mono", "a.m4a", cat(sine(22050, 1), []string{"-c:a", "aac"}), []string{"aac"}},
+		{"mp4 h264 640x360 25 aac 48k", "a.mp4", cat(color("640x360", "25"), sine(48000, 2), []string{"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"}), []string{"libx264", "aac"}},
+		{"mp4 h264 320x240 30000/1001", "b.mp4", cat(color("320x240", "30000/1001"), sine(44100, 1), []string{"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"}), []string{"libx264", "aac"}},
+		{"mp4 mpeg4 176x144 15", "c.mp4", cat(color("176x144", "15"), []string{"-c:v", "mpeg4"}), []string{"mpeg4"}},
+		{"mov mjpeg 64x48 50 pcm 96k", "a.mov", cat(color("64x48", "50"), sine(96000, 2), []string{"-c:v", "mjpeg", "-c:a", "pcm_s16le"}), []string{"mjpeg", "pcm_s16le"}},
+		{"mov mjpeg 24 pcm 8k mono", "b.mov", cat(color("96x64", "24"), sine(8000, 1), []string{"-c:v", "mjpeg", "-c:a", "pcm_s16le"}), []string{"mjpeg", "pcm_s16le"}},
+		{"mkv h264 1280x720 60 flac", "a.mkv", cat(color("1280x720", "60"), sine(44100, 2), []string{"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "flac"}), []string{"libx264", "flac"}},
+		{"mkv mpeg4 24000/1001 pcm s24", "b.mkv", cat(color("320x180", "24000/1001"), sine(48000, 1), []string{"-c:v", "mpeg4", "-c:a", "pcm_s24le"}), []string{"mpeg4", "pcm_s24le"}},
+		{"mka mp3", "a.mka", cat(sine(22050, 1), []string{"-c:a", "libmp3lame"}), []string{"libmp3lame"}},
+		{"webm vp8 opus", "a.webm", cat(color("160x90", "30"), sine(48000, 2), []string{"-c:v", "libvpx", "-deadline", "realtime", "-c:a", "libopus"}), []string{"libvpx", "libopus"}},
+		{"webm vp9 vorbis", "b.webm", cat(color("128x72", "12"), sine(24000, 1), []string{"-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-c:a", "libvorbis"}), []string{"libvpx-vp9", "libvorbis"}},
+	}
+	dir := t.TempDir()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, enc := range tc.encoders {
+				if !encoders[enc] {
+					t.Skipf("ffmpeg encoder %s not available", enc)
+				}
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			path := filepath.Join(dir, tc.file)
+			args := append([]string{"-hide_banner", "-v", "error", "-y"}, tc.args...)
+			args = append(args, "-shortest", path)
+			msg, err := exec.CommandContext(ctx, ffmpeg, args...).CombinedOutput()
+			require.NoError(t, err, "ffmpeg %s: %s", strings.Join(args, " "), msg)
+
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			st, err := f.Stat()
+			require.NoError(t, err)
+			info, err := Probe(f, st.Size())
+			require.NoError(t, err)
+			want := probeTestFFprobeStreams(t, ctx, ffprobe, path)
+			probeTestAssertStreams(t, want, info, true)
+			t.Logf("%s: probe %+v", tc.file, info)
+		})
+	}
+}
