@@ -4,6 +4,8 @@ package proctest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -28,7 +30,6 @@ var BuildRace = RaceEnabled
 // The dubsim binary under test, built once per test binary.
 var (
 	buildOnce sync.Once
-	buildDir  string
 	binPath   string
 	buildErr  error
 )
@@ -40,50 +41,67 @@ func goTool() string {
 	return filepath.Join(runtime.GOROOT(), "bin", "go") //nolint:staticcheck // SA1019: the toolchain that built the test, when no go is on PATH
 }
 
-// Binary builds ./cmd/dubsim (with -race when BuildRace) from
-// the module root found through `go env GOMOD`, once per test binary.
+// Binary builds ./cmd/dubsim (with -race when BuildRace) from the module
+// root found through `go env GOMOD`, once per test binary. The binary goes
+// to a directory of the user's cache named after the module root, shared by
+// the test binaries of that checkout: go build leaves an up-to-date binary
+// as it is, so of the packages of one `go test ./...` only the first links
+// it (seconds of CPU each), and a lock file makes the others wait for it.
 func Binary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		goBin := goTool()
-		out, err := exec.Command(goBin, "env", "GOMOD").Output()
-		if err != nil {
-			buildErr = fmt.Errorf("go env GOMOD: %w", err)
-			return
-		}
-		gomod := strings.TrimSpace(string(out))
-		if gomod == "" || gomod == os.DevNull {
-			buildErr = errors.New("go env GOMOD: not inside a module")
-			return
-		}
-		if buildDir, err = os.MkdirTemp("", "dubsim-test-bin-"); err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(buildDir, "dubsim")
-		args := []string{"build"}
-		if BuildRace {
-			args = append(args, "-race")
-		}
-		args = append(args, "-o", binPath, "./cmd/dubsim")
-		cmd := exec.Command(goBin, args...)
-		cmd.Dir = filepath.Dir(gomod)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-	})
+	buildOnce.Do(func() { binPath, buildErr = build() })
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return binPath
 }
 
-// Cleanup removes the built binary; call it from TestMain after m.Run.
-func Cleanup() {
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
+func build() (string, error) {
+	goBin := goTool()
+	out, err := exec.Command(goBin, "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("go env GOMOD: not inside a module")
+	}
+	root := filepath.Dir(gomod)
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(cache, "dubsim-test-bin", hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close() // and so unlocked
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	bin := filepath.Join(dir, "dubsim")
+	args := []string{"build"}
+	if BuildRace {
+		bin += "-race"
+		args = append(args, "-race")
+	}
+	args = append(args, "-o", bin, "./cmd/dubsim")
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return bin, nil
 }
+
+// Cleanup is for TestMain, after m.Run: the binary stays in the cache for
+// the next test binary, so there is nothing to remove.
+func Cleanup() {}
 
 // syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader;
 // a reader can wait for the next write.

@@ -73,9 +73,10 @@ func datafileMake(t *testing.T) []byte {
 // signal.
 func datafileRefused(t *testing.T, path string, want ...string) {
 	t.Helper()
+	bin := proctest.Binary(t) // built before the 10 s start: the first build can take longer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, proctest.Binary(t), "--addr", "127.0.0.1:0", "--data", path, "--log-level", "error")
+	cmd := exec.CommandContext(ctx, bin, "--addr", "127.0.0.1:0", "--data", path, "--log-level", "error")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
