@@ -89,15 +89,19 @@ func (o object) str(name string) (*string, error) {
 
 // rawStr returns a string field of any length: nil when absent or null.
 // Its callers check the length under the field's full name.
-func (o object) rawStr(name string) (*string, error) {
+func (o object) rawStr(name string) (*string, error) { return optional[string](o, name, msgNotString) }
+
+// optional decodes a field: nil when absent or null, msg (with the field's
+// name and value) when it is not a T.
+func optional[T any](o object, name, msg string) (*T, error) {
 	if !o.given(name) {
 		return nil, nil
 	}
-	var s string
-	if err := json.Unmarshal(o[name], &s); err != nil {
-		return nil, invalid(msgNotString, name, abbreviate(o[name]))
+	var v T
+	if err := json.Unmarshal(o[name], &v); err != nil {
+		return nil, invalid(msg, name, abbreviate(o[name]))
 	}
-	return &s, nil
+	return &v, nil
 }
 
 // checkBytes refuses a string field longer than limit bytes, naming the
@@ -158,16 +162,7 @@ func (o object) name(field string, required bool) (*string, error) {
 	return s, nil
 }
 
-func (o object) boolean(name string) (*bool, error) {
-	if !o.given(name) {
-		return nil, nil
-	}
-	var b bool
-	if err := json.Unmarshal(o[name], &b); err != nil {
-		return nil, invalid(msgNotBoolean, name, abbreviate(o[name]))
-	}
-	return &b, nil
-}
+func (o object) boolean(name string) (*bool, error) { return optional[bool](o, name, msgNotBoolean) }
 
 // strings returns an array of strings field.
 func (o object) strings(name string) ([]string, error) {
