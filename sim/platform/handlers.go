@@ -2,6 +2,7 @@ package platform
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
@@ -16,8 +17,7 @@ type balanceResponse struct {
 
 // handleBalance serves GET /api/v1/balance.
 func (a *API) handleBalance(w http.ResponseWriter, r *http.Request) error {
-	acct := account(r)
-	httpx.WriteJSON(w, http.StatusOK, balanceResponse{BalanceMinutes: acct.BalanceMinutes})
+	httpx.WriteJSON(w, http.StatusOK, balanceResponse{BalanceMinutes: account(r).BalanceMinutes})
 	return nil
 }
 
@@ -39,12 +39,11 @@ func (a *API) catalogBodies() *catalogBodies {
 		return c
 	}
 	c := &catalogBodies{cat: cat}
-	var err error
-	if c.options, err = json.Marshal(optionsResponse{SourceLangs: cat.SourceLangs, TargetLangs: cat.TargetLangs}); err != nil {
+	var err1, err2 error
+	c.options, err1 = json.Marshal(optionsResponse{SourceLangs: cat.SourceLangs, TargetLangs: cat.TargetLangs})
+	c.voices, err2 = json.Marshal(voicesResponse{Voices: cat.Voices})
+	if err := errors.Join(err1, err2); err != nil {
 		panic(err) // plain strings always encode
-	}
-	if c.voices, err = json.Marshal(voicesResponse{Voices: cat.Voices}); err != nil {
-		panic(err)
 	}
 	a.catalog.Store(c)
 	return c
@@ -95,11 +94,7 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 	rc, err := idempotency.Write(r, a.renderReceipt, func(idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 		return a.svc.CreateProject(r.Context(), account(r).APIKey, np, idem)
 	})
-	if err != nil {
-		return err
-	}
-	a.writeReceipt(w, rc)
-	return nil
+	return a.writeReceipt(w, rc, err)
 }
 
 // renderReceipt is the answer of a create or re-translation: what
@@ -107,10 +102,14 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 func (a *API) renderReceipt(rc sim.Receipt) (int, any) { return a.created, receipt(rc) }
 
 // writeReceipt sends a create or re-translation answer, byte for byte what
-// the idempotency record stores.
-func (a *API) writeReceipt(w http.ResponseWriter, rc sim.Receipt) {
+// the idempotency record stores, or err when the call failed.
+func (a *API) writeReceipt(w http.ResponseWriter, rc sim.Receipt, err error) error {
+	if err != nil {
+		return err
+	}
 	status, view := a.renderReceipt(rc)
 	httpx.WriteJSON(w, status, view)
+	return nil
 }
 
 // projectView is Get Project: the fields present depend on the status, and
@@ -198,11 +197,7 @@ func (a *API) retranslation(w http.ResponseWriter, r *http.Request, dryRun bool)
 // handleRetranslate serves POST /api/v1/projects/{project_id}/translations.
 func (a *API) handleRetranslate(w http.ResponseWriter, r *http.Request) error {
 	rc, err := a.retranslation(w, r, false)
-	if err != nil {
-		return err
-	}
-	a.writeReceipt(w, rc)
-	return nil
+	return a.writeReceipt(w, rc, err)
 }
 
 type validResponse struct {
