@@ -35,7 +35,7 @@ type pageRenderer struct {
 func newPageRenderer() *pageRenderer {
 	funcs := template.FuncMap{
 		"css":  func() template.CSS { return template.CSS(pageCSS) },
-		"time": pageTime,
+		"time": timeOrEmpty,
 	}
 	return &pageRenderer{tmpl: template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))}
 }
@@ -122,10 +122,7 @@ func (u *UI) writePage(w http.ResponseWriter, r *http.Request, status int, name 
 		}
 		status, buf = http.StatusInternalServerError, *bytes.NewBufferString("internal error\n")
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h := setHeaders(w, "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", pageCSP)
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
@@ -241,8 +238,8 @@ func formatSeconds(s float64) string {
 	return fmt.Sprintf("%d:%04.1f", m, sec)
 }
 
-// pageTime formats a timestamp for the page; zero times are empty.
-func pageTime(t time.Time) string {
+// timeOrEmpty formats a timestamp (control.Time); zero times are empty.
+func timeOrEmpty(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
