@@ -116,45 +116,33 @@ func checkBytes(field, s string, limit int) error {
 // requiredStr returns a required, non-empty string field of at most
 // sim.MaxTextBytes.
 func (o object) requiredStr(name string) (string, error) {
-	s, err := o.requiredRaw(name)
+	s, err := o.nonBlank(name, true)
 	if err != nil {
 		return "", err
 	}
-	return s, checkBytes(name, s, sim.MaxTextBytes)
+	return *s, checkBytes(name, *s, sim.MaxTextBytes)
 }
 
-// requiredRaw is requiredStr without the length check.
-func (o object) requiredRaw(name string) (string, error) {
+// nonBlank returns a string field of any length that is not blank: nil
+// when absent or null, which a required field may not be.
+func (o object) nonBlank(name string, required bool) (*string, error) {
 	s, err := o.rawStr(name)
-	if err != nil {
-		return "", err
+	switch {
+	case err != nil:
+		return nil, err
+	case s == nil && required:
+		return nil, invalid(sim.MsgRequired, name)
+	case s != nil && strings.TrimSpace(*s) == "":
+		return nil, invalid(msgNotEmpty, name)
 	}
-	if s == nil {
-		return "", invalid(sim.MsgRequired, name)
-	}
-	if strings.TrimSpace(*s) == "" {
-		return "", invalid(msgNotEmpty, name)
-	}
-	return *s, nil
+	return s, nil
 }
 
 // name returns a name field: a non-empty string of bounded length.
 func (o object) name(field string, required bool) (*string, error) {
-	var s *string
-	if required {
-		v, err := o.requiredRaw(field)
-		if err != nil {
-			return nil, err
-		}
-		s = &v
-	} else {
-		var err error
-		if s, err = o.rawStr(field); err != nil || s == nil {
-			return nil, err
-		}
-		if strings.TrimSpace(*s) == "" {
-			return nil, invalid(msgNotEmpty, field)
-		}
+	s, err := o.nonBlank(field, required)
+	if err != nil || s == nil {
+		return nil, err
 	}
 	if n := utf8.RuneCountInString(*s); n > sim.MaxNameLength {
 		return nil, invalid(msgNameLength, field, sim.MaxNameLength, n)

@@ -69,25 +69,20 @@ func decodeArtifact(o object) (sim.NewArtifact, error) {
 	default:
 		return na, invalid(msgArtifactSources, strings.Join(sources, " and "))
 	}
-	switch sources[0] {
-	case "s3Path":
-		p, err := o.str("s3Path")
+	switch src := sources[0]; src {
+	case "s3Path", "url":
+		check, dst := s3Path, &na.S3Path
+		if src == "url" {
+			check, dst = httpURL, &na.URL
+		}
+		v, err := o.str(src)
 		if err != nil {
 			return na, err
 		}
-		if err := s3Path("s3Path", *p); err != nil {
+		if err := check(src, *v); err != nil {
 			return na, err
 		}
-		na.S3Path = *p
-	case "url":
-		u, err := o.str("url")
-		if err != nil {
-			return na, err
-		}
-		if err := httpURL("url", *u); err != nil {
-			return na, err
-		}
-		na.URL = *u
+		*dst = *v
 	case "fragments":
 		if na.Type == sim.ArtifactScript {
 			return na, invalid(msgFragmentsScript)
@@ -120,24 +115,19 @@ func decodeFragments(o object) ([]sim.Fragment, error) {
 		switch {
 		case f.given("url") && f.given("s3Path"):
 			return nil, invalid(msgFragmentBothSources, field)
-		case f.given("url"):
-			u, err := f.rawStr("url")
-			if err != nil {
-				return nil, invalid(msgFragmentURL, field)
+		case f.given("url") || f.given("s3Path"):
+			src, msg, check, dst := "url", msgFragmentURL, httpURL, &fr.URL
+			if !f.given("url") {
+				src, msg, check, dst = "s3Path", msgFragmentS3Path, s3Path, &fr.S3Path
 			}
-			if err := httpURL(field+".url", *u); err != nil {
+			v, err := f.rawStr(src)
+			if err != nil {
+				return nil, invalid(msg, field)
+			}
+			if err := check(field+"."+src, *v); err != nil {
 				return nil, err
 			}
-			fr.URL = *u
-		case f.given("s3Path"):
-			p, err := f.rawStr("s3Path")
-			if err != nil {
-				return nil, invalid(msgFragmentS3Path, field)
-			}
-			if err := s3Path(field+".s3Path", *p); err != nil {
-				return nil, err
-			}
-			fr.S3Path = *p
+			*dst = *v
 		default:
 			return nil, invalid(msgFragmentNoSource, field)
 		}
