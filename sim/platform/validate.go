@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -120,13 +121,9 @@ func validationMessage(fe validator.FieldError, catalog *sim.Catalog) string {
 		return fmt.Sprintf("source_lang %q is not supported%s; use a code from GET /api/v1/options", value, hint)
 	case "tgtlang":
 		hint := ""
-		if !strings.Contains(value, "-") {
-			for _, t := range catalog.TargetLangs {
-				if strings.HasPrefix(t, value+"-") {
-					hint = fmt.Sprintf(" (target languages need a locale, such as %q)", t)
-					break
-				}
-			}
+		i := slices.IndexFunc(catalog.TargetLangs, func(t string) bool { return strings.HasPrefix(t, value+"-") })
+		if !strings.Contains(value, "-") && i >= 0 {
+			hint = fmt.Sprintf(" (target languages need a locale, such as %q)", catalog.TargetLangs[i])
 		}
 		return fmt.Sprintf("target_lang %q is not supported%s; use a code from GET /api/v1/options", value, hint)
 	case "httpurl":
