@@ -140,10 +140,7 @@ func buildPage(d sim.StudioDump, now time.Time) pageData {
 			data.Company = c.Name
 		}
 	}
-	users := map[string]sim.User{}
-	for _, u := range d.Users {
-		users[u.ID] = u
-	}
+	users := byID(d.Users, func(u sim.User) string { return u.ID })
 	person := func(id string) string {
 		if u, ok := users[id]; ok {
 			return u.Name + " <" + u.Email + ">"
@@ -151,10 +148,7 @@ func buildPage(d sim.StudioDump, now time.Time) pageData {
 		return id
 	}
 	data.Manager, data.CreatedBy = person(p.ManagerID), person(p.CreatedBy)
-	folders := map[string]sim.Folder{}
-	for _, f := range d.Folders {
-		folders[f.ID] = f
-	}
+	folders := byID(d.Folders, func(f sim.Folder) string { return f.ID })
 	for id, seen := p.FolderID, 0; id != "" && seen < len(d.Folders)+1; seen++ {
 		f, ok := folders[id]
 		if !ok {
@@ -164,10 +158,7 @@ func buildPage(d sim.StudioDump, now time.Time) pageData {
 		data.Folders = append([]sim.Folder{f}, data.Folders...)
 		id = f.ParentID
 	}
-	glossaries := map[string]sim.Glossary{}
-	for _, g := range d.Glossaries {
-		glossaries[g.ID] = g
-	}
+	glossaries := byID(d.Glossaries, func(g sim.Glossary) string { return g.ID })
 	for _, f := range []struct{ field, id string }{
 		{"translationGlossary", p.TranslationGlossary},
 		{"voicesGlossary", p.VoicesGlossary},
@@ -184,6 +175,14 @@ func buildPage(d sim.StudioDump, now time.Time) pageData {
 	}
 	sort.SliceStable(data.Videos, func(i, j int) bool { return data.Videos[i].V.CreatedAt.Before(data.Videos[j].V.CreatedAt) })
 	return data
+}
+
+func byID[T any](items []T, id func(T) string) map[string]T {
+	m := make(map[string]T, len(items))
+	for _, it := range items {
+		m[id(it)] = it
+	}
+	return m
 }
 
 func videoRowOf(v sim.Video) videoRow {
