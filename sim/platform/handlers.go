@@ -15,7 +15,6 @@ type balanceResponse struct {
 	BalanceMinutes int64 `json:"balance_minutes"`
 }
 
-// handleBalance serves GET /api/v1/balance.
 func (a *API) handleBalance(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteJSON(w, http.StatusOK, balanceResponse{BalanceMinutes: account(r).BalanceMinutes})
 	return nil
@@ -49,7 +48,6 @@ func (a *API) catalogBodies() *catalogBodies {
 	return c
 }
 
-// handleOptions serves GET /api/v1/options.
 func (a *API) handleOptions(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteRawJSON(w, http.StatusOK, a.catalogBodies().options)
 	return nil
@@ -59,7 +57,6 @@ type voicesResponse struct {
 	Voices map[string][]sim.Voice `json:"voices"`
 }
 
-// handleVoices serves GET /api/v1/voices.
 func (a *API) handleVoices(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteRawJSON(w, http.StatusOK, a.catalogBodies().voices)
 	return nil
@@ -81,7 +78,6 @@ func receipt(rc sim.Receipt) receiptResponse {
 	}
 }
 
-// handleCreateProject serves POST /api/v1/projects.
 func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error {
 	var body createProjectBody
 	if err := a.dec.Decode(w, r, &body); err != nil {
@@ -162,7 +158,6 @@ func (a *API) view(base string, p sim.Project) projectView {
 	return v
 }
 
-// handleGetProject serves GET /api/v1/projects/{project_id}.
 func (a *API) handleGetProject(w http.ResponseWriter, r *http.Request) error {
 	return a.writeProject(w, r, account(r).APIKey, chi.URLParam(r, "project_id"))
 }
@@ -171,7 +166,6 @@ type successResponse struct {
 	Success bool `json:"success"`
 }
 
-// handleDeleteProject serves DELETE /api/v1/projects/{project_id}.
 func (a *API) handleDeleteProject(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.DeleteProject(r.Context(), account(r).APIKey, chi.URLParam(r, "project_id")); err != nil {
 		return err
@@ -194,7 +188,6 @@ func (a *API) retranslation(w http.ResponseWriter, r *http.Request, dryRun bool)
 	})
 }
 
-// handleRetranslate serves POST /api/v1/projects/{project_id}/translations.
 func (a *API) handleRetranslate(w http.ResponseWriter, r *http.Request) error {
 	rc, err := a.retranslation(w, r, false)
 	return a.writeReceipt(w, rc, err)
@@ -204,8 +197,6 @@ type validResponse struct {
 	Valid bool `json:"valid"`
 }
 
-// handleValidateRetranslation serves
-// POST /api/v1/projects/{project_id}/validate-translation-request.
 func (a *API) handleValidateRetranslation(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.retranslation(w, r, true); err != nil {
 		return err
