@@ -27,10 +27,7 @@ const tempPattern = "tmp~*"
 // copyBufSize is the size of the buffers Write copies through.
 const copyBufSize = 1 << 20
 
-var copyBufs = sync.Pool{New: func() any {
-	b := make([]byte, copyBufSize)
-	return &b
-}}
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
 // Dir is a directory of blobs. It is safe for concurrent use; concurrent
 // writes of one name leave one of the written contents.
@@ -50,34 +47,30 @@ func Open(dir string) (*Dir, error) {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
 	d := &Dir{dir: dir}
-	if _, err := d.removeTemps(); err != nil {
+	if err := d.removeTemps(); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
 // removeTemps removes the temporary files of interrupted Writes.
-func (d *Dir) removeTemps() (int, error) {
+func (d *Dir) removeTemps() error {
 	names, err := filepath.Glob(filepath.Join(d.dir, tempPattern))
 	if err != nil {
-		return 0, fmt.Errorf("blob: %w", err)
+		return fmt.Errorf("blob: %w", err)
 	}
 	var errs []error
-	removed := 0
 	for _, name := range names {
-		if fi, err := os.Lstat(name); err != nil || !fi.Mode().IsRegular() {
-			continue
+		if fi, err := os.Lstat(name); err == nil && fi.Mode().IsRegular() {
+			if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
 		}
-		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-			continue
-		}
-		removed++
 	}
 	if err := errors.Join(errs...); err != nil {
-		return removed, fmt.Errorf("blob: removing temporary files: %w", err)
+		return fmt.Errorf("blob: removing temporary files: %w", err)
 	}
-	return removed, nil
+	return nil
 }
 
 // Path returns the directory holding the blobs.

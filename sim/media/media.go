@@ -197,16 +197,13 @@ func (r *Resolver) client() *http.Client {
 
 func (r *Resolver) fetch(ctx context.Context, rawURL string) (time.Duration, error) {
 	r.probesOnce.Do(func() { r.probes = make(chan struct{}, MaxProbes) })
-	select {
-	case r.probes <- struct{}{}:
-		defer func() { <-r.probes }()
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-	if r.Process != nil {
+	for _, slots := range []chan struct{}{r.probes, r.Process} {
+		if slots == nil {
+			continue
+		}
 		select {
-		case r.Process <- struct{}{}:
-			defer func() { <-r.Process }()
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}

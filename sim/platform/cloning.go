@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -95,17 +94,14 @@ func writeSpeech(w http.ResponseWriter, rc cloneRecipe) error {
 	w.Header().Set("Content-Length", strconv.FormatInt(audio.WAVSize(t), 10))
 	w.Header().Set("Content-Disposition", `attachment; filename="`+cloneFileName+`"`)
 	w.WriteHeader(http.StatusOK)
-	_, err := io.Copy(w, audio.NewWAVReader(t))
-	if err != nil {
-		// The status is sent; the client sees a short body. Nothing else to do.
-		return nil
-	}
+	// Once the status is sent, a failed copy leaves the client a short
+	// body: there is nothing else to do.
+	_, _ = io.Copy(w, audio.NewWAVReader(t))
 	return nil
 }
 
 // reference is what is kept of one uploaded voice sample.
 type reference struct {
-	name string
 	info probe.ReferenceInfo
 	hash uint64
 }
@@ -265,12 +261,12 @@ func readReference(part interface {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return reference{}, multipartError(err, label)
 	}
-	head := bytes.NewBuffer((*buf)[:read])
+	head := (*buf)[:read]
 	n := int64(read)
 	if n == 0 {
 		return reference{}, sim.Errorf(sim.CodeValidation, msgReferenceEmpty, label)
 	}
-	format := probe.DetectFormat(head.Bytes()[:min(n, 64)])
+	format := probe.DetectFormat(head[:min(n, 64)])
 	if !slices.Contains(acceptedReferenceFormats, format) {
 		what := "an unrecognised format"
 		if format != "" {
@@ -286,8 +282,8 @@ func readReference(part interface {
 		return reference{}, sim.Errorf(sim.CodeTooLarge, msgReferenceTooLarge, label)
 	}
 	h := fnv.New64a()
-	h.Write(head.Bytes())
-	return reference{name: label, info: probe.AnalyzeReference(head.Bytes()), hash: h.Sum64()}, nil
+	h.Write(head)
+	return reference{info: probe.AnalyzeReference(head), hash: h.Sum64()}, nil
 }
 
 // multipartError words a failure to read the body; an over-limit body is

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
@@ -14,10 +15,8 @@ type balanceResponse struct {
 	BalanceMinutes int64 `json:"balance_minutes"`
 }
 
-// handleBalance serves GET /api/v1/balance.
 func (a *API) handleBalance(w http.ResponseWriter, r *http.Request) error {
-	acct := account(r)
-	httpx.WriteJSON(w, http.StatusOK, balanceResponse{BalanceMinutes: acct.BalanceMinutes})
+	httpx.WriteJSON(w, http.StatusOK, balanceResponse{BalanceMinutes: account(r).BalanceMinutes})
 	return nil
 }
 
@@ -39,18 +38,16 @@ func (a *API) catalogBodies() *catalogBodies {
 		return c
 	}
 	c := &catalogBodies{cat: cat}
-	var err error
-	if c.options, err = json.Marshal(optionsResponse{SourceLangs: cat.SourceLangs, TargetLangs: cat.TargetLangs}); err != nil {
+	var err1, err2 error
+	c.options, err1 = json.Marshal(optionsResponse{SourceLangs: cat.SourceLangs, TargetLangs: cat.TargetLangs})
+	c.voices, err2 = json.Marshal(voicesResponse{Voices: cat.Voices})
+	if err := errors.Join(err1, err2); err != nil {
 		panic(err) // plain strings always encode
-	}
-	if c.voices, err = json.Marshal(voicesResponse{Voices: cat.Voices}); err != nil {
-		panic(err)
 	}
 	a.catalog.Store(c)
 	return c
 }
 
-// handleOptions serves GET /api/v1/options.
 func (a *API) handleOptions(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteRawJSON(w, http.StatusOK, a.catalogBodies().options)
 	return nil
@@ -60,7 +57,6 @@ type voicesResponse struct {
 	Voices map[string][]sim.Voice `json:"voices"`
 }
 
-// handleVoices serves GET /api/v1/voices.
 func (a *API) handleVoices(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteRawJSON(w, http.StatusOK, a.catalogBodies().voices)
 	return nil
@@ -82,7 +78,6 @@ func receipt(rc sim.Receipt) receiptResponse {
 	}
 }
 
-// handleCreateProject serves POST /api/v1/projects.
 func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error {
 	var body createProjectBody
 	if err := a.dec.Decode(w, r, &body); err != nil {
@@ -95,11 +90,7 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 	rc, err := idempotency.Write(r, a.renderReceipt, func(idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 		return a.svc.CreateProject(r.Context(), account(r).APIKey, np, idem)
 	})
-	if err != nil {
-		return err
-	}
-	a.writeReceipt(w, rc)
-	return nil
+	return a.writeReceipt(w, rc, err)
 }
 
 // renderReceipt is the answer of a create or re-translation: what
@@ -107,10 +98,14 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 func (a *API) renderReceipt(rc sim.Receipt) (int, any) { return a.created, receipt(rc) }
 
 // writeReceipt sends a create or re-translation answer, byte for byte what
-// the idempotency record stores.
-func (a *API) writeReceipt(w http.ResponseWriter, rc sim.Receipt) {
+// the idempotency record stores, or err when the call failed.
+func (a *API) writeReceipt(w http.ResponseWriter, rc sim.Receipt, err error) error {
+	if err != nil {
+		return err
+	}
 	status, view := a.renderReceipt(rc)
 	httpx.WriteJSON(w, status, view)
+	return nil
 }
 
 // projectView is Get Project: the fields present depend on the status, and
@@ -163,7 +158,6 @@ func (a *API) view(base string, p sim.Project) projectView {
 	return v
 }
 
-// handleGetProject serves GET /api/v1/projects/{project_id}.
 func (a *API) handleGetProject(w http.ResponseWriter, r *http.Request) error {
 	return a.writeProject(w, r, account(r).APIKey, chi.URLParam(r, "project_id"))
 }
@@ -172,7 +166,6 @@ type successResponse struct {
 	Success bool `json:"success"`
 }
 
-// handleDeleteProject serves DELETE /api/v1/projects/{project_id}.
 func (a *API) handleDeleteProject(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.DeleteProject(r.Context(), account(r).APIKey, chi.URLParam(r, "project_id")); err != nil {
 		return err
@@ -195,22 +188,15 @@ func (a *API) retranslation(w http.ResponseWriter, r *http.Request, dryRun bool)
 	})
 }
 
-// handleRetranslate serves POST /api/v1/projects/{project_id}/translations.
 func (a *API) handleRetranslate(w http.ResponseWriter, r *http.Request) error {
 	rc, err := a.retranslation(w, r, false)
-	if err != nil {
-		return err
-	}
-	a.writeReceipt(w, rc)
-	return nil
+	return a.writeReceipt(w, rc, err)
 }
 
 type validResponse struct {
 	Valid bool `json:"valid"`
 }
 
-// handleValidateRetranslation serves
-// POST /api/v1/projects/{project_id}/validate-translation-request.
 func (a *API) handleValidateRetranslation(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.retranslation(w, r, true); err != nil {
 		return err

@@ -88,11 +88,7 @@ func New(cfg Config) *API {
 	if cfg.OutputCache != nil {
 		a.outputs, a.outputNS = cfg.OutputCache.c, cfg.OutputCache.namespace()
 	} else if cfg.OutputCacheDir != "" {
-		limit := cfg.OutputCacheBytes
-		if limit <= 0 {
-			limit = DefaultOutputCacheBytes
-		}
-		a.outputs = newOutputCache(cfg.OutputCacheDir, limit)
+		a.outputs = NewOutputCache(cfg.OutputCacheDir, cfg.OutputCacheBytes).c
 	}
 	if a.created == 0 {
 		a.created = http.StatusOK

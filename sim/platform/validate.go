@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -120,13 +121,9 @@ func validationMessage(fe validator.FieldError, catalog *sim.Catalog) string {
 		return fmt.Sprintf("source_lang %q is not supported%s; use a code from GET /api/v1/options", value, hint)
 	case "tgtlang":
 		hint := ""
-		if !strings.Contains(value, "-") {
-			for _, t := range catalog.TargetLangs {
-				if strings.HasPrefix(t, value+"-") {
-					hint = fmt.Sprintf(" (target languages need a locale, such as %q)", t)
-					break
-				}
-			}
+		i := slices.IndexFunc(catalog.TargetLangs, func(t string) bool { return strings.HasPrefix(t, value+"-") })
+		if !strings.Contains(value, "-") && i >= 0 {
+			hint = fmt.Sprintf(" (target languages need a locale, such as %q)", catalog.TargetLangs[i])
 		}
 		return fmt.Sprintf("target_lang %q is not supported%s; use a code from GET /api/v1/options", value, hint)
 	case "httpurl":
@@ -159,21 +156,11 @@ func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 		return sim.NewProject{}, err
 	}
 	np := sim.NewProject{
-		SourceLang: *b.SourceLang, TargetLang: *b.TargetLang, SourceVideoURL: *b.SourceVideoURL,
-		MixingMode: sim.DefaultMixingMode, TTSVolume: sim.DefaultTTSVolume,
-		SourceScriptContent: b.SourceScriptContent, GlossaryContent: b.GlossaryContent,
+		Name: or(b.Name, ""), SourceLang: *b.SourceLang, TargetLang: *b.TargetLang, SourceVideoURL: *b.SourceVideoURL,
+		MixingMode: or(b.MixingMode, sim.DefaultMixingMode), TTSVolume: or(b.TTSVolume, sim.DefaultTTSVolume),
+		UseEmotionalTransfer: or(b.UseEmotionalTransfer, false), UseSoundalike: or(b.UseSoundalikeVoices, false),
+		UseFixedTimings: or(b.UseFixedTimings, false), SourceScriptContent: b.SourceScriptContent, GlossaryContent: b.GlossaryContent,
 	}
-	set := func(dst *string, src *string) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	set(&np.Name, b.Name)
-	set(&np.MixingMode, b.MixingMode)
-	set(&np.TTSVolume, b.TTSVolume)
-	np.UseEmotionalTransfer = b.UseEmotionalTransfer != nil && *b.UseEmotionalTransfer
-	np.UseSoundalike = b.UseSoundalikeVoices != nil && *b.UseSoundalikeVoices
-	np.UseFixedTimings = b.UseFixedTimings != nil && *b.UseFixedTimings
 
 	if b.SourceScript != nil && b.SourceScriptContent != nil {
 		return np, sim.Errorf(sim.CodeValidation, sim.MsgScriptAndContent)
@@ -226,4 +213,12 @@ func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 		}
 	}
 	return np, nil
+}
+
+// or is *p, or def when p is nil (an absent field).
+func or[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
 }

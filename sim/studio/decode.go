@@ -89,15 +89,19 @@ func (o object) str(name string) (*string, error) {
 
 // rawStr returns a string field of any length: nil when absent or null.
 // Its callers check the length under the field's full name.
-func (o object) rawStr(name string) (*string, error) {
+func (o object) rawStr(name string) (*string, error) { return optional[string](o, name, msgNotString) }
+
+// optional decodes a field: nil when absent or null, msg (with the field's
+// name and value) when it is not a T.
+func optional[T any](o object, name, msg string) (*T, error) {
 	if !o.given(name) {
 		return nil, nil
 	}
-	var s string
-	if err := json.Unmarshal(o[name], &s); err != nil {
-		return nil, invalid(msgNotString, name, abbreviate(o[name]))
+	var v T
+	if err := json.Unmarshal(o[name], &v); err != nil {
+		return nil, invalid(msg, name, abbreviate(o[name]))
 	}
-	return &s, nil
+	return &v, nil
 }
 
 // checkBytes refuses a string field longer than limit bytes, naming the
@@ -112,45 +116,33 @@ func checkBytes(field, s string, limit int) error {
 // requiredStr returns a required, non-empty string field of at most
 // sim.MaxTextBytes.
 func (o object) requiredStr(name string) (string, error) {
-	s, err := o.requiredRaw(name)
+	s, err := o.nonBlank(name, true)
 	if err != nil {
 		return "", err
 	}
-	return s, checkBytes(name, s, sim.MaxTextBytes)
+	return *s, checkBytes(name, *s, sim.MaxTextBytes)
 }
 
-// requiredRaw is requiredStr without the length check.
-func (o object) requiredRaw(name string) (string, error) {
+// nonBlank returns a string field of any length that is not blank: nil
+// when absent or null, which a required field may not be.
+func (o object) nonBlank(name string, required bool) (*string, error) {
 	s, err := o.rawStr(name)
-	if err != nil {
-		return "", err
+	switch {
+	case err != nil:
+		return nil, err
+	case s == nil && required:
+		return nil, invalid(sim.MsgRequired, name)
+	case s != nil && strings.TrimSpace(*s) == "":
+		return nil, invalid(msgNotEmpty, name)
 	}
-	if s == nil {
-		return "", invalid(sim.MsgRequired, name)
-	}
-	if strings.TrimSpace(*s) == "" {
-		return "", invalid(msgNotEmpty, name)
-	}
-	return *s, nil
+	return s, nil
 }
 
 // name returns a name field: a non-empty string of bounded length.
 func (o object) name(field string, required bool) (*string, error) {
-	var s *string
-	if required {
-		v, err := o.requiredRaw(field)
-		if err != nil {
-			return nil, err
-		}
-		s = &v
-	} else {
-		var err error
-		if s, err = o.rawStr(field); err != nil || s == nil {
-			return nil, err
-		}
-		if strings.TrimSpace(*s) == "" {
-			return nil, invalid(msgNotEmpty, field)
-		}
+	s, err := o.nonBlank(field, required)
+	if err != nil || s == nil {
+		return nil, err
 	}
 	if n := utf8.RuneCountInString(*s); n > sim.MaxNameLength {
 		return nil, invalid(msgNameLength, field, sim.MaxNameLength, n)
@@ -158,16 +150,7 @@ func (o object) name(field string, required bool) (*string, error) {
 	return s, nil
 }
 
-func (o object) boolean(name string) (*bool, error) {
-	if !o.given(name) {
-		return nil, nil
-	}
-	var b bool
-	if err := json.Unmarshal(o[name], &b); err != nil {
-		return nil, invalid(msgNotBoolean, name, abbreviate(o[name]))
-	}
-	return &b, nil
-}
+func (o object) boolean(name string) (*bool, error) { return optional[bool](o, name, msgNotBoolean) }
 
 // strings returns an array of strings field.
 func (o object) strings(name string) ([]string, error) {

@@ -29,15 +29,9 @@ func (a *API) handleCreateArtifact(w http.ResponseWriter, r *http.Request) error
 	}
 	c := caller(r)
 	render := func(art sim.Artifact) (int, any) { return a.created, viewArtifactCreated(art, c) }
-	art, err := idempotency.Write(r, render, func(idem *sim.IdemWrite[sim.Artifact]) (sim.Artifact, error) {
+	return create(w, r, render, func(idem *sim.IdemWrite[sim.Artifact]) (sim.Artifact, error) {
 		return a.svc.CreateArtifact(r.Context(), c, na, idem)
 	})
-	if err != nil {
-		return err
-	}
-	status, body := render(art)
-	httpx.WriteJSON(w, status, body)
-	return nil
 }
 
 func decodeArtifact(o object) (sim.NewArtifact, error) {
@@ -75,25 +69,20 @@ func decodeArtifact(o object) (sim.NewArtifact, error) {
 	default:
 		return na, invalid(msgArtifactSources, strings.Join(sources, " and "))
 	}
-	switch sources[0] {
-	case "s3Path":
-		p, err := o.str("s3Path")
+	switch src := sources[0]; src {
+	case "s3Path", "url":
+		check, dst := s3Path, &na.S3Path
+		if src == "url" {
+			check, dst = httpURL, &na.URL
+		}
+		v, err := o.str(src)
 		if err != nil {
 			return na, err
 		}
-		if err := s3Path("s3Path", *p); err != nil {
+		if err := check(src, *v); err != nil {
 			return na, err
 		}
-		na.S3Path = *p
-	case "url":
-		u, err := o.str("url")
-		if err != nil {
-			return na, err
-		}
-		if err := httpURL("url", *u); err != nil {
-			return na, err
-		}
-		na.URL = *u
+		*dst = *v
 	case "fragments":
 		if na.Type == sim.ArtifactScript {
 			return na, invalid(msgFragmentsScript)
@@ -126,24 +115,19 @@ func decodeFragments(o object) ([]sim.Fragment, error) {
 		switch {
 		case f.given("url") && f.given("s3Path"):
 			return nil, invalid(msgFragmentBothSources, field)
-		case f.given("url"):
-			u, err := f.rawStr("url")
-			if err != nil {
-				return nil, invalid(msgFragmentURL, field)
+		case f.given("url") || f.given("s3Path"):
+			src, msg, check, dst := "url", msgFragmentURL, httpURL, &fr.URL
+			if !f.given("url") {
+				src, msg, check, dst = "s3Path", msgFragmentS3Path, s3Path, &fr.S3Path
 			}
-			if err := httpURL(field+".url", *u); err != nil {
+			v, err := f.rawStr(src)
+			if err != nil {
+				return nil, invalid(msg, field)
+			}
+			if err := check(field+"."+src, *v); err != nil {
 				return nil, err
 			}
-			fr.URL = *u
-		case f.given("s3Path"):
-			p, err := f.rawStr("s3Path")
-			if err != nil {
-				return nil, invalid(msgFragmentS3Path, field)
-			}
-			if err := s3Path(field+".s3Path", *p); err != nil {
-				return nil, err
-			}
-			fr.S3Path = *p
+			*dst = *v
 		default:
 			return nil, invalid(msgFragmentNoSource, field)
 		}
@@ -165,11 +149,7 @@ func decodeFragments(o object) ([]sim.Fragment, error) {
 
 func (a *API) handleGetArtifact(w http.ResponseWriter, r *http.Request) error {
 	art, err := a.svc.Artifact(r.Context(), caller(r), chi.URLParam(r, "artifactId"))
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, viewArtifact(art))
-	return nil
+	return writeOK(w, viewArtifact(art), err)
 }
 
 // ----- studio projects -----
@@ -214,15 +194,7 @@ func projectInputEmpty(in sim.StudioProjectInput) bool {
 
 func (a *API) handleListProjects(w http.ResponseWriter, r *http.Request) error {
 	ps, err := a.svc.ListStudioProjects(r.Context(), caller(r))
-	if err != nil {
-		return err
-	}
-	out := make([]projectView, 0, len(ps))
-	for _, p := range ps {
-		out = append(out, a.viewProject(r, p))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeOK(w, mapSlice(ps, func(p sim.StudioProject) projectView { return a.viewProject(r, p) }), err)
 }
 
 func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error {
@@ -235,24 +207,14 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	render := func(p sim.StudioProject) (int, any) { return a.created, a.viewProject(r, p) }
-	p, err := idempotency.Write(r, render, func(idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
+	return create(w, r, render, func(idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
 		return a.svc.CreateStudioProject(r.Context(), caller(r), in, idem)
 	})
-	if err != nil {
-		return err
-	}
-	status, body := render(p)
-	httpx.WriteJSON(w, status, body)
-	return nil
 }
 
 func (a *API) handleGetProject(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.svc.StudioProject(r.Context(), caller(r), chi.URLParam(r, "projectId"))
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, a.viewProject(r, p))
-	return nil
+	return writeOK(w, a.viewProject(r, p), err)
 }
 
 func (a *API) handleUpdateProject(w http.ResponseWriter, r *http.Request) error {
@@ -275,11 +237,7 @@ func (a *API) handleUpdateProject(w http.ResponseWriter, r *http.Request) error 
 		return invalid(sim.MsgNoValidFields)
 	}
 	p, err := a.svc.UpdateStudioProject(r.Context(), c, id, in)
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, a.viewProject(r, p))
-	return nil
+	return writeOK(w, a.viewProject(r, p), err)
 }
 
 // ----- videos -----
@@ -387,15 +345,9 @@ func (a *API) handleCreateVideo(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	render := func(v sim.Video) (int, any) { return a.created, a.viewVideoCreated(r, v) }
-	v, err := idempotency.Write(r, render, func(idem *sim.IdemWrite[sim.Video]) (sim.Video, error) {
+	return create(w, r, render, func(idem *sim.IdemWrite[sim.Video]) (sim.Video, error) {
 		return a.svc.CreateVideo(r.Context(), c, pid, nv, idem)
 	})
-	if err != nil {
-		return err
-	}
-	status, body := render(v)
-	httpx.WriteJSON(w, status, body)
-	return nil
 }
 
 // supportedTargets checks target language codes against the target
@@ -416,24 +368,12 @@ func supportedTargets(cat *sim.Catalog, field string, langs []string) error {
 
 func (a *API) handleListVideos(w http.ResponseWriter, r *http.Request) error {
 	vs, err := a.svc.ListVideos(r.Context(), caller(r), chi.URLParam(r, "projectId"))
-	if err != nil {
-		return err
-	}
-	out := make([]videoView, 0, len(vs))
-	for _, v := range vs {
-		out = append(out, a.viewVideo(r, v))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeOK(w, mapSlice(vs, func(v sim.Video) videoView { return a.viewVideo(r, v) }), err)
 }
 
 func (a *API) handleGetVideo(w http.ResponseWriter, r *http.Request) error {
 	v, err := a.svc.Video(r.Context(), caller(r), chi.URLParam(r, "projectId"), chi.URLParam(r, "videoId"))
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, a.viewVideo(r, v))
-	return nil
+	return writeOK(w, a.viewVideo(r, v), err)
 }
 
 // Request field names of the video update: the spec shows name, dstLangs,
@@ -558,9 +498,34 @@ func (a *API) handleUpdateVideo(w http.ResponseWriter, r *http.Request) error {
 		return invalid(sim.MsgNoValidFields)
 	}
 	v, err := a.svc.UpdateVideo(r.Context(), c, pid, vid, u)
+	return writeOK(w, videoUpdated{videoView: a.viewVideo(r, v), TranslationGuidance: v.Guidance}, err)
+}
+
+// create answers a creation made under the request's Idempotency-Key: what
+// render gives is both the answer and the record a replay sends.
+func create[T any](w http.ResponseWriter, r *http.Request, render func(T) (int, any), do func(*sim.IdemWrite[T]) (T, error)) error {
+	v, err := idempotency.Write(r, render, do)
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, videoUpdated{videoView: a.viewVideo(r, v), TranslationGuidance: v.Guidance})
+	status, body := render(v)
+	httpx.WriteJSON(w, status, body)
 	return nil
+}
+
+// writeOK answers 200 with view, or err when the call failed.
+func writeOK(w http.ResponseWriter, view any, err error) error {
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, view)
+	return nil
+}
+
+func mapSlice[T, V any](in []T, f func(T) V) []V {
+	out := make([]V, 0, len(in))
+	for _, v := range in {
+		out = append(out, f(v))
+	}
+	return out
 }

@@ -18,9 +18,9 @@ type namedRef struct {
 	Name string `json:"name"`
 }
 
-// artifactCreated is the create response: s3Bucket, and company and
-// createdBy with names.
-type artifactCreated struct {
+// artifactHead is what the create and get answers of an artifact share,
+// in the order of both.
+type artifactHead struct {
 	ID           string   `json:"id"`
 	Name         string   `json:"name"`
 	Type         string   `json:"type"`
@@ -29,29 +29,28 @@ type artifactCreated struct {
 	Size         *int64   `json:"size"`
 	Duration     *float64 `json:"duration"`
 	ErrorMessage *string  `json:"errorMessage"`
-	S3Path       string   `json:"s3Path"`
-	S3Bucket     string   `json:"s3Bucket"`
-	CreatedAt    string   `json:"createdAt"`
-	UpdatedAt    string   `json:"updatedAt"`
-	Company      namedRef `json:"company"`
-	CreatedBy    namedRef `json:"createdBy"`
+}
+
+// artifactCreated is the create response: s3Bucket, and company and
+// createdBy with names.
+type artifactCreated struct {
+	artifactHead
+	S3Path    string   `json:"s3Path"`
+	S3Bucket  string   `json:"s3Bucket"`
+	CreatedAt string   `json:"createdAt"`
+	UpdatedAt string   `json:"updatedAt"`
+	Company   namedRef `json:"company"`
+	CreatedBy namedRef `json:"createdBy"`
 }
 
 // artifactView is the Get Artifact response of the newest docs.
 type artifactView struct {
-	ID           string   `json:"id"`
-	Name         string   `json:"name"`
-	Type         string   `json:"type"`
-	Status       string   `json:"status"`
-	UploadMethod string   `json:"uploadMethod"`
-	Size         *int64   `json:"size"`
-	Duration     *float64 `json:"duration"`
-	ErrorMessage *string  `json:"errorMessage"`
-	CreatedAt    string   `json:"createdAt"`
-	UpdatedAt    string   `json:"updatedAt"`
-	S3Path       string   `json:"s3Path"`
-	Company      ref      `json:"company"`
-	CreatedBy    ref      `json:"createdBy"`
+	artifactHead
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
+	S3Path    string `json:"s3Path"`
+	Company   ref    `json:"company"`
+	CreatedBy ref    `json:"createdBy"`
 }
 
 func nullable(s string) *string {
@@ -62,16 +61,15 @@ func nullable(s string) *string {
 }
 
 func viewArtifact(a sim.Artifact) artifactView {
-	return artifactView{ID: a.ID, Name: a.Name, Type: a.Type, Status: a.Status, UploadMethod: a.UploadMethod,
-		Size: a.Size, Duration: a.Duration, ErrorMessage: nullable(a.ErrorMessage),
+	return artifactView{artifactHead: artifactHead{ID: a.ID, Name: a.Name, Type: a.Type, Status: a.Status, UploadMethod: a.UploadMethod,
+		Size: a.Size, Duration: a.Duration, ErrorMessage: nullable(a.ErrorMessage)},
 		CreatedAt: sim.StudioTime(a.CreatedAt), UpdatedAt: sim.StudioTime(a.UpdatedAt), S3Path: a.S3Path,
 		Company: ref{a.CompanyID}, CreatedBy: ref{a.CreatedBy}}
 }
 
 func viewArtifactCreated(a sim.Artifact, c sim.Caller) artifactCreated {
 	v := viewArtifact(a)
-	return artifactCreated{ID: v.ID, Name: v.Name, Type: v.Type, Status: v.Status, UploadMethod: v.UploadMethod,
-		Size: v.Size, Duration: v.Duration, ErrorMessage: v.ErrorMessage, S3Path: v.S3Path, S3Bucket: a.S3Bucket,
+	return artifactCreated{artifactHead: v.artifactHead, S3Path: v.S3Path, S3Bucket: a.S3Bucket,
 		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		Company: namedRef{c.Company.ID, c.Company.Name}, CreatedBy: namedRef{c.User.ID, c.User.Name}}
 }
@@ -108,13 +106,18 @@ func (a *API) viewProject(r *http.Request, p sim.StudioProject) projectView {
 
 // videoView is Get Project Video and each entry of List Project Videos.
 type videoView struct {
-	ID              string               `json:"id"`
-	Name            string               `json:"name"`
-	Status          string               `json:"status"`
-	ProcessingType  string               `json:"processingType"`
-	SrcLang         string               `json:"srcLang"`
-	DstLangs        []string             `json:"dstLangs"`
-	VideoURL        string               `json:"videoUrl"`
+	ID             string   `json:"id"`
+	Name           string   `json:"name"`
+	Status         string   `json:"status"`
+	ProcessingType string   `json:"processingType"`
+	SrcLang        string   `json:"srcLang"`
+	DstLangs       []string `json:"dstLangs"`
+	VideoURL       string   `json:"videoUrl"`
+	videoTail
+}
+
+// videoTail is what the create and get answers of a video end with.
+type videoTail struct {
 	VideoDuration   *float64             `json:"videoDuration"`
 	Remark          *string              `json:"remark"`
 	StringVariables []sim.StringVariable `json:"stringVariables"`
@@ -132,18 +135,14 @@ type videoUpdated struct {
 // videoCreated is the create response of the docs: workflowType instead of
 // processingType.
 type videoCreated struct {
-	ID              string               `json:"id"`
-	VideoURL        string               `json:"videoUrl"`
-	Name            string               `json:"name"`
-	Status          string               `json:"status"`
-	WorkflowType    string               `json:"workflowType"`
-	SrcLang         string               `json:"srcLang"`
-	DstLangs        []string             `json:"dstLangs"`
-	VideoDuration   *float64             `json:"videoDuration"`
-	Remark          *string              `json:"remark"`
-	StringVariables []sim.StringVariable `json:"stringVariables"`
-	CreatedAt       string               `json:"createdAt"`
-	UpdatedAt       string               `json:"updatedAt"`
+	ID           string   `json:"id"`
+	VideoURL     string   `json:"videoUrl"`
+	Name         string   `json:"name"`
+	Status       string   `json:"status"`
+	WorkflowType string   `json:"workflowType"`
+	SrcLang      string   `json:"srcLang"`
+	DstLangs     []string `json:"dstLangs"`
+	videoTail
 }
 
 func (a *API) viewVideo(r *http.Request, v sim.Video) videoView {
@@ -153,15 +152,14 @@ func (a *API) viewVideo(r *http.Request, v sim.Video) videoView {
 	}
 	return videoView{ID: v.ID, Name: v.Name, Status: v.Status, ProcessingType: v.ProcessingType, SrcLang: v.SrcLang,
 		DstLangs: langs, VideoURL: a.base(r) + "/api/v1/projects/" + v.ProjectID + "/videos/" + v.ID,
-		VideoDuration: v.DurationSeconds, Remark: v.Remark, StringVariables: v.StringVariables,
-		CreatedAt: sim.StudioTime(v.CreatedAt), UpdatedAt: sim.StudioTime(v.UpdatedAt)}
+		videoTail: videoTail{VideoDuration: v.DurationSeconds, Remark: v.Remark, StringVariables: v.StringVariables,
+			CreatedAt: sim.StudioTime(v.CreatedAt), UpdatedAt: sim.StudioTime(v.UpdatedAt)}}
 }
 
 func (a *API) viewVideoCreated(r *http.Request, v sim.Video) videoCreated {
 	g := a.viewVideo(r, v)
 	return videoCreated{ID: g.ID, VideoURL: g.VideoURL, Name: g.Name, Status: g.Status, WorkflowType: g.ProcessingType,
-		SrcLang: g.SrcLang, DstLangs: g.DstLangs, VideoDuration: g.VideoDuration, Remark: g.Remark,
-		StringVariables: g.StringVariables, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+		SrcLang: g.SrcLang, DstLangs: g.DstLangs, videoTail: g.videoTail}
 }
 
 // base is the address clients reach this studio interface at (httpx.BaseURL).

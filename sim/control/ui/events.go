@@ -98,11 +98,7 @@ func (u *UI) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	rc := http.NewResponseController(w)
 	// A stream outlives the server's write timeout (made for downloads).
 	_ = rc.SetWriteDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	h.Set("X-Content-Type-Options", "nosniff")
+	setHeaders(w, "text/event-stream; charset=utf-8").Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return nil
@@ -118,9 +114,13 @@ func (u *UI) handleEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 		return rc.Flush() == nil
 	}
-	last := u.version()
-	seq++
-	if !send("changed", changedEvent{Seq: seq, Version: last, Now: control.Time(u.src.Now())}) {
+	var last Version
+	changed := func(v Version) bool {
+		last = v
+		seq++
+		return send("changed", changedEvent{Seq: seq, Version: v, Now: control.Time(u.src.Now())})
+	}
+	if !changed(u.version()) {
 		return nil
 	}
 	check := time.NewTicker(EventCheckInterval)
@@ -135,9 +135,7 @@ func (u *UI) handleEvents(w http.ResponseWriter, r *http.Request) error {
 		v := u.version()
 		switch {
 		case v != last:
-			last = v
-			seq++
-			if !send("changed", changedEvent{Seq: seq, Version: v, Now: control.Time(u.src.Now())}) {
+			if !changed(v) {
 				return nil
 			}
 		case time.Since(silent) >= EventHeartbeat:

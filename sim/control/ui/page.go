@@ -35,7 +35,7 @@ type pageRenderer struct {
 func newPageRenderer() *pageRenderer {
 	funcs := template.FuncMap{
 		"css":  func() template.CSS { return template.CSS(pageCSS) },
-		"time": pageTime,
+		"time": timeOrEmpty,
 	}
 	return &pageRenderer{tmpl: template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))}
 }
@@ -122,10 +122,7 @@ func (u *UI) writePage(w http.ResponseWriter, r *http.Request, status int, name 
 		}
 		status, buf = http.StatusInternalServerError, *bytes.NewBufferString("internal error\n")
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h := setHeaders(w, "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", pageCSP)
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
@@ -143,10 +140,7 @@ func buildPage(d sim.StudioDump, now time.Time) pageData {
 			data.Company = c.Name
 		}
 	}
-	users := map[string]sim.User{}
-	for _, u := range d.Users {
-		users[u.ID] = u
-	}
+	users := byID(d.Users, func(u sim.User) string { return u.ID })
 	person := func(id string) string {
 		if u, ok := users[id]; ok {
 			return u.Name + " <" + u.Email + ">"
@@ -154,10 +148,7 @@ func buildPage(d sim.StudioDump, now time.Time) pageData {
 		return id
 	}
 	data.Manager, data.CreatedBy = person(p.ManagerID), person(p.CreatedBy)
-	folders := map[string]sim.Folder{}
-	for _, f := range d.Folders {
-		folders[f.ID] = f
-	}
+	folders := byID(d.Folders, func(f sim.Folder) string { return f.ID })
 	for id, seen := p.FolderID, 0; id != "" && seen < len(d.Folders)+1; seen++ {
 		f, ok := folders[id]
 		if !ok {
@@ -167,10 +158,7 @@ func buildPage(d sim.StudioDump, now time.Time) pageData {
 		data.Folders = append([]sim.Folder{f}, data.Folders...)
 		id = f.ParentID
 	}
-	glossaries := map[string]sim.Glossary{}
-	for _, g := range d.Glossaries {
-		glossaries[g.ID] = g
-	}
+	glossaries := byID(d.Glossaries, func(g sim.Glossary) string { return g.ID })
 	for _, f := range []struct{ field, id string }{
 		{"translationGlossary", p.TranslationGlossary},
 		{"voicesGlossary", p.VoicesGlossary},
@@ -187,6 +175,14 @@ func buildPage(d sim.StudioDump, now time.Time) pageData {
 	}
 	sort.SliceStable(data.Videos, func(i, j int) bool { return data.Videos[i].V.CreatedAt.Before(data.Videos[j].V.CreatedAt) })
 	return data
+}
+
+func byID[T any](items []T, id func(T) string) map[string]T {
+	m := make(map[string]T, len(items))
+	for _, it := range items {
+		m[id(it)] = it
+	}
+	return m
 }
 
 func videoRowOf(v sim.Video) videoRow {
@@ -241,8 +237,8 @@ func formatSeconds(s float64) string {
 	return fmt.Sprintf("%d:%04.1f", m, sec)
 }
 
-// pageTime formats a timestamp for the page; zero times are empty.
-func pageTime(t time.Time) string {
+// timeOrEmpty formats a timestamp (control.Time); zero times are empty.
+func timeOrEmpty(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}

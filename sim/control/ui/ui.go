@@ -124,10 +124,7 @@ func (u *UI) handleStatic(w http.ResponseWriter, r *http.Request) error {
 	if name == "static/index.html" {
 		b = withBase(b, httpx.BasePath(r.Context()))
 	}
-	h := w.Header()
-	h.Set("Content-Type", contentType(name))
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h := setHeaders(w, contentType(name))
 	h.Set("Content-Security-Policy", dashboardCSP)
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
@@ -148,6 +145,16 @@ func withBase(page []byte, base string) []byte {
 	}
 	meta := `<meta name="dubsim-base" content="` + template.HTMLEscapeString(base) + `">`
 	return bytes.Replace(page, []byte(baseMeta), []byte(meta), 1)
+}
+
+// setHeaders sets the content type and the headers every page, file and
+// stream of the UI has: never cached, never sniffed.
+func setHeaders(w http.ResponseWriter, contentType string) http.Header {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+	return h
 }
 
 func contentType(name string) string {

@@ -57,7 +57,7 @@ func detailOf(p sim.Project, base string) projectDetail {
 		SourceLang: p.SourceLang, TargetLang: p.TargetLang, MixingMode: p.MixingMode, TTSVolume: p.TTSVolume,
 		UseSoundalike: p.UseSoundalike, UseEmotionalTransfer: p.UseEmotionalTransfer, UseFixedTimings: p.UseFixedTimings,
 		HasGlossary: p.HasGlossary, DurationMS: p.DurationMS, DurationSource: p.DurationSource, CostMinutes: p.CostMinutes,
-		Refunded: p.Refunded, CreatedAt: control.Time(p.CreatedAt), ErrorMessage: p.ErrorMessage,
+		Refunded: p.Refunded, CreatedAt: control.Time(p.CreatedAt), CompletedAt: timeOrEmpty(p.CompletedAt), ErrorMessage: p.ErrorMessage,
 		TranslationsCount: p.TranslationsCount, OutputGeneration: p.OutputGen, ScriptsPending: p.ScriptsPending,
 		SourceScript: orEmpty(p.SourceScript), TargetScript: orEmpty(p.TargetScript), Speakers: orEmpty(p.Speakers),
 		PendingRetranslation: p.Pending, History: []eventJSON{}}
@@ -65,20 +65,14 @@ func detailOf(p sim.Project, base string) projectDetail {
 		d.DueAt = control.Time(p.DueAt)
 		d.PlannedOutcome, d.PlannedError = p.PlannedOutcome()
 	}
-	if !p.CompletedAt.IsZero() {
-		d.CompletedAt = control.Time(p.CompletedAt)
-	}
 	if p.Pending != nil {
 		pr := *p.Pending
 		pr.TargetScript, pr.TargetSpeakers = orEmpty(pr.TargetScript), orEmpty(pr.TargetSpeakers)
 		d.PendingRetranslation = &pr
 	}
 	for _, e := range p.History {
-		ev := eventJSON{At: control.Time(e.At), Kind: e.Kind, Message: e.Message}
-		if !e.EstimatedCompletion.IsZero() {
-			ev.EstimatedCompletion = control.Time(e.EstimatedCompletion)
-		}
-		d.History = append(d.History, ev)
+		d.History = append(d.History, eventJSON{At: control.Time(e.At), Kind: e.Kind, Message: e.Message,
+			EstimatedCompletion: timeOrEmpty(e.EstimatedCompletion)})
 	}
 	if hasOutput(p) {
 		d.AudioURL = base + "/_sim/projects/" + url.PathEscape(p.ID) + "/audio.wav"
