@@ -4,7 +4,7 @@
 // the control API; an idle dashboard must not read /_sim/state.
 // Environment: DUBSIM_URL, CHROMIUM, PROJECT_ID, ARTIFACT_ID, VIDEO_ID,
 // API_KEY, PROJECTS (how many projects the Go test made).
-import { chromium } from 'playwright-core';
+import { launch } from './launch.mjs';
 import fs from 'node:fs';
 
 const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v; };
@@ -34,11 +34,7 @@ let current = 'start';
 const step = async (name, fn) => { current = name; const t = Date.now(); await fn(); console.log(`ok   ${name} (${Date.now() - t} ms)`); };
 const check = (cond, msg) => { if (!cond) throw new Error(msg); };
 
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'), headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions'],
-});
+const browser = await launch();
 const problems = [];
 try {
   const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, acceptDownloads: true });

@@ -4,7 +4,7 @@
 // what a person would see; a failure exits 1 with the step's name.
 // Environment: DUBSIM_URL, CHROMIUM, PROJECT_ID, PROJECT_NAME, API_KEY,
 // ARTIFACT_ID, STUDIO_PROJECT_URL, STUDIO_PROJECT_NAME, SCREENSHOTS.
-import { chromium } from 'playwright-core';
+import { launch } from './launch.mjs';
 import path from 'node:path';
 
 const env = (k) => {
@@ -39,13 +39,7 @@ const check = (cond, msg) => { if (!cond) throw new Error(msg); };
 
 // Flags that keep chromium off the network (this machine has none) and
 // quiet: no background services, no component updates, no sync.
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'),
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions',
-    '--metrics-recording-only', '--no-default-browser-check', '--autoplay-policy=no-user-gesture-required'],
-});
+const browser = await launch('--metrics-recording-only', '--no-default-browser-check', '--autoplay-policy=no-user-gesture-required');
 const offsite = [];
 const problems = [];
 try {

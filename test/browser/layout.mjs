@@ -4,7 +4,7 @@
 // first screen, before the action forms; the positions measured are printed
 // as JSON and the first screen and the whole page are saved as PNGs.
 // Environment: DUBSIM_URL, CHROMIUM, SCREENSHOTS.
-import { chromium } from 'playwright-core';
+import { launch } from './launch.mjs';
 import path from 'node:path';
 
 const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v; };
@@ -19,11 +19,7 @@ let current = 'start';
 const step = async (name, fn) => { current = name; const t = Date.now(); await fn(); console.log(`ok   ${name} (${Date.now() - t} ms)`); };
 const check = (cond, msg) => { if (!cond) throw new Error(msg); };
 
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'), headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions'],
-});
+const browser = await launch();
 const problems = [];
 try {
   const context = await browser.newContext({ viewport: { width, height } });

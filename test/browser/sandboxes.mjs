@@ -5,7 +5,7 @@
 // sends every request below /sbx/A and whose actions change A only; the
 // alias /_sim/sandboxes/A/ui/ is the same dashboard; Delete removes B.
 // Environment: DUBSIM_URL, CHROMIUM, SBX_A, SBX_B.
-import { chromium } from 'playwright-core';
+import { launch } from './launch.mjs';
 
 const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v; };
 const base = env('DUBSIM_URL');
@@ -29,11 +29,7 @@ let current = 'start';
 const step = async (name, fn) => { current = name; const t = Date.now(); await fn(); console.log(`ok   ${name} (${Date.now() - t} ms)`); };
 const check = (cond, msg) => { if (!cond) throw new Error(msg); };
 
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'), headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions'],
-});
+const browser = await launch();
 const problems = [];
 try {
   const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });

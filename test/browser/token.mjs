@@ -4,7 +4,7 @@
 // refused, load once the right one is given, send it with its actions, and
 // never put it in an address.
 // Environment: DUBSIM_URL, CHROMIUM, CONTROL_TOKEN, PROJECT_ID, SCREENSHOTS.
-import { chromium } from 'playwright-core';
+import { launch } from './launch.mjs';
 import path from 'node:path';
 
 const env = (k) => {
@@ -28,13 +28,7 @@ const step = async (name, fn) => {
 };
 const check = (cond, msg) => { if (!cond) throw new Error(msg); };
 
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'),
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-default-apps', '--disable-extensions',
-    '--metrics-recording-only', '--no-default-browser-check'],
-});
+const browser = await launch('--metrics-recording-only', '--no-default-browser-check');
 const problems = [];
 const urls = []; // every address the page asked for
 const controlCalls = []; // {method, url, auth} of every /_sim/ call but the dashboard's files
