@@ -574,8 +574,12 @@ func TestRunningClock(t *testing.T) {
 	ctx := t.Context()
 	const key = dubsimtest.KeyPro
 	dubsimtest.Must(s.Outcomes.AddRule(ctx, dubsimtest.OutcomeRuleSpec{APIKey: key, Outcome: dubsimtest.OutcomeError}))(t)
+	// Stopped while the charge is read: at 1e5 a busy machine could
+	// otherwise let the failure and its refund land before the read.
+	dubsimtest.Must(s.Clock.Freeze(ctx))(t)
 	createProject(t, s, key)
 	assert.Equal(t, float64(599), balance(t, s, key))
+	dubsimtest.Must(s.Clock.Resume(ctx))(t)
 	require.Eventually(t, func() bool { return balance(t, s, key) == 600 }, 30*time.Second, 5*time.Millisecond,
 		"the sweep fails the project and refunds its minute")
 }
