@@ -42,17 +42,12 @@ func (sb *Sandbox) fenced(w http.ResponseWriter, r *http.Request) (http.Response
 		cancel()
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	})
+	stopStream := func() bool { return false }
 	if r.URL.Path == eventsPath {
 		// A stream is not work in flight: it ends as the sandbox begins
 		// to close, so that a deletion does not wait out the drain for a
 		// dashboard left open (the browser reconnects and learns why).
-		go func() {
-			select {
-			case <-sb.closed:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		stopStream = context.AfterFunc(sb.closed, cancel)
 	}
 	r = r.WithContext(ctx)
 	if r.Body != nil && r.Body != http.NoBody {
@@ -60,6 +55,7 @@ func (sb *Sandbox) fenced(w http.ResponseWriter, r *http.Request) (http.Response
 	}
 	return fw, r, func() (string, bool) {
 		stop()
+		stopStream()
 		cancel()
 		if !fw.ended() {
 			return "", false

@@ -129,9 +129,10 @@ type Sandbox struct {
 	fence    context.Context
 	endFence context.CancelFunc
 	gone     chan struct{}
-	// closed is closed when the sandbox stops admitting requests: event
+	// closed ends when the sandbox stops admitting requests: event
 	// streams end then (fence.go).
-	closed chan struct{}
+	closed    context.Context
+	markClose context.CancelFunc
 }
 
 // New returns a Manager; Open restores the sandboxes of cfg.Dir.
@@ -342,8 +343,9 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		return nil, err
 	}
 	sb = &Sandbox{ID: id, Created: rec.Created, Options: rec.Options, Server: srv, st: st, dir: m.cfg.Dir,
-		idle: make(chan struct{}), gone: make(chan struct{}), closed: make(chan struct{})}
+		idle: make(chan struct{}), gone: make(chan struct{})}
 	sb.fence, sb.endFence = context.WithCancel(context.Background())
+	sb.closed, sb.markClose = context.WithCancel(context.Background())
 	sb.lastUsed.Store(rec.LastUsed.UnixNano())
 	sb.saved.Store(rec.LastUsed.UnixNano())
 	if fresh {
@@ -513,7 +515,7 @@ func (sb *Sandbox) beginClose() bool {
 		return false
 	}
 	sb.closing = true
-	close(sb.closed)
+	sb.markClose()
 	if sb.n == 0 {
 		close(sb.idle)
 	}
