@@ -26,12 +26,6 @@ import (
 	"github.com/dubsim/dubsim/internal/proctest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	proctest.Cleanup()
-	os.Exit(code)
-}
-
 // tool finds a program the test needs, or skips (fails with DUBSIM_REQUIRE_TOOLS=1).
 func tool(t *testing.T, name, hint string) string {
 	t.Helper()

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,12 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	proctest.Cleanup()
-	os.Exit(code)
-}
 
 // startDubsim runs the real binary (which serves sandboxes; the in-process
 // Start does not) with args after the defaults.

@@ -99,10 +99,6 @@ func build() (string, error) {
 	return bin, nil
 }
 
-// Cleanup is for TestMain, after m.Run: the binary stays in the cache for
-// the next test binary, so there is nothing to remove.
-func Cleanup() {}
-
 // syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader;
 // a reader can wait for the next write.
 type syncBuffer struct {

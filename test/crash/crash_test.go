@@ -73,12 +73,6 @@ const (
 	replaySample = 16
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	proctest.Cleanup()
-	os.Exit(code)
-}
-
 // accountSpecs are the test's accounts: one that never runs out, and
 // smaller ones that refuse creations with 402 once spent.
 var accountSpecs = []struct {

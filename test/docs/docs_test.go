@@ -83,9 +83,7 @@ func TestMain(m *testing.M) {
 	// each under -race on a loaded machine, 3 s without. The test checks
 	// the documents; the server's data races are the other suites' to find.
 	proctest.BuildRace = false
-	code := m.Run()
-	proctest.Cleanup()
-	os.Exit(code)
+	m.Run()
 }
 
 var (

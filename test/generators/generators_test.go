@@ -44,12 +44,6 @@ var documents = map[string]string{
 	"openapi.json":  "/_sim/openapi.json",
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	proctest.Cleanup()
-	os.Exit(code)
-}
-
 // npmTool is the path of a tool of node_modules/.bin.
 func npmTool(t *testing.T, name string) string {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,9 +19,7 @@ func TestMain(m *testing.M) {
 	// times the memory (the probes attack peaked at 497 MB with it, 103 MB
 	// without). Data races of the server are the other suites' to find.
 	proctest.BuildRace = false
-	code := m.Run()
-	proctest.Cleanup()
-	os.Exit(code)
+	m.Run()
 }
 
 // start runs dubsim on a data file of its own with logs off, plus args.

@@ -49,9 +49,7 @@ func TestMain(m *testing.M) {
 	// under CI's -race run of every package made 50 parallel downloads
 	// time out.
 	proctest.BuildRace = false
-	code := m.Run()
-	proctest.Cleanup()
-	os.Exit(code)
+	m.Run()
 }
 
 // tool finds a balancer's binary (Debian puts them in /usr/sbin, which a
