@@ -1,0 +1,198 @@
+package httpx
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Turns is the process-wide bound on requests whose handlers run at once
+// (docs/design/tenancy.md, "Running requests"). Every client is a closed
+// loop: a cheaper answer only brings its next request sooner, so what
+// bounds one tenant's part of a busy process is how many of its requests
+// run. When every place is taken, a place given back goes to the tenants
+// that wait in turn, first come first served within each: a tenant with
+// one request waiting waits for at most one request of each other tenant,
+// however many the others send.
+//
+// A request keeps its place for at most Hold: one that runs longer waits
+// on something other than the processors (its client, an event stream, a
+// sandbox creation's turn, another bound), and runs on without a place,
+// so that no request holds one for long and none can wait for another
+// that waits for a place.
+//
+// A nil *Turns is no bound: every request runs at once.
+type Turns struct {
+	mu   sync.Mutex
+	free int
+	ring []*TurnTenant // tenants with waiting requests, in turn order
+	size int
+	// unattributed is the tenant of requests whose key has not
+	// authenticated: one for the process.
+	unattributed *TurnTenant
+	// after calls f once d has passed, unless the returned stop is
+	// called first and reports true (time.AfterFunc; tests replace it).
+	after func(d time.Duration, f func()) (stop func() bool)
+}
+
+// TurnsHold is how long a request keeps its place at most: many times
+// what a request of the interfaces takes on a processor (a few
+// milliseconds at most, a sandbox creation about ten).
+const TurnsHold = 100 * time.Millisecond
+
+// DefaultTurns is the places of a process: two per processor, so that a
+// request whose handler waits briefly (a disk write, a store commit)
+// leaves the processors to another.
+func DefaultTurns() int { return 2 * runtime.GOMAXPROCS(0) }
+
+// NewTurns returns n places (nil, no bound, when n <= 0).
+func NewTurns(n int) *Turns {
+	if n <= 0 {
+		return nil
+	}
+	t := &Turns{free: n, size: n, after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }}
+	t.unattributed = t.Tenant()
+	return t
+}
+
+// Size is the number of places (0 for no bound).
+func (t *Turns) Size() int {
+	if t == nil {
+		return 0
+	}
+	return t.size
+}
+
+// Tenant returns a new tenant of t (nil for no bound).
+func (t *Turns) Tenant() *TurnTenant {
+	if t == nil {
+		return nil
+	}
+	return &TurnTenant{t: t}
+}
+
+// TurnTenant is one tenant's queue for the places of a Turns: the default
+// simulator, a sandbox, or the process's requests not yet attributed. A
+// nil *TurnTenant runs every request at once.
+type TurnTenant struct {
+	t       *Turns
+	waiting []*turnWaiter // first come first served
+	inRing  bool
+}
+
+// Unattributed is the tenant, shared by the whole process, of requests
+// whose key does not authenticate (nil for no bound).
+func (tn *TurnTenant) Unattributed() *TurnTenant {
+	if tn == nil {
+		return nil
+	}
+	return tn.t.unattributed
+}
+
+type turnWaiter struct {
+	ready   chan struct{}
+	granted bool
+}
+
+// enter takes a place if one is free and no tenant waits (nil), else
+// queues a waiter behind the tenant's others.
+func (tn *TurnTenant) enter() *turnWaiter {
+	t := tn.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.free > 0 && len(t.ring) == 0 {
+		t.free--
+		return nil
+	}
+	w := &turnWaiter{ready: make(chan struct{})}
+	tn.waiting = append(tn.waiting, w)
+	if !tn.inRing {
+		tn.inRing = true
+		t.ring = append(t.ring, tn)
+	}
+	return w
+}
+
+// cancel takes w out of its queue; if it was given a place meanwhile, the
+// place goes back.
+func (tn *TurnTenant) cancel(w *turnWaiter) {
+	t := tn.t
+	t.mu.Lock()
+	if w.granted {
+		t.mu.Unlock()
+		t.leave()
+		return
+	}
+	defer t.mu.Unlock()
+	tn.waiting = slices.DeleteFunc(tn.waiting, func(o *turnWaiter) bool { return o == w })
+	if len(tn.waiting) == 0 && tn.inRing {
+		tn.inRing = false
+		t.ring = slices.DeleteFunc(t.ring, func(o *TurnTenant) bool { return o == tn })
+	}
+}
+
+// leave gives a place back: to the first waiter of the next tenant in
+// turn, which goes to the end of the ring if more of its requests wait.
+func (t *Turns) leave() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.ring) == 0 {
+		t.free++
+		return
+	}
+	tn := t.ring[0]
+	t.ring = t.ring[1:]
+	w := tn.waiting[0]
+	tn.waiting = tn.waiting[1:]
+	if len(tn.waiting) > 0 {
+		t.ring = append(t.ring, tn)
+	} else {
+		tn.inRing = false
+	}
+	w.granted = true
+	close(w.ready)
+}
+
+// Enter waits for a place, or for ctx to end (its error is returned,
+// holding nothing). leave gives the place back; past Hold the place is
+// given back by itself, and leave then does nothing.
+func (tn *TurnTenant) Enter(ctx context.Context) (leave func(), err error) {
+	if tn == nil {
+		return func() {}, nil
+	}
+	if w := tn.enter(); w != nil {
+		select {
+		case <-w.ready:
+		case <-ctx.Done():
+			tn.cancel(w)
+			return nil, ctx.Err()
+		}
+	}
+	var held atomic.Bool
+	held.Store(true)
+	give := func() {
+		if held.CompareAndSwap(true, false) {
+			tn.t.leave()
+		}
+	}
+	stop := tn.t.after(TurnsHold, give)
+	return func() {
+		stop()
+		give()
+	}, nil
+}
+
+// Serve runs next once the request has a place. A request whose client
+// goes away while it waits gets no answer.
+func (tn *TurnTenant) Serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	leave, err := tn.Enter(r.Context())
+	if err != nil {
+		return
+	}
+	defer leave()
+	next.ServeHTTP(w, r)
+}

@@ -1,0 +1,164 @@
+package httpx
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// manualAfter replaces Turns.after: the functions due are run by fire.
+type manualAfter struct{ due []func() }
+
+func (m *manualAfter) after(_ time.Duration, f func()) func() bool {
+	i := len(m.due)
+	m.due = append(m.due, f)
+	return func() bool {
+		stopped := m.due[i] != nil
+		m.due[i] = nil
+		return stopped
+	}
+}
+
+func (m *manualAfter) fire() {
+	for i, f := range m.due {
+		if f != nil {
+			m.due[i] = nil
+			f()
+		}
+	}
+}
+
+func newTestTurns(n int) (*Turns, *manualAfter) {
+	t := NewTurns(n)
+	m := &manualAfter{}
+	t.after = m.after
+	return t, m
+}
+
+// granted is which of the waiters have a place now.
+func granted(ws map[string]*turnWaiter) []string {
+	var out []string
+	for name, w := range ws {
+		select {
+		case <-w.ready:
+			out = append(out, name)
+		default:
+		}
+	}
+	return out
+}
+
+// TestTurnsGoRoundTheTenants: with every place taken, places given back
+// go to the waiting tenants in turn, first come first served within
+// each, so b's one request does not wait behind all of a's.
+func TestTurnsGoRoundTheTenants(t *testing.T) {
+	t.Parallel()
+	turns, _ := newTestTurns(1)
+	a, b, c := turns.Tenant(), turns.Tenant(), turns.Tenant()
+	require.Nil(t, a.enter(), "a free place is taken at once")
+	order := []struct {
+		name string
+		tn   *TurnTenant
+	}{{"a2", a}, {"a3", a}, {"a4", a}, {"b1", b}, {"c1", c}, {"b2", b}}
+	ws := map[string]*turnWaiter{}
+	for _, o := range order {
+		ws[o.name] = o.tn.enter()
+		require.NotNil(t, ws[o.name], o.name)
+	}
+	var got []string
+	for range order {
+		turns.leave()
+		now := granted(ws)
+		require.Len(t, now, 1, "one place, one waiter served: %v", now)
+		got = append(got, now[0])
+		delete(ws, now[0])
+	}
+	assert.Equal(t, []string{"a2", "b1", "c1", "a3", "b2", "a4"}, got)
+	turns.leave()
+	assert.Equal(t, 1, turns.free, "the last place given back is free")
+}
+
+// TestTurnsCancel: a waiter whose context ends holds nothing and leaves
+// the queue; its tenant leaves the ring when it has no other waiter.
+func TestTurnsCancel(t *testing.T) {
+	t.Parallel()
+	turns, _ := newTestTurns(1)
+	a, b := turns.Tenant(), turns.Tenant()
+	leave, err := a.Enter(context.Background())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = b.Enter(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, turns.ring)
+	assert.Empty(t, b.waiting)
+	leave()
+	assert.Equal(t, 1, turns.free)
+
+	// Given a place and cancelled at once: the place goes back.
+	require.Nil(t, a.enter())
+	w := b.enter()
+	turns.leave()
+	b.cancel(w)
+	assert.Equal(t, 1, turns.free)
+}
+
+// TestTurnsHold: a request that runs past TurnsHold gives its place back
+// then, and its own leave does nothing more.
+func TestTurnsHold(t *testing.T) {
+	t.Parallel()
+	turns, clock := newTestTurns(1)
+	a, b := turns.Tenant(), turns.Tenant()
+	leave, err := a.Enter(context.Background())
+	require.NoError(t, err)
+	w := b.enter()
+	require.NotNil(t, w)
+	clock.fire()
+	assert.Equal(t, []string{"b"}, granted(map[string]*turnWaiter{"b": w}), "the place went to b past the hold")
+	leave()
+	assert.Equal(t, 0, turns.free, "b holds the place; a gave it back once only")
+	turns.leave()
+	assert.Equal(t, 1, turns.free)
+}
+
+func TestTurnsServe(t *testing.T) {
+	t.Parallel()
+	turns, _ := newTestTurns(1)
+	a := turns.Tenant()
+	ran := false
+	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		ran = true
+		assert.Equal(t, 0, turns.free, "the handler holds the place")
+	})
+	a.Serve(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), h)
+	assert.True(t, ran)
+	assert.Equal(t, 1, turns.free)
+
+	// A client gone while it waits: no answer, nothing held.
+	require.Nil(t, a.enter())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	ran = false
+	a.Unattributed().Serve(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), h)
+	assert.False(t, ran)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Empty(t, rec.Body.String())
+}
+
+func TestTurnsNilIsUnbounded(t *testing.T) {
+	t.Parallel()
+	turns := NewTurns(0)
+	assert.Nil(t, turns)
+	assert.Zero(t, turns.Size())
+	tn := turns.Tenant()
+	assert.Nil(t, tn.Unattributed())
+	leave, err := tn.Enter(context.Background())
+	require.NoError(t, err)
+	leave()
+}
