@@ -108,7 +108,8 @@ type Config struct {
 // by NewShared and closed by its creator after the instances.
 type Shared struct {
 	budget   *httpx.BodyBudget
-	streams  *httpx.Gate // the dashboards' event streams (ui.Config.Streams)
+	turns    *httpx.Turns // requests running at once (server.Parts.Turns)
+	streams  *httpx.Gate  // the dashboards' event streams (ui.Config.Streams)
 	probes   media.ProbeSlots
 	quota    *engine.QuotaPool
 	outputs  *platform.OutputCache
@@ -127,7 +128,7 @@ func NewShared(cfg Config) (*Shared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), streams: ui.NewStreams(), probes: media.NewProbeSlots(media.MaxProcessProbes), quota: engine.NewQuotaPool(),
+	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), turns: httpx.NewTurns(httpx.DefaultTurns()), streams: ui.NewStreams(), probes: media.NewProbeSlots(media.MaxProcessProbes), quota: engine.NewQuotaPool(),
 		outputs: platform.NewOutputCache(dir, cfg.OutputCacheBytes), journals: journal.NewMemory(cfg.JournalMemory)}, nil
 }
 
@@ -259,7 +260,7 @@ func adapters(cfg Config, e *engine.Engine, exts []control.Extension) server.Par
 				Frozen: e.Clock.Frozen(), TimeScale: e.Clock.TimeScale()}
 		}})
 	p := server.Parts{Engine: e, Journal: j, Faults: f, Platform: api.Routes(), Studio: st.Routes(), UI: web,
-		Bodies: cfg.Shared.budget.Tenant(), Log: log, Close: api.Close}
+		Bodies: cfg.Shared.budget.Tenant(), Turns: cfg.Shared.turns.Tenant(), Log: log, Close: api.Close}
 	if !cfg.NoControl {
 		// The OpenAPI documents name the address they are served from.
 		docBase := func(r *http.Request) string { return httpx.BaseURL(r, strings.TrimRight(cfg.PublicURL, "/")) }

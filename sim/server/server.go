@@ -103,7 +103,9 @@ type Parts struct {
 	UI      *ui.UI
 	// Bodies is the instance's tenant of the process's body budget.
 	Bodies *httpx.BodyTenant
-	Log    *slog.Logger
+	// Turns is the instance's tenant of the process's running requests.
+	Turns *httpx.TurnTenant
+	Log   *slog.Logger
 	// Close releases the parts once the handlers are done (Server.Close).
 	Close func() error
 }
@@ -268,7 +270,7 @@ func (s *Server) outer(cfg Config, p Parts, guard *controlGuard) func(Rules, htt
 		if access != nil {
 			served = access(served)
 		}
-		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, p.Log, p.Bodies.Middleware(routing(rules, served))))
+		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, p.Log, p.Bodies.Middleware(routing(rules, s.turns(p.Turns, served)))))
 	}
 }
 
