@@ -29,12 +29,13 @@ type Listen struct {
 	Log *slog.Logger
 }
 
-// MaxHeaderBytes bounds a request's line and headers together: past 64
-// KiB net/http refuses them (431) before it reads the rest, so a client
-// sending megabyte lines costs the process a 64 KiB read each, not a
-// megabyte each (TestNoisyNeighbours). Targets past 8 KiB get the
-// envelope's 414.
-const MaxHeaderBytes = 64 << 10
+// MaxHeaderBytes bounds a request's line and headers together: past 8
+// KiB (and net/http's 4 KiB of slack) net/http refuses them (431) before
+// it reads the rest, so a client sending megabyte lines costs the process
+// a 12 KiB read each, not a megabyte each (docs/design/tenancy.md). As
+// much as common servers accept in one header line (nginx 8 KiB, Apache
+// 8190 bytes); targets past 8 KiB that fit get the envelope's 414.
+const MaxHeaderBytes = 8 << 10
 
 // Listeners are the process's HTTP servers.
 type Listeners struct {

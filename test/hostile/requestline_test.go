@@ -68,26 +68,27 @@ func startGOGC100(t *testing.T, args ...string) *proctest.Proc {
 	return proctest.Start(t, proctest.Binary(t), []string{"GOGC=100"}, append(base, args...)...)
 }
 
-// A client without a key sends 600 requests whose path is 60 KB long
-// (past the 8 KiB of a target, within the 64 KiB of a request's line and
-// headers). Each is refused with 414 in the platform's envelope, and
-// nothing of the request lines stays in memory: the journal keeps clipped
-// copies of the method and the path, not substrings of Go's request line
-// (which would keep every whole line alive: 36 MB for these). The process
-// runs with GOGC=100, so that resident memory follows what is kept rather
-// than the headroom dubsim's own collector target leaves for garbage.
+// A client without a key sends 600 requests whose path is 10 KB long
+// (past the 8 KiB of a target, within the 12 KiB net/http reads of a
+// request's line and headers). Each is refused with 414 in the platform's
+// envelope, the journal keeps the refusals clipped, and memory stays
+// flat. (That no entry keeps a substring of Go's request line, which
+// would keep the whole line alive, is TestLongRequestLinesAreNotKept in
+// sim/journal.) The process runs with GOGC=100, so that resident memory
+// follows what is kept rather than the headroom dubsim's own collector
+// target leaves for garbage.
 func TestLongRequestLinesAreRefusedAndForgotten(t *testing.T) {
 	t.Parallel()
 	p := startGOGC100(t)
 	before, _ := memory(t, p)
-	path := "/api/v1/projects/" + strings.Repeat("a", 60<<10)
+	path := "/api/v1/projects/" + strings.Repeat("a", 10<<10)
 	counts, bodies := sendMany(t, 600, 4, func(int) *http.Request {
 		req, err := http.NewRequest(http.MethodGet, p.Base+path, nil)
 		require.NoError(t, err)
 		return req
 	})
 	rss, peak := memory(t, p)
-	t.Logf("resident memory: %s at start, %s after 600 requests of 60 KB paths (peak %s); answers %v", mb(before), mb(rss), mb(peak), counts)
+	t.Logf("resident memory: %s at start, %s after 600 requests of 10 KB paths (peak %s); answers %v", mb(before), mb(rss), mb(peak), counts)
 	assert.Equal(t, map[int]int{http.StatusRequestURITooLong: 600}, counts)
 	var env struct{ Error, Message string }
 	require.NoError(t, json.Unmarshal([]byte(bodies[http.StatusRequestURITooLong]), &env))
@@ -104,9 +105,10 @@ func TestLongRequestLinesAreRefusedAndForgotten(t *testing.T) {
 	assert.True(t, p.Alive())
 }
 
-// A request line of 1 MB is refused by net/http once 64 KiB of line and
-// headers have come (431, or the connection closed while the client still
-// writes): dubsim reads no more of it and nothing of it stays.
+// A request line of 1 MB is refused by net/http once 12 KiB of line and
+// headers have come (app.MaxHeaderBytes and net/http's 4 KiB of slack:
+// 431, or the connection closed while the client still writes): dubsim
+// reads no more of it and nothing of it stays.
 func TestMegabyteRequestLinesAreCutShort(t *testing.T) {
 	t.Parallel()
 	p := startGOGC100(t)
