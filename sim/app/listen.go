@@ -75,6 +75,7 @@ func (a *App) Listen(l Listen) (_ *Listeners, err error) {
 		if l.MaxConnections > 0 {
 			ln = netutil.LimitListener(ln, l.MaxConnections)
 		}
+		ln = slowRefusals{Listener: ln, sleep: time.Sleep}
 		srv := ls.server(in.h, l)
 		ls.servers = append(ls.servers, srv)
 		go func() { ls.errs <- serve(srv, ln) }()

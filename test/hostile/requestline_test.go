@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,29 +109,53 @@ func TestLongRequestLinesAreRefusedAndForgotten(t *testing.T) {
 
 // A request line of 1 MB is refused by net/http once 12 KiB of line and
 // headers have come (app.MaxHeaderBytes and net/http's 4 KiB of slack:
-// 431, or the connection closed while the client still writes): dubsim
-// reads no more of it and nothing of it stays.
+// 431, or the connection closed while the client still writes), no
+// sooner than app.RefusalDelay: dubsim reads no more of it and nothing of
+// it stays. 100 such requests, 20 at a time.
 func TestMegabyteRequestLinesAreCutShort(t *testing.T) {
 	t.Parallel()
 	p := startGOGC100(t)
 	before, _ := memory(t, p)
 	host := strings.TrimPrefix(p.Base, "http://")
 	line := "GET /api/v1/projects/" + strings.Repeat("a", 1<<20) + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n"
-	answered := 0
-	for range 100 {
-		conn, err := net.Dial("tcp", host)
-		require.NoError(t, err)
-		_, _ = io.WriteString(conn, line) // may fail once dubsim has answered and closed
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err == nil {
-			assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
-			resp.Body.Close()
-			answered++
-		}
-		conn.Close()
+	var (
+		mu       sync.Mutex
+		answered int
+		soonest  = time.Hour
+		wg       sync.WaitGroup
+	)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				began := time.Now()
+				conn, err := net.Dial("tcp", host)
+				if !assert.NoError(t, err) {
+					return
+				}
+				_, _ = io.WriteString(conn, line) // may fail once dubsim has answered and closed
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err == nil {
+					took := time.Since(began)
+					assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+					resp.Body.Close()
+					mu.Lock()
+					answered++
+					soonest = min(soonest, took)
+					mu.Unlock()
+				}
+				conn.Close()
+			}
+		}()
 	}
+	wg.Wait()
 	rss, peak := memory(t, p)
-	t.Logf("resident memory: %s at start, %s after 100 request lines of 1 MB (peak %s); %d answered 431, the others closed", mb(before), mb(rss), mb(peak), answered)
+	t.Logf("resident memory: %s at start, %s after 100 request lines of 1 MB (peak %s); %d answered 431 (the soonest after %s), the others closed",
+		mb(before), mb(rss), mb(peak), answered, soonest)
+	if answered > 0 {
+		assert.GreaterOrEqual(t, soonest, app.RefusalDelay, "the refusal waits")
+	}
 	assert.Less(t, peak, before+int64(30<<20), "no line was read whole")
 	assert.True(t, p.Alive())
 }
