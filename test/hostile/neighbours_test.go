@@ -63,6 +63,9 @@ func TestNoisyNeighbours(t *testing.T) {
 	if os.Getenv("DUBSIM_NOISY") != "1" {
 		t.Skip("a latency comparison: DUBSIM_NOISY=1 runs it (.ci/run does, as a step of its own)")
 	}
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		t.Logf("load average at the start: %s", bytes.TrimSpace(load))
+	}
 	p := start(t)
 	victim := neighbourSandbox(t, p.Base)
 	victims := []*scenario{
@@ -134,6 +137,13 @@ func TestNoisyNeighbours(t *testing.T) {
 
 	t.Logf("abusers: %s", ab.close(t))
 	t.Logf("alone: %s; beside the abusers: %s", &use[0], &use[1])
+	var requests [2]int
+	for _, v := range victims {
+		requests[0] += len(v.alone.all())
+		requests[1] += len(v.beside.all())
+	}
+	t.Logf("dubsim's processor time per victim request: alone %.2f ms, beside the abusers %.2f ms",
+		ms(use[0].server)/float64(requests[0]), ms(use[1].server)/float64(requests[1]))
 	for _, v := range victims {
 		q, l := p99(v.alone.all()), p99(v.beside.all())
 		t.Logf("%s: p99 alone %s, beside the abusers %s (%.1fx; %d requests each)", v.name, q, l, float64(l)/float64(q), len(v.beside.all()))
