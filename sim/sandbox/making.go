@@ -33,9 +33,16 @@ func newMakingGate() makingGate {
 	}
 }
 
-// openNew opens the files of a new sandbox once a creation's place is free.
+// openNew opens the files of a new sandbox once a creation's place is
+// free. While it waits for one, its request holds no place among the
+// process's running requests (httpx.StandAside).
 func (m *Manager) openNew(ctx context.Context, id string, rec record) (*Sandbox, error) {
+	back := httpx.StandAside(ctx)
 	if err := m.making.Enter(ctx); err != nil {
+		return nil, err
+	}
+	if err := back(); err != nil {
+		m.making.Leave()
 		return nil, err
 	}
 	began := m.cfg.Now()

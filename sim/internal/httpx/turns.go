@@ -44,10 +44,11 @@ type Turns struct {
 // milliseconds at most, a sandbox creation about ten).
 const TurnsHold = 100 * time.Millisecond
 
-// DefaultTurns is the places of a process: two per processor, so that a
-// request whose handler waits briefly (a disk write, a store commit)
-// leaves the processors to another.
-func DefaultTurns() int { return 2 * runtime.GOMAXPROCS(0) }
+// DefaultTurns is the places of a process: one per processor. More let
+// the requests of a tenant that sends many run beside the others' and
+// share the processors with them, which is what the turns are to prevent
+// (docs/design/tenancy.md, "Where the victims' time goes").
+func DefaultTurns() int { return runtime.GOMAXPROCS(0) }
 
 // NewTurns returns n places (nil, no bound, when n <= 0).
 func NewTurns(n int) *Turns {
@@ -186,6 +187,16 @@ func (tn *TurnTenant) Enter(ctx context.Context) (leave func(), err error) {
 	}, nil
 }
 
+// turnLease is the place a request served by Serve holds (none while it
+// stands aside).
+type turnLease struct {
+	tn    *TurnTenant
+	mu    sync.Mutex
+	leave func()
+}
+
+type turnLeaseKey struct{}
+
 // Serve runs next once the request has a place. A request whose client
 // goes away while it waits gets no answer.
 func (tn *TurnTenant) Serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
@@ -193,6 +204,37 @@ func (tn *TurnTenant) Serve(w http.ResponseWriter, r *http.Request, next http.Ha
 	if err != nil {
 		return
 	}
-	defer leave()
-	next.ServeHTTP(w, r)
+	l := &turnLease{tn: tn, leave: leave}
+	defer func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.leave()
+	}()
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), turnLeaseKey{}, l)))
+}
+
+// StandAside gives back the place the request of ctx holds while it waits
+// for another bound (a sandbox creation's turn), so that waiting there
+// keeps no other tenant's request from running; back waits for a place
+// again, in its tenant's queue, or for ctx to end. Outside Serve it does
+// nothing.
+func StandAside(ctx context.Context) (back func() error) {
+	l, ok := ctx.Value(turnLeaseKey{}).(*turnLease)
+	if !ok {
+		return func() error { return nil }
+	}
+	l.mu.Lock()
+	l.leave()
+	l.leave = func() {}
+	l.mu.Unlock()
+	return func() error {
+		leave, err := l.tn.Enter(ctx)
+		if err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.leave = leave
+		l.mu.Unlock()
+		return nil
+	}
 }

@@ -162,3 +162,31 @@ func TestTurnsNilIsUnbounded(t *testing.T) {
 	require.NoError(t, err)
 	leave()
 }
+
+// TestTurnsStandAside: a request standing aside holds no place; back
+// queues it again behind the others that wait.
+func TestTurnsStandAside(t *testing.T) {
+	t.Parallel()
+	turns, _ := newTestTurns(1)
+	a, b := turns.Tenant(), turns.Tenant()
+	var w *turnWaiter
+	a.Serve(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		back := StandAside(r.Context())
+		assert.Equal(t, 1, turns.free, "standing aside, it holds nothing")
+		require.Nil(t, b.enter(), "b takes the free place")
+		w = a.enter() // another of a's waits too
+		require.NotNil(t, w)
+		done := make(chan error)
+		go func() { done <- back() }()
+		turns.leave() // b is done: the place goes to the first waiter, w
+		assert.Equal(t, []string{"w"}, granted(map[string]*turnWaiter{"w": w}))
+		turns.leave() // w is done: the place goes to the request back
+		require.NoError(t, <-done)
+		assert.Equal(t, 0, turns.free)
+	}))
+	assert.Equal(t, 1, turns.free, "the place taken back is given back at the end")
+
+	// Outside Serve: nothing to give back.
+	require.NoError(t, StandAside(context.Background())())
+	assert.Equal(t, 1, turns.free)
+}
