@@ -160,7 +160,8 @@ func TestNoisyNeighbours(t *testing.T) {
 // settle returns once dubsim holds no more descriptors than it did before
 // the abuse (give or take the victims' idle connections): the abusers'
 // connections that it ends after they stopped (an answer past net/http's
-// header limit keeps its connection half a second) are not to be served
+// header limit is written after a second and keeps its connection half a
+// second more) are not to be served
 // during a window alone. The count is read from /proc; nothing else tells
 // when the server has closed them.
 func settle(t *testing.T, p *proctest.Proc, quiet int) {

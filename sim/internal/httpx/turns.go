@@ -19,11 +19,11 @@ import (
 // one request waiting waits for at most one request of each other tenant,
 // however many the others send.
 //
-// A request keeps its place for at most Hold: one that runs longer waits
-// on something other than the processors (its client, an event stream, a
-// sandbox creation's turn, another bound), and runs on without a place,
-// so that no request holds one for long and none can wait for another
-// that waits for a place.
+// A request keeps its place for at most TurnsHold: one that runs longer
+// waits on something other than the processors (its client, an event
+// stream, another bound), and runs on without a place, so that no request
+// holds one for long and none can wait for another that waits for a
+// place.
 //
 // A nil *Turns is no bound: every request runs at once.
 type Turns struct {
