@@ -57,11 +57,11 @@ const (
 )
 
 // It measures latency, which the other packages of a parallel `go test
-// ./...` disturb, so it runs only when asked (.ci/run runs it as a step of
-// its own): DUBSIM_NOISY=1 go test -count=1 -v -run TestNoisyNeighbours ./test/hostile/
+// ./...` disturb, so it runs only when asked (docs/design/tenancy.md):
+// DUBSIM_NOISY=1 go test -count=1 -v -run TestNoisyNeighbours ./test/hostile/
 func TestNoisyNeighbours(t *testing.T) {
 	if os.Getenv("DUBSIM_NOISY") != "1" {
-		t.Skip("a latency comparison: DUBSIM_NOISY=1 runs it (.ci/run does, as a step of its own)")
+		t.Skip("a latency comparison: DUBSIM_NOISY=1 runs it")
 	}
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		t.Logf("load average at the start: %s", bytes.TrimSpace(load))
