@@ -33,10 +33,10 @@ func newMakingGate() makingGate {
 	}
 }
 
-// openNew opens the files of a new sandbox once a creation's place is
-// free. While it waits for one, its request holds no place among the
-// process's running requests (httpx.StandAside).
+// openNew opens the files of a new sandbox once a creation's place is free.
 func (m *Manager) openNew(ctx context.Context, id string, rec record) (*Sandbox, error) {
+	// Waiting for that place, its request holds none of the process's
+	// running requests' (httpx.StandAside).
 	back := httpx.StandAside(ctx)
 	if err := m.making.Enter(ctx); err != nil {
 		return nil, err
