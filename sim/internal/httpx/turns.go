@@ -17,7 +17,10 @@ import (
 // run. When every place is taken, a place given back goes to the tenants
 // that wait in turn, first come first served within each: a tenant with
 // one request waiting waits for at most one request of each other tenant,
-// however many the others send.
+// however many the others send. A tenant alone (every running request its
+// own, none waiting) runs as many as it sends: the places bound what
+// tenants take from each other, not what one takes from an idle process,
+// whose store commits more writes at once the more there are.
 //
 // A request keeps its place for at most TurnsHold: one that runs longer
 // waits on something other than the processors (its client, an event
@@ -28,7 +31,7 @@ import (
 // A nil *Turns is no bound: every request runs at once.
 type Turns struct {
 	mu   sync.Mutex
-	free int
+	busy int           // places taken; more than size while a tenant is alone
 	ring []*TurnTenant // tenants with waiting requests, in turn order
 	size int
 	// unattributed is the tenant of requests whose key has not
@@ -55,7 +58,7 @@ func NewTurns(n int) *Turns {
 	if n <= 0 {
 		return nil
 	}
-	t := &Turns{free: n, size: n, after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }}
+	t := &Turns{size: n, after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }}
 	t.unattributed = t.Tenant()
 	return t
 }
@@ -83,6 +86,7 @@ type TurnTenant struct {
 	t       *Turns
 	waiting []*turnWaiter // first come first served
 	inRing  bool
+	running int // places it holds
 }
 
 // Unattributed is the tenant, shared by the whole process, of requests
@@ -99,14 +103,15 @@ type turnWaiter struct {
 	granted bool
 }
 
-// enter takes a place if one is free and no tenant waits (nil), else
-// queues a waiter behind the tenant's others.
+// enter takes a place if no tenant waits and one is free or the tenant
+// is alone (nil), else queues a waiter behind the tenant's others.
 func (tn *TurnTenant) enter() *turnWaiter {
 	t := tn.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.free > 0 && len(t.ring) == 0 {
-		t.free--
+	if len(t.ring) == 0 && (t.busy < t.size || tn.running == t.busy) {
+		t.busy++
+		tn.running++
 		return nil
 	}
 	w := &turnWaiter{ready: make(chan struct{})}
@@ -125,7 +130,7 @@ func (tn *TurnTenant) cancel(w *turnWaiter) {
 	t.mu.Lock()
 	if w.granted {
 		t.mu.Unlock()
-		t.leave()
+		tn.leave()
 		return
 	}
 	defer t.mu.Unlock()
@@ -136,26 +141,30 @@ func (tn *TurnTenant) cancel(w *turnWaiter) {
 	}
 }
 
-// leave gives a place back: to the first waiter of the next tenant in
-// turn, which goes to the end of the ring if more of its requests wait.
-func (t *Turns) leave() {
+// leave gives one of tn's places back. While fewer than size are taken,
+// a free place goes to the first waiter of the next tenant in turn, which
+// goes to the end of the ring if more of its requests wait.
+func (tn *TurnTenant) leave() {
+	t := tn.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.ring) == 0 {
-		t.free++
-		return
+	t.busy--
+	tn.running--
+	for t.busy < t.size && len(t.ring) > 0 {
+		next := t.ring[0]
+		t.ring = t.ring[1:]
+		w := next.waiting[0]
+		next.waiting = next.waiting[1:]
+		if len(next.waiting) > 0 {
+			t.ring = append(t.ring, next)
+		} else {
+			next.inRing = false
+		}
+		t.busy++
+		next.running++
+		w.granted = true
+		close(w.ready)
 	}
-	tn := t.ring[0]
-	t.ring = t.ring[1:]
-	w := tn.waiting[0]
-	tn.waiting = tn.waiting[1:]
-	if len(tn.waiting) > 0 {
-		t.ring = append(t.ring, tn)
-	} else {
-		tn.inRing = false
-	}
-	w.granted = true
-	close(w.ready)
 }
 
 // Enter waits for a place, or for ctx to end (its error is returned,
@@ -177,7 +186,7 @@ func (tn *TurnTenant) Enter(ctx context.Context) (leave func(), err error) {
 	held.Store(true)
 	give := func() {
 		if held.CompareAndSwap(true, false) {
-			tn.t.leave()
+			tn.leave()
 		}
 	}
 	stop := tn.t.after(TurnsHold, give)
