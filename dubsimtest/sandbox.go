@@ -2,11 +2,12 @@ package dubsimtest
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/dubsim/dubsim/sim/sandbox"
 )
 
 // Sandbox is a sandbox of a shared dubsim: a whole simulator inside that
@@ -50,21 +51,6 @@ type sandboxBody struct {
 	Start     string   `json:"start,omitempty"`
 	TimeScale *float64 `json:"time_scale,omitempty"`
 	Seed      *uint64  `json:"seed,omitempty"`
-}
-
-// sandboxIDAlphabet is lower-case Crockford base32, the alphabet of
-// sandbox ids.
-const sandboxIDAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
-
-// newSandboxID makes a sandbox id from crypto/rand: 16 characters, 80
-// bits.
-func newSandboxID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	for i := range b {
-		b[i] = sandboxIDAlphabet[b[i]&31]
-	}
-	return string(b)
 }
 
 // sandboxCallTimeout bounds the creation and the deletion of a sandbox.
@@ -114,7 +100,7 @@ func Connect(t testing.TB, url string, opts ...Option) *Sandbox {
 	var err error
 	// An id already taken (one chance in 2^80) is a 409: draw another.
 	for range 3 {
-		err = root.do(ctx, http.MethodPut, "/_sim/sandboxes/"+newSandboxID(), body, &v)
+		err = root.do(ctx, http.MethodPut, "/_sim/sandboxes/"+sandbox.NewID(), body, &v)
 		if ae := (*APIError)(nil); !errors.As(err, &ae) || ae.Status != http.StatusConflict {
 			break
 		}

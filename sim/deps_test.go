@@ -60,7 +60,7 @@ func TestImportDirection(t *testing.T) {
 		"clients":              nil, // tests only: runs the Python and JavaScript control clients against a real dubsim
 		"examples/goclient":    {},  // client example: standard library only
 		// in-process dubsim for Go tests, and the control API client
-		"dubsimtest": {"sim", "sim/app", "sim/journal", "sim/server", "internal/simtest"},
+		"dubsimtest": {"sim", "sim/app", "sim/journal", "sim/sandbox", "sim/server", "internal/simtest"},
 		// the in-process assembly dubsimtest and the module's own tests share
 		"internal/simtest":  {"sim", "sim/app", "sim/server", "sim/store", "sim/sandbox", "fixtures"},
 		"internal/proctest": {},  // runs the real binary in tests: stdlib only
