@@ -40,7 +40,7 @@ func TestImportDirection(t *testing.T) {
 		// the composition root: builds every part of a simulator and of a process
 		"sim/app":              {"sim", "fixtures", "sim/blob", "sim/control", "sim/faults", "sim/journal", "sim/control/ui", "sim/engine", "sim/internal/httpx", "sim/idempotency", "sim/media", "sim/openapi", "sim/platform", "sim/sandbox", "sim/server", "sim/studio", "golang.org/x/net/netutil"},
 		"sim/openapi":          {},
-		"sim/sandbox":          {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware"}, // sandboxes: simulators sim/app builds, behind one dispatcher; sim/server never imports it
+		"sim/sandbox":          {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware", "golang.org/x/sync/errgroup"}, // sandboxes: simulators sim/app builds, behind one dispatcher; sim/server never imports it
 		"sim/control/ui":       {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/openapi/validate": {"github.com/santhosh-tekuri/jsonschema/v6"},
 		"sim/parity":           {"sim/openapi", "sim/openapi/validate"},

@@ -10,12 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/store"
+	"golang.org/x/sync/errgroup"
 )
 
 const metaSandbox = "sandbox"
@@ -59,22 +59,18 @@ func (m *Manager) Open(ctx context.Context) (int, error) {
 			ids = append(ids, id)
 		}
 	}
-	var (
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, 4)
-		restored atomic.Int64
-	)
+	var g errgroup.Group
+	g.SetLimit(4)
+	var restored atomic.Int64
 	for _, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		g.Go(func() error {
 			if m.restore(ctx, id) {
 				restored.Add(1)
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	return int(restored.Load()), nil
 }
 

@@ -395,12 +395,6 @@ func (m *Manager) Len() int {
 	return len(m.boxes)
 }
 
-// Max is the cap on sandboxes (negative: none).
-func (m *Manager) Max() int { return m.cfg.Max }
-
-// Idle is the idle time after which a sandbox expires (zero: never).
-func (m *Manager) Idle() time.Duration { return m.cfg.Idle }
-
 // acquire takes sandbox id for one request: nil when it does not exist or
 // is being removed. The caller releases it (m.release).
 func (m *Manager) acquire(id string) *Sandbox {
