@@ -49,9 +49,6 @@ type config struct {
 	Version     bool
 	StudioAddr  string
 	StudioEnums string
-	// MemoryLimit is the soft limit of the Go runtime (bytes, 0 = none):
-	// the collector works harder as the heap nears it (fidelity HM1).
-	MemoryLimit int64
 
 	// Bounds whose 0 is "off" here and "the default" in app.Config
 	// (zeroOff): the reading of a refused request's body (fidelity X2),
@@ -106,7 +103,8 @@ const defaultMaxConnections = 1024
 // room for two of the largest entries.
 const minJournalBytes = 64 << 10
 
-// defaultMemoryLimit is --memory-limit's default: 256 MiB. The collector's
+// defaultMemoryLimit is the soft memory limit when GOMEMLIMIT is not set
+// (fidelity HM1): 256 MiB. The collector's
 // target of 400 % (defaultGCPercent) lets garbage grow to five times the
 // live heap; with a live heap of 80-90 MB (200 sandboxes whose journals
 // are full) that took the process to 450-490 MB. The limit caps that
@@ -118,7 +116,7 @@ const defaultMemoryLimit = 256 << 20
 
 // positiveDurations are the duration flags that must be above zero; every
 // other one may be 0 (checkDurations).
-var positiveDurations = []string{"tick", "advance-wait", "drain-idle-timeout", "drain-timeout"}
+var positiveDurations = []string{"tick", "advance-wait"}
 
 // checkDurations refuses a negative duration flag, and a zero one where
 // positiveDurations says so.
@@ -251,10 +249,7 @@ func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.StudioTiming.VideoStart, "video-start", sim.DefaultStudioTiming.VideoStart, "time from video new to in_progress")
 	fs.DurationVar(&c.StudioTiming.VideoBase, "video-processing-base", sim.DefaultStudioTiming.VideoBase, "time from video in_progress to completed, fixed part")
 	fs.DurationVar(&c.StudioTiming.VideoPerMinute, "video-processing-per-minute", sim.DefaultStudioTiming.VideoPerMinute, "video processing time added per minute of video")
-	bytesVar(fs, &c.MemoryLimit, "memory-limit", defaultMemoryLimit, "soft memory limit of the Go runtime, in `bytes`: the collector works harder as the heap nears it (0 = none; GOMEMLIMIT, when set, wins)")
 	bytesVar(fs, &c.DrainMaxBytes, "drain-max-bytes", server.DefaultDrainMaxBytes, "after a refusal sent before the request body was read, read and discard at most this many `bytes` of the body so the client sees the answer, not a reset (0 = never)")
-	fs.DurationVar(&c.DrainIdleTimeout, "drain-idle-timeout", server.DefaultDrainIdleTimeout, "stop reading a refused request's body when no byte arrives for this long, and close the connection")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", server.DefaultDrainTimeout, "stop reading a refused request's body after this long in all, and close the connection")
 	fs.DurationVar(&c.BodyIdleTimeout, "body-idle-timeout", server.DefaultBodyIdleTimeout, "end the reading of a request body when no byte of it arrives for this long (400, or S3's RequestTimeout for an upload); a body that keeps arriving is never cut (0 = no limit)")
 	bytesVar(fs, &c.BodyMinRate, "body-min-rate", server.DefaultBodyMinRate, "`bytes` per second a request body must average once body-idle-timeout has passed since it started, else it fails like a stalled one; stops a trickle of a byte now and then from holding a connection forever (0 = no minimum)")
 	bytesVar(fs, &c.BodyMemory, "body-memory", server.DefaultBodyMemory, "request-body `bytes` the process holds in memory at once (JSON bodies, the shared address's create routing, the idempotency read-ahead); each simulator holds at most a quarter; a request waits for its bytes before its body is read (0 = unlimited)")

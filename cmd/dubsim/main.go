@@ -187,8 +187,8 @@ var commands = map[string]func(ctx context.Context, args []string, getenv func(s
 // limit and removes what ended processes left in the temporary directory.
 func prepareProcess(cfg config, getenv func(string) string, log *slog.Logger) {
 	warnUnknownVariables(log, cfg.UnknownVariables)
-	if cfg.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(cfg.MemoryLimit)
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	if n, err := server.RemoveStaleSpools(); err != nil {
 		log.Warn("removing request bodies spooled by an earlier run", "dir", os.TempDir(), "err", err)
