@@ -22,19 +22,16 @@ import (
 // config is dubsim's configuration. Every flag has a DUBSIM_* environment
 // fallback; flags win.
 type config struct {
-	// Config holds the flags a simulator takes as they are (seed, timings,
-	// quotas, journal bounds, public URL...); appConfig adds the parts and
-	// the flags below that it takes in another form.
+	// Config holds the flags a simulator takes as they are; appConfig
+	// converts the ones below.
 	app.Config
 
 	Addr      string
 	Data      string
 	Fixtures  string
 	TimeScale float64
-	// SeedSet: the seed was given (flag or environment); the ids of a new
-	// data file are then keyed by it instead of a random value.
-	SeedSet bool
-	// FetchLoopback: media on this machine may be fetched (default).
+	// SeedSet: the seed was given; it then keys the ids of a new data file.
+	SeedSet       bool
 	FetchLoopback bool
 	UnknownFields string
 	Tick          time.Duration
@@ -43,12 +40,11 @@ type config struct {
 	ControlToken  string
 	ControlHosts  []string
 	ControlAddr   string
-	// Sandboxes (fidelity SB1-SB8).
-	SandboxMax  int
-	SandboxIdle time.Duration
-	Version     bool
-	StudioAddr  string
-	StudioEnums string
+	SandboxMax    int
+	SandboxIdle   time.Duration
+	Version       bool
+	StudioAddr    string
+	StudioEnums   string
 
 	// Bounds whose 0 is "off" here and "the default" in app.Config
 	// (zeroOff): the reading of a refused request's body (fidelity X2),
@@ -58,29 +54,21 @@ type config struct {
 	BodyIdleTimeout time.Duration
 	BodyMinRate     int64
 	BodyMemory      int64
-	// MaxConnections is what each listener holds at most (0: unlimited;
-	// fidelity HW3).
-	MaxConnections int
+	MaxConnections  int
 
-	// HTTPS (fidelity EV5): a certificate and key files, or one made at
-	// start.
 	TLSCert, TLSKey string
 	TLSSelfSigned   bool
 	// CORSOrigins is --cors-origins as given; CORS its parsed list (nil:
-	// no CORS; fidelity EV4).
+	// no CORS).
 	CORSOrigins string
 	CORS        []string
 	// tlsFingerprint is set at start, for the banner.
 	tlsFingerprint string
 
-	// UnknownVariables are the DUBSIM_* variables of the environment that
-	// name no setting, each with the closest known name ("" when none is
-	// near): reported at start (fidelity EV2).
+	// UnknownVariables are the DUBSIM_* variables that name no setting,
+	// each with the closest known name (unknownVariables).
 	UnknownVariables [][2]string
 
-	// Logs and shutdown (fidelity EL1-EL7): the format of log lines (text
-	// or json), and how long a stop waits for open requests and
-	// background downloads. Data "" is a temporary store removed at exit.
 	LogFormat     string
 	ShutdownGrace time.Duration
 }
@@ -139,12 +127,10 @@ func checkDurations(fs *flag.FlagSet) error {
 	return err
 }
 
-// envName maps a flag name to its environment variable.
 func envName(flagName string) string {
 	return "DUBSIM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// defaultShutdownGrace is --shutdown-grace's default.
 const defaultShutdownGrace = 10 * time.Second
 
 // defaultDataPath is where dubsim kept its data file by default before
@@ -161,10 +147,9 @@ func defaultDataPath(getenv func(string) string) string {
 	return filepath.Join(dir, "dubsim", "dubsim.db")
 }
 
-// listFlags are the flags read as text and parsed into config once set.
+// listFlags are the flags parsed into config's lists (parseLists).
 type listFlags struct{ fetchHosts, controlHosts, rateLimit string }
 
-// parseConfig reads flags from args with environment fallbacks from getenv.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	var c config
 	var l listFlags
@@ -268,7 +253,6 @@ func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
 	fs.BoolVar(&c.TLSSelfSigned, flagTLSSelfSigned, false, "serve HTTPS on every listener with a certificate made at start (ECDSA P-256, for localhost, 127.0.0.1, ::1 and the listen hosts; its SHA-256 fingerprint is printed)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated `origins` (https://app.example.com) whose pages may call the platform and studio interfaces (CORS, preflight answered); * any, none: no CORS. Never the control API")
-	// Logs and shutdown (fidelity EL1-EL7).
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log lines as `text|json` (key=value, or an object a line); the access log and lifecycle events included")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, how long to wait for open requests and background downloads before closing them (0 = close at once)")
 	fs.IntVar(&c.SandboxMax, "sandbox-max", sandbox.DefaultMax, "sandboxes (POST /_sim/sandboxes: a simulator of its own per test, reached by its keys or /sbx/ID) the process holds at most; past it, creation answers 429 (0 = no sandboxes)")
@@ -278,7 +262,6 @@ func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseLists reads the flags given as lists (hosts, origins, the rate limit).
 func (c *config) parseLists(l listFlags) error {
 	for _, h := range strings.Split(l.fetchHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -302,8 +285,7 @@ func (c *config) parseLists(l listFlags) error {
 }
 
 // check refuses values out of range and contradictory flags, and puts the
-// blobs beside a data file (a temporary store's are placed when it is
-// made).
+// blobs beside a data file.
 func (c *config) check() error {
 	if c.TimeScale < 0 || c.TimeScale > 1e6 {
 		return fmt.Errorf("time-scale must be a number between 0 and 1000000; got %g", c.TimeScale)
