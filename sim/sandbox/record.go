@@ -1,8 +1,5 @@
 package sandbox
 
-// A sandbox's record in its own store, and the restore of the sandboxes
-// whose files are in Config.Dir.
-
 import (
 	"context"
 	"encoding/json"
@@ -20,7 +17,7 @@ import (
 
 const metaSandbox = "sandbox"
 
-// record is what a sandbox's store keeps of it (its _meta "sandbox").
+// record is what a sandbox's store keeps of it (_meta "sandbox").
 type record struct {
 	ID       string    `json:"id"`
 	Created  time.Time `json:"created_at"`
@@ -45,9 +42,9 @@ func (sb *Sandbox) writeRecord(ctx context.Context) error {
 	return nil
 }
 
-// Open restores the sandboxes whose files are in Config.Dir, removing
-// those idle past Config.Idle; it returns how many it restored. A file it
-// cannot open is reported in the log and left in place.
+// Open restores the sandboxes of Config.Dir, removing those idle past
+// Config.Idle and leaving in place (logged) those it cannot open; it
+// returns how many it restored.
 func (m *Manager) Open(ctx context.Context) (int, error) {
 	entries, err := os.ReadDir(m.cfg.Dir)
 	if err != nil {
@@ -103,7 +100,6 @@ func (m *Manager) restore(ctx context.Context, id string) bool {
 	return true
 }
 
-// readRecord reads a sandbox file's record without starting it.
 func readRecord(path string, opts []store.Option) (record, error) {
 	var rec record
 	st, err := store.Open(path, opts...)
