@@ -42,6 +42,7 @@ type Listeners struct {
 	open    atomic.Int64 // requests being served
 }
 
+// Listen binds the addresses of l and serves the App's handlers there.
 func (a *App) Listen(l Listen) (_ *Listeners, err error) {
 	ls := &Listeners{errs: make(chan error, 3)}
 	defer func() {

@@ -51,12 +51,14 @@ type View struct {
 	Deleting     bool              `json:"deleting,omitempty"`
 }
 
+// ClockView is a sandbox's clock.
 type ClockView struct {
 	Now       string  `json:"now"`
 	Frozen    bool    `json:"frozen"`
 	TimeScale float64 `json:"time_scale"`
 }
 
+// ListView is GET /_sim/sandboxes.
 type ListView struct {
 	Sandboxes  []View `json:"sandboxes"`
 	Total      int    `json:"total"`

@@ -118,6 +118,7 @@ type Sandbox struct {
 	markClose context.CancelFunc
 }
 
+// New returns a Manager; Open restores the sandboxes of cfg.Dir.
 func New(cfg Config) (*Manager, error) {
 	if cfg.New == nil {
 		return nil, errors.New("sandbox: Config.New is required")
