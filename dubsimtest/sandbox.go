@@ -40,20 +40,17 @@ type Sandbox struct {
 // "" if the fixtures have no such account.
 func (s *Sandbox) Key(name string) string { return s.Keys[name] }
 
-// sandboxView is a sandbox as the control API shows it.
 type sandboxView struct {
 	ID      string            `json:"id"`
 	APIKeys map[string]string `json:"api_keys"`
 }
 
-// sandboxBody is the body of PUT /_sim/sandboxes/{id}.
 type sandboxBody struct {
 	Start     string   `json:"start,omitempty"`
 	TimeScale *float64 `json:"time_scale,omitempty"`
 	Seed      *uint64  `json:"seed,omitempty"`
 }
 
-// sandboxCallTimeout bounds the creation and the deletion of a sandbox.
 const sandboxCallTimeout = 30 * time.Second
 
 // Connect gives the test a sandbox of its own on the dubsim at url (its
@@ -120,9 +117,8 @@ func Connect(t testing.TB, url string, opts ...Option) *Sandbox {
 			t.Errorf("dubsimtest: deleting sandbox %s: %v", v.ID, err)
 		}
 	})
-	// The sandbox's address as this test reached the dubsim (the
-	// answer's base_url names the address the dubsim was called by, or
-	// its --public-url).
+	// The address this test reached the dubsim at, not the answer's
+	// base_url (fidelity SC2).
 	base := root.BaseURL() + "/sbx/" + v.ID
 	client := NewClient(base)
 	client.Token = o.token
