@@ -10,8 +10,7 @@ import (
 	"github.com/dubsim/dubsim/sim/store"
 )
 
-// errCheckFailed is the result of a check that found problems (exit 1);
-// the problems are already printed.
+// errCheckFailed is the result of a check that found (and printed) problems.
 var errCheckFailed = errors.New("check: the data file has problems (above)")
 
 // runCheck is `dubsim check --data FILE`: store.Check's report, "ok" or

@@ -80,34 +80,23 @@ const (
 	flagTLSSelfSigned = "tls-self-signed"
 )
 
-// defaultMaxConnections is --max-connections' default: far above what a
-// test suite opens (Go's client keeps 2 idle connections per host, a
-// browser 6), far below what exhausts memory or descriptors (fidelity HW3).
-// The cap is the process's, not a tenant's: a connection names no tenant
-// before its first request (docs/design/tenancy.md).
+// defaultMaxConnections is far above what a test suite opens, far below
+// what exhausts memory or descriptors (fidelity HW3).
 const defaultMaxConnections = 1024
 
 // minJournalBytes is the least --journal-bytes and --journal-memory take:
 // room for two of the largest entries.
 const minJournalBytes = 64 << 10
 
-// defaultMemoryLimit is the soft memory limit when GOMEMLIMIT is not set
-// (fidelity HM1): 256 MiB. The collector's
-// target of 400 % (defaultGCPercent) lets garbage grow to five times the
-// live heap; with a live heap of 80-90 MB (200 sandboxes whose journals
-// are full) that took the process to 450-490 MB. The limit caps that
-// headroom, so such a process stays well under 512 MB, while a single
-// tenant's live heap of a few megabytes never comes near it and keeps the
-// throughput of the high target. It counts the Go runtime's memory only,
-// not the data file's pages bbolt maps.
+// defaultMemoryLimit is the soft memory limit when GOMEMLIMIT is not set:
+// it caps the headroom defaultGCPercent gives garbage, so 200 busy
+// sandboxes stay under 512 MB, and a single tenant never nears it
+// (fidelity HM1).
 const defaultMemoryLimit = 256 << 20
 
-// positiveDurations are the duration flags that must be above zero; every
-// other one may be 0 (checkDurations).
+// positiveDurations are the duration flags that may not be 0.
 var positiveDurations = []string{"tick", "advance-wait"}
 
-// checkDurations refuses a negative duration flag, and a zero one where
-// positiveDurations says so.
 func checkDurations(fs *flag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -187,7 +176,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	return c, c.check()
 }
 
-// flagSet defines every flag of the server into c and l.
 func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("dubsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)

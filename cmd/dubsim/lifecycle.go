@@ -79,7 +79,6 @@ func (d *dataFile) close(log *slog.Logger) {
 	}
 }
 
-// bucketNames are the banner's words for store.Counts' buckets.
 var bucketNames = map[string][2]string{
 	"accounts": {"account", "accounts"}, "projects": {"platform project", "platform projects"},
 	"companies": {"company", "companies"}, "studio_projects": {"studio project", "studio projects"},

@@ -216,9 +216,8 @@ func appConfig(cfg config, st sim.Store, clock *sim.SimClock, fx *sim.Fixtures, 
 	return a
 }
 
-// sandboxConfig is the process's sandbox configuration (nil without
-// sandboxes: --sandbox-max 0). Sandboxes live beside the data file, in
-// <data>.sandboxes/ (temporary with the temporary store).
+// sandboxConfig is the process's sandbox configuration (nil: --sandbox-max
+// 0), beside the data file.
 func sandboxConfig(cfg config, log *slog.Logger) *sandbox.Config {
 	if cfg.SandboxMax == 0 {
 		return nil
@@ -304,8 +303,7 @@ func isLoopback(addr string) bool {
 }
 
 // controlBanner says where the control API is served and which protection
-// is on (README, "Protecting the control plane"), with a warning when it is
-// reachable from other machines without a token.
+// is on, with a warning when other machines reach it without a token.
 func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
 	if cfg.NoControl {
 		fmt.Fprintf(w, "  control API: off (--no-control)\n")
