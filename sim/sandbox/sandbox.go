@@ -105,7 +105,6 @@ type Sandbox struct {
 
 	mu       sync.Mutex
 	n        int   // requests in flight
-	closing  bool  // no request is admitted any more
 	closeErr error // set before gone is closed
 	idle     chan struct{}
 	// fence ends the requests still in flight after the drain (fence.go);
@@ -113,7 +112,8 @@ type Sandbox struct {
 	fence    context.Context
 	endFence context.CancelFunc
 	gone     chan struct{}
-	// closed ends when the sandbox stops admitting requests.
+	// closed ends when the sandbox stops admitting requests (beginClose,
+	// under mu).
 	closed    context.Context
 	markClose context.CancelFunc
 }
@@ -401,7 +401,7 @@ func (m *Manager) release(sb *Sandbox) {
 func (sb *Sandbox) hold() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.closing {
+	if sb.removing() {
 		return false
 	}
 	sb.n++
@@ -412,16 +412,13 @@ func (sb *Sandbox) release() {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.n--
-	if sb.closing && sb.n == 0 {
+	if sb.removing() && sb.n == 0 {
 		close(sb.idle)
 	}
 }
 
-func (sb *Sandbox) removing() bool {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	return sb.closing
-}
+// removing reports whether the sandbox admits no more requests.
+func (sb *Sandbox) removing() bool { return sb.closed.Err() != nil }
 
 // MsgBeingRemoved says that a sandbox is being deleted (or expired): its
 // id is taken until it is gone.
@@ -483,10 +480,9 @@ func notFound(id string) error {
 func (sb *Sandbox) beginClose() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.closing {
+	if sb.removing() {
 		return false
 	}
-	sb.closing = true
 	sb.markClose()
 	if sb.n == 0 {
 		close(sb.idle)
