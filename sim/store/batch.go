@@ -157,23 +157,21 @@ func (c *committer) run(batch []*call) {
 				return nil
 			})
 		}, nil)
-		if failed < 0 && err != nil && errors.Is(err, errPanic) {
-			// The commit itself panicked (a damaged page of the
-			// freelist or of a bucket it rewrote): every call runs
-			// again alone, in its own goroutine.
-			for _, cl := range batch {
-				cl.done <- errTrySolo
-			}
-			return
+		if failed >= 0 {
+			batch[failed].done <- errTrySolo
+			batch = append(batch[:failed], batch[failed+1:]...)
+			continue
 		}
-		if failed < 0 {
-			for _, cl := range batch {
-				cl.done <- err
-			}
-			return
+		if errors.Is(err, errPanic) {
+			// The commit itself panicked (a damaged page of the freelist
+			// or of a bucket it rewrote): every call runs again alone, in
+			// its own goroutine.
+			err = errTrySolo
 		}
-		batch[failed].done <- errTrySolo
-		batch = append(batch[:failed], batch[failed+1:]...)
+		for _, cl := range batch {
+			cl.done <- err
+		}
+		return
 	}
 }
 

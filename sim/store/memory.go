@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"sync"
 
 	"github.com/google/btree"
@@ -79,13 +80,8 @@ func (m *memory) update(fn func(kvTx) error) error {
 	if err := fn(t); err != nil {
 		return err
 	}
-	next := make(map[string]*btree.BTreeG[entry], len(t.base))
-	for name, tree := range t.base {
-		next[name] = tree
-	}
-	for name, tree := range t.own {
-		next[name] = tree
-	}
+	next := maps.Clone(t.base)
+	maps.Copy(next, t.own)
 	m.mu.Lock()
 	m.buckets = next
 	m.mu.Unlock()
