@@ -10,20 +10,12 @@
 //
 // # The scenario
 //
-// Platform: balance, options, voices; a project created from a short source
-// (DefaultSourceURL, or Config.SourceURL: the real service needs a real
-// video), read, waited on until ready, its re-translation validated and
-// created from its own target script, waited on again, deleted and read
-// once more (404); then the error cases: a bad key (401), an unknown project
-// (404 on read and delete) and two invalid create bodies (any 4xx: the
-// status is recorded, not assumed). Studio: a presigned upload of a
-// generated WAV (ToneWAV), the artifact created from it and waited on until
-// upload_completed, the project list, a project created, read and renamed,
-// a video created from the artifact, listed, read and updated; then a bad
-// key (400 or 401), unknown artifact, project and video, an artifact without
-// a source and a video update without fields (any 4xx). Everything the kit
-// creates is named Name; the studio has no delete, so on the real service
-// the studio project, artifact and video stay.
+// scenario() lists the steps: the platform interface (a project created,
+// waited on, re-translated and deleted), then the studio interface (a
+// presigned upload of ToneWAV, an artifact, a project and a video), each
+// with its error cases, whose 4xx statuses are recorded, not assumed.
+// Everything the kit creates is named Name; the studio has no delete, so on
+// the real service the studio project, artifact and video stay.
 //
 // # Time
 //
@@ -60,13 +52,4 @@
 // real service's upload URLs point to object storage and are recorded only.
 // Compare diffs a run against an earlier recording: steps, statuses, media
 // types, and fields missing, extra or of another class.
-//
-// # Against the real service
-//
-//	dubsim parity --platform-url https://app.dubformer.ai --studio-url https://studio.dubformer.ai \
-//	  --api-key "$KEY" --source-url https://example.org/a-short-real-video.mp4 --record real.json
-//	dubsim parity --platform-url http://localhost:8080 --api-key dubsim-enterprise --compare real.json
-//
-// The key needs re-translation enabled and a studio user; the project costs
-// the minutes of the source video.
 package parity

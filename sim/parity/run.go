@@ -130,9 +130,7 @@ func Run(ctx context.Context, cfg Config) (*Recording, error) {
 		if err := ctx.Err(); err != nil {
 			return r.rec, err
 		}
-		res := r.runStep(ctx, s)
-		r.rec.Steps = append(r.rec.Steps, res)
-		r.printf("%s\n", FormatStep(res))
+		r.record(r.runStep(ctx, s))
 	}
 	r.printf("%s\n", Summary(r.rec, r.advances, r.cfg.Poll))
 	return r.rec, ctx.Err()
@@ -205,6 +203,12 @@ func baseURL(what, s string) (*url.URL, error) {
 	return u, nil
 }
 
+// record adds a step to the recording and the report.
+func (r *runner) record(res Result) {
+	r.rec.Steps = append(r.rec.Steps, res)
+	r.printf("%s\n", FormatStep(res))
+}
+
 func (r *runner) printf(format string, args ...any) {
 	if r.cfg.Report != nil {
 		fmt.Fprintf(r.cfg.Report, format, args...)
@@ -237,19 +241,16 @@ func (r *runner) detectControl(ctx context.Context) {
 		r.printf("parity: control: not dubsim (%s): %s\n", why, realWaits)
 		return
 	}
-	r.rec.Steps = append(r.rec.Steps, health)
-	r.printf("%s\n", FormatStep(health))
+	r.record(health)
 	clock := r.runStep(ctx, step{name: "control/clock", iface: ifaceControl, method: http.MethodGet, path: "/_sim/clock", expect: []int{200}})
 	if clock.Status != http.StatusOK {
 		clock.Verdict, clock.Reasons = VerdictOK, nil // dubsim with --no-control: nothing wrong
 		clock.Note = "no control API"
-		r.rec.Steps = append(r.rec.Steps, clock)
-		r.printf("%s\n", FormatStep(clock))
+		r.record(clock)
 		r.printf("parity: control: dubsim without its control API (GET /_sim/clock answered %d): %s\n", clock.Status, realWaits)
 		return
 	}
-	r.rec.Steps = append(r.rec.Steps, clock)
-	r.printf("%s\n", FormatStep(clock))
+	r.record(clock)
 	r.control = true
 	r.rec.Control = true
 	r.printf("parity: control: dubsim with its control API: the clock is advanced %s between reads, up to %s per wait\n", r.cfg.Poll, r.cfg.Timeout)
@@ -259,7 +260,7 @@ func (r *runner) detectControl(ctx context.Context) {
 // checked against the control document.
 func (r *runner) advance(ctx context.Context) []Reason {
 	body := fmt.Sprintf(`{"seconds":%g}`, r.cfg.Poll.Seconds())
-	resp := r.do(ctx, http.MethodPost, r.endpoint(r.platform, "/_sim/clock/advance"), "application/json", []byte(body), nil, "")
+	resp := r.do(ctx, http.MethodPost, r.platform.String()+"/_sim/clock/advance", "application/json", []byte(body), nil, "")
 	r.advances++
 	if resp.err != nil {
 		return []Reason{{Kind: ReasonControl, Text: "POST /_sim/clock/advance: " + resp.err.Error()}}
@@ -281,10 +282,6 @@ type response struct {
 }
 
 const maxBody = 64 << 20
-
-func (r *runner) endpoint(base *url.URL, path string) string {
-	return base.String() + path
-}
 
 func (r *runner) do(ctx context.Context, method, target, contentType string, body []byte, header http.Header, key string) response {
 	var rd io.Reader
@@ -400,39 +397,26 @@ func (r *runner) runStep(ctx context.Context, s step) Result {
 	}
 
 	var reasons []Reason
-	seen := map[string]bool{}
-	addReasons := func(rs []Reason) {
-		for _, x := range rs {
-			if k := x.Kind + x.Text; !seen[k] {
-				seen[k] = true
-				reasons = append(reasons, x)
-			}
-		}
-	}
 	var resp response
 	if s.poll == nil {
 		resp = r.do(ctx, s.method, target, ct, body, header, key)
 	} else {
-		var note string
-		var rs []Reason
-		resp, note, rs = r.pollUntil(ctx, s, target, checkPath, doc, header, key)
-		res.Note = note
-		addReasons(rs)
+		resp, res.Note, reasons = r.pollUntil(ctx, s, target, checkPath, doc, header, key)
 	}
 	if resp.err != nil {
-		addReasons([]Reason{{Kind: ReasonTransport, Text: resp.err.Error()}})
+		reasons = appendNew(reasons, []Reason{{Kind: ReasonTransport, Text: resp.err.Error()}})
 	}
 	if resp.status != 0 {
 		res.Shape = ShapeOf(resp.status, resp.header.Get("Content-Type"), resp.body)
 		if !s.accepts(resp.status) {
-			addReasons([]Reason{{Kind: ReasonStatus, Text: fmt.Sprintf("status %d, expected %s: %s", resp.status, s.expected(), clip(oneLine(string(resp.body)), 200))}})
+			reasons = appendNew(reasons, []Reason{{Kind: ReasonStatus, Text: fmt.Sprintf("status %d, expected %s: %s", resp.status, s.expected(), clip(oneLine(string(resp.body)), 200))}})
 		}
 		if doc != "" {
-			addReasons(r.check(doc, s.method, checkPath, res.Path, resp))
+			reasons = appendNew(reasons, r.check(doc, s.method, checkPath, res.Path, resp))
 		}
 		if s.after != nil && resp.status/100 == 2 && s.accepts(resp.status) {
 			if err := s.after(r, resp.body); err != nil {
-				addReasons([]Reason{{Kind: ReasonShape, Text: err.Error()}})
+				reasons = appendNew(reasons, []Reason{{Kind: ReasonShape, Text: err.Error()}})
 			}
 		}
 	}
@@ -473,7 +457,7 @@ func (r *runner) target(s step) (target, checkPath, doc string) {
 		}
 		p = p[:i] + url.PathEscape(v) + p[j+1:]
 	}
-	target = r.endpoint(base, p)
+	target = base.String() + p
 	if s.query != nil {
 		target += "?" + s.query(r).Encode()
 	}
@@ -546,16 +530,10 @@ func (r *runner) timeout(p *poll, status string, reads int) Reason {
 	return Reason{Kind: ReasonTimeout, Text: fmt.Sprintf("the %s is still %s after %d read%s over %s", p.what, status, reads, plural(reads), r.cfg.Timeout)}
 }
 
+// appendNew appends the reasons of rs that to does not hold yet.
 func appendNew(to, rs []Reason) []Reason {
 	for _, x := range rs {
-		dup := false
-		for _, y := range to {
-			if x.Kind == y.Kind && x.Text == y.Text {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if !slices.ContainsFunc(to, func(y Reason) bool { return x.Kind == y.Kind && x.Text == y.Text }) {
 			to = append(to, x)
 		}
 	}
