@@ -39,9 +39,7 @@ const referenceCSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-i
 // Nothing is fetched from elsewhere.
 func Reference(base func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
+		if !getOrHead(w, r) {
 			return
 		}
 		var body []byte
