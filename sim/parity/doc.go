@@ -17,15 +17,6 @@
 // Everything the kit creates is named Name; the studio has no delete, so on
 // the real service the studio project, artifact and video stay.
 //
-// # Time
-//
-// With Control auto, the kit asks GET /_sim/health and GET /_sim/clock at
-// the platform URL; when both answer 200 the target is dubsim with its
-// control API, and the kit advances its clock by the poll interval (POST
-// /_sim/clock/advance) between reads instead of waiting. Otherwise it waits
-// Config.Poll between reads on Config.Clock (RealClock in the CLI, a fake in
-// tests), up to Config.Timeout per wait.
-//
 // # The shared address
 //
 // dubsim serves both interfaces on one address and routes the two
@@ -41,15 +32,9 @@
 //
 // # Shapes, checks and comparison
 //
-// Every answer is recorded as a Shape (status, media type, body kind, and a
-// class per JSON pointer, array elements as "/*" and language-code keys as
-// LangKey; strings are classified as uuid, objectid, date-time, uri or
-// string, so ids and timestamps compare by kind). Every answer is checked
-// against the document of its interface (openapi.Document "platform",
-// "studio", "control") with validate.Check; an operation the document lacks
-// is reported as undocumented. A presigned upload URL is checked against the
-// studio document only when its path starts with /_uploads/ (dubsim); the
-// real service's upload URLs point to object storage and are recorded only.
-// Compare diffs a run against an earlier recording: steps, statuses, media
-// types, and fields missing, extra or of another class.
+// Every answer is recorded as a Shape and checked with validate.Check
+// against the document of its interface. A presigned upload URL is checked
+// against the studio document only when its path starts with /_uploads/
+// (dubsim); the real service's upload URLs point to object storage and are
+// recorded only. Compare diffs a run against an earlier recording.
 package parity

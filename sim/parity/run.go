@@ -2,6 +2,7 @@ package parity
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,30 +138,14 @@ func Run(ctx context.Context, cfg Config) (*Recording, error) {
 }
 
 func newRunner(cfg Config) (*runner, error) {
-	if cfg.StudioURL == "" {
-		cfg.StudioURL = cfg.PlatformURL
-	}
-	if cfg.StudioAPIKey == "" {
-		cfg.StudioAPIKey = cfg.APIKey
-	}
-	if cfg.SourceURL == "" {
-		cfg.SourceURL = DefaultSourceURL
-	}
-	if cfg.Control == "" {
-		cfg.Control = ControlAuto
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = DefaultPoll
-	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 2 * time.Minute}
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = RealClock{}
-	}
+	cfg.StudioURL = cmp.Or(cfg.StudioURL, cfg.PlatformURL)
+	cfg.StudioAPIKey = cmp.Or(cfg.StudioAPIKey, cfg.APIKey)
+	cfg.SourceURL = cmp.Or(cfg.SourceURL, DefaultSourceURL)
+	cfg.Control = cmp.Or(cfg.Control, ControlAuto)
+	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), DefaultTimeout)
+	cfg.Poll = cmp.Or(max(cfg.Poll, 0), DefaultPoll)
+	cfg.Client = cmp.Or(cfg.Client, &http.Client{Timeout: 2 * time.Minute})
+	cfg.Clock = cmp.Or[Clock](cfg.Clock, RealClock{})
 	if cfg.Documents == nil {
 		cfg.Documents = openapi.Document
 	}
