@@ -302,11 +302,7 @@ type txn struct {
 // none.
 func getAs[T any](t *txn, bucket []byte, key string) (T, error) {
 	var v T
-	return v, t.get(bucket, key, &v)
-}
-
-func (t *txn) get(bucket []byte, key string, v any) error {
-	return t.getKey(bucket, []byte(key), v)
+	return v, t.getKey(bucket, []byte(key), &v)
 }
 
 func (t *txn) getKey(bucket, key []byte, v any) error {

@@ -64,8 +64,7 @@ func putIndexed[T any](t *txn, bucket []byte, kind, id string, v T, idx ...index
 	if id == "" {
 		return fmt.Errorf("store: %s without id", kind)
 	}
-	var old T
-	err := t.get(bucket, id, &old)
+	old, err := getAs[T](t, bucket, id)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sim.ErrNotFound) {
 		return err
@@ -125,8 +124,8 @@ func forEachChild[T any](t *txn, idx, bucket []byte, parent string, fn func(T) e
 		return err
 	}
 	for _, id := range ids {
-		var v T
-		if err := t.get(bucket, id, &v); err != nil {
+		v, err := getAs[T](t, bucket, id)
+		if err != nil {
 			if errors.Is(err, sim.ErrNotFound) {
 				return fmt.Errorf("%w: %s %s in %s", errIndexedNotFound, bucket, id, idx)
 			}
