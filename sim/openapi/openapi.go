@@ -309,11 +309,9 @@ func mergeBodies(a, b map[string]any) map[string]any {
 	hb, _ := b["headers"].(map[string]any)
 	if ha != nil || hb != nil {
 		h := map[string]any{}
-		for k, v := range hb {
-			hv, _ := v.(map[string]any)
-			h[k] = notRequired(hv)
-		}
-		for k, v := range ha {
+		maps.Copy(h, hb)
+		maps.Copy(h, ha)
+		for k, v := range h {
 			hv, _ := v.(map[string]any)
 			h[k] = notRequired(hv)
 		}

@@ -42,17 +42,11 @@ func binEncode(v any) ([]byte, bool) {
 	switch x := v.(type) {
 	case sim.Project:
 		c.project(&x)
-	case *sim.Project:
-		c.project(x)
 	case projectBody:
 		c.body(&x)
-	case *projectBody:
-		c.body(x)
 	case sim.Account:
 		c.account(&x)
-	case *sim.Account:
-		c.account(x)
-	default:
+	default: // the other types, and pointers (the store passes values)
 		return nil, false
 	}
 	return c.b, true
