@@ -179,9 +179,6 @@ func (s *Store) IDKey() uint64 { return s.keys.Seed() }
 // Close commits the queued Batch calls and closes the file.
 func (s *Store) Close() error { return s.kv.close() }
 
-// Path returns the file path ("" for a store in memory).
-func (s *Store) Path() string { return s.path }
-
 // View runs fn in a read-only transaction.
 func (s *Store) View(ctx context.Context, fn func(sim.Tx) error) error {
 	return s.run(ctx, s.kv.view, fn)
