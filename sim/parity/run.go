@@ -108,7 +108,6 @@ type runner struct {
 	platform *url.URL
 	studio   *url.URL
 	shared   bool
-	control  bool
 	advances int
 	docs     map[string]*validate.Validator
 	docErr   map[string]error
@@ -236,7 +235,6 @@ func (r *runner) detectControl(ctx context.Context) {
 		return
 	}
 	r.record(clock)
-	r.control = true
 	r.rec.Control = true
 	r.printf("parity: control: dubsim with its control API: the clock is advanced %s between reads, up to %s per wait\n", r.cfg.Poll, r.cfg.Timeout)
 }
@@ -487,14 +485,13 @@ func (r *runner) pollUntil(ctx context.Context, s step, target, checkPath, doc s
 			// The intermediate answers are checked too: their shape differs.
 			reasons = appendNew(reasons, r.check(doc, s.method, checkPath, s.path, resp))
 		}
-		if r.control {
+		if r.rec.Control {
 			if advanced >= r.cfg.Timeout {
 				return resp, "", append(reasons, r.timeout(p, status, n))
 			}
 			if rs := r.advance(ctx); len(rs) > 0 {
 				reasons = appendNew(reasons, rs)
 				if rs[0].Kind == ReasonControl {
-					r.control = false
 					r.rec.Control = false
 					r.printf("parity: control: the clock advance failed; waiting in real time from now on\n")
 				}
