@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -275,9 +276,7 @@ func (r *runner) do(ctx context.Context, method, target, contentType string, bod
 	if err != nil {
 		return response{err: err}
 	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
+	maps.Copy(req.Header, header)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
