@@ -204,9 +204,6 @@ func isURI(s string) bool {
 // mediaType is the lower-case media type of a Content-Type, without
 // parameters; "" when absent.
 func mediaType(ct string) string {
-	if ct == "" {
-		return ""
-	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		mt, _, _ = strings.Cut(ct, ";")
