@@ -3,11 +3,7 @@ package httpx
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strconv"
 )
 
 // maxCanonical is the largest body CanonicalJSON reads; larger bodies are
@@ -35,67 +31,30 @@ func CanonicalJSON(w io.Writer, r io.Reader) error {
 	if _, err := dec.Token(); err != io.EOF || lr.N <= 0 {
 		return errNotCanonical
 	}
-	return writeCanonical(w, v)
-}
-
-func writeCanonical(w io.Writer, v any) error {
-	switch v := v.(type) {
-	case map[string]any:
-		keys := slices.Sorted(maps.Keys(v))
-		if _, err := io.WriteString(w, "{"); err != nil {
-			return err
-		}
-		for i, k := range keys {
-			if i > 0 {
-				_, _ = io.WriteString(w, ",")
-			}
-			if err := writeString(w, k); err != nil {
-				return err
-			}
-			_, _ = io.WriteString(w, ":")
-			if err := writeCanonical(w, v[k]); err != nil {
-				return err
-			}
-		}
-		_, err := io.WriteString(w, "}")
-		return err
-	case []any:
-		_, _ = io.WriteString(w, "[")
-		for i, e := range v {
-			if i > 0 {
-				_, _ = io.WriteString(w, ",")
-			}
-			if err := writeCanonical(w, e); err != nil {
-				return err
-			}
-		}
-		_, err := io.WriteString(w, "]")
-		return err
-	case string:
-		return writeString(w, v)
-	case json.Number:
-		s := string(v)
-		if d, ok := parseDecimal([]byte(v)); ok {
-			s = d.canonical()
-		}
-		_, err := io.WriteString(w, s)
-		return err
-	case bool:
-		_, err := io.WriteString(w, strconv.FormatBool(v))
-		return err
-	case nil:
-		_, err := io.WriteString(w, "null")
-		return err
-	}
-	return fmt.Errorf("httpx: canonical: unexpected %T", v)
-}
-
-// writeString writes s as a JSON string (one spelling per string).
-func writeString(w io.Writer, s string) error {
-	b, err := json.Marshal(s)
+	b, err := json.Marshal(canonicalNumbers(v))
 	if err != nil {
 		return err
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// canonicalNumbers respells every number of v in one spelling per value;
+// json.Marshal then sorts the object keys and writes no whitespace.
+func canonicalNumbers(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = canonicalNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = canonicalNumbers(e)
+		}
+	case json.Number:
+		if d, ok := parseDecimal([]byte(v)); ok {
+			return json.Number(d.canonical())
+		}
+	}
+	return v
 }
