@@ -3,8 +3,11 @@ package faults
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -124,30 +127,21 @@ type Action struct {
 
 	// truncate: how many body bytes reach the client.
 	Bytes int64 `json:"bytes,omitempty"`
+
+	err error // of its JSON (UnmarshalJSON)
 }
 
 // setFields lists the JSON names of the action's non-zero parameters, in
 // declaration order.
 func (a Action) setFields() []string {
 	var out []string
-	add := func(set bool, name string) {
-		if set {
+	v := reflect.ValueOf(a)
+	for i := 1; i < v.NumField(); i++ { // after Type
+		if v.Type().Field(i).IsExported() && !v.Field(i).IsZero() {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
 			out = append(out, name)
 		}
 	}
-	add(a.LatencyMS != 0, "latency_ms")
-	add(a.Distribution != "", "distribution")
-	add(a.MinMS != 0, "min_ms")
-	add(a.MaxMS != 0, "max_ms")
-	add(a.MeanMS != 0, "mean_ms")
-	add(a.StddevMS != 0, "stddev_ms")
-	add(a.MedianMS != 0, "median_ms")
-	add(a.Sigma != 0, "sigma")
-	add(a.Status != 0, "status")
-	add(a.Error != "", "error")
-	add(a.Message != "", "message")
-	add(a.RetryAfterSeconds != 0, "retry_after_seconds")
-	add(a.Bytes != 0, "bytes")
 	return out
 }
 
@@ -339,65 +333,31 @@ func validMethod(m string) bool {
 // validate values; call Validate (Add does).
 func DecodeRule(data []byte) (Rule, error) {
 	var r Rule
-	if err := (httpx.Decoder{RejectUnknown: true, UnknownField: unknownFieldPath}).DecodeBytes(data, &r); err != nil {
+	dec := httpx.Decoder{RejectUnknown: true}
+	if err := dec.DecodeBytes(data, &r); err != nil {
 		return Rule{}, err
+	}
+	if r.Action.err != nil {
+		return Rule{}, dec.WordError(r.Action.err)
 	}
 	return r, nil
 }
 
-// unknownFieldPath finds the first field of data that Rule does not define,
-// as "name" or "action.name". The JSON is known to be valid at this point.
-func unknownFieldPath(data []byte) string {
-	var top map[string]json.RawMessage
-	_ = json.NewDecoder(bytes.NewReader(data)).Decode(&top)
-	// Keys in document order, so the first unknown field is reported.
-	keys := func(raw []byte) []string {
-		var out []string
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-			return nil
-		}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return out
-			}
-			out = append(out, tok.(string))
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return out
-			}
-		}
-		return out
+// UnmarshalJSON refuses unknown fields, which the rule's decoder does not
+// look for inside a field's own UnmarshalJSON. The problem is kept for
+// DecodeRule to report after the rule's own, named "action.<name>".
+func (a *Action) UnmarshalJSON(data []byte) error {
+	type plain Action
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode((*plain)(a))
+	var typ *json.UnmarshalTypeError
+	if name, ok := strings.CutPrefix(fmt.Sprint(err), "json: unknown field "); ok {
+		name, _ = strconv.Unquote(name)
+		err = sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, strconv.Quote("action."+name))
+	} else if errors.As(err, &typ) {
+		typ.Field = strings.TrimSuffix("action."+typ.Field, ".")
 	}
-	ruleFields, actionFields := jsonFields(reflect.TypeFor[Rule]()), jsonFields(reflect.TypeFor[Action]())
-	var actionRaw []byte
-	for _, k := range keys(data) {
-		if !knownField(ruleFields, k) {
-			return k
-		}
-		if strings.EqualFold(k, "action") {
-			actionRaw = top[k]
-		}
-	}
-	for _, k := range keys(actionRaw) {
-		if !knownField(actionFields, k) {
-			return "action." + k
-		}
-	}
-	return "?"
-}
-
-func jsonFields(t reflect.Type) []string {
-	var out []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		out = append(out, name)
-	}
-	return out
-}
-
-// knownField matches like encoding/json: case-insensitively.
-func knownField(fields []string, k string) bool {
-	return slices.ContainsFunc(fields, func(f string) bool { return strings.EqualFold(f, k) })
+	a.err = err
+	return nil
 }

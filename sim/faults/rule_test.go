@@ -187,6 +187,8 @@ func TestDecodeRule(t *testing.T) {
 		{"action as a string", `{"action":"drop"}`, "action must be an object; got string"},
 		{"string status", `{"action":{"type":"error","status":"500"}}`, "action.status must be an integer; got string"},
 		{"numeric type", `{"action":{"type":1}}`, "action.type must be a string; got number"},
+		{"fractional latency", `{"action":{"type":"latency","latency_ms":1.5}}`, "action.latency_ms must be an integer; got number 1.5"},
+		{"integral latency spelled as a fraction", `{"action":{"type":"latency","latency_ms":1.5e1,"x":1}}`, `Unknown field "action.x"`},
 		{"array", `[]`, "Request body must be a JSON object"},
 		{"null", `null`, "Request body must be a JSON object"},
 		{"empty", ``, "Request body must be a JSON object"},

@@ -33,9 +33,6 @@ type Decoder struct {
 	// instead of the generic "<field> must be <type>; got <kind>": a
 	// template with one %s, the JSON kind received.
 	TypeMessages map[string]string
-	// UnknownField names the first unknown field of body (for nested
-	// objects, as "action.name"); nil: the name encoding/json reports.
-	UnknownField func(body []byte) string
 }
 
 // Decode reads r's body into dst (a pointer to a struct). Every failure is a
@@ -120,7 +117,7 @@ func (d Decoder) DecodeBytes(body []byte, dst any) error {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(dst); err != nil {
-		return d.jsonError(body, err)
+		return d.WordError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected data after the JSON object")
@@ -128,9 +125,9 @@ func (d Decoder) DecodeBytes(body []byte, dst any) error {
 	return nil
 }
 
-// jsonError words a decoding error as a validation error naming the
+// WordError words a decoding error as a validation error naming the
 // problem. A *sim.Error from a field's own UnmarshalJSON is kept.
-func (d Decoder) jsonError(body []byte, err error) error {
+func (d Decoder) WordError(err error) error {
 	var se *sim.Error
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -154,9 +151,6 @@ func (d Decoder) jsonError(body []byte, err error) error {
 		}
 		return sim.Errorf(sim.CodeValidation, sim.MsgWrongType, field, jsonTypeName(typ.Type), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		if d.UnknownField != nil {
-			return sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, fmt.Sprintf("%q", d.UnknownField(body)))
-		}
 		return sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
 		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, strings.TrimPrefix(err.Error(), "json: "))
