@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dubsim/dubsim/sim"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Status selects response statuses: "" any, "404" exactly that status, "4xx"
@@ -96,7 +97,7 @@ func parseFilterQuery(raw string) (Filter, error) {
 	}
 	var f Filter
 	if m := q.Get("method"); m != "" {
-		if !isToken(m) {
+		if !httpguts.ValidHeaderFieldName(m) {
 			return Filter{}, sim.Errorf(sim.CodeValidation, msgFilterMethod, m)
 		}
 		f.Method = strings.ToUpper(m)
@@ -126,27 +127,6 @@ func parseFilterQuery(raw string) (Filter, error) {
 	return f, nil
 }
 
-// query encodes f as parseFilterQuery reads it.
-func (f Filter) query() string {
-	q := url.Values{}
-	set := func(k, v string) {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
-	set("method", f.Method)
-	set("path", f.Path)
-	set("status", string(f.Status))
-	set("key", f.APIKey)
-	if f.Since > 0 {
-		set("since", strconv.FormatUint(f.Since, 10))
-	}
-	if f.Limit > 0 {
-		set("limit", strconv.Itoa(f.Limit))
-	}
-	return q.Encode()
-}
-
 // checkParams refuses unknown and repeated query parameters, so a typo
 // never silently widens a selection.
 func checkParams(q url.Values, known []string) error {
@@ -160,18 +140,4 @@ func checkParams(q url.Values, known []string) error {
 		}
 	}
 	return nil
-}
-
-// isToken reports whether s is an RFC 9110 token (what a method is made of).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Matcher selects requests and states how many of them are expected
@@ -51,7 +52,7 @@ const maxNearMisses = 3
 // Validate checks the matcher's values: a method token, a path starting
 // with / or *, recorded headers only, and a consistent count expectation.
 func (m Matcher) Validate() error {
-	if m.Method != "" && !isToken(m.Method) {
+	if m.Method != "" && !httpguts.ValidHeaderFieldName(m.Method) {
 		return sim.Errorf(sim.CodeValidation, msgVerifyMethod, m.Method)
 	}
 	if m.Path != "" && m.Path[0] != '/' && m.Path[0] != '*' {
