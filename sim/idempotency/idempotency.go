@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"io/fs"
@@ -388,31 +389,16 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 // spoolError words a failure to spool a body: the client's (the body did
 // not arrive: 400) or the simulator's (a full disk: 500 saying so; any
 // other: a masked internal error, logged with its cause). No file path
-// reaches the client.
+// reaches the client; the log keeps it.
 func spoolError(err error) error {
-	if ferr := httpx.BodyFailure(err); ferr != nil {
-		if sim.ErrorCode(ferr) == sim.CodeInternal {
-			return &spoolFailure{msg: ferr, cause: err}
-		}
-		return ferr
+	ferr := httpx.BodyFailure(err)
+	switch {
+	case ferr == nil:
+		return fmt.Errorf("spooling the request body: %w", err)
+	case sim.ErrorCode(ferr) == sim.CodeInternal:
+		return fmt.Errorf("spooling the request body: %w (%w)", err, ferr)
 	}
-	return &spoolFailure{cause: err}
-}
-
-// spoolFailure is an internal error of the spool: WriteError logs Error
-// (the cause, with its path) and answers msg (nil: the masked message).
-type spoolFailure struct {
-	msg   error
-	cause error
-}
-
-func (e *spoolFailure) Error() string { return "spooling the request body: " + e.cause.Error() }
-
-func (e *spoolFailure) Unwrap() []error {
-	if e.msg == nil {
-		return []error{e.cause}
-	}
-	return []error{e.msg, e.cause}
+	return ferr
 }
 
 // canonicalFingerprint hashes the request head, the media type (without
