@@ -79,26 +79,16 @@ const (
 
 // Rule is one fault: which requests it matches, how often it fires and what
 // it does. Zero values mean "any" (matching fields) or "no limit" (count,
-// ttl_seconds); see the package documentation for the JSON schema.
+// ttl_seconds).
 type Rule struct {
-	// ID is generated ("flt_<n>") when empty.
-	ID string `json:"id"`
-	// Method matches the request method exactly; "" matches any.
-	Method string `json:"method,omitempty"`
-	// Path is a glob over the URL path where * matches any run of
-	// characters (also /); "" matches any path.
-	Path string `json:"path,omitempty"`
-	// APIKey matches the key of "Authorization: Bearer <key>"; "" matches
-	// any request, also one without a key.
-	APIKey string `json:"api_key,omitempty"`
-	// Count is how many times the rule fires at most; 0 is unlimited.
-	Count int64 `json:"count,omitempty"`
-	// Probability is the chance that a matching request fires the rule, in
-	// (0, 1]; nil is 1.
-	Probability *float64 `json:"probability,omitempty"`
-	// TTLSeconds is the real time after which the rule expires; 0 is never.
-	TTLSeconds float64 `json:"ttl_seconds,omitempty"`
-	Action     Action  `json:"action"`
+	ID          string   `json:"id"`                    // generated ("flt_<n>") when empty
+	Method      string   `json:"method,omitempty"`      // exact
+	Path        string   `json:"path,omitempty"`        // a glob: * matches any run, also /
+	APIKey      string   `json:"api_key,omitempty"`     // the bearer token; "" also matches no key
+	Count       int64    `json:"count,omitempty"`       // fires at most this many times
+	Probability *float64 `json:"probability,omitempty"` // in (0, 1]; nil is 1
+	TTLSeconds  float64  `json:"ttl_seconds,omitempty"` // real time
+	Action      Action   `json:"action"`
 }
 
 // Action is what a firing rule does. Only the fields of its Type (and, for
@@ -116,17 +106,12 @@ type Action struct {
 	MedianMS     int64   `json:"median_ms,omitempty"` // lognormal
 	Sigma        float64 `json:"sigma,omitempty"`     // lognormal
 
-	// error: Status is required; Error and Message have defaults.
-	Status int `json:"status,omitempty"`
-	// Error and Message are used by error and rate_limit.
-	Error   string `json:"error,omitempty"`
-	Message string `json:"message,omitempty"`
+	Status  int    `json:"status,omitempty"`  // error
+	Error   string `json:"error,omitempty"`   // error, rate_limit; defaulted
+	Message string `json:"message,omitempty"` // error, rate_limit; defaulted
 
-	// rate_limit: the Retry-After header value.
-	RetryAfterSeconds int64 `json:"retry_after_seconds,omitempty"`
-
-	// truncate: how many body bytes reach the client.
-	Bytes int64 `json:"bytes,omitempty"`
+	RetryAfterSeconds int64 `json:"retry_after_seconds,omitempty"` // rate_limit
+	Bytes             int64 `json:"bytes,omitempty"`               // truncate: what reaches the client
 
 	err error // of its JSON (UnmarshalJSON)
 }
@@ -162,9 +147,8 @@ func validationErr(format string, args ...any) *sim.Error {
 	return sim.Errorf(sim.CodeValidation, format, args...)
 }
 
-// Validate checks every field of the rule and returns the first problem as
-// a *sim.Error with sim.CodeValidation. It does not check that the id is
-// unused; Add does.
+// Validate returns the first problem of the rule's fields as a validation
+// error. Add checks that the id is unused.
 func (r Rule) Validate() error {
 	if r.ID != "" && !validID(r.ID) {
 		return validationErr(MsgIDFormat, MaxIDLen, r.ID)
@@ -291,8 +275,7 @@ func checkMillis(field string, v, lo int64) error {
 	return nil
 }
 
-// checkText bounds a single-line text field and requires valid UTF-8
-// without control characters.
+// checkText bounds a single-line text field: valid UTF-8, no control characters.
 func checkText(field, s string, max int) error {
 	if len(s) > max {
 		return validationErr(MsgTooLong, field, max, len(s))
