@@ -6,20 +6,17 @@ import (
 	"io"
 )
 
-// maxCanonical is the largest body CanonicalJSON reads; larger bodies are
-// fingerprinted by their bytes (every JSON route refuses them anyway).
+// maxCanonical is the largest body CanonicalJSON reads; every JSON route
+// refuses a larger one anyway.
 const maxCanonical = DefaultMaxBody
 
-// errNotCanonical: the body is not one valid JSON value of bounded size.
 var errNotCanonical = errors.New("httpx: not canonical JSON")
 
-// CanonicalJSON writes the canonical form of the single JSON value read from
-// r to w: object keys sorted (recursively; of duplicate keys the last wins,
-// as the decoder keeps it), no insignificant whitespace, strings as the
-// decoder reads them, numbers in one spelling per value (100, 100.0 and 1e2
-// alike). Two bodies a handler decodes alike have the same canonical form.
-// It fails when r does not hold exactly one JSON value or holds more than
-// maxCanonical bytes.
+// CanonicalJSON writes the canonical form of the one JSON value in r to w,
+// so that two bodies a handler decodes alike have the same form: keys
+// sorted (of duplicates the last wins, as the decoder keeps it), no
+// whitespace, one spelling per number (100, 100.0 and 1e2 alike). It fails
+// when r does not hold exactly one value of at most maxCanonical bytes.
 func CanonicalJSON(w io.Writer, r io.Reader) error {
 	lr := &io.LimitedReader{R: r, N: maxCanonical + 1}
 	dec := json.NewDecoder(lr)
