@@ -15,9 +15,6 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// The checks of the conformance report's rules: each reads one key's
-// entries and returns the requests that broke its rule.
-
 func checkJSONContentType(a *analysis) ([]hit, string) {
 	var hits []hit
 	withBody := 0

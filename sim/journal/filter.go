@@ -85,8 +85,7 @@ func jsonKind(v any) string {
 // Query parameters of GET /requests.
 var filterParams = []string{"method", "path", "status", "key", "since", "limit"}
 
-// parseFilterQuery parses the query string of GET /requests. Every failure
-// is a validation error whose message names the parameter.
+// parseFilterQuery parses the query string of GET /requests.
 func parseFilterQuery(raw string) (Filter, error) {
 	q, err := url.ParseQuery(raw)
 	if err != nil {

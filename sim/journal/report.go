@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,8 +47,7 @@ const (
 	statusClassAborted = "aborted"
 )
 
-// Report is the conformance report of one API key: what its client did
-// that the contract forbids or advises against.
+// Report is the conformance report of one API key.
 type Report struct {
 	APIKey      string    `json:"api_key"`
 	GeneratedAt string    `json:"generated_at"`
@@ -57,17 +57,15 @@ type Report struct {
 
 // Summary describes the requests a report analysed.
 type Summary struct {
-	Requests      int            `json:"requests"`
-	FirstSeq      uint64         `json:"first_seq,omitempty"`
-	LastSeq       uint64         `json:"last_seq,omitempty"`
-	ByEndpoint    map[string]int `json:"by_endpoint"`     // "GET /api/v1/projects/{project_id}": n
-	ByStatusClass map[string]int `json:"by_status_class"` // "2xx", "4xx", "aborted"
-	Findings      int            `json:"findings"`
-	Errors        int            `json:"errors"`
-	Warnings      int            `json:"warnings"`
-	// JournalDropped counts requests (of every key) the journal no longer
-	// holds; when it is not 0 the report covers only the recent ones.
-	JournalDropped uint64 `json:"journal_dropped"`
+	Requests       int            `json:"requests"`
+	FirstSeq       uint64         `json:"first_seq,omitempty"`
+	LastSeq        uint64         `json:"last_seq,omitempty"`
+	ByEndpoint     map[string]int `json:"by_endpoint"`     // "GET /api/v1/projects/{project_id}": n
+	ByStatusClass  map[string]int `json:"by_status_class"` // "2xx", "4xx", "aborted"
+	Findings       int            `json:"findings"`
+	Errors         int            `json:"errors"`
+	Warnings       int            `json:"warnings"`
+	JournalDropped uint64         `json:"journal_dropped"` // of every key: the report covers only the rest
 }
 
 // Finding is one rule the client broke, with how often and examples.
@@ -278,27 +276,18 @@ func projectOf(path string) (id, rest string, ok bool) {
 	return id, rest, id != ""
 }
 
-func isRetranslation(e *Entry) bool {
-	_, rest, ok := projectOf(e.Path)
-	return ok && e.Method == http.MethodPost && rest == suffixTranslations
+// projectCall reports whether e is method on /api/v1/projects/{id}+rest.
+func projectCall(e *Entry, method, rest string) bool {
+	_, r, ok := projectOf(e.Path)
+	return ok && e.Method == method && r == rest
 }
 
-func isValidation(e *Entry) bool {
-	_, rest, ok := projectOf(e.Path)
-	return ok && e.Method == http.MethodPost && rest == suffixValidate
-}
-
-func isProjectDelete(e *Entry) bool {
-	_, rest, ok := projectOf(e.Path)
-	return ok && e.Method == http.MethodDelete && rest == ""
-}
+func isRetranslation(e *Entry) bool { return projectCall(e, http.MethodPost, suffixTranslations) }
+func isValidation(e *Entry) bool    { return projectCall(e, http.MethodPost, suffixValidate) }
+func isProjectDelete(e *Entry) bool { return projectCall(e, http.MethodDelete, "") }
 
 func isMutating(method string) bool {
-	switch method {
-	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
-		return true
-	}
-	return false
+	return slices.Contains([]string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete}, method)
 }
 
 func hasBody(e *Entry) bool {

@@ -110,14 +110,10 @@ func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
 }
 
 // prefersText reports whether an Accept header gives text/plain a higher
-// quality than application/json. Each type takes the quality of the most
+// quality than application/json, each taking the quality of the most
 // specific range that covers it; ties go to JSON.
 func prefersText(accept string) bool {
-	if accept == "" {
-		return false
-	}
-	qText, qJSON := acceptQuality(accept, "text", "plain"), acceptQuality(accept, "application", "json")
-	return qText > qJSON
+	return acceptQuality(accept, "text", "plain") > acceptQuality(accept, "application", "json")
 }
 
 func acceptQuality(accept, typ, sub string) float64 {

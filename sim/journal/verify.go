@@ -12,9 +12,8 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// Matcher selects requests and states how many of them are expected
-// (WireMock-style verification). Empty fields match anything. Without a
-// count expectation, at least one request is expected.
+// Matcher selects requests and states how many are expected (default: at
+// least one). Empty fields match anything.
 type Matcher struct {
 	Method       string            `json:"method,omitempty"`
 	Path         string            `json:"path,omitempty"` // exact, or a glob with *
@@ -27,8 +26,7 @@ type Matcher struct {
 	AtMost       *int              `json:"at_most,omitempty"`
 }
 
-// NearMiss is a request that matched the method and path of a Matcher but
-// not the rest.
+// NearMiss is a request that matched a Matcher's method and path only.
 type NearMiss struct {
 	Entry  Entry  `json:"entry"`
 	Reason string `json:"reason"`
@@ -36,21 +34,16 @@ type NearMiss struct {
 
 // VerifyResult is the outcome of Verify.
 type VerifyResult struct {
-	Matched  int    `json:"matched"`
-	OK       bool   `json:"ok"`
-	Expected string `json:"expected"`
-	// NearMisses holds, when OK is false, up to 3 requests (newest first)
-	// with the matcher's method and path that differ in the rest.
-	NearMisses []NearMiss `json:"near_misses"`
-	// Warning says when the journal has dropped requests, so the count may
-	// be short.
-	Warning string `json:"warning,omitempty"`
+	Matched    int        `json:"matched"`
+	OK         bool       `json:"ok"`
+	Expected   string     `json:"expected"`
+	NearMisses []NearMiss `json:"near_misses"`       // when not OK, newest first
+	Warning    string     `json:"warning,omitempty"` // the journal dropped requests: the count may be short
 }
 
 const maxNearMisses = 3
 
-// Validate checks the matcher's values: a method token, a path starting
-// with / or *, recorded headers only, and a consistent count expectation.
+// Validate checks the matcher's values.
 func (m Matcher) Validate() error {
 	if m.Method != "" && !httpguts.ValidHeaderFieldName(m.Method) {
 		return sim.Errorf(sim.CodeValidation, msgVerifyMethod, m.Method)
@@ -108,8 +101,8 @@ func (m Matcher) bounds() (lo, hi int) {
 	return lo, hi
 }
 
-// expected describes the expectation: "exactly 2 requests matching POST
-// /api/v1/projects, api_key \"k\"".
+// expected describes the expectation ("exactly 2 requests matching POST
+// /api/v1/projects, api_key \"k\"").
 func (m Matcher) expected() string {
 	lo, hi := m.bounds()
 	var s string
@@ -190,8 +183,8 @@ func (m Matcher) mismatches(e *Entry) []string {
 	return why
 }
 
-// Verify counts the stored requests m selects and checks the count
-// expectation. It does not validate m (see Validate).
+// Verify counts the stored requests m selects against its expectation; it
+// does not validate m.
 func (j *Journal) Verify(m Matcher) VerifyResult {
 	entries, stats := j.snapshot()
 	res := VerifyResult{Expected: m.expected(), NearMisses: []NearMiss{}}
@@ -241,8 +234,6 @@ func decodeMatcher(body []byte) (Matcher, error) {
 	return m, nil
 }
 
-// matcherDecoder decodes verify matchers: unknown fields refused, and the
-// wrong type of headers worded for what it takes.
 var matcherDecoder = httpx.Decoder{RejectUnknown: true, TypeMessages: map[string]string{
 	"headers": "headers must be an object of header names and exact string values; got %s",
 }}
