@@ -56,14 +56,7 @@ type Config struct {
 // safe for concurrent use. Close it when it is no longer used, so that the
 // Memory it shares forgets it.
 type Journal struct {
-	maxBytes int64
-	memory   *Memory
-	maxBody  int
-	now      func() time.Time
-	simNow   func() time.Time
-	minPoll  time.Duration
-	route    func(r *http.Request) (string, string)
-	skip     func(r *http.Request) bool
+	cfg Config // with its defaults
 
 	// bytes is the size of the entries kept, read by Memory without mu.
 	bytes atomic.Int64
@@ -79,29 +72,29 @@ type Journal struct {
 
 // New returns an empty journal.
 func New(cfg Config) *Journal {
-	j := &Journal{maxBytes: cfg.MaxBytes, memory: cfg.Memory, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval, route: cfg.Route, skip: cfg.Unrecorded}
-	if j.maxBytes <= 0 {
-		j.maxBytes = DefaultMaxBytes
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
 	}
-	if j.memory == nil {
-		j.memory = NewMemory(0)
+	if cfg.Memory == nil {
+		cfg.Memory = NewMemory(0)
 	}
-	if j.maxBody <= 0 {
-		j.maxBody = DefaultMaxBody
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
 	}
-	if j.now == nil {
-		j.now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	if j.minPoll <= 0 {
-		j.minPoll = DefaultMinPollInterval
+	if cfg.MinPollInterval <= 0 {
+		cfg.MinPollInterval = DefaultMinPollInterval
 	}
-	j.memory.join(j) // nothing is reserved: an idle sandbox's journal costs nothing
+	j := &Journal{cfg: cfg}
+	cfg.Memory.join(j) // nothing is reserved: an idle sandbox's journal costs nothing
 	return j
 }
 
 // Close empties the journal and takes it out of its Memory; it keeps no
 // entry after (a request still in flight is counted, not kept).
-func (j *Journal) Close() { j.memory.leave(j) }
+func (j *Journal) Close() { j.cfg.Memory.leave(j) }
 
 // Interface names of Entry.Interface.
 const (
@@ -229,8 +222,8 @@ func (e Entry) clone() Entry {
 // the Memory, and returns the id.
 func (j *Journal) add(e Entry) uint64 {
 	seq := j.store(&e)
-	if j.memory.used.Load() > j.memory.limit {
-		j.memory.reclaim()
+	if j.cfg.Memory.used.Load() > j.cfg.Memory.limit {
+		j.cfg.Memory.reclaim()
 	}
 	return seq
 }
@@ -254,7 +247,7 @@ func (j *Journal) store(e *Entry) uint64 {
 	}
 	j.kept = append(j.kept, e)
 	j.grow(e.size())
-	for len(j.kept)-j.head > 1 && j.bytes.Load() > j.maxBytes {
+	for len(j.kept)-j.head > 1 && j.bytes.Load() > j.cfg.MaxBytes {
 		j.dropLocked()
 	}
 	return e.Seq
@@ -262,7 +255,7 @@ func (j *Journal) store(e *Entry) uint64 {
 
 func (j *Journal) grow(n int64) {
 	j.bytes.Add(n)
-	j.memory.used.Add(n)
+	j.cfg.Memory.used.Add(n)
 }
 
 // dropLocked drops the oldest entry; j.mu is held and one is kept.
@@ -332,7 +325,7 @@ func (j *Journal) Stats() Stats {
 }
 
 func (j *Journal) statsLocked() Stats {
-	return Stats{MaxBytes: j.maxBytes, Bytes: j.bytes.Load(), MaxBody: j.maxBody, Stored: len(j.kept) - j.head,
+	return Stats{MaxBytes: j.cfg.MaxBytes, Bytes: j.bytes.Load(), MaxBody: j.cfg.MaxBody, Stored: len(j.kept) - j.head,
 		Total: j.total, Dropped: j.dropped, LastSeq: j.seq}
 }
 

@@ -76,24 +76,24 @@ const NotePanic = "panic"
 func (j *Journal) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		iface, routedBy := InterfaceOther, ""
-		if j.route != nil {
-			iface, routedBy = j.route(r)
+		if j.cfg.Route != nil {
+			iface, routedBy = j.cfg.Route(r)
 		}
-		if isOwnEndpoint(r.Method, r.URL.Path, iface) || (j.skip != nil && j.skip(r)) {
+		if isOwnEndpoint(r.Method, r.URL.Path, iface) || (j.cfg.Unrecorded != nil && j.cfg.Unrecorded(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		key, _ := httpx.Bearer(r.Header.Get("Authorization"))
 		e := Entry{
-			Time:     j.now(),
+			Time:     j.cfg.Now(),
 			Method:   method(r.Method),
 			Path:     clip(r.URL.Path, maxURLPart),
 			RawQuery: clip(r.URL.RawQuery, maxURLPart),
 			APIKey:   clip(key, maxHeaderValue),
 		}
 		e.Interface, e.RoutedBy = iface, routedBy
-		if j.simNow != nil {
-			e.SimTime = j.simNow()
+		if j.cfg.SimNow != nil {
+			e.SimTime = j.cfg.SimNow()
 		}
 		e.Headers = map[string]string{}
 		for _, h := range requestHeaders {
@@ -110,10 +110,10 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), annotationsKey{}, ann))
 		var body *teeBody
 		if r.Body != nil && r.Body != http.NoBody {
-			body = &teeBody{rc: r.Body, max: j.maxBody, hint: r.ContentLength, buf: capture{limit: j.maxBody}}
+			body = &teeBody{rc: r.Body, max: j.cfg.MaxBody, hint: r.ContentLength, buf: capture{limit: j.cfg.MaxBody}}
 			r.Body = body
 		}
-		rec := &recorder{ResponseWriter: w, body: capture{limit: j.maxBody}, declared: -1}
+		rec := &recorder{ResponseWriter: w, body: capture{limit: j.cfg.MaxBody}, declared: -1}
 
 		done := false
 		defer func() {
@@ -148,7 +148,7 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 
 // finish completes e from the recorders and stores it.
 func (j *Journal) finish(e *Entry, rec *recorder, body *teeBody, ann *annotations) {
-	e.Duration = j.now().Sub(e.Time)
+	e.Duration = j.cfg.Now().Sub(e.Time)
 	if body != nil {
 		kept := int64(body.buf.len())
 		e.RequestBody = body.buf.String()

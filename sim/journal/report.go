@@ -175,7 +175,7 @@ var rules = []rule{
 // Report analyses the stored requests of apiKey against the contract.
 func (j *Journal) Report(apiKey string) Report {
 	entries, stats := j.snapshot()
-	a := &analysis{minPoll: j.minPoll}
+	a := &analysis{minPoll: j.cfg.MinPollInterval}
 	for i := range entries {
 		e := &entries[i]
 		if e.APIKey == apiKey {
@@ -187,7 +187,7 @@ func (j *Journal) Report(apiKey string) Report {
 	}
 	rep := Report{
 		APIKey:      apiKey,
-		GeneratedAt: formatTime(j.now()),
+		GeneratedAt: formatTime(j.cfg.Now()),
 		Summary:     Summary{Requests: len(a.mine), ByEndpoint: map[string]int{}, ByStatusClass: map[string]int{}, JournalDropped: stats.Dropped},
 		Findings:    []Finding{},
 	}
