@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -286,29 +287,10 @@ func checkText(field, s string, max int) error {
 	return nil
 }
 
-func validID(id string) bool {
-	if len(id) > MaxIDLen {
-		return false
-	}
-	for _, c := range []byte(id) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func validMethod(m string) bool {
-	if len(m) > MaxMethodLen {
-		return false
-	}
-	for _, c := range []byte(m) {
-		if c < 'A' || c > 'Z' {
-			return false
-		}
-	}
-	return true
-}
+var (
+	validID     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`).MatchString // MaxIDLen
+	validMethod = regexp.MustCompile(`^[A-Z]{1,20}$`).MatchString         // MaxMethodLen
+)
 
 // DecodeRule decodes one rule from a JSON object. Unknown fields (also
 // inside action), wrong types, trailing data and non-objects are refused
