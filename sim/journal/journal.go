@@ -125,36 +125,36 @@ func isRecordedHeader(name string) bool {
 	return slices.Contains(requestHeaders, name) || slices.Contains(responseHeaders, name)
 }
 
-// Entry is one recorded request.
+// Entry is one recorded request. MarshalJSON writes the first four fields.
 type Entry struct {
-	Seq      uint64    // handed out at completion; never reused, also across Reset
-	Time     time.Time // real time of arrival
-	SimTime  time.Time // zero without Config.SimNow
-	Duration time.Duration
+	Seq      uint64        `json:"-"` // handed out at completion; never reused, also across Reset
+	Time     time.Time     `json:"-"` // real time of arrival
+	SimTime  time.Time     `json:"-"` // zero without Config.SimNow
+	Duration time.Duration `json:"-"`
 
-	Method    string
-	Path      string
-	RawQuery  string
-	APIKey    string // the bearer token; "" when none
-	Interface string // Config.Route's decision
-	RoutedBy  string // and why; "" without Config.Route
+	Interface string `json:"interface"`           // Config.Route's decision
+	RoutedBy  string `json:"routed_by,omitempty"` // and why; "" without Config.Route
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	RawQuery  string `json:"query,omitempty"`
+	APIKey    string `json:"api_key"` // the bearer token; "" when none
 
-	Headers map[string]string // the headers of interest that were present
+	Headers map[string]string `json:"headers"` // the headers of interest that were present
 
-	RequestBody          string // the first MaxBody bytes
-	RequestBodySize      int64  // read by the handler, then by the journal up to MaxBody
-	RequestBodyTruncated bool
+	RequestBody          string `json:"request_body,omitempty"` // the first MaxBody bytes
+	RequestBodySize      int64  `json:"request_body_size"`      // read by the handler, then by the journal up to MaxBody
+	RequestBodyTruncated bool   `json:"request_body_truncated,omitempty"`
 
-	Status                int    // 0 when the handler aborted
-	ResponseBody          string // the first MaxBody bytes, kept when Status >= 400
-	ResponseBodyTruncated bool
-	ResponseBytes         int64
+	Status                int    `json:"status"`                  // 0 when the handler aborted
+	ResponseBody          string `json:"response_body,omitempty"` // the first MaxBody bytes, kept when Status >= 400
+	ResponseBodyTruncated bool   `json:"response_body_truncated,omitempty"`
+	ResponseBytes         int64  `json:"response_bytes"`
 
-	Aborted   bool // the handler panicked: the client saw a dropped connection
-	Truncated bool // fewer bytes were sent than the response's Content-Length
+	Aborted   bool `json:"aborted"`   // the handler panicked: the client saw a dropped connection
+	Truncated bool `json:"truncated"` // fewer bytes were sent than the response's Content-Length
 
-	Fault string            // SetFault
-	Notes map[string]string // SetNote
+	Fault string            `json:"fault,omitempty"` // SetFault
+	Notes map[string]string `json:"notes,omitempty"` // SetNote
 }
 
 // End returns the real time the request completed.
@@ -169,47 +169,20 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format(timeFormat)
 }
 
-// entryJSON is the wire form of an Entry.
-type entryJSON struct {
-	Seq                   uint64            `json:"seq"`
-	Time                  string            `json:"time"`
-	SimTime               string            `json:"sim_time,omitempty"`
-	DurationMS            float64           `json:"duration_ms"`
-	Interface             string            `json:"interface"`
-	RoutedBy              string            `json:"routed_by,omitempty"`
-	Method                string            `json:"method"`
-	Path                  string            `json:"path"`
-	Query                 string            `json:"query,omitempty"`
-	APIKey                string            `json:"api_key"`
-	Headers               map[string]string `json:"headers"`
-	RequestBody           string            `json:"request_body,omitempty"`
-	RequestBodySize       int64             `json:"request_body_size"`
-	RequestBodyTruncated  bool              `json:"request_body_truncated,omitempty"`
-	Status                int               `json:"status"`
-	ResponseBody          string            `json:"response_body,omitempty"`
-	ResponseBodyTruncated bool              `json:"response_body_truncated,omitempty"`
-	ResponseBytes         int64             `json:"response_bytes"`
-	Aborted               bool              `json:"aborted"`
-	Truncated             bool              `json:"truncated"`
-	Fault                 string            `json:"fault,omitempty"`
-	Notes                 map[string]string `json:"notes,omitempty"`
-}
-
-// MarshalJSON writes the entry with snake_case fields, timestamps in UTC
-// with milliseconds and the duration in milliseconds.
+// MarshalJSON writes the entry with timestamps in UTC with milliseconds
+// and the duration in milliseconds.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	h := e.Headers
-	if h == nil {
-		h = map[string]string{}
+	type fields Entry // without this method
+	if e.Headers == nil {
+		e.Headers = map[string]string{}
 	}
-	return json.Marshal(entryJSON{
-		Seq: e.Seq, Time: formatTime(e.Time), SimTime: formatTime(e.SimTime),
-		DurationMS: float64(e.Duration.Microseconds()) / 1000, Interface: e.Interface,
-		RoutedBy: e.RoutedBy, Method: e.Method, Path: e.Path, Query: e.RawQuery, APIKey: e.APIKey, Headers: h,
-		RequestBody: e.RequestBody, RequestBodySize: e.RequestBodySize, RequestBodyTruncated: e.RequestBodyTruncated,
-		Status: e.Status, ResponseBody: e.ResponseBody, ResponseBodyTruncated: e.ResponseBodyTruncated,
-		ResponseBytes: e.ResponseBytes, Aborted: e.Aborted, Truncated: e.Truncated, Fault: e.Fault, Notes: e.Notes,
-	})
+	return json.Marshal(struct {
+		Seq        uint64  `json:"seq"`
+		Time       string  `json:"time"`
+		SimTime    string  `json:"sim_time,omitempty"`
+		DurationMS float64 `json:"duration_ms"`
+		fields
+	}{e.Seq, formatTime(e.Time), formatTime(e.SimTime), float64(e.Duration.Microseconds()) / 1000, fields(e)})
 }
 
 func (e Entry) clone() Entry {
