@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/http"
@@ -106,29 +107,18 @@ func (m Matcher) bounds() (lo, hi int) {
 func (m Matcher) expected() string {
 	lo, hi := m.bounds()
 	var s string
-	n := lo
 	switch {
 	case m.Count != nil:
-		s = fmt.Sprintf("exactly %d", lo)
+		s = "exactly " + plural(lo, "request", "requests")
 	case hi < 0:
-		s = fmt.Sprintf("at least %d", lo)
+		s = "at least " + plural(lo, "request", "requests")
 	case m.AtLeast == nil:
-		s, n = fmt.Sprintf("at most %d", hi), hi
+		s = "at most " + plural(hi, "request", "requests")
 	default:
-		s, n = fmt.Sprintf("between %d and %d", lo, hi), hi
+		s = fmt.Sprintf("between %d and %s", lo, plural(hi, "request", "requests"))
 	}
-	noun := "requests"
-	if n == 1 {
-		noun = "request"
-	}
-	method, path := strings.ToUpper(m.Method), m.Path
-	if method == "" {
-		method = "any method"
-	}
-	if path == "" {
-		path = "any path"
-	}
-	parts := []string{fmt.Sprintf("%s %s matching %s %s", s, noun, method, path)}
+	method, path := cmp.Or(strings.ToUpper(m.Method), "any method"), cmp.Or(m.Path, "any path")
+	parts := []string{fmt.Sprintf("%s matching %s %s", s, method, path)}
 	if m.APIKey != "" {
 		parts = append(parts, fmt.Sprintf("api_key %q", m.APIKey))
 	}
