@@ -2,7 +2,6 @@ package journal
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -50,36 +49,26 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	var raw string
+	raw, ok := v.(string)
 	switch v := v.(type) {
 	case nil:
 		*s = ""
 		return nil
-	case string:
-		raw = v
 	case float64:
-		raw = strconv.FormatFloat(v, 'f', -1, 64)
-	default:
-		return sim.Errorf(sim.CodeValidation, msgStatusFilter, jsonKind(v))
+		raw, ok = strconv.FormatFloat(v, 'f', -1, 64), true
+	case bool:
+		return sim.Errorf(sim.CodeValidation, msgStatusFilter, "boolean")
+	case []any:
+		return sim.Errorf(sim.CodeValidation, msgStatusFilter, "array")
+	}
+	if !ok {
+		return sim.Errorf(sim.CodeValidation, msgStatusFilter, "object")
 	}
 	st, err := ParseStatus(raw)
-	if err != nil {
-		return err
+	if err == nil {
+		*s = st
 	}
-	*s = st
-	return nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case bool:
-		return "boolean"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
+	return err
 }
 
 // Query parameters of GET /requests.
