@@ -294,8 +294,9 @@ var (
 
 // DecodeRule decodes one rule from a JSON object. Unknown fields (also
 // inside action), wrong types, trailing data and non-objects are refused
-// with a *sim.Error (sim.CodeValidation) naming the problem. It does not
-// validate values; call Validate (Add does).
+// with a *sim.Error (sim.CodeValidation) naming the problem: of several,
+// the first among the rule's own fields, else the first inside action. It
+// does not validate values; call Validate (Add does).
 func DecodeRule(data []byte) (Rule, error) {
 	var r Rule
 	dec := httpx.Decoder{RejectUnknown: true}

@@ -180,6 +180,7 @@ func TestDecodeRule(t *testing.T) {
 		{"unknown action field", `{"action":{"type":"drop","colour":1}}`, `Unknown field "action.colour"`},
 		{"unknown action field after known ones", `{"id":"a","action":{"type":"latency","latency_ms":1,"jitter_ms":2}}`, `Unknown field "action.jitter_ms"`},
 		{"first unknown field wins", `{"zz":1,"action":{"type":"drop","yy":2}}`, `Unknown field "zz"`},
+		{"the rule's own fields before the action's", `{"action":{"type":5,"yy":1},"id":7}`, "id must be a string; got number"},
 		{"unknown action field with other key case", `{"Action":{"Type":"drop","Colour":1}}`, `Unknown field "action.Colour"`},
 		{"string count", `{"count":"3"}`, "count must be an integer; got string"},
 		{"fractional count", `{"count":1.5}`, "count must be an integer; got number 1.5"},
