@@ -49,7 +49,6 @@ type Faults struct {
 
 type entry struct {
 	rule      Rule
-	prob      float64
 	hits      int64
 	expiresAt time.Time // zero: never
 	state     string
@@ -171,10 +170,10 @@ func (f *Faults) add(rule Rule) (RuleView, error) {
 	if err := rule.Validate(); err != nil {
 		return RuleView{}, err
 	}
-	e := &entry{rule: rule, prob: 1, state: StateActive}
+	e := &entry{rule: rule, state: StateActive}
 	if rule.Probability != nil {
 		p := *rule.Probability
-		e.rule.Probability, e.prob = &p, p
+		e.rule.Probability = &p
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -306,7 +305,8 @@ func (f *Faults) pick(r *http.Request) (firing, bool) {
 	now := f.cfg.Now()
 	f.purgeLocked(now)
 	for _, e := range f.rules {
-		if !e.live() || !e.matches(r, key) || (e.prob < 1 && !(f.rng.Float64() < e.prob)) {
+		p := e.rule.Probability
+		if !e.live() || !e.matches(r, key) || (p != nil && *p < 1 && !(f.rng.Float64() < *p)) {
 			continue
 		}
 		e.hits++

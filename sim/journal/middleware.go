@@ -156,7 +156,7 @@ func (j *Journal) finish(e *Entry, rec *recorder, body *teeBody, ann *annotation
 		e.RequestBodyTruncated = body.n > kept || body.hint > kept || (!body.eof && kept == int64(body.max))
 	}
 	for _, h := range responseHeaders {
-		if v := rec.header(h); v != "" {
+		if v := rec.headers[h]; v != "" { // nil before the status was written
 			e.Headers[h] = clip(v, maxHeaderValue)
 		}
 	}
@@ -360,8 +360,4 @@ func (w *recorder) finalize() {
 		w.snapshot(http.StatusOK)
 		w.declared = -1
 	}
-}
-
-func (w *recorder) header(name string) string {
-	return w.headers[name] // nil (nothing sent) before the status was written
 }
