@@ -35,7 +35,7 @@ func TestImportDirection(t *testing.T) {
 		"sim/studio":            {"sim", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5"},
 		"sim/control":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/faults":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/journal":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/journal":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5", "golang.org/x/net/http/httpguts"},
 		"sim/server":            {"sim", "sim/control", "sim/faults", "sim/journal", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"}, // the router: mounts the parts sim/app builds
 		// the composition root: builds every part of a simulator and of a process
 		"sim/app":              {"sim", "fixtures", "sim/blob", "sim/control", "sim/faults", "sim/journal", "sim/control/ui", "sim/engine", "sim/internal/httpx", "sim/idempotency", "sim/media", "sim/openapi", "sim/platform", "sim/sandbox", "sim/server", "sim/studio", "golang.org/x/net/netutil"},
