@@ -158,7 +158,10 @@ func mp4MoovDuration(p *probeReader, moov mp4Box, fileEnd int64) (time.Duration,
 			return false, mp4Walk(p, b.dataOff, b.end, func(c mp4Box) (bool, error) {
 				switch c.typ {
 				case "mehd":
-					dur, err := mp4ReadMehd(p, c)
+					version, dur, err := mp4VersionedUint(p, c)
+					if err == nil && version > 1 {
+						err = probeMalformed("mp4", fmt.Sprintf("mehd version %d", version))
+					}
 					mehdDur = dur
 					return err != nil, err
 				case "trex":
@@ -430,18 +433,6 @@ func mp4ReadTimes(p *probeReader, b mp4Box) (timescale, duration uint64, err err
 		return 0, 0, probeMalformed("mp4", fmt.Sprintf("%s version %d", b.typ, vf[0]))
 	}
 	return timescale, duration, nil
-}
-
-// mp4ReadMehd reads the fragment_duration of an mehd box (movie timescale).
-func mp4ReadMehd(p *probeReader, b mp4Box) (uint64, error) {
-	version, d, err := mp4VersionedUint(p, b)
-	if err != nil {
-		return 0, err
-	}
-	if version > 1 {
-		return 0, probeMalformed("mp4", fmt.Sprintf("mehd version %d", version))
-	}
-	return d, nil
 }
 
 // mp4VersionedUint reads the field that follows the version and flags of
