@@ -143,7 +143,7 @@ func speechHalfNs(charsPerSecond float64) int64 {
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		rate = speechDefaultRate
 	}
-	rate = synthClamp(rate, speechMinRate, speechMaxRate)
+	rate = max(speechMinRate, min(speechMaxRate, rate))
 	return int64(math.Round(1e9 / (2 * rate)))
 }
 

@@ -11,6 +11,7 @@ package audio
 
 import (
 	"encoding/binary"
+	"hash/fnv"
 	"math"
 	"sort"
 	"strings"
@@ -136,16 +137,6 @@ func synthUnit(h uint64) float64 {
 	return float64(h>>11) / (1 << 53)
 }
 
-// synthHashString is FNV-1a 64.
-func synthHashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
 // synthSmooth is the smoothstep of x clamped to [0, 1].
 func synthSmooth(x float64) float64 {
 	if x <= 0 {
@@ -155,10 +146,6 @@ func synthSmooth(x float64) float64 {
 		return 1
 	}
 	return x * x * (3 - 2*x)
-}
-
-func synthClamp(x, lo, hi float64) float64 {
-	return math.Max(lo, math.Min(hi, x))
 }
 
 // synthPitch returns the effective base pitch of a voice.
@@ -216,7 +203,7 @@ func synthNewVoiceTables(f0 float64, seed uint64, sr float64) *synthVoiceTables 
 	// Keep every harmonic below 0.45*sr even at the top of the pitch contour.
 	k := int(0.45 * sr / (f0 * 1.2))
 	k = max(1, min(k, synthMaxHarmonics))
-	formantScale := 1 + 0.17*synthClamp((f0-110)/100, 0, 1)
+	formantScale := 1 + 0.17*max(0, min(1, (f0-110)/100))
 	formantScale *= 0.95 + 0.1*synthUnit(synthMix(seed^0x5151))
 	tilt := 1.0 + 0.3*synthUnit(synthMix(seed^0x7171))
 	var amps, sinPh, cosPh [synthMaxHarmonics + 1]float64
@@ -400,7 +387,9 @@ func (g *synthGen) enter(si int) {
 	st.dur = float64(sp.end-sp.start) / g.sr
 	st.f0 = synthPitch(seg.Voice)
 	seed := seg.Voice.Seed
-	st.hash = synthMix(synthHashString(seg.Text) ^ synthMix(uint64(sp.seg)+0x1234) ^ synthMix(seed^0xabcdef))
+	textHash := fnv.New64a()
+	textHash.Write([]byte(seg.Text))
+	st.hash = synthMix(textHash.Sum64() ^ synthMix(uint64(sp.seg)+0x1234) ^ synthMix(seed^0xabcdef))
 	h := st.hash
 	r := func() float64 {
 		h = synthMix(h)
