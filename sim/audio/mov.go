@@ -132,16 +132,10 @@ type movLayout struct {
 	durationMs uint32
 }
 
-// movSamples returns the effective sample rate and sample count of t in a
-// MOV.
-func movSamples(t Track) (sr int, n int64) {
-	sr = min(synthSampleRate(t.SampleRate), movMaxSampleRate)
-	return sr, synthSampleAt(t.Duration, sr)
-}
-
 // movBuild lays the movie of t out.
 func movBuild(t Track) movLayout {
-	sr, n := movSamples(t)
+	sr := min(synthSampleRate(t.SampleRate), movMaxSampleRate)
+	n := synthSampleAt(t.Duration, sr)
 	l := movLayout{sr: sr, samples: n, chunkLen: int64(sr)}
 	if (n+l.chunkLen-1)/l.chunkLen > movMaxChunks {
 		l.chunkLen = (n + movMaxChunks - 1) / movMaxChunks
