@@ -10,7 +10,6 @@ package audio
 // synthesis from the start of the file.
 
 import (
-	"encoding/binary"
 	"hash/fnv"
 	"math"
 	"sort"
@@ -313,54 +312,20 @@ func newSynthGen(t Track, sr int, n int64) *synthGen {
 	}
 }
 
-// walk calls gap and voiced, in order, on the sample ranges [a, b) that
-// tile [first, end): outside every segment, and inside segment si (made
-// the current one).
-func (g *synthGen) walk(first, end int64, gap func(a, b int64), voiced func(a, b int64)) {
-	// First span that ends after `first`.
-	si := sort.Search(len(g.spans), func(i int) bool { return g.spans[i].end > first })
-	pos := first
-	for pos < end {
-		if si >= len(g.spans) || g.spans[si].start >= end {
-			gap(pos, end)
-			return
-		}
-		sp := g.spans[si]
-		if pos < sp.start {
-			gap(pos, sp.start)
-			pos = sp.start
-		}
-		stop := min(sp.end, end)
-		g.enter(si)
-		voiced(pos, stop)
-		pos = stop
-		si++
-	}
-}
-
 // render writes the samples [first, first+len(dst)) of the voice into dst,
 // in 16-bit PCM units before rounding. Samples outside every segment are 0.
 func (g *synthGen) render(first int64, dst []float64) {
-	g.walk(first, first+int64(len(dst)),
-		func(a, b int64) { clear(dst[a-first : b-first]) },
-		func(a, b int64) {
-			for n := a; n < b; n++ {
-				dst[n-first] = g.sample(n)
-			}
-		})
-}
-
-// fill writes the samples [first, first+len(dst)/2) of the voice as 16-bit
-// little-endian PCM into dst: render and pcm in one pass, for a voice
-// alone at its own level.
-func (g *synthGen) fill(first int64, dst []byte) {
-	g.walk(first, first+int64(len(dst)/2),
-		func(a, b int64) { clear(dst[2*(a-first) : 2*(b-first)]) },
-		func(a, b int64) {
-			for n := a; n < b; n++ {
-				binary.LittleEndian.PutUint16(dst[2*(n-first):], uint16(pcm(g.sample(n))))
-			}
-		})
+	end := first + int64(len(dst))
+	clear(dst)
+	// From the first span that ends after first.
+	si := sort.Search(len(g.spans), func(i int) bool { return g.spans[i].end > first })
+	for ; si < len(g.spans) && g.spans[si].start < end; si++ {
+		sp := g.spans[si]
+		g.enter(si)
+		for n := max(first, sp.start); n < min(sp.end, end); n++ {
+			dst[n-first] = g.sample(n)
+		}
+	}
 }
 
 // pcm rounds a sample to 16 bits, clamping it to the range.
