@@ -80,26 +80,17 @@ func movAtom(typ string, payloads ...[]byte) []byte {
 	return b
 }
 
-// movFields packs big-endian fields: uint8, uint16, uint32, uint64, string
-// and []byte values are appended as they are.
+// movFields packs big-endian fields: fixed-size values (uint8 to uint64,
+// []byte) and strings are appended as they are.
 func movFields(vals ...any) []byte {
 	var b []byte
 	for _, v := range vals {
-		switch v := v.(type) {
-		case uint8:
-			b = append(b, v)
-		case uint16:
-			b = binary.BigEndian.AppendUint16(b, v)
-		case uint32:
-			b = binary.BigEndian.AppendUint32(b, v)
-		case uint64:
-			b = binary.BigEndian.AppendUint64(b, v)
-		case string:
-			b = append(b, v...)
-		case []byte:
-			b = append(b, v...)
-		default:
-			panic("audio: movFields: unsupported type")
+		if s, ok := v.(string); ok {
+			v = []byte(s)
+		}
+		var err error
+		if b, err = binary.Append(b, binary.BigEndian, v); err != nil {
+			panic("audio: movFields: " + err.Error())
 		}
 	}
 	return b

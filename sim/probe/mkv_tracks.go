@@ -110,24 +110,14 @@ func mkvSegmentTracks(p *probeReader, segData, segEnd int64, l1 *mkvLevel1, mi *
 
 // mkvFindTracks scans level-1 elements from off for Tracks, up to the first
 // Cluster.
-func mkvFindTracks(p *probeReader, off, segEnd int64) (mkvElem, bool) {
-	for i := 0; off < segEnd && i < mkvMaxLevel1; i++ {
-		e, err := mkvReadElem(p, off)
-		if err != nil {
-			return mkvElem{}, false
-		}
-		switch e.id {
-		case mkvIDTracks:
-			return e, !e.unknown
-		case mkvIDCluster:
-			return mkvElem{}, false
-		}
-		if e.unknown {
-			return mkvElem{}, false
-		}
-		off = e.end()
-	}
-	return mkvElem{}, false
+func mkvFindTracks(p *probeReader, off, segEnd int64) (tracks mkvElem, ok bool) {
+	n := 0
+	_ = mkvWalk(p, off, segEnd, func(e mkvElem) (bool, error) {
+		n++
+		tracks, ok = e, e.id == mkvIDTracks && !e.unknown
+		return n >= mkvMaxLevel1 || e.id == mkvIDTracks || e.id == mkvIDCluster, nil
+	})
+	return tracks, ok
 }
 
 // mkvParseTrack reads the fields of one TrackEntry.
