@@ -277,8 +277,6 @@ type synthSegState struct {
 	slotLen        float64
 	pattern        []uint8
 	tables         *synthVoiceTables
-	fadeIn         float64 // seconds
-	fadeOut        float64
 	dur            float64
 }
 
@@ -372,8 +370,6 @@ func (g *synthGen) enter(si int) {
 	st.c2 = math.Cos(st.p2)
 	st.slotLen = 1 / (4.3 + 1.4*r()) // 4.3 to 5.7 syllables per second
 	st.pattern = synthPattern(st.pattern[:0], seg.Text, st.hash)
-	st.fadeIn = synthFadeIn
-	st.fadeOut = synthFadeOut
 	key := synthVoiceKey{pitch: st.f0, seed: seed}
 	tab, ok := g.voices[key]
 	if !ok {
@@ -496,11 +492,11 @@ func (g *synthGen) sample(n int64) float64 {
 	if x == 0 {
 		return 0
 	}
-	if tau < st.fadeIn {
-		x *= synthSmooth(tau / st.fadeIn)
+	if tau < synthFadeIn {
+		x *= synthSmooth(tau / synthFadeIn)
 	}
-	if d := st.dur - tau; d < st.fadeOut {
-		x *= synthSmooth(d / st.fadeOut)
+	if d := st.dur - tau; d < synthFadeOut {
+		x *= synthSmooth(d / synthFadeOut)
 	}
 	return x * synthGain
 }
