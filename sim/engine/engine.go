@@ -125,7 +125,7 @@ func New(cfg Config) *Engine {
 	projects := &Projects{core: c, ids: ids, fixtures: fixtures, accounts: accounts, prober: cfg.Prober, timing: cfg.Timing, work: artifacts.work}
 	studioProjects := &StudioProjects{core: c, ids: ids}
 	videos := &Videos{core: c, ids: ids, artifacts: artifacts, timing: studio}
-	projects.ready.Size, studioProjects.cache.Size, videos.lists.Size = 4096, 4096, 4096
+	studioProjects.cache.Size, videos.lists.Size = 4096, 4096
 	sweeper := &sweeper{core: c, projects: projects, artifacts: artifacts, videos: videos, idemTTL: idemTTL}
 	return &Engine{
 		Clock: &Clock{core: c, storedClock: cfg.StoredClock, sweeper: sweeper, work: artifacts.work}, Accounts: accounts, Projects: projects,
