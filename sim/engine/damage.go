@@ -76,10 +76,11 @@ func (e *sweeper) skippedCount() int {
 	return len(e.broken)
 }
 
-// dueIDs lists up to limit ids due at now that the sweep does not skip.
-func (e *sweeper) dueIDs(resource string, list func(time.Time, int) ([]string, error), now time.Time, limit int) ([]string, error) {
+// dueIDs lists up to limit ids of kind k due at now that the sweep does
+// not skip.
+func (e *sweeper) dueIDs(tx sim.Tx, k dueKind, now time.Time, limit int) ([]string, error) {
 	extra := e.skippedCount()
-	ids, err := list(now, limit+extra)
+	ids, err := k.list(tx, now, limit+extra)
 	if err != nil || extra == 0 {
 		return ids, err
 	}
@@ -87,7 +88,7 @@ func (e *sweeper) dueIDs(resource string, list func(time.Time, int) ([]string, e
 	defer e.brokenMu.Unlock()
 	kept := ids[:0]
 	for _, id := range ids {
-		if _, skip := e.broken[resource+"/"+id]; !skip {
+		if _, skip := e.broken[k.resource+"/"+id]; !skip {
 			kept = append(kept, id)
 		}
 	}

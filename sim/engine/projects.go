@@ -87,15 +87,13 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 	if err != nil || !statemachine.ProjectDue(p, now) {
 		return p, err
 	}
-	err = e.update(ctx, func(tx sim.Tx) error {
-		q, err := ownedProject(tx, apiKey, id)
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) {
+		p, err := ownedProject(tx, apiKey, id)
 		if err != nil {
-			return err
+			return p, err
 		}
-		p, err = e.settle(tx, q, now)
-		return err
+		return e.settle(tx, p, now)
 	})
-	return p, err
 }
 
 // OutputSignature signs the download URLs of a project's outputs of its
@@ -109,15 +107,10 @@ func (e *Projects) OutputSignature(p sim.Project) string {
 // ProjectOutput returns a project for serving its output files, whoever
 // asks (download URLs carry no key but a signature, like presigned links).
 func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, error) {
-	var p sim.Project
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		p, err = tx.Project(id)
-		if errors.Is(err, sim.ErrNotFound) {
-			return notFound()
-		}
-		return err
-	})
+	p, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Project, error) { return tx.Project(id) })
+	if errors.Is(err, sim.ErrNotFound) {
+		return p, notFound()
+	}
 	if err == nil && statemachine.ProjectDue(p, e.clock.Now()) {
 		return e.Project(ctx, p.APIKey, id)
 	}

@@ -52,12 +52,7 @@ func (e *StudioProjects) StudioProject(ctx context.Context, c sim.Caller, id str
 	if p, ok := e.cache.Get(id, gen); ok && p.CompanyID == c.Company.ID {
 		return p, nil
 	}
-	var p sim.StudioProject
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		p, err = ownedStudioProject(tx, c, id)
-		return err
-	})
+	p, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.StudioProject, error) { return ownedStudioProject(tx, c, id) })
 	if err == nil {
 		e.cache.Put(id, p, gen)
 	}
@@ -141,18 +136,16 @@ func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, 
 }
 
 // UpdateStudioProject changes a project of the caller's company.
-func (e *StudioProjects) UpdateStudioProject(ctx context.Context, c sim.Caller, id string, in sim.StudioProjectInput) (sim.StudioProject, error) {
-	var p sim.StudioProject
-	err := e.update(ctx, func(tx sim.Tx) error {
-		var err error
-		if p, err = ownedStudioProject(tx, c, id); err != nil {
-			return err
+func (e *StudioProjects) UpdateStudioProject(ctx context.Context, c sim.Caller, id string, input sim.StudioProjectInput) (sim.StudioProject, error) {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.StudioProject, error) {
+		p, err := ownedStudioProject(tx, c, id)
+		if err != nil {
+			return p, err
 		}
-		if err := applyProjectInput(tx, c, &p, in); err != nil {
-			return err
+		if err := applyProjectInput(tx, c, &p, input); err != nil {
+			return p, err
 		}
 		p.UpdatedAt = e.clock.Now()
-		return tx.PutStudioProject(p)
+		return p, tx.PutStudioProject(p)
 	})
-	return p, err
 }

@@ -54,13 +54,13 @@ const purgeEvery = time.Minute
 // transaction and its settle rule.
 type dueKind struct {
 	resource string
-	list     func(sim.Tx) func(time.Time, int) ([]string, error)
+	list     func(tx sim.Tx, now time.Time, limit int) ([]string, error)
 	settle   func(tx sim.Tx, id string) error
 }
 
 // kinds are the records due at now, in the order the sweep settles them.
 func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
-	projects = []dueKind{{"project", func(tx sim.Tx) func(time.Time, int) ([]string, error) { return tx.DueProjects }, func(tx sim.Tx, id string) error {
+	projects = []dueKind{{"project", sim.Tx.DueProjects, func(tx sim.Tx, id string) error {
 		p, err := tx.Project(id)
 		if err != nil {
 			return err
@@ -68,7 +68,7 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 		_, err = e.projects.settle(tx, p, now)
 		return err
 	}}}
-	studio = []dueKind{{"artifact", func(tx sim.Tx) func(time.Time, int) ([]string, error) { return tx.DueArtifacts }, func(tx sim.Tx, id string) error {
+	studio = []dueKind{{"artifact", sim.Tx.DueArtifacts, func(tx sim.Tx, id string) error {
 		a, err := tx.Artifact(id)
 		if err != nil {
 			return err
@@ -84,7 +84,7 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 			return tx.PutArtifact(na)
 		}
 		return nil
-	}}, {"video", func(tx sim.Tx) func(time.Time, int) ([]string, error) { return tx.DueVideos }, func(tx sim.Tx, id string) error {
+	}}, {"video", sim.Tx.DueVideos, func(tx sim.Tx, id string) error {
 		v, err := tx.Video(id)
 		if err != nil {
 			return err
@@ -108,7 +108,7 @@ func (e *sweeper) idle(ctx context.Context, now time.Time) (bool, error) {
 	idle := true
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		for _, k := range append(projects, studio...) {
-			ids, err := e.dueIDs(k.resource, k.list(tx), now, 1)
+			ids, err := e.dueIDs(tx, k, now, 1)
 			if err != nil || len(ids) > 0 {
 				idle = false
 				return err
@@ -155,7 +155,7 @@ func (e *sweeper) sweepBatches(ctx context.Context, now time.Time, kinds []dueKi
 			return e.update(ctx, func(tx sim.Tx) error {
 				for i, k := range kinds {
 					var err error
-					if ids[i], err = e.dueIDs(k.resource, k.list(tx), now, sweepBatch); err != nil {
+					if ids[i], err = e.dueIDs(tx, k, now, sweepBatch); err != nil {
 						return err
 					}
 					for _, id := range ids[i] {

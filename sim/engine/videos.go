@@ -210,25 +210,19 @@ func ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, 
 
 // Video returns one video of a project of the caller's company.
 func (e *Videos) Video(ctx context.Context, c sim.Caller, projectID, videoID string) (sim.Video, error) {
-	var v sim.Video
 	now := e.clock.Now()
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		v, err = ownedVideo(tx, c, projectID, videoID)
-		return err
-	})
+	get := func(tx sim.Tx) (sim.Video, error) { return ownedVideo(tx, c, projectID, videoID) }
+	v, err := in(ctx, e.store.View, get)
 	if err != nil || !statemachine.VideoDue(v, now) {
 		return v, err
 	}
-	err = e.update(ctx, func(tx sim.Tx) error {
-		cur, err := ownedVideo(tx, c, projectID, videoID)
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
+		cur, err := get(tx)
 		if err != nil {
-			return err
+			return cur, err
 		}
-		v, err = e.settleVideo(tx, cur, now)
-		return err
+		return e.settleVideo(tx, cur, now)
 	})
-	return v, err
 }
 
 // UpdateVideo applies a video update. A status written by the client stops
@@ -307,25 +301,22 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 // SetVideoStatus moves a video to a status at once, from the control API;
 // with auto, the automatic lifecycle continues from there.
 func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto bool) (sim.Video, error) {
-	var v sim.Video
 	if !slices.Contains(sim.VideoStatuses, status) {
-		return v, sim.Errorf(sim.CodeValidation, sim.MsgVideoStatus, strings.Join(sim.VideoStatuses, ", "), status)
+		return sim.Video{}, sim.Errorf(sim.CodeValidation, sim.MsgVideoStatus, strings.Join(sim.VideoStatuses, ", "), status)
 	}
-	err := e.update(ctx, func(tx sim.Tx) error {
-		var err error
-		v, err = tx.Video(id)
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
+		v, err := tx.Video(id)
 		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id)
+			return v, sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id)
 		}
 		if err != nil {
-			return err
+			return v, err
 		}
 		now := e.clock.Now()
 		v.Status, v.UpdatedAt, v.DueAt = status, now, time.Time{}
 		if auto {
 			v.DueAt = statemachine.VideoDueAfter(v, status, now, e.timing)
 		}
-		return tx.PutVideo(v)
+		return v, tx.PutVideo(v)
 	})
-	return v, err
 }
