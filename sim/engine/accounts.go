@@ -12,9 +12,8 @@ import (
 )
 
 // Accounts are the API keys: their plans, balances and studio identities
-// (user and company).
-// Accounts are read on every request (authentication): a cache of accounts
-// and of studio callers by key spares the store read.
+// (user and company). They are read on every request (authentication), so
+// accounts and studio callers are cached by key.
 type Accounts struct {
 	*core
 	ids      *idgen

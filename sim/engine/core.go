@@ -61,7 +61,7 @@ func in[T any](ctx context.Context, run func(context.Context, func(sim.Tx) error
 // update runs fn in a write transaction and invalidates the caches. The
 // transaction also persists the simulated clock: whatever a write stamped
 // and answered (created_at, updatedAt, ...) is never after the time a
-// restart resumes from (test/crash, the studio writes did not).
+// restart resumes from.
 func (e *core) update(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.changes.Add(1)
 	return e.write(ctx, fn)

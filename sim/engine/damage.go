@@ -11,10 +11,9 @@ import (
 )
 
 // A damaged data file must not take the process down: bbolt panics on a
-// page that is not what it expects, and the sweep that met one in a due
-// record panicked on every tick, so the process crash-looped. Background
-// work runs under recovered; the sweep settles the records of a failed
-// batch one by one and skips, until the process restarts, those that
+// page that is not what it expects, on every tick of a sweep that meets it.
+// Background work runs under Recovered; the sweep settles the records of a
+// failed batch one by one and skips, until the process restarts, those that
 // panic or do not decode, reporting each once (fidelity HD5).
 
 // PanicError is a panic recovered in background work, with its stack.

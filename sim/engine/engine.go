@@ -81,11 +81,9 @@ type Config struct {
 	StoredClock bool
 }
 
-// Engine is the use-case layer: one service per resource, each a small
-// type over the shared transaction runner (core: store, clock, events) that
-// owns its own state (caches; downloads, background work and quotas for
-// Artifacts; the sweep for Clock). The HTTP adapters declare the methods
-// they need and are given the services that provide them (see sim/server).
+// Engine is the use-case layer: one service per resource. The HTTP adapters
+// declare the methods they need and are given the services that provide
+// them (see sim/server).
 type Engine struct {
 	Clock          *Clock
 	Accounts       *Accounts

@@ -21,8 +21,7 @@ type Outcomes struct {
 
 // ForceArtifact decides how an artifact's processing ends: "ready"
 // (upload_completed, with optional size and duration) or "error"
-// (upload_failed, with a message). With now, the
-// processing ends at once.
+// (upload_failed, with a message). With now, the processing ends at once.
 func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message string, size *int64, duration *float64, now bool) (sim.Artifact, error) {
 	if err := checkOutcome(outcome); err != nil {
 		return sim.Artifact{}, err

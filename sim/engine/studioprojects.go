@@ -9,8 +9,7 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/gencache"
 )
 
-// StudioProjects are the studio's projects, which hold videos.
-// They are cached by id.
+// StudioProjects are the studio's projects, which hold videos, cached by id.
 type StudioProjects struct {
 	*core
 	ids   *idgen

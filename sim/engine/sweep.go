@@ -97,9 +97,8 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 
 // idle reports whether a sweep at now has nothing to do: no transition is
 // due and expired idempotency records were purged less than purgeEvery
-// ago. It only reads: an empty write transaction still rewrites the
-// freelist and syncs the file, which the 200 ms tick did five times a
-// second on an idle server (and it invalidated the read caches).
+// ago. It only reads: an empty write transaction would still rewrite the
+// freelist, sync the file and invalidate the read caches on every tick.
 func (e *sweeper) idle(ctx context.Context, now time.Time) (bool, error) {
 	if d := now.Sub(time.Unix(0, e.lastPurge.Load())); d >= purgeEvery || d < 0 {
 		return false, nil

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -14,8 +15,7 @@ import (
 )
 
 // Videos are the studio's dubbing jobs, made from artifacts in a studio
-// project.
-// A project's video list is cached by project id.
+// project. A project's video list is cached by project id.
 type Videos struct {
 	*core
 	ids       *idgen
@@ -242,27 +242,16 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 		if u.HasDstLangs {
 			langs = u.DstLangs
 		}
+		known := func(k string) bool { return slices.Contains(langs, k) }
 		if u.HasGuidance && u.Guidance != nil {
-			keys := make([]string, 0, len(u.Guidance.ByLang))
-			for k := range u.Guidance.ByLang {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if !slices.Contains(langs, k) {
+			for _, k := range slices.Sorted(maps.Keys(u.Guidance.ByLang)) {
+				if !known(k) {
 					return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceLanguage, k, strings.Join(langs, ", "))
 				}
 			}
 		}
 		if u.HasDstLangs && !u.HasGuidance && v.Guidance != nil {
-			var stale []string
-			for k := range v.Guidance.ByLang {
-				if !slices.Contains(langs, k) {
-					stale = append(stale, k)
-				}
-			}
-			if len(stale) > 0 {
-				sort.Strings(stale)
+			if stale := slices.DeleteFunc(slices.Sorted(maps.Keys(v.Guidance.ByLang)), known); len(stale) > 0 {
 				return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceStale, strings.Join(stale, ", "))
 			}
 		}
