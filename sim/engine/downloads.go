@@ -288,16 +288,11 @@ func (e *Artifacts) restartDownloads(ctx context.Context) error {
 		// Parts are resolved again as at creation, with the creator's
 		// credentials as they are now.
 		c := sim.Caller{}
-		if err := e.store.View(ctx, func(tx sim.Tx) error {
-			acct, err := tx.Account(a.APIKey)
-			if err == nil {
-				c.Account = acct
-			}
-			if errors.Is(err, sim.ErrNotFound) {
-				return nil
-			}
-			return err
-		}); err != nil {
+		acct, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Account, error) { return tx.Account(a.APIKey) })
+		switch {
+		case err == nil:
+			c.Account = acct
+		case !errors.Is(err, sim.ErrNotFound):
 			return err
 		}
 		_ = e.reserveDownload(a.CompanyID, true) // resumed, never refused

@@ -32,17 +32,25 @@ type sweeper struct {
 	lastStack atomic.Value
 }
 
-// sweep applies the due transitions of platform projects, then of studio
-// artifacts and videos.
+// sweep applies the due transitions of platform projects, then purges
+// expired idempotency records, then applies those of studio artifacts and
+// videos. It returns how many records it settled.
 func (e *sweeper) sweep(ctx context.Context, now time.Time) (int, error) {
-	if idle, err := e.idle(ctx, now); err != nil || idle {
+	projects, studio := e.kinds(now)
+	if idle, err := e.idle(ctx, now, append(projects, studio...)); err != nil || idle {
 		return 0, err
 	}
-	n, err := e.sweepProjects(ctx, now)
+	n, err := e.sweepBatches(ctx, now, projects, func(tx sim.Tx) error {
+		if _, err := tx.PurgeIdempotency(now.Add(-e.idemTTL)); err != nil {
+			return err
+		}
+		e.lastPurge.Store(now.UnixNano())
+		return nil
+	})
 	if err != nil {
 		return n, err
 	}
-	m, err := e.sweepStudio(ctx, now)
+	m, err := e.sweepBatches(ctx, now, studio, nil)
 	return n + m, err
 }
 
@@ -99,14 +107,13 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 // due and expired idempotency records were purged less than purgeEvery
 // ago. It only reads: an empty write transaction would still rewrite the
 // freelist, sync the file and invalidate the read caches on every tick.
-func (e *sweeper) idle(ctx context.Context, now time.Time) (bool, error) {
+func (e *sweeper) idle(ctx context.Context, now time.Time, kinds []dueKind) (bool, error) {
 	if d := now.Sub(time.Unix(0, e.lastPurge.Load())); d >= purgeEvery || d < 0 {
 		return false, nil
 	}
-	projects, studio := e.kinds(now)
 	idle := true
 	err := e.store.View(ctx, func(tx sim.Tx) error {
-		for _, k := range append(projects, studio...) {
+		for _, k := range kinds {
 			ids, err := e.dueIDs(tx, k, now, 1)
 			if err != nil || len(ids) > 0 {
 				idle = false
@@ -116,26 +123,6 @@ func (e *sweeper) idle(ctx context.Context, now time.Time) (bool, error) {
 		return nil
 	})
 	return idle, err
-}
-
-// sweepProjects applies due project transitions, then purges expired
-// idempotency records; it returns how many projects it settled.
-func (e *sweeper) sweepProjects(ctx context.Context, now time.Time) (int, error) {
-	projects, _ := e.kinds(now)
-	return e.sweepBatches(ctx, now, projects, func(tx sim.Tx) error {
-		if _, err := tx.PurgeIdempotency(now.Add(-e.idemTTL)); err != nil {
-			return err
-		}
-		e.lastPurge.Store(now.UnixNano())
-		return nil
-	})
-}
-
-// sweepStudio applies due artifact and video transitions; it returns how
-// many records it settled.
-func (e *sweeper) sweepStudio(ctx context.Context, now time.Time) (int, error) {
-	_, studio := e.kinds(now)
-	return e.sweepBatches(ctx, now, studio, nil)
 }
 
 // sweepBatches settles the due records of kinds, up to sweepBatch of each
