@@ -57,13 +57,6 @@ func (w *work) set(state string) { w.state.Store(&state) }
 
 func (w *work) setURL(u string) { w.url.Store(&u) }
 
-func (w *work) getURL() string {
-	if u := w.url.Load(); u != nil {
-		return *u
-	}
-	return ""
-}
-
 // workSet is the registry of background work in flight.
 type workSet struct {
 	// bound is how long an advance or a read waits for the work its
@@ -76,7 +69,7 @@ type workSet struct {
 	done chan struct{}
 }
 
-func (s *workSet) add(w *work) *work {
+func (s *workSet) add(w *work) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.items == nil {
@@ -85,7 +78,6 @@ func (s *workSet) add(w *work) *work {
 	s.seq++
 	w.seq = s.seq
 	s.items[w.seq] = w
-	return w
 }
 
 func (s *workSet) remove(w *work) {
@@ -150,7 +142,10 @@ func (s *workSet) wait(ctx context.Context, t time.Time, id string, bound time.D
 }
 
 func (w *work) info() sim.Work {
-	in := sim.Work{Kind: w.kind, Resource: w.resource, ID: w.id, URL: w.getURL(), StartedAt: w.started, NeededAt: w.needed, Bytes: w.bytes.Load()}
+	in := sim.Work{Kind: w.kind, Resource: w.resource, ID: w.id, StartedAt: w.started, NeededAt: w.needed, Bytes: w.bytes.Load()}
+	if u := w.url.Load(); u != nil {
+		in.URL = *u
+	}
 	if s := w.state.Load(); s != nil {
 		in.WaitingFor = *s
 	}

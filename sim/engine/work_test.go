@@ -13,7 +13,8 @@ import (
 // waits for it).
 func newWork(s *workSet, id string, needed time.Time) *work {
 	w := &work{kind: WorkDownload, resource: "artifact", id: id, started: t0, needed: needed}
-	return s.add(w)
+	s.add(w)
+	return w
 }
 
 func workIDs(ws []*work) []string {
