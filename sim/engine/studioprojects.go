@@ -112,26 +112,24 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 }
 
 // CreateStudioProject creates a project in the caller's company.
-func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, in sim.StudioProjectInput, idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
-	var p sim.StudioProject
-	err := e.batch(ctx, func(tx sim.Tx) error {
+func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, input sim.StudioProjectInput, idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
+	return in(ctx, e.batch, func(tx sim.Tx) (sim.StudioProject, error) {
 		now := e.clock.Now()
-		p = sim.StudioProject{CompanyID: c.Company.ID, Status: sim.StudioProjectStatusNew, ManagerID: c.User.ID,
+		p := sim.StudioProject{CompanyID: c.Company.ID, Status: sim.StudioProjectStatusNew, ManagerID: c.User.ID,
 			CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
-		if err := applyProjectInput(tx, c, &p, in); err != nil {
-			return err
+		if err := applyProjectInput(tx, c, &p, input); err != nil {
+			return p, err
 		}
 		id, err := e.ids.studioID(tx, now)
 		if err != nil {
-			return err
+			return p, err
 		}
 		p.ID = id
 		if err := tx.PutStudioProject(p); err != nil {
-			return err
+			return p, err
 		}
-		return saveIdem(tx, idem, p, now)
+		return p, saveIdem(tx, idem, p, now)
 	})
-	return p, err
 }
 
 // UpdateStudioProject changes a project of the caller's company.

@@ -23,8 +23,7 @@ type Uploads struct {
 // company may have Quota.PresignsPerCompany slots outstanding (neither used
 // nor expired).
 func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName string) (sim.Upload, error) {
-	var u sim.Upload
-	err := e.update(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Upload, error) {
 		now := e.clock.Now()
 		if limit := e.quota.limits.PresignsPerCompany; limit > 0 {
 			open := 0
@@ -35,23 +34,22 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 				return nil
 			})
 			if err != nil {
-				return err
+				return sim.Upload{}, err
 			}
 			if open >= limit {
-				return sim.Errorf(sim.CodeForbidden, sim.MsgPresignsOutstanding, limit)
+				return sim.Upload{}, sim.Errorf(sim.CodeForbidden, sim.MsgPresignsOutstanding, limit)
 			}
 		}
 		seq, err := tx.NextSequence("uploads")
 		if err != nil {
-			return err
+			return sim.Upload{}, err
 		}
 		id := e.ids.uuid("upload", fmt.Sprint(seq))
-		u = sim.Upload{ID: id, APIKey: c.Account.APIKey, CompanyID: c.Company.ID, FileName: fileName,
+		u := sim.Upload{ID: id, APIKey: c.Account.APIKey, CompanyID: c.Company.ID, FileName: fileName,
 			S3Path:    "s3://" + sim.UploadBucket + "/temp/" + id + "/" + fileName,
 			ExpiresAt: now.Add(sim.UploadValidity), CreatedAt: now}
-		return tx.PutUpload(u)
+		return u, tx.PutUpload(u)
 	})
-	return u, err
 }
 
 // UploadSignature is the signature of an upload's presigned URL, keyed by
