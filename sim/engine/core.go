@@ -137,7 +137,7 @@ func studioDenied() error { return sim.Errorf(sim.CodeAccessDenied, sim.MsgStudi
 
 func studioMissing() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioNotFound) }
 
-func secs(d time.Duration) *float64 { s := d.Seconds(); return &s }
+func secs(d time.Duration) *float64 { return new(d.Seconds()) }
 
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {

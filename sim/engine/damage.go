@@ -40,8 +40,8 @@ func Recovered(fn func() error) (err error) {
 // damaged reports whether err says a record cannot be read back: a panic
 // or a record that does not decode.
 func damaged(err error) bool {
-	var pe *PanicError
-	return errors.As(err, &pe) || errors.Is(err, sim.ErrDamaged)
+	_, panicked := errors.AsType[*PanicError](err)
+	return panicked || errors.Is(err, sim.ErrDamaged)
 }
 
 // skip makes the sweep leave resource id alone from now on and reports it
@@ -59,8 +59,7 @@ func (e *sweeper) skip(resource, id string, err error) {
 		return
 	}
 	attrs := []any{"resource", resource, "id", id, "err", err}
-	var pe *PanicError
-	if errors.As(err, &pe) && e.lastStack.Swap(err.Error()) != err.Error() {
+	if pe, ok := errors.AsType[*PanicError](err); ok && e.lastStack.Swap(err.Error()) != err.Error() {
 		// The stack once per cause: the records of one damaged page
 		// fail alike.
 		attrs = append(attrs, "stack", string(pe.Stack))

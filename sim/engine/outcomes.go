@@ -48,8 +48,7 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 			res.Size = *size
 		}
 		if duration != nil {
-			d := *duration
-			res.Duration = &d
+			res.Duration = new(*duration)
 		}
 		a.Result, a.Pending = res, false
 		if now {

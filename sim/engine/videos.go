@@ -113,8 +113,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			Remark: nv.Remark, StringVariables: nv.StringVariables, Pipeline: nv.Pipeline,
 			DueAt: statemachine.VideoDueAfter(sim.Video{}, sim.VideoNew, now, e.timing), CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
 		if src.Duration != nil {
-			d := *src.Duration
-			v.DurationSeconds = &d
+			v.DurationSeconds = new(*src.Duration)
 		}
 		if err := tx.PutVideo(v); err != nil {
 			return err
@@ -269,8 +268,7 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 			v.DueAt = time.Time{}
 		}
 		if u.Remark != nil {
-			r := *u.Remark
-			v.Remark = &r
+			v.Remark = new(*u.Remark)
 		}
 		if u.ClearRemark {
 			v.Remark = nil
