@@ -40,7 +40,6 @@ const (
 
 // work is one piece of background work in flight.
 type work struct {
-	seq      uint64
 	kind     string
 	resource string                 // "artifact" for downloads; "" for probes
 	id       string                 // the resource id
@@ -63,8 +62,7 @@ type workSet struct {
 	// answer depends on (Config.WorkWait).
 	bound time.Duration
 	mu    sync.Mutex
-	seq   uint64
-	items map[uint64]*work
+	items []*work // oldest first
 	// done is closed (and replaced) whenever a piece of work ends.
 	done chan struct{}
 }
@@ -72,18 +70,13 @@ type workSet struct {
 func (s *workSet) add(w *work) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.items == nil {
-		s.items = map[uint64]*work{}
-	}
-	s.seq++
-	w.seq = s.seq
-	s.items[w.seq] = w
+	s.items = append(s.items, w)
 }
 
 func (s *workSet) remove(w *work) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.items, w.seq)
+	s.items = slices.DeleteFunc(s.items, func(x *work) bool { return x == w })
 	if s.done != nil {
 		close(s.done)
 		s.done = nil
@@ -102,7 +95,6 @@ func (s *workSet) blocking(t time.Time, id string) ([]*work, <-chan struct{}) {
 		}
 		ws = append(ws, w)
 	}
-	slices.SortFunc(ws, func(a, b *work) int { return int(a.seq - b.seq) })
 	if s.done == nil {
 		s.done = make(chan struct{})
 	}
@@ -112,12 +104,7 @@ func (s *workSet) blocking(t time.Time, id string) ([]*work, <-chan struct{}) {
 func (s *workSet) all() []*work {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ws := make([]*work, 0, len(s.items))
-	for _, w := range s.items {
-		ws = append(ws, w)
-	}
-	slices.SortFunc(ws, func(a, b *work) int { return int(a.seq - b.seq) })
-	return ws
+	return slices.Clone(s.items)
 }
 
 // wait blocks until no work that time t depends on (of resource id, or of

@@ -75,7 +75,7 @@ func TestWorkSetRemove(t *testing.T) {
 	var s workSet
 	w1 := newWork(&s, "a", t0)
 	w2 := newWork(&s, "b", t0)
-	assert.Less(t, w1.seq, w2.seq)
+	assert.Equal(t, []*work{w1, w2}, s.all(), "oldest first")
 	_, done := s.blocking(t0, "")
 	select {
 	case <-done:
