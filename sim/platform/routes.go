@@ -47,14 +47,8 @@ type Config struct {
 	// IdemSlots is shared with the other interface that keeps its
 	// idempotency records in the same store (nil: this API's own).
 	IdemSlots *idempotency.Slots
-	// OutputCacheDir keeps rendered output files so a repeated download
-	// costs a read ("": no cache); OutputCacheBytes bounds it (zero:
-	// DefaultOutputCacheBytes). Close removes it.
-	OutputCacheDir   string
-	OutputCacheBytes int64
-	// OutputCache, when set, is used instead of a cache of this API's own
-	// (OutputCacheDir and OutputCacheBytes are then ignored): the API's
-	// files are removed from it at Close, the cache itself is not.
+	// OutputCache keeps rendered output files (nil: none); the API's files
+	// are removed from it at Close, the cache itself is not.
 	OutputCache *OutputCache
 }
 
@@ -69,10 +63,8 @@ type API struct {
 	created   int
 	catalog   atomic.Pointer[catalogBodies]
 	rendered  gencache.Cache[rendered]
-	outputs   *outputCache
-	// outputNS prefixes this API's keys in a shared output cache ("": the
-	// cache is its own).
-	outputNS string
+	outputs   *OutputCache
+	outputNS  string // prefixes this API's keys in outputs
 }
 
 // New returns the platform API.
@@ -86,9 +78,7 @@ func New(cfg Config) *API {
 	}
 	a.rendered.Size = renderedSize
 	if cfg.OutputCache != nil {
-		a.outputs, a.outputNS = cfg.OutputCache.c, cfg.OutputCache.namespace()
-	} else if cfg.OutputCacheDir != "" {
-		a.outputs = NewOutputCache(cfg.OutputCacheDir, cfg.OutputCacheBytes).c
+		a.outputs, a.outputNS = cfg.OutputCache, cfg.OutputCache.namespace()
 	}
 	if a.created == 0 {
 		a.created = http.StatusOK
@@ -99,14 +89,10 @@ func New(cfg Config) *API {
 	return a
 }
 
-// Close removes the cached output files (only its own from a shared
-// cache).
+// Close removes its files from the output cache.
 func (a *API) Close() error {
-	if a.outputNS != "" {
-		a.outputs.dropPrefix(a.outputNS)
-		return nil
-	}
-	return a.outputs.close()
+	a.outputs.dropPrefix(a.outputNS)
+	return nil
 }
 
 // Routes returns the whole route table of the platform interface.
