@@ -38,13 +38,14 @@ const (
 		HeaderControl + " (any value), which no HTML form can send; send one of them, even with an empty body"
 )
 
-// controlGuard protects the control API: with a token, every control call
-// must carry it; without one, only requests for a loopback or configured
-// host and from no foreign page are answered. Always, a POST must be one
-// no HTML form can send (other methods that change state already need a
-// preflight cross-site). It asks the routing decision
-// (RouteOf) whether a request is a control call; the platform and studio
-// interfaces pass untouched, and the health endpoint is answered before it.
+// controlGuard protects the control API (fidelity HC1-HC5): with a token,
+// every control call must carry it (Authorization: Bearer, or
+// HeaderControlToken); without one, only requests for an IP literal,
+// localhost, *.localhost or a configured host, and from no foreign page,
+// are answered. Always, a POST must be one no HTML form can send (other
+// methods that change state already need a preflight cross-site). The
+// platform and studio interfaces (RouteOf) pass untouched, and the health
+// endpoint is answered before it.
 type controlGuard struct {
 	token []byte
 	hosts map[string]bool // lower case, without a trailing dot
@@ -100,7 +101,7 @@ func (g *controlGuard) wrap(next http.Handler, answer func(http.Handler) http.Ha
 			// sees the token.
 			r = r.Clone(r.Context())
 			r.Header.Del(HeaderControlToken)
-			if _, ok := bearer(r.Header.Get("Authorization")); ok {
+			if key, _ := httpx.Bearer(r.Header.Get("Authorization")); key != "" {
 				r.Header.Del("Authorization")
 			}
 		}
@@ -157,7 +158,7 @@ func (g *controlGuard) hasToken(r *http.Request) bool {
 	for _, v := range r.Header.Values(HeaderControlToken) {
 		ok = subtle.ConstantTimeCompare([]byte(strings.TrimSpace(v)), g.token) == 1 || ok
 	}
-	if t, isBearer := bearer(r.Header.Get("Authorization")); isBearer {
+	if t, _ := httpx.Bearer(r.Header.Get("Authorization")); t != "" {
 		ok = subtle.ConstantTimeCompare([]byte(t), g.token) == 1 || ok
 	}
 	return ok
@@ -221,15 +222,6 @@ func isDashboardFile(r *http.Request) bool {
 
 func isJSONType(mt string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
-}
-
-// bearer returns the token of an "Authorization: Bearer <token>" value.
-func bearer(v string) (string, bool) {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimSpace(tok), true
 }
 
 // hostOnly is the host of a Host header value, without its port and the
