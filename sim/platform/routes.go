@@ -42,8 +42,6 @@ type Config struct {
 	RejectUnknownFields bool
 	// CreateStatus is the status of a successful Create Project (200 or 201).
 	CreateStatus int
-	// MaxBody limits JSON bodies (bytes).
-	MaxBody int64
 	// IdemSlots is shared with the other interface that keeps its
 	// idempotency records in the same store (nil: this API's own).
 	IdemSlots *idempotency.Slots
@@ -72,7 +70,7 @@ func New(cfg Config) *API {
 	a := &API{
 		svc:       cfg.Service,
 		http:      httpx.API{Render: Render, Log: cfg.Log},
-		dec:       httpx.Decoder{MaxBytes: cfg.MaxBody, RejectUnknown: cfg.RejectUnknownFields},
+		dec:       httpx.Decoder{RejectUnknown: cfg.RejectUnknownFields},
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		created:   cfg.CreateStatus,
 	}
@@ -83,7 +81,7 @@ func New(cfg Config) *API {
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
-	a.idem = &idempotency.Middleware{Store: cfg.Service, API: a.http, Limit: a.bodyLimit,
+	a.idem = &idempotency.Middleware{Store: cfg.Service, API: a.http, Limit: bodyLimit,
 		Replayers: map[string]idempotency.Replayer{recipeCloning: replayCloning}, Slots: cfg.IdemSlots}
 	a.validate = newValidator(cfg.Service.Catalog)
 	return a
@@ -127,12 +125,9 @@ const pathCloning = "/api/v1/cloning/synthesize"
 
 // bodyLimit is the body limit of the route r goes to: the cloning route's
 // own, or the JSON decoder's. The idempotency middleware reads no more.
-func (a *API) bodyLimit(r *http.Request) int64 {
+func bodyLimit(r *http.Request) int64 {
 	if r.URL.Path == pathCloning {
 		return maxCloneBody
-	}
-	if a.dec.MaxBytes > 0 {
-		return a.dec.MaxBytes
 	}
 	return httpx.DefaultMaxBody
 }

@@ -70,9 +70,8 @@ type Rules struct {
 }
 
 // sniffLimit is the most of a POST /api/v1/projects body read to tell the
-// two create requests apart: the body limit of both create routes (the
-// server sets neither platform.Config.MaxBody nor studio.Config.MaxBody).
-// A larger body is refused by the route that gets it.
+// two create requests apart: the body limit of both create routes. A
+// larger body is refused by the route that gets it.
 const sniffLimit = httpx.DefaultMaxBody
 
 // sniffMin is how much of the body is read in any case (or to its end),
