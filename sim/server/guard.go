@@ -64,7 +64,7 @@ func newControlGuard(token string, hosts []string) *controlGuard {
 	return g
 }
 
-// refusal is an answer of the guard in the control envelope.
+// refusal is an answer of the guard, in the control envelope.
 type refusal struct {
 	status        int
 	name, message string
@@ -152,7 +152,6 @@ func (g *controlGuard) checkPage(r *http.Request) (refusal, bool) {
 	return refusal{}, false
 }
 
-// hasToken reports whether r carries the token, compared in constant time.
 func (g *controlGuard) hasToken(r *http.Request) bool {
 	ok := false
 	for _, v := range r.Header.Values(HeaderControlToken) {

@@ -18,11 +18,10 @@ const HealthPath = "/_sim/health"
 
 // Health is the body of GET /_sim/health.
 type Health struct {
-	Status  string `json:"status"`
-	Version string `json:"version"`
-	// Now is the simulated time; Uptime the wall time since assembly.
-	Now           string  `json:"now"`
-	UptimeSeconds float64 `json:"uptime_seconds"`
+	Status        string  `json:"status"`
+	Version       string  `json:"version"`
+	Now           string  `json:"now"`            // simulated time
+	UptimeSeconds float64 `json:"uptime_seconds"` // wall time since assembly
 }
 
 // health answers HealthPath and passes every other request to next; answer
