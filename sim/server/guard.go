@@ -75,8 +75,7 @@ func (f refusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dubsim control"`)
 	}
 	setRefusal(r, f.message) // the journal does not record it
-	ct, body := Envelope(r, f.status, f.name, f.message)
-	writeRaw(w, f.status, ct, body)
+	writeError(w, r, f.status, f.name, f.message)
 }
 
 // wrap puts the guard in front of next; answer wraps its refusals (early

@@ -27,7 +27,6 @@ func limitURI(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ct, body := Envelope(r, http.StatusRequestURITooLong, "URITooLongError", fmt.Sprintf(msgURITooLong, len(r.RequestURI), MaxRequestURI))
-		writeRaw(w, http.StatusRequestURITooLong, ct, body)
+		writeError(w, r, http.StatusRequestURITooLong, "URITooLongError", fmt.Sprintf(msgURITooLong, len(r.RequestURI), MaxRequestURI))
 	})
 }

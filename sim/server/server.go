@@ -162,12 +162,10 @@ func (s *Server) routers(cfg Config, p Parts) (root, controlRoot chi.Router) {
 		} else {
 			httpx.SetAllow(w, dispatch{platform: p.Platform, studio: p.Studio}.allowed(httpx.RoutePath(r)))
 		}
-		ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
-		writeRaw(w, http.StatusMethodNotAllowed, ct, body)
+		writeError(w, r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {
-		ct, body := Envelope(r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
-		writeRaw(w, http.StatusNotFound, ct, body)
+		writeError(w, r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
 	}
 	root.MethodNotAllowed(methodNotAllowed)
 	root.NotFound(notFound)
@@ -301,7 +299,9 @@ var (
 	_ ui.Source            = uiSource{}
 )
 
-func writeRaw(w http.ResponseWriter, status int, ct string, body []byte) {
+// writeError answers an error in the envelope of r's interface.
+func writeError(w http.ResponseWriter, r *http.Request, status int, name, message string) {
+	ct, body := Envelope(r, status, name, message)
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
