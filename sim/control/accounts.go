@@ -94,7 +94,6 @@ func checkRateLimit(rl *sim.RateLimit) error {
 	return nil
 }
 
-// createAccount serves POST /_sim/accounts.
 func (a *API) createAccount(r *http.Request, b accountBody) (int, any, error) {
 	if err := errors.Join(checkStorage(b.Storage), checkRateLimit(b.RateLimit)); err != nil {
 		return 0, nil, err

@@ -21,7 +21,6 @@ func (a *API) clock() clockResponse {
 	return clockResponse{Now: Time(a.ctl.Now()), TimeScale: &scale, Frozen: &frozen}
 }
 
-// handleClock serves GET /_sim/clock.
 func (a *API) handleClock(w http.ResponseWriter, r *http.Request) error {
 	return a.writeClock(w, nil)
 }
@@ -38,7 +37,6 @@ type scaleBody struct {
 	TimeScale *float64 `json:"time_scale"`
 }
 
-// scale serves POST /_sim/clock/scale {"time_scale": x}.
 func (a *API) scale(r *http.Request, b scaleBody) (int, any, error) {
 	if b.TimeScale == nil {
 		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "time_scale")
@@ -50,12 +48,10 @@ func (a *API) scale(r *http.Request, b scaleBody) (int, any, error) {
 	return http.StatusOK, a.clock(), err
 }
 
-// handleFreeze serves POST /_sim/clock/freeze.
 func (a *API) handleFreeze(w http.ResponseWriter, r *http.Request) error {
 	return a.writeClock(w, a.ctl.Freeze(r.Context()))
 }
 
-// handleResume serves POST /_sim/clock/resume.
 func (a *API) handleResume(w http.ResponseWriter, r *http.Request) error {
 	return a.writeClock(w, a.ctl.Resume(r.Context()))
 }

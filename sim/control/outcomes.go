@@ -16,7 +16,6 @@ type forceArtifactBody struct {
 	Now             bool     `json:"now"`
 }
 
-// forceArtifact serves POST /_sim/artifacts/{id}/outcome.
 func (a *API) forceArtifact(r *http.Request, b forceArtifactBody) (int, any, error) {
 	if b.Outcome == "" {
 		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
@@ -47,7 +46,6 @@ type videoStatusBody struct {
 	Auto   bool   `json:"auto"`
 }
 
-// videoStatus serves POST /_sim/videos/{id}/status.
 func (a *API) videoStatus(r *http.Request, b videoStatusBody) (int, any, error) {
 	if b.Status == "" {
 		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "status")
@@ -69,7 +67,6 @@ type forceBody struct {
 	Now          bool   `json:"now"`
 }
 
-// forceProject serves POST /_sim/projects/{id}/outcome.
 func (a *API) forceProject(r *http.Request, b forceBody) (int, any, error) {
 	if b.Outcome == "" {
 		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
@@ -98,7 +95,6 @@ type outcomeBody struct {
 	Resource         string `json:"resource"`
 }
 
-// addOutcome serves POST /_sim/outcomes.
 func (a *API) addOutcome(r *http.Request, b outcomeBody) (int, any, error) {
 	if b.Outcome == "" {
 		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
@@ -112,7 +108,6 @@ func (a *API) addOutcome(r *http.Request, b outcomeBody) (int, any, error) {
 	return http.StatusCreated, rule, err
 }
 
-// handleListOutcomes serves GET /_sim/outcomes.
 func (a *API) handleListOutcomes(w http.ResponseWriter, r *http.Request) error {
 	rules, err := a.ctl.OutcomeRules(r.Context())
 	if err != nil {
@@ -122,7 +117,6 @@ func (a *API) handleListOutcomes(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handleRemoveOutcome serves DELETE /_sim/outcomes/{id}.
 func (a *API) handleRemoveOutcome(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
 	if err := a.ctl.RemoveOutcomeRule(r.Context(), id); err != nil {

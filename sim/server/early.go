@@ -123,9 +123,6 @@ func (e *earlyAnswers) willDrain(r *http.Request, b *countedBody) bool {
 
 var drainBuffers = sync.Pool{New: func() any { return new([64 << 10]byte) }}
 
-// drain is the outermost layer: after the handler, it reads and discards
-// what is left of a request body the answer did not need, within the
-// bounds, so that the client can finish writing and read the answer.
 func (e *earlyAnswers) drain(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, b := counted(r)
@@ -181,9 +178,6 @@ func (e *earlyAnswers) discard(rc *http.ResponseController, b *countedBody) bool
 	}
 }
 
-// answer is the layer inside the journal: an answer written while the
-// request body is unread is held until the handler returns, then sent with
-// its Content-Length and flushed.
 func (e *earlyAnswers) answer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, b := counted(r)
