@@ -221,7 +221,7 @@ func adapters(cfg Config, e *engine.Engine, exts []control.Extension) server.Par
 	api := platform.New(platform.Config{
 		Service: server.PlatformService(e), Log: log, PublicURL: cfg.PublicURL,
 		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus, IdemSlots: slots,
-		OutputCacheBytes: cfg.OutputCacheBytes, OutputCache: cfg.Shared.outputs,
+		OutputCache: cfg.Shared.outputs,
 	})
 	st := studio.New(studio.Config{
 		Service: server.StudioService(e),
