@@ -24,16 +24,7 @@ import (
 // duration against ffprobe's format=duration.
 func TestProbeFFmpeg(t *testing.T) {
 	t.Parallel()
-	ffmpeg := tooltest.Path(t, "ffmpeg", "apt-get install ffmpeg")
-	ffprobe := tooltest.Path(t, "ffprobe", "apt-get install ffmpeg")
-	out, err := exec.CommandContext(t.Context(), ffmpeg, "-hide_banner", "-encoders").Output()
-	require.NoError(t, err)
-	encoders := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && len(f[0]) == 6 {
-			encoders[f[1]] = true
-		}
-	}
+	ffmpeg, ffprobe, encoders := probeTestTools(t)
 
 	audioIn := []string{"-f", "lavfi", "-i", "sine=frequency=440:duration=3.5"}
 	videoIn := []string{"-f", "lavfi", "-i", "color=c=blue:s=64x36:d=3.5:r=25"}
@@ -97,12 +88,7 @@ func TestProbeFFmpeg(t *testing.T) {
 			msg, err := cmd.CombinedOutput()
 			require.NoError(t, err, "ffmpeg %s: %s", strings.Join(args, " "), msg)
 
-			msg, err = exec.CommandContext(ctx, ffprobe, "-v", "error", "-show_entries", "format=duration",
-				"-of", "default=noprint_wrappers=1:nokey=1", path).Output()
-			require.NoError(t, err)
-			secs, err := strconv.ParseFloat(strings.TrimSpace(string(msg)), 64)
-			require.NoError(t, err, "ffprobe output %q", msg)
-			want := probeTestSeconds(secs)
+			want, streams := probeTestFFprobe(t, ctx, ffprobe, path)
 
 			f, err := os.Open(path)
 			require.NoError(t, err)
@@ -124,7 +110,7 @@ func TestProbeFFmpeg(t *testing.T) {
 			if st.Size() > 1<<20 {
 				assert.Less(t, r.bytes.Load()*4, st.Size(), "read a small part of a large file")
 			}
-			probeTestAssertStreams(t, probeTestFFprobeStreams(t, ctx, ffprobe, path), info,
+			probeTestAssertStreams(t, streams, info,
 				!strings.Contains(tc.name, "fragmented") && tc.file != "dash.mp4")
 			t.Logf("%s: probe %v ffprobe %v (%d bytes, %d ReadAt, %d bytes read)",
 				tc.file, info.Duration, want, st.Size(), r.calls.Load(), r.bytes.Load())
@@ -150,15 +136,19 @@ func probeTestTools(t *testing.T) (ffmpeg, ffprobe string, encoders map[string]b
 	return ffmpeg, ffprobe, encoders
 }
 
-// probeTestFFprobeStreams returns what ffprobe reports of the first video
-// and the first audio stream of path, as a MediaInfo (frame rate: the
+// probeTestFFprobe returns what ffprobe reports of path, in one run (each
+// start of ffprobe costs about 0.3 s of CPU): its format's duration, and
+// its first video and first audio stream as a MediaInfo (frame rate: the
 // stream's r_frame_rate).
-func probeTestFFprobeStreams(t *testing.T, ctx context.Context, ffprobe, path string) MediaInfo {
+func probeTestFFprobe(t *testing.T, ctx context.Context, ffprobe, path string) (time.Duration, MediaInfo) {
 	t.Helper()
 	out, err := exec.CommandContext(ctx, ffprobe, "-v", "error", "-show_entries",
-		"stream=codec_type,codec_name,width,height,r_frame_rate,sample_rate,channels", "-of", "json", path).Output()
+		"format=duration:stream=codec_type,codec_name,width,height,r_frame_rate,sample_rate,channels", "-of", "json", path).Output()
 	require.NoError(t, err)
 	var doc struct {
+		Format struct {
+			Duration string `json:"duration"`
+		} `json:"format"`
 		Streams []struct {
 			CodecType  string `json:"codec_type"`
 			CodecName  string `json:"codec_name"`
@@ -187,7 +177,9 @@ func probeTestFFprobeStreams(t *testing.T, ctx context.Context, ffprobe, path st
 			require.NoError(t, err, "ffprobe sample_rate %q", s.SampleRate)
 		}
 	}
-	return mi
+	secs, err := strconv.ParseFloat(doc.Format.Duration, 64)
+	require.NoError(t, err, "ffprobe duration %q", doc.Format.Duration)
+	return probeTestSeconds(secs), mi
 }
 
 // probeTestAssertStreams compares Probe's stream facts with ffprobe's; the
@@ -271,7 +263,7 @@ func TestProbeFFmpegStreams(t *testing.T) {
 			require.NoError(t, err)
 			info, err := Probe(f, st.Size())
 			require.NoError(t, err)
-			want := probeTestFFprobeStreams(t, ctx, ffprobe, path)
+			_, want := probeTestFFprobe(t, ctx, ffprobe, path)
 			probeTestAssertStreams(t, want, info, true)
 			t.Logf("%s: probe %+v", tc.file, info)
 		})
