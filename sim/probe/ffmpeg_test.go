@@ -119,8 +119,7 @@ func TestProbeFFmpeg(t *testing.T) {
 }
 
 // probeTestTools returns the paths of ffmpeg and ffprobe and ffmpeg's
-// encoders, or skips the test when they are missing (fails it when
-// DUBSIM_REQUIRE_TOOLS=1).
+// encoders, or ends the test when they are missing (internal/tooltest).
 func probeTestTools(t *testing.T) (ffmpeg, ffprobe string, encoders map[string]bool) {
 	t.Helper()
 	ffmpeg = tooltest.Path(t, "ffmpeg", "apt-get install ffmpeg")
