@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// headerControl marks a program's control call: no HTML form can send it,
-// and dubsim needs it (or a JSON body) on calls that change state.
+// headerControl marks a program's control call, which no HTML form can
+// send: dubsim needs it (or a JSON body) on calls that change state.
 const headerControl = "X-Dubsim-Control"
 
 // Outcomes of forced outcomes and outcome rules.
@@ -90,12 +90,10 @@ func NewClient(baseURL string) *Client {
 // BaseURL returns the base URL the client calls.
 func (c *Client) BaseURL() string { return c.base }
 
-// maxErrorBody bounds what an error answer is read to.
 const maxErrorBody = 1 << 20
 
-// do sends one control call: in, when not nil, as a JSON body; a 2xx
-// answer is decoded into out when out is not nil, any other answer becomes
-// an *APIError.
+// do sends one control call, in as a JSON body when not nil; a 2xx answer
+// is decoded into out when not nil, any other is an *APIError.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {

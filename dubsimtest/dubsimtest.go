@@ -30,9 +30,8 @@
 //
 // # Control API
 //
-// Sim embeds a *Client, so every control call is a method of Sim, or of one
-// of its groups by control-API resource (Clock, Accounts, Outcomes, Faults,
-// Journal), that takes a context and returns an error:
+// Sim embeds a *Client: every control call is a method of Sim or of one of
+// its groups (Clock, Accounts, Outcomes, Faults, Journal):
 //
 //	s.Reset(ctx)
 //	s.Clock.Advance(ctx, time.Hour)
@@ -90,7 +89,7 @@ const (
 	KeyBroke        = "dubsim-broke"        // enterprise with no balance: creations are refused with 402
 )
 
-// tickInterval is how often a running clock's due transitions are swept.
+// tickInterval is how often a running clock is swept.
 const tickInterval = 100 * time.Millisecond
 
 // Option configures Start and New.
@@ -139,16 +138,11 @@ func WithControlToken(token string) Option { return func(o *options) { o.token =
 
 // Sim is a running in-process simulator.
 type Sim struct {
-	// Client drives the control API; its methods and groups (Clock,
-	// Accounts, Outcomes, Faults, Journal) are Sim's.
 	*Client
 
-	// URL is the base URL of every interface (platform, studio, output
-	// files and /_sim), such as "http://127.0.0.1:41234", where dubsim
-	// routes each request by its path and body. PlatformURL is URL plus
-	// "/platform" and StudioURL URL plus "/studio": there every request is
-	// that interface's, for clients configured with one base URL per
-	// interface.
+	// URL is the base URL of every interface and /_sim, such as
+	// "http://127.0.0.1:41234". PlatformURL is URL plus "/platform" and
+	// StudioURL URL plus "/studio": each interface alone.
 	URL, PlatformURL, StudioURL string
 
 	// Dir holds the store (dubsim.db) and the blobs.
@@ -213,9 +207,8 @@ func start(dir string, opts []Option) (*Sim, error) {
 	if t0.IsZero() {
 		t0 = time.Now().Truncate(time.Second)
 	}
-	// The clock's source of real time reads t0 the first time (when the
-	// clock is made), then real time elapsed since: simulated time starts
-	// at exactly t0, whatever the scale.
+	// Real time reads t0 when the clock is made, then the time elapsed
+	// since: simulated time starts at exactly t0, whatever the scale.
 	var once sync.Once
 	var base time.Time
 	clock := sim.NewSimClock(func() time.Time {
@@ -232,8 +225,7 @@ func start(dir string, opts []Option) (*Sim, error) {
 	if err != nil {
 		return nil, errors.Join(err, inst.Close())
 	}
-	// A running clock's due transitions are swept as cmd/dubsim sweeps
-	// them; a frozen one moves only through the control API, which sweeps.
+	// A frozen clock moves only through the control API, which sweeps.
 	stopTicks := inst.App.Tick(context.Background(), app.Ticks{Every: tickInterval, SkipFrozen: true})
 	u := baseURL(ls.Addrs[0])
 	client := NewClient(u)
@@ -248,12 +240,11 @@ func start(dir string, opts []Option) (*Sim, error) {
 	}, nil
 }
 
-// closeGrace bounds how long Close waits for the requests in flight before
-// it closes their connections.
+// closeGrace bounds how long Close waits for the requests in flight.
 const closeGrace = 30 * time.Second
 
-// baseURL is the URL of a bound address, with 127.0.0.1 for an
-// unspecified host (a "tcp" listener on "::" takes IPv4 too).
+// baseURL is the URL of a bound address, 127.0.0.1 for an unspecified
+// host (a "tcp" listener on "::" takes IPv4 too).
 func baseURL(addr string) string {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {

@@ -9,8 +9,7 @@ import (
 // Text renders the report for a person: a summary, then each finding
 // with its examples.
 func (r Report) Text() string {
-	// The report's wire form is the journal's: the simulator's renderer
-	// reads it back, so the text is the same as the server's.
+	// The server's renderer reads the wire form back: the same text.
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err.Error()

@@ -2,11 +2,12 @@ package dubsimtest
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/dubsim/dubsim/sim/sandbox"
 )
 
 // Sandbox is a sandbox of a shared dubsim: a whole simulator inside that
@@ -39,35 +40,17 @@ type Sandbox struct {
 // "" if the fixtures have no such account.
 func (s *Sandbox) Key(name string) string { return s.Keys[name] }
 
-// sandboxView is a sandbox as the control API shows it.
 type sandboxView struct {
 	ID      string            `json:"id"`
 	APIKeys map[string]string `json:"api_keys"`
 }
 
-// sandboxBody is the body of PUT /_sim/sandboxes/{id}.
 type sandboxBody struct {
 	Start     string   `json:"start,omitempty"`
 	TimeScale *float64 `json:"time_scale,omitempty"`
 	Seed      *uint64  `json:"seed,omitempty"`
 }
 
-// sandboxIDAlphabet is lower-case Crockford base32, the alphabet of
-// sandbox ids.
-const sandboxIDAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
-
-// newSandboxID makes a sandbox id from crypto/rand: 16 characters, 80
-// bits.
-func newSandboxID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	for i := range b {
-		b[i] = sandboxIDAlphabet[b[i]&31]
-	}
-	return string(b)
-}
-
-// sandboxCallTimeout bounds the creation and the deletion of a sandbox.
 const sandboxCallTimeout = 30 * time.Second
 
 // Connect gives the test a sandbox of its own on the dubsim at url (its
@@ -114,7 +97,7 @@ func Connect(t testing.TB, url string, opts ...Option) *Sandbox {
 	var err error
 	// An id already taken (one chance in 2^80) is a 409: draw another.
 	for range 3 {
-		err = root.do(ctx, http.MethodPut, "/_sim/sandboxes/"+newSandboxID(), body, &v)
+		err = root.do(ctx, http.MethodPut, "/_sim/sandboxes/"+sandbox.NewID(), body, &v)
 		if ae := (*APIError)(nil); !errors.As(err, &ae) || ae.Status != http.StatusConflict {
 			break
 		}
@@ -134,9 +117,8 @@ func Connect(t testing.TB, url string, opts ...Option) *Sandbox {
 			t.Errorf("dubsimtest: deleting sandbox %s: %v", v.ID, err)
 		}
 	})
-	// The sandbox's address as this test reached the dubsim (the
-	// answer's base_url names the address the dubsim was called by, or
-	// its --public-url).
+	// The address this test reached the dubsim at, not the answer's
+	// base_url (fidelity SC2).
 	base := root.BaseURL() + "/sbx/" + v.ID
 	client := NewClient(base)
 	client.Token = o.token

@@ -6,11 +6,9 @@ import (
 	"time"
 )
 
-// The types of this file are dubsimtest's own: they mirror the wire format
-// of the control API (docs/openapi/control.json) and change only with it,
-// whatever the simulator's packages do inside. TestExportedAPI checks that
-// no exported signature of the package names another package of the
-// module.
+// The types of this file mirror the wire format of the control API
+// (docs/openapi/control.json), not the simulator's packages: TestExportedAPI
+// checks that no exported signature names another package of the module.
 
 // State is the dump of GET /_sim/state.
 type State struct {

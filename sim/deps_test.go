@@ -35,12 +35,12 @@ func TestImportDirection(t *testing.T) {
 		"sim/studio":            {"sim", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5"},
 		"sim/control":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/faults":            {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
-		"sim/journal":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
+		"sim/journal":           {"sim", "sim/internal/httpx", "github.com/go-chi/chi/v5", "golang.org/x/net/http/httpguts"},
 		"sim/server":            {"sim", "sim/control", "sim/faults", "sim/journal", "sim/platform", "sim/engine", "sim/studio", "sim/control/ui", "sim/internal/httpx", "sim/idempotency", "github.com/go-chi/chi/v5", "github.com/go-chi/cors", "github.com/go-chi/chi/v5/middleware"}, // the router: mounts the parts sim/app builds
 		// the composition root: builds every part of a simulator and of a process
 		"sim/app":              {"sim", "fixtures", "sim/blob", "sim/control", "sim/faults", "sim/journal", "sim/control/ui", "sim/engine", "sim/internal/httpx", "sim/idempotency", "sim/media", "sim/openapi", "sim/platform", "sim/sandbox", "sim/server", "sim/studio", "golang.org/x/net/netutil"},
 		"sim/openapi":          {},
-		"sim/sandbox":          {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware"}, // sandboxes: simulators sim/app builds, behind one dispatcher; sim/server never imports it
+		"sim/sandbox":          {"sim", "sim/server", "sim/store", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5", "github.com/go-chi/chi/v5/middleware", "golang.org/x/sync/errgroup"}, // sandboxes: simulators sim/app builds, behind one dispatcher; sim/server never imports it
 		"sim/control/ui":       {"sim", "sim/audio", "sim/control", "sim/internal/httpx", "github.com/go-chi/chi/v5"},
 		"sim/openapi/validate": {"github.com/santhosh-tekuri/jsonschema/v6"},
 		"sim/parity":           {"sim/openapi", "sim/openapi/validate"},
@@ -60,7 +60,7 @@ func TestImportDirection(t *testing.T) {
 		"clients":              nil, // tests only: runs the Python and JavaScript control clients against a real dubsim
 		"examples/goclient":    {},  // client example: standard library only
 		// in-process dubsim for Go tests, and the control API client
-		"dubsimtest": {"sim", "sim/app", "sim/journal", "sim/server", "internal/simtest"},
+		"dubsimtest": {"sim", "sim/app", "sim/journal", "sim/sandbox", "sim/server", "internal/simtest"},
 		// the in-process assembly dubsimtest and the module's own tests share
 		"internal/simtest":  {"sim", "sim/app", "sim/server", "sim/store", "sim/sandbox", "fixtures"},
 		"internal/proctest": {},  // runs the real binary in tests: stdlib only

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 )
 
@@ -19,14 +20,7 @@ const (
 var Plans = []Plan{PlanNone, PlanSubscription, PlanPro, PlanEnterprise}
 
 // Rank orders plans; an invalid plan ranks -1.
-func (p Plan) Rank() int {
-	for i, q := range Plans {
-		if p == q {
-			return i
-		}
-	}
-	return -1
-}
+func (p Plan) Rank() int { return slices.Index(Plans, p) }
 
 // Valid reports whether p is a known plan.
 func (p Plan) Valid() bool { return p.Rank() >= 0 }

@@ -70,8 +70,7 @@ func ErrorCode(err error) Code {
 	if err == nil {
 		return ""
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Code
 	}
 	return CodeInternal
@@ -79,8 +78,7 @@ func ErrorCode(err error) Code {
 
 // ErrorMessage returns the message of a domain error, or "" for foreign errors.
 func ErrorMessage(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Message
 	}
 	return ""
@@ -88,8 +86,7 @@ func ErrorMessage(err error) string {
 
 // ErrorDetail returns the detail of a domain error, or "".
 func ErrorDetail(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Detail
 	}
 	return ""

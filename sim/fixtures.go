@@ -238,8 +238,7 @@ func copyPtr[T any](p *T) *T {
 	if p == nil {
 		return nil
 	}
-	v := *p
-	return &v
+	return new(*p)
 }
 
 func copyGuidance(g *Guidance) *Guidance {

@@ -63,16 +63,9 @@ func (g *IDs) PlatformProjectID(seq uint64) string {
 // (whichever generator made it: the permutation is a bijection, so every such
 // id has exactly one).
 func (g *IDs) PlatformProjectSeq(id string) (uint64, bool) {
-	if len(id) != 9 || id[0] < '1' || id[0] > '9' {
+	y, err := strconv.ParseUint(id, 10, 64)
+	if len(id) != 9 || id[0] == '0' || err != nil {
 		return 0, false
-	}
-	var y uint64
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		y = y*10 + uint64(c-'0')
 	}
 	y -= platformIDMin
 	for {
@@ -172,6 +165,3 @@ func (r *Rand) Range(lo, hi int64) int64 {
 	}
 	return lo + int64(r.Uint64()%n)
 }
-
-// Float returns a value in [0, 1).
-func (r *Rand) Float() float64 { return float64(r.Uint64()>>11) / (1 << 53) }

@@ -292,8 +292,6 @@ func TestRandDeterminism(t *testing.T) {
 
 	r = sim.NewRand(5)
 	for range 1000 {
-		f := r.Float()
-		require.True(t, f >= 0 && f < 1, "Float %v", f)
 		n := r.Intn(7)
 		require.True(t, n >= 0 && n < 7, "Intn %d", n)
 	}

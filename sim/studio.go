@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -281,18 +283,7 @@ type StorageCredentials struct {
 
 // Covers reports whether the credentials give access to bucket.
 func (c *StorageCredentials) Covers(bucket string) bool {
-	if c == nil || c.AccessKeyID == "" {
-		return false
-	}
-	if len(c.Buckets) == 0 {
-		return true
-	}
-	for _, b := range c.Buckets {
-		if b == bucket {
-			return true
-		}
-	}
-	return false
+	return c != nil && c.AccessKeyID != "" && (len(c.Buckets) == 0 || slices.Contains(c.Buckets, bucket))
 }
 
 // RateLimit is a per-key request limit of the studio interface; zero fields
@@ -322,40 +313,14 @@ func StudioTime(t time.Time) string {
 // ObjectId does: its first 8 hexadecimal digits are Unix seconds. s must
 // pass IsStudioID.
 func StudioIDTime(s string) time.Time {
-	var sec uint32
-	for i := 0; i < 8; i++ {
-		c := s[i]
-		d := c - '0'
-		if c >= 'a' {
-			d = c - 'a' + 10
-		}
-		sec = sec<<4 | uint32(d)
-	}
+	sec, _ := strconv.ParseUint(s[:8], 16, 32)
 	return time.Unix(int64(sec), 0).UTC()
 }
 
 // IsStudioID reports whether s has the shape of a studio identifier: 24
 // lowercase hexadecimal characters.
 func IsStudioID(s string) bool {
-	if len(s) != 24 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// IsPlatformID reports whether s has the shape of a platform project id:
-// decimal digits only.
-func IsPlatformID(s string) bool {
-	if s == "" {
-		return false
-	}
-	return strings.Trim(s, "0123456789") == ""
+	return len(s) == 24 && strings.Trim(s, "0123456789abcdef") == ""
 }
 
 // StudioTiming is the processing-time model of the studio resources.

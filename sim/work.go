@@ -24,13 +24,11 @@ type Work struct {
 }
 
 func (w Work) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s of %s", w.Kind, w.URL)
+	s := w.Kind + " of " + w.URL
 	if w.ID != "" {
-		fmt.Fprintf(&b, " for %s %s", w.Resource, w.ID)
+		s += " for " + w.Resource + " " + w.ID
 	}
-	fmt.Fprintf(&b, " (waiting for %s; %d bytes so far)", w.WaitingFor, w.Bytes)
-	return b.String()
+	return s + fmt.Sprintf(" (waiting for %s; %d bytes so far)", w.WaitingFor, w.Bytes)
 }
 
 // PendingError says that background work an answer depends on was still

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,16 +10,12 @@ import (
 	"github.com/dubsim/dubsim/sim/store"
 )
 
-// errCheckFailed is the result of a check that found problems (exit 1);
-// the problems are already printed.
+// errCheckFailed is the result of a check that found (and printed) problems.
 var errCheckFailed = errors.New("check: the data file has problems (above)")
 
-// runCheck is `dubsim check --data FILE`: it opens the data file
-// read-only, runs bbolt's consistency check and decodes every record, and
-// prints "ok" with the counts or what is wrong. The file defaults to
-// $DUBSIM_DATA; there is no default (the server's default is a temporary
-// store).
-func runCheck(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// runCheck is `dubsim check --data FILE`: store.Check's report, "ok" or
+// the problems.
+func runCheck(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dubsim check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", "", "the data file to check (default: $DUBSIM_DATA)")

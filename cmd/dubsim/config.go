@@ -22,19 +22,16 @@ import (
 // config is dubsim's configuration. Every flag has a DUBSIM_* environment
 // fallback; flags win.
 type config struct {
-	// Config holds the flags a simulator takes as they are (seed, timings,
-	// quotas, journal bounds, public URL...); appConfig adds the parts and
-	// the flags below that it takes in another form.
+	// Config holds the flags a simulator takes as they are; appConfig
+	// converts the ones below.
 	app.Config
 
 	Addr      string
 	Data      string
 	Fixtures  string
 	TimeScale float64
-	// SeedSet: the seed was given (flag or environment); the ids of a new
-	// data file are then keyed by it instead of a random value.
-	SeedSet bool
-	// FetchLoopback: media on this machine may be fetched (default).
+	// SeedSet: the seed was given; it then keys the ids of a new data file.
+	SeedSet       bool
 	FetchLoopback bool
 	UnknownFields string
 	Tick          time.Duration
@@ -43,15 +40,11 @@ type config struct {
 	ControlToken  string
 	ControlHosts  []string
 	ControlAddr   string
-	// Sandboxes (fidelity SB1-SB8).
-	SandboxMax  int
-	SandboxIdle time.Duration
-	Version     bool
-	StudioAddr  string
-	StudioEnums string
-	// MemoryLimit is the soft limit of the Go runtime (bytes, 0 = none):
-	// the collector works harder as the heap nears it (fidelity HM1).
-	MemoryLimit int64
+	SandboxMax    int
+	SandboxIdle   time.Duration
+	Version       bool
+	StudioAddr    string
+	StudioEnums   string
 
 	// Bounds whose 0 is "off" here and "the default" in app.Config
 	// (zeroOff): the reading of a refused request's body (fidelity X2),
@@ -61,29 +54,21 @@ type config struct {
 	BodyIdleTimeout time.Duration
 	BodyMinRate     int64
 	BodyMemory      int64
-	// MaxConnections is what each listener holds at most (0: unlimited;
-	// fidelity HW3).
-	MaxConnections int
+	MaxConnections  int
 
-	// HTTPS (fidelity EV5): a certificate and key files, or one made at
-	// start.
 	TLSCert, TLSKey string
 	TLSSelfSigned   bool
 	// CORSOrigins is --cors-origins as given; CORS its parsed list (nil:
-	// no CORS; fidelity EV4).
+	// no CORS).
 	CORSOrigins string
 	CORS        []string
 	// tlsFingerprint is set at start, for the banner.
 	tlsFingerprint string
 
-	// UnknownVariables are the DUBSIM_* variables of the environment that
-	// name no setting, each with the closest known name ("" when none is
-	// near): reported at start (fidelity EV2).
+	// UnknownVariables are the DUBSIM_* variables that name no setting,
+	// each with the closest known name (unknownVariables).
 	UnknownVariables [][2]string
 
-	// Logs and shutdown (fidelity EL1-EL7): the format of log lines (text
-	// or json), and how long a stop waits for open requests and
-	// background downloads. Data "" is a temporary store removed at exit.
 	LogFormat     string
 	ShutdownGrace time.Duration
 }
@@ -95,33 +80,23 @@ const (
 	flagTLSSelfSigned = "tls-self-signed"
 )
 
-// defaultMaxConnections is --max-connections' default: far above what a
-// test suite opens (Go's client keeps 2 idle connections per host, a
-// browser 6), far below what exhausts memory or descriptors (fidelity HW3).
-// The cap is the process's, not a tenant's: a connection names no tenant
-// before its first request (docs/design/tenancy.md).
+// defaultMaxConnections is far above what a test suite opens, far below
+// what exhausts memory or descriptors (fidelity HW3).
 const defaultMaxConnections = 1024
 
 // minJournalBytes is the least --journal-bytes and --journal-memory take:
 // room for two of the largest entries.
 const minJournalBytes = 64 << 10
 
-// defaultMemoryLimit is --memory-limit's default: 256 MiB. The collector's
-// target of 400 % (defaultGCPercent) lets garbage grow to five times the
-// live heap; with a live heap of 80-90 MB (200 sandboxes whose journals
-// are full) that took the process to 450-490 MB. The limit caps that
-// headroom, so such a process stays well under 512 MB, while a single
-// tenant's live heap of a few megabytes never comes near it and keeps the
-// throughput of the high target. It counts the Go runtime's memory only,
-// not the data file's pages bbolt maps.
+// defaultMemoryLimit is the soft memory limit when GOMEMLIMIT is not set:
+// it caps the headroom defaultGCPercent gives garbage, so 200 busy
+// sandboxes stay under 512 MB, and a single tenant never nears it
+// (fidelity HM1).
 const defaultMemoryLimit = 256 << 20
 
-// positiveDurations are the duration flags that must be above zero; every
-// other one may be 0 (checkDurations).
-var positiveDurations = []string{"tick", "advance-wait", "drain-idle-timeout", "drain-timeout"}
+// positiveDurations are the duration flags that may not be 0.
+var positiveDurations = []string{"tick", "advance-wait"}
 
-// checkDurations refuses a negative duration flag, and a zero one where
-// positiveDurations says so.
 func checkDurations(fs *flag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -141,12 +116,10 @@ func checkDurations(fs *flag.FlagSet) error {
 	return err
 }
 
-// envName maps a flag name to its environment variable.
 func envName(flagName string) string {
 	return "DUBSIM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// defaultShutdownGrace is --shutdown-grace's default.
 const defaultShutdownGrace = 10 * time.Second
 
 // defaultDataPath is where dubsim kept its data file by default before
@@ -163,10 +136,9 @@ func defaultDataPath(getenv func(string) string) string {
 	return filepath.Join(dir, "dubsim", "dubsim.db")
 }
 
-// listFlags are the flags read as text and parsed into config once set.
+// listFlags are the flags parsed into config's lists (parseLists).
 type listFlags struct{ fetchHosts, controlHosts, rateLimit string }
 
-// parseConfig reads flags from args with environment fallbacks from getenv.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	var c config
 	var l listFlags
@@ -204,7 +176,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	return c, c.check()
 }
 
-// flagSet defines every flag of the server into c and l.
 func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("dubsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -251,10 +222,7 @@ func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.StudioTiming.VideoStart, "video-start", sim.DefaultStudioTiming.VideoStart, "time from video new to in_progress")
 	fs.DurationVar(&c.StudioTiming.VideoBase, "video-processing-base", sim.DefaultStudioTiming.VideoBase, "time from video in_progress to completed, fixed part")
 	fs.DurationVar(&c.StudioTiming.VideoPerMinute, "video-processing-per-minute", sim.DefaultStudioTiming.VideoPerMinute, "video processing time added per minute of video")
-	bytesVar(fs, &c.MemoryLimit, "memory-limit", defaultMemoryLimit, "soft memory limit of the Go runtime, in `bytes`: the collector works harder as the heap nears it (0 = none; GOMEMLIMIT, when set, wins)")
 	bytesVar(fs, &c.DrainMaxBytes, "drain-max-bytes", server.DefaultDrainMaxBytes, "after a refusal sent before the request body was read, read and discard at most this many `bytes` of the body so the client sees the answer, not a reset (0 = never)")
-	fs.DurationVar(&c.DrainIdleTimeout, "drain-idle-timeout", server.DefaultDrainIdleTimeout, "stop reading a refused request's body when no byte arrives for this long, and close the connection")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", server.DefaultDrainTimeout, "stop reading a refused request's body after this long in all, and close the connection")
 	fs.DurationVar(&c.BodyIdleTimeout, "body-idle-timeout", server.DefaultBodyIdleTimeout, "end the reading of a request body when no byte of it arrives for this long (400, or S3's RequestTimeout for an upload); a body that keeps arriving is never cut (0 = no limit)")
 	bytesVar(fs, &c.BodyMinRate, "body-min-rate", server.DefaultBodyMinRate, "`bytes` per second a request body must average once body-idle-timeout has passed since it started, else it fails like a stalled one; stops a trickle of a byte now and then from holding a connection forever (0 = no minimum)")
 	bytesVar(fs, &c.BodyMemory, "body-memory", server.DefaultBodyMemory, "request-body `bytes` the process holds in memory at once (JSON bodies, the shared address's create routing, the idempotency read-ahead); each simulator holds at most a quarter; a request waits for its bytes before its body is read (0 = unlimited)")
@@ -273,7 +241,6 @@ func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
 	fs.BoolVar(&c.TLSSelfSigned, flagTLSSelfSigned, false, "serve HTTPS on every listener with a certificate made at start (ECDSA P-256, for localhost, 127.0.0.1, ::1 and the listen hosts; its SHA-256 fingerprint is printed)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated `origins` (https://app.example.com) whose pages may call the platform and studio interfaces (CORS, preflight answered); * any, none: no CORS. Never the control API")
-	// Logs and shutdown (fidelity EL1-EL7).
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log lines as `text|json` (key=value, or an object a line); the access log and lifecycle events included")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, how long to wait for open requests and background downloads before closing them (0 = close at once)")
 	fs.IntVar(&c.SandboxMax, "sandbox-max", sandbox.DefaultMax, "sandboxes (POST /_sim/sandboxes: a simulator of its own per test, reached by its keys or /sbx/ID) the process holds at most; past it, creation answers 429 (0 = no sandboxes)")
@@ -283,7 +250,6 @@ func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseLists reads the flags given as lists (hosts, origins, the rate limit).
 func (c *config) parseLists(l listFlags) error {
 	for _, h := range strings.Split(l.fetchHosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -307,8 +273,7 @@ func (c *config) parseLists(l listFlags) error {
 }
 
 // check refuses values out of range and contradictory flags, and puts the
-// blobs beside a data file (a temporary store's are placed when it is
-// made).
+// blobs beside a data file.
 func (c *config) check() error {
 	if c.TimeScale < 0 || c.TimeScale > 1e6 {
 		return fmt.Errorf("time-scale must be a number between 0 and 1000000; got %g", c.TimeScale)

@@ -20,7 +20,6 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", check: func(t *testing.T, c config) {
-			assert.Equal(t, int64(256<<20), c.MemoryLimit)
 			assert.Equal(t, ":8080", c.Addr)
 			assert.Equal(t, 1.0, c.TimeScale)
 			assert.Equal(t, sim.DefaultTiming, c.Timing)
@@ -34,19 +33,16 @@ func TestParseConfig(t *testing.T) {
 			assert.Empty(t, c.FetchHosts)
 			assert.Equal(t, "studio", c.SharedCreate)
 			assert.Equal(t, int64(5_000_000_000), c.DrainMaxBytes)
-			assert.Equal(t, 30*time.Second, c.DrainIdleTimeout)
-			assert.Equal(t, time.Minute, c.DrainTimeout)
 			assert.Equal(t, sim.BlobQuota{Total: 20_000_000_000, PerCompany: 10_000_000_000, PresignsPerCompany: 1000, DownloadsPerCompany: 100}, c.Quota)
 		}},
 		{name: "quotas", args: []string{"--blob-quota", "0", "--presigns-per-company", "5"}, env: map[string]string{"DUBSIM_COMPANY_BLOB_QUOTA": "1000", "DUBSIM_BLOB_QUOTA": "7", "DUBSIM_DOWNLOADS_PER_COMPANY": "3"},
 			check: func(t *testing.T, c config) {
 				assert.Equal(t, sim.BlobQuota{Total: 0, PerCompany: 1000, PresignsPerCompany: 5, DownloadsPerCompany: 3}, c.Quota)
 			}},
-		{name: "blob-quota with a unit", args: []string{"--blob-quota", "20GB", "--company-blob-quota", "512MiB"}, env: map[string]string{"DUBSIM_MEMORY_LIMIT": "2gib"},
+		{name: "blob-quota with a unit", args: []string{"--blob-quota", "20GB", "--company-blob-quota", "512MiB"},
 			check: func(t *testing.T, c config) {
 				assert.Equal(t, int64(20_000_000_000), c.Quota.Total)
 				assert.Equal(t, int64(512<<20), c.Quota.PerCompany)
-				assert.Equal(t, int64(2<<30), c.MemoryLimit)
 			}},
 		{name: "bad blob-quota", args: []string{"--blob-quota", "20 apples"}, wantErr: `invalid value "20 apples" for flag -blob-quota: want a non-negative number of bytes, such as 1048576, 512MiB or 20GB (dubsim -help lists the flags)`},
 		{name: "negative bytes", env: map[string]string{"DUBSIM_BLOB_QUOTA": "-1"}, wantErr: `invalid value "-1" for DUBSIM_BLOB_QUOTA: want a non-negative number of bytes, such as 1048576, 512MiB or 20GB`},
@@ -96,16 +92,8 @@ func TestParseConfig(t *testing.T) {
 				assert.Equal(t, ":1", c.Addr)
 				assert.Equal(t, 2.0, c.TimeScale)
 			}},
-		{name: "memory limit from the variable", env: map[string]string{"DUBSIM_MEMORY_LIMIT": "536870912"},
-			check: func(t *testing.T, c config) { assert.Equal(t, int64(512<<20), c.MemoryLimit) }},
-		{name: "memory limit off", args: []string{"--memory-limit", "0"},
-			check: func(t *testing.T, c config) { assert.Zero(t, c.MemoryLimit) }},
-		{name: "drain bounds", args: []string{"--drain-max-bytes", "1048576", "--drain-idle-timeout", "5s"}, env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "2m", "DUBSIM_DRAIN_IDLE_TIMEOUT": "9s"},
-			check: func(t *testing.T, c config) {
-				assert.Equal(t, int64(1<<20), c.DrainMaxBytes)
-				assert.Equal(t, 5*time.Second, c.DrainIdleTimeout)
-				assert.Equal(t, 2*time.Minute, c.DrainTimeout)
-			}},
+		{name: "drain bound", args: []string{"--drain-max-bytes", "1048576"},
+			check: func(t *testing.T, c config) { assert.Equal(t, int64(1<<20), c.DrainMaxBytes) }},
 		{name: "slow clients", args: []string{"--body-idle-timeout", "5s", "--body-min-rate", "100"}, env: map[string]string{"DUBSIM_MAX_CONNECTIONS": "64", "DUBSIM_BODY_IDLE_TIMEOUT": "9s", "DUBSIM_BODY_MIN_RATE": "7"},
 			check: func(t *testing.T, c config) {
 				assert.Equal(t, 5*time.Second, c.BodyIdleTimeout)
@@ -165,11 +153,11 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{name: "control-hosts with a port", args: []string{"--control-hosts", "dubsim:8080"}, wantErr: `control-hosts must list host names without scheme or port, such as dubsim,ci-runner; got "dubsim:8080"`},
 		{name: "control-addr without control", args: []string{"--no-control", "--control-addr", ":9090"}, wantErr: "control-addr serves the control API, which no-control turns off: give one of them"},
-		{name: "bad memory-limit", args: []string{"--memory-limit", "1 gigabyte"}, wantErr: `invalid value "1 gigabyte" for flag -memory-limit: want a non-negative number of bytes, such as 1048576, 512MiB or 20GB (dubsim -help lists the flags)`},
+		{name: "bad body-memory", args: []string{"--body-memory", "1 gigabyte"}, wantErr: `invalid value "1 gigabyte" for flag -body-memory: want a non-negative number of bytes, such as 1048576, 512MiB or 20GB (dubsim -help lists the flags)`},
 		{name: "drain-max-bytes with a unit", args: []string{"--drain-max-bytes", "5GB"}, check: func(t *testing.T, c config) {
 			assert.Equal(t, int64(5e9), c.DrainMaxBytes)
 		}},
-		{name: "zero drain-timeout", env: map[string]string{"DUBSIM_DRAIN_TIMEOUT": "0s"}, wantErr: `drain-timeout must be a positive duration such as 30s; got 0s`},
+		{name: "zero advance-wait", env: map[string]string{"DUBSIM_ADVANCE_WAIT": "0s"}, wantErr: `advance-wait must be a positive duration such as 30s; got 0s`},
 		{name: "negative time scale", args: []string{"--time-scale", "-1"}, wantErr: `time-scale must be a number between 0 and 1000000; got -1`},
 		{name: "bad env time scale", env: map[string]string{"DUBSIM_TIME_SCALE": "fast"}, wantErr: `invalid value "fast" for DUBSIM_TIME_SCALE: want a number such as 60 or 0.5`},
 		{name: "bad seed", args: []string{"--seed", "x"}, wantErr: `invalid value "x" for flag -seed: want a non-negative integer (dubsim -help lists the flags)`},

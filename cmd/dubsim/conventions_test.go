@@ -30,12 +30,12 @@ func TestHelpShowsTypesAndVariables(t *testing.T) {
 		"-seed uint\n",
 		"-sandbox-max int\n",
 		"-tick duration\n",
-		"-memory-limit bytes\n",
+		"-body-memory bytes\n",
 		"-no-control\n",
 		"[$DUBSIM_NO_CONTROL]",
 		"-addr address\n",
 		"dubsim version",
-		"(default 256MiB)",
+		"(default 64MiB)",
 		"(default 200ms)",
 	} {
 		assert.Contains(t, help, want)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -17,9 +18,8 @@ import (
 	"github.com/dubsim/dubsim/sim/server"
 )
 
-// ctlCommands lists the control subcommands: each is one call of the /_sim
-// control API, for scripts that would rather not write curl lines. The usage
-// text is made from this table, so a command and its help cannot drift.
+// ctlCommands lists the control subcommands, each one call of the /_sim
+// control API. The usage text is made from this table.
 var ctlCommands = []ctlCommand{
 	{"clock", "", "GET  /_sim/clock", 0, 0, func(a ctlArgs) (ctlCall, error) { return get("/_sim/clock"), nil }},
 	{"advance", "SECONDS | next", "POST /_sim/clock/advance (by SECONDS, or to the next due transition)", 1, 1, func(a ctlArgs) (ctlCall, error) {
@@ -134,8 +134,6 @@ var ctlCommands = []ctlCommand{
 	}},
 }
 
-// ctlCommand is one control subcommand: its name, the arguments it takes,
-// what it calls, how many arguments it accepts and how it builds the call.
 type ctlCommand struct {
 	name, args, calls string
 	min, max          int
@@ -146,7 +144,6 @@ func (c ctlCommand) usage() string {
 	return strings.TrimSpace("dubsim ctl [flags] " + c.name + " " + c.args)
 }
 
-// ctlArgs are the arguments given to one command.
 type ctlArgs struct {
 	cmd  ctlCommand
 	args []string
@@ -159,8 +156,7 @@ func (a ctlArgs) at(i int) string {
 	return ""
 }
 
-// wrong is a one-line message about the command's arguments, followed by
-// the usage of that one command.
+// wrong is a message about the command's arguments, then its usage.
 func (a ctlArgs) wrong(format string, v ...any) error {
 	return fmt.Errorf("ctl %s: %s\nusage: %s", a.cmd.name, fmt.Sprintf(format, v...), a.cmd.usage())
 }
@@ -181,7 +177,6 @@ $DUBSIM_TLS_CERT or $DUBSIM_TLS_SELF_SIGNED), else http://127.0.0.1:8080; --inse
 was started with one. The answer is printed; the exit status is 1 when the simulator
 answers an error.`
 
-// ctlUsage is the whole help of dubsim ctl, made from ctlCommands.
 func ctlUsage() string {
 	var b strings.Builder
 	b.WriteString("usage: dubsim ctl [--url URL] [--insecure] [--control-token TOKEN] COMMAND [ARGS]\n\n")
@@ -210,8 +205,7 @@ func post(path string, v any) ctlCall {
 	return ctlCall{"POST", path, b}
 }
 
-// ctlRequest turns the command line after the flags into one control call;
-// its errors are one line saying what is wrong, then a usage line.
+// ctlRequest turns the command line after the flags into one control call.
 func ctlRequest(args []string) (ctlCall, error) {
 	if len(args) == 0 {
 		return ctlCall{}, errors.New("ctl: missing COMMAND\nusage: dubsim ctl [flags] COMMAND [ARGS] (dubsim ctl -h lists the commands)")
@@ -229,7 +223,6 @@ func ctlRequest(args []string) (ctlCall, error) {
 	return ctlCall{}, fmt.Errorf("ctl: unknown command %q\nusage: dubsim ctl [flags] COMMAND [ARGS] (dubsim ctl -h lists the commands)", args[0])
 }
 
-// arity says how many arguments a command takes against how many it got.
 func arity(lo, hi, got int) string {
 	plural := func(n int) string {
 		if n == 1 {
@@ -256,8 +249,7 @@ func query(key, value string) string {
 	return "?" + key + "=" + url.QueryEscape(value)
 }
 
-// runCtl runs one control subcommand against a running dubsim.
-func runCtl(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func runCtl(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dubsim ctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, ctlUsage()) }
@@ -273,7 +265,7 @@ func runCtl(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequest(call.method, to.Base+call.path, bytes.NewReader(call.body))
+	req, err := http.NewRequestWithContext(ctx, call.method, to.Base+call.path, bytes.NewReader(call.body))
 	if err != nil {
 		return err
 	}

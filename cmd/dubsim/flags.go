@@ -18,15 +18,12 @@ import (
 // it exactly, so --help shows 1GiB rather than 1073741824.
 type byteSize int64
 
+// byteUnits are in the order String prefers them; "b" comes last, since
+// every other suffix ends with it.
 var byteUnits = []struct {
 	suffix string
 	factor int64
-}{
-	// Longest first: "kib" before "b".
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
-	{"b", 1},
-}
+}{{"TiB", 1 << 40}, {"TB", 1e12}, {"GiB", 1 << 30}, {"GB", 1e9}, {"MiB", 1 << 20}, {"MB", 1e6}, {"KiB", 1 << 10}, {"kB", 1e3}, {"B", 1}}
 
 // errByteSize is the reason of a refused byte count; the flag package (or
 // the environment check) names the flag and the value.
@@ -36,7 +33,7 @@ func (b *byteSize) Set(s string) error {
 	t := strings.ToLower(strings.TrimSpace(s))
 	factor := int64(1)
 	for _, u := range byteUnits {
-		if n, ok := strings.CutSuffix(t, u.suffix); ok {
+		if n, ok := strings.CutSuffix(t, strings.ToLower(u.suffix)); ok {
 			t, factor = strings.TrimSpace(n), u.factor
 			break
 		}
@@ -56,10 +53,7 @@ func (b *byteSize) String() string {
 		return best
 	}
 	// The exact form with the fewest digits: 1GiB, 20GB, 1KiB.
-	for _, u := range []struct {
-		suffix string
-		factor int64
-	}{{"TiB", 1 << 40}, {"TB", 1e12}, {"GiB", 1 << 30}, {"GB", 1e9}, {"MiB", 1 << 20}, {"MB", 1e6}, {"KiB", 1 << 10}, {"kB", 1e3}} {
+	for _, u := range byteUnits {
 		if n%u.factor == 0 {
 			if s := strconv.FormatInt(n/u.factor, 10) + u.suffix; len(s) < len(best) {
 				best = s
@@ -69,16 +63,13 @@ func (b *byteSize) String() string {
 	return best
 }
 
-// bytesVar declares a byteSize flag that fills *p.
 func bytesVar(fs *flag.FlagSet, p *int64, name string, value int64, usage string) {
 	*p = value
 	fs.Var((*byteSize)(p), name, usage)
 }
 
 // parseFlags parses args into fs and reports a mistake once: the flag
-// package prints its error and the usage before returning it, and main
-// prints the returned error again. Here nothing is printed but the usage
-// asked for with -help; main prints the error, with a hint.
+// package would print its error and the usage, and main prints it again.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	usage := fs.Usage
 	fs.SetOutput(io.Discard)
@@ -140,7 +131,6 @@ func valueHint(f *flag.Flag) string {
 	return "parse error"
 }
 
-// envHelp appends each flag's DUBSIM_* variable to its help line.
 func envHelp(fs *flag.FlagSet, skip ...string) {
 	fs.VisitAll(func(f *flag.Flag) {
 		if !slices.Contains(skip, f.Name) {
@@ -185,7 +175,6 @@ func unknownVariables(environ []string, known []string) [][2]string {
 	return out
 }
 
-// knownVariables lists the variables of fs's flags and otherVariables.
 func knownVariables(fs *flag.FlagSet) []string {
 	known := slices.Clone(otherVariables)
 	fs.VisitAll(func(f *flag.Flag) { known = append(known, envName(f.Name)) })

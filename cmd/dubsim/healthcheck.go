@@ -11,10 +11,8 @@ import (
 )
 
 // runHealthcheck is `dubsim healthcheck`: one GET of /_sim/health, exit 0
-// when it answers 200. It exists for the container's HEALTHCHECK, since a
-// minimal image has no shell or curl. The address is resolved as ctl's
-// (resolveTarget): --url, else $DUBSIM_URL, else the port of $DUBSIM_ADDR
-// on loopback (https when the server's TLS variables are set), else :8080.
+// when it answers 200, for the container's HEALTHCHECK (a minimal image
+// has no shell or curl).
 func runHealthcheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dubsim healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -18,13 +18,12 @@ import (
 // dataFile is the store a run serves from: the --data file, or a temporary
 // one removed at exit (fidelity EL5).
 type dataFile struct {
-	store *store.Store
-	path  string
-	// tempDir holds a temporary store and its blobs ("": a --data file).
-	tempDir string
-	// restored counts what an existing data file held when it was opened
-	// (nil: a new file or a temporary store); countErr says why it could
-	// not (a damaged page: dubsim serves on, fidelity HD5).
+	store   *store.Store
+	path    string
+	tempDir string // "": a --data file
+	// restored counts what an existing data file held (nil: a new file or
+	// a temporary store); countErr says why it could not (a damaged page:
+	// dubsim serves on, fidelity HD5).
 	restored []store.BucketCount
 	countErr error
 }
@@ -54,7 +53,9 @@ func openData(cfg *config) (*dataFile, error) {
 	}
 	st, err := store.Open(d.path, opts...)
 	if err != nil {
-		d.removeTemp()
+		if d.tempDir != "" {
+			_ = os.RemoveAll(d.tempDir)
+		}
 		return nil, err
 	}
 	d.store = st
@@ -64,12 +65,6 @@ func openData(cfg *config) (*dataFile, error) {
 		}
 	}
 	return d, nil
-}
-
-func (d *dataFile) removeTemp() {
-	if d.tempDir != "" {
-		_ = os.RemoveAll(d.tempDir)
-	}
 }
 
 // close closes the store and removes a temporary one.
@@ -84,14 +79,12 @@ func (d *dataFile) close(log *slog.Logger) {
 	}
 }
 
-// bucketNames are the banner's words for store.Counts' buckets.
 var bucketNames = map[string][2]string{
 	"accounts": {"account", "accounts"}, "projects": {"platform project", "platform projects"},
 	"companies": {"company", "companies"}, "studio_projects": {"studio project", "studio projects"},
 	"videos": {"video", "videos"}, "artifacts": {"artifact", "artifacts"}, "uploads": {"upload", "uploads"},
 }
 
-// dataBanner says where the state lives and whether it was restored.
 func dataBanner(w io.Writer, d *dataFile, getenv func(string) string) {
 	if d.tempDir != "" {
 		fmt.Fprintf(w, "  data:        temporary (%s), removed at exit; --data FILE or DUBSIM_DATA keeps the state across runs\n", d.path)
@@ -122,7 +115,6 @@ func fileExists(path string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
 }
 
-// backgroundDownloads counts the downloads in flight among work.
 func backgroundDownloads(work []sim.Work) int {
 	n := 0
 	for _, w := range work {
@@ -133,10 +125,8 @@ func backgroundDownloads(work []sim.Work) int {
 	return n
 }
 
-// shutdown stops the listeners: open requests get grace to finish, then
-// their connections are closed. It logs what was still running when the
-// stop began and what the grace cut off. Running past the grace is not an
-// error (a signal-initiated stop exits 0); failing to close is.
+// shutdown stops the listeners (app.Listeners.Shutdown), logging what was
+// still running when the stop began and what the grace cut off.
 func shutdown(log *slog.Logger, grace time.Duration, ls *app.Listeners, downloads int, temporary bool) error {
 	started := time.Now()
 	attrs := []any{"open_requests", ls.Open(), "background_downloads", downloads, "grace", grace.String()}

@@ -36,10 +36,8 @@ var version = "dev"
 var _ sim.Store = (*store.Store)(nil)
 
 // defaultGCPercent is the collector's target once serving, when $GOGC is
-// not set: a request allocates a few kilobytes and the live heap is a few
-// megabytes, so collecting at 5x the live heap instead of 2x costs little
-// memory and gave 13% more creations per second and a lower p99 under load
-// (bench/).
+// not set: collecting at 5x the live heap (a few megabytes) instead of 2x
+// gave 13% more creations per second and a lower p99 under load (bench/).
 const defaultGCPercent = 400
 
 // settleMemory runs once the server listens: it returns the start-up
@@ -66,8 +64,6 @@ func main() {
 	}
 }
 
-// newLogger writes the lines of level and above to w, as text (key=value)
-// or as JSON (format "json": an object a line).
 func newLogger(level, format string, w io.Writer) *slog.Logger {
 	var l slog.Level
 	switch level {
@@ -86,7 +82,7 @@ func newLogger(level, format string, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// run is dubsim: it serves until ctx is cancelled, then shuts down cleanly.
+// run serves until ctx is cancelled, then shuts down.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		if cmd, ok := commands[args[0]]; ok {
@@ -166,12 +162,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // commands are dubsim's subcommands; anything else is the server's flags.
 var commands = map[string]func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error{
-	"check": func(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-		return runCheck(args, getenv, stdout, stderr)
-	},
-	"ctl": func(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-		return runCtl(args, getenv, stdout, stderr)
-	},
+	"check":       runCheck,
+	"ctl":         runCtl,
 	"healthcheck": runHealthcheck,
 	"parity":      runParity,
 	"version": func(_ context.Context, args []string, _ func(string) string, stdout, _ io.Writer) error {
@@ -187,8 +179,8 @@ var commands = map[string]func(ctx context.Context, args []string, getenv func(s
 // limit and removes what ended processes left in the temporary directory.
 func prepareProcess(cfg config, getenv func(string) string, log *slog.Logger) {
 	warnUnknownVariables(log, cfg.UnknownVariables)
-	if cfg.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(cfg.MemoryLimit)
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	if n, err := server.RemoveStaleSpools(); err != nil {
 		log.Warn("removing request bodies spooled by an earlier run", "dir", os.TempDir(), "err", err)
@@ -202,7 +194,6 @@ func prepareProcess(cfg config, getenv func(string) string, log *slog.Logger) {
 	}
 }
 
-// loadFixtures loads the embedded fixtures with the files of dir over them.
 func loadFixtures(dir string) (fs.FS, *sim.Fixtures, error) {
 	fsys, err := app.FixtureFS(dir)
 	if err != nil {
@@ -225,9 +216,8 @@ func appConfig(cfg config, st sim.Store, clock *sim.SimClock, fx *sim.Fixtures, 
 	return a
 }
 
-// sandboxConfig is the process's sandbox configuration (nil without
-// sandboxes: --sandbox-max 0). Sandboxes live beside the data file, in
-// <data>.sandboxes/ (temporary with the temporary store).
+// sandboxConfig is the process's sandbox configuration (nil: --sandbox-max
+// 0), beside the data file.
 func sandboxConfig(cfg config, log *slog.Logger) *sandbox.Config {
 	if cfg.SandboxMax == 0 {
 		return nil
@@ -238,7 +228,6 @@ func sandboxConfig(cfg config, log *slog.Logger) *sandbox.Config {
 		StoreOptions: []store.Option{store.NoSync()}}
 }
 
-// sandboxBanner says whether sandboxes are on and how many were restored.
 func sandboxBanner(w io.Writer, cfg config, m *sandbox.Manager, restored int) {
 	if m == nil {
 		return
@@ -250,9 +239,8 @@ func sandboxBanner(w io.Writer, cfg config, m *sandbox.Manager, restored int) {
 	fmt.Fprintf(w, "  sandboxes:   POST /_sim/sandboxes (at most %d; %s); %d restored\n", cfg.SandboxMax, idle, restored)
 }
 
-// warnUnknownVariables reports, once at start, each DUBSIM_* variable that
-// names no setting: a typo would otherwise be ignored in silence (fidelity
-// EV2).
+// warnUnknownVariables reports each DUBSIM_* variable that names no
+// setting: a typo would otherwise be ignored in silence (fidelity EV2).
 func warnUnknownVariables(log *slog.Logger, unknown [][2]string) {
 	for _, u := range unknown {
 		if u[1] != "" {
@@ -263,11 +251,9 @@ func warnUnknownVariables(log *slog.Logger, unknown [][2]string) {
 	}
 }
 
-// tickErrors reports the failures of one periodic task: at ERROR when the
-// error differs from the last one reported (with the stack of a panic),
-// and at INFO when the task succeeds again. A task that fails the same way
-// on every tick (a damaged data file) is reported once, not five times a
-// second.
+// tickErrors reports the failures of one periodic task once until the
+// error changes, and again when it succeeds: a damaged data file fails the
+// same way five times a second.
 type tickErrors struct{ last string }
 
 func (t *tickErrors) report(ctx context.Context, log *slog.Logger, task string, err error) {
@@ -287,8 +273,7 @@ func (t *tickErrors) report(ctx context.Context, log *slog.Logger, task string, 
 	}
 }
 
-// zeroOff maps a flag whose 0 means off (--body-memory, --drain-max-bytes,
-// --body-idle-timeout, --body-min-rate) to a configuration field where 0
+// zeroOff maps a flag whose 0 means off to a configuration field where 0
 // means the default and negative off.
 func zeroOff[T int64 | time.Duration](flag T) T {
 	if flag == 0 {
@@ -305,8 +290,6 @@ func displayAddr(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// isLoopback reports whether a listener's address takes connections only
-// from this machine.
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -320,8 +303,7 @@ func isLoopback(addr string) bool {
 }
 
 // controlBanner says where the control API is served and which protection
-// is on (README, "Protecting the control plane"), with a warning when it is
-// reachable from other machines without a token.
+// is on, with a warning when other machines reach it without a token.
 func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
 	if cfg.NoControl {
 		fmt.Fprintf(w, "  control API: off (--no-control)\n")
@@ -350,7 +332,6 @@ func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
 	}
 }
 
-// tlsBanner names the certificate in use (fidelity EV5).
 func tlsBanner(w io.Writer, cfg config) {
 	switch {
 	case cfg.TLSSelfSigned:
@@ -361,8 +342,6 @@ func tlsBanner(w io.Writer, cfg config) {
 	}
 }
 
-// banner says where dubsim serves, where its state lives (dataLine) and
-// which API keys it knows.
 func banner(w io.Writer, addr, studioAddr, controlAddr string, cfg config, fx *sim.Fixtures, dataLine func(io.Writer)) {
 	fmt.Fprintf(w, "dubsim %s listening on %s://%s (platform and studio interfaces)\n", version, cfg.scheme(), displayAddr(addr))
 	fmt.Fprintf(w, "  platform only: %s://%s%s\n", cfg.scheme(), displayAddr(addr), server.PlatformPrefix)

@@ -17,10 +17,7 @@ import (
 var errDrift = errors.New("parity: drift")
 
 // runParity is `dubsim parity`: the parity kit's scenario suite against any
-// target (dubsim, or the real service with a user's key). It writes the
-// report to stdout, optionally records the run (--record) and diffs it
-// against an earlier recording (--compare); any drift or difference is an
-// error (exit status 1).
+// target; any drift, or difference from --compare's recording, is an error.
 func runParity(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dubsim parity", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -15,28 +15,21 @@ import (
 
 // target is the dubsim that `ctl` and `healthcheck` call.
 type target struct {
-	// Base is the base URL, without a trailing slash.
-	Base string
-	// Insecure: do not verify the server's certificate (a self-signed
-	// one, or --insecure).
-	Insecure bool
+	Base     string // without a trailing slash
+	Insecure bool   // do not verify the server's certificate
 	// Pin is the server's certificate file ($DUBSIM_TLS_CERT) when the
 	// address comes from the server's own variables: the server must
-	// present that certificate, whatever the names it lists and whoever
-	// signed it (the URL is 127.0.0.1, which a certificate seldom names).
+	// present that certificate, whatever names it lists (the URL is
+	// 127.0.0.1, which a certificate seldom names).
 	Pin string
 }
 
-// resolveTarget is the one address resolution of `ctl` and `healthcheck`:
-// the --url flag, else $DUBSIM_URL, else the address the server itself
-// reads from the same environment: the port (and host, unless it is a
-// wildcard) of $DUBSIM_CONTROL_ADDR for a control call when set, else of
-// $DUBSIM_ADDR, else 127.0.0.1:8080; https when $DUBSIM_TLS_CERT or
-// $DUBSIM_TLS_SELF_SIGNED is set. A server derived from the environment
-// with a self-signed certificate is not verified (the certificate is made
-// at start and kept in memory; the URL is this machine's), one with
-// $DUBSIM_TLS_CERT must present that certificate (Pin), and none is with
-// --insecure or $DUBSIM_INSECURE (fidelity EV6).
+// resolveTarget is the address of `ctl` and `healthcheck`: the --url flag,
+// else $DUBSIM_URL, else the address the server reads from the same
+// environment ($DUBSIM_CONTROL_ADDR for a control call, else $DUBSIM_ADDR;
+// a wildcard host is 127.0.0.1), https with the server's TLS variables. A
+// self-signed certificate is not verified (it is made at start and kept in
+// memory), $DUBSIM_TLS_CERT's is pinned (fidelity EV6).
 func resolveTarget(getenv func(string) string, urlFlag string, insecureFlag, control bool) target {
 	insecure := insecureFlag || envBool(getenv("DUBSIM_INSECURE"))
 	for _, u := range []string{urlFlag, getenv("DUBSIM_URL")} {
@@ -65,14 +58,12 @@ func resolveTarget(getenv func(string) string, urlFlag string, insecureFlag, con
 	return target{Base: scheme + "://" + net.JoinHostPort(host, port), Insecure: insecure || selfSigned, Pin: getenv(envName(flagTLSCert))}
 }
 
-// envBool reads a boolean variable as the flag package would ("", or not
-// a boolean: false).
+// envBool reads a boolean variable as the flag package would.
 func envBool(v string) bool {
 	b, err := strconv.ParseBool(v)
 	return err == nil && b
 }
 
-// transport is the HTTP transport of calls to t.
 func (t target) transport() http.RoundTripper {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	switch {

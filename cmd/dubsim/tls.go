@@ -18,7 +18,6 @@ import (
 	"time"
 )
 
-// checkTLS refuses contradictory or partial HTTPS settings.
 func checkTLS(c config) error {
 	switch {
 	case c.TLSSelfSigned && (c.TLSCert != "" || c.TLSKey != ""):
@@ -29,10 +28,8 @@ func checkTLS(c config) error {
 	return nil
 }
 
-// tlsOn reports whether the listeners serve HTTPS.
 func (c config) tlsOn() bool { return c.TLSSelfSigned || c.TLSCert != "" }
 
-// scheme is the scheme of the listeners' URLs.
 func (c config) scheme() string {
 	if c.tlsOn() {
 		return "https"

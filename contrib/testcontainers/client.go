@@ -99,8 +99,8 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	// A program's control call: dubsim needs this header (or a JSON body)
-	// on calls that change state, as no HTML form can send it.
+	// No HTML form can send it: dubsim needs it (or a JSON body) on calls
+	// that change state.
 	req.Header.Set("X-Dubsim-Control", "1")
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)

@@ -14,9 +14,7 @@ import (
 // with its own clock, accounts, data, rules and journal. One container
 // can so serve a parallel test suite, a sandbox per test.
 type Sandbox struct {
-	// ID is the sandbox's id: 16 characters of lower-case Crockford
-	// base32.
-	ID string
+	ID string // 16 characters of lower-case Crockford base32
 	// BaseURL serves every interface of the sandbox and its control API
 	// (BaseURL + "/_sim/..."): the dubsim's URL plus "/sbx/<ID>".
 	// PlatformURL and StudioURL are BaseURL plus PlatformPrefix and
@@ -45,19 +43,16 @@ func (s *Sandbox) Delete(ctx context.Context) error {
 // SandboxSpec sets a new sandbox's clock and seed; the zero value is a
 // clock frozen at the dubsim's now and the seed of the dubsim.
 type SandboxSpec struct {
-	// Start is the initial simulated time; zero: the dubsim's now.
-	Start time.Time
-	// TimeScale is the speed of the sandbox's clock: 0 freezes it.
-	TimeScale float64
-	// Seed, when not nil, is the seed of generated ids and content.
-	Seed *uint64
+	Start     time.Time // zero: the dubsim's now
+	TimeScale float64   // 0 freezes the clock
+	Seed      *uint64   // of generated ids and content
 }
 
-// idAlphabet is lower-case Crockford base32, the alphabet of sandbox ids.
+// idAlphabet is lower-case Crockford base32.
 const idAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
 
-// newSandboxID makes a sandbox id from crypto/rand: 16 characters, 80
-// bits.
+// newSandboxID makes a sandbox id from crypto/rand (the module does not
+// depend on dubsim's sim/sandbox).
 func newSandboxID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
@@ -106,7 +101,6 @@ func (c *Client) CreateSandbox(ctx context.Context, spec SandboxSpec) (*Sandbox,
 	}, nil
 }
 
-// sandboxDeleteTimeout bounds the deletion of a sandbox at a test's end.
 const sandboxDeleteTimeout = 30 * time.Second
 
 // Sandbox gives the test t a sandbox of its own (CreateSandbox with a

@@ -1,10 +1,7 @@
 // Package app is dubsim's composition root. NewServer builds one simulator
-// in order: its shared resources, blob directory, media resolver, engine,
-// journal, faults, the two interfaces, the dashboard and the control API,
-// then the router that serves them (sim/server). New builds a process: the
-// default simulator and its sandboxes (sim/sandbox), each sandbox a
-// NewServer of its own. cmd/dubsim, dubsimtest and the test harnesses all
-// assemble through it.
+// and the router that serves it (sim/server); New builds a process: the
+// default simulator and its sandboxes (sim/sandbox), each a NewServer of
+// its own. cmd/dubsim, dubsimtest and the test harnesses all use it.
 package app
 
 import (
@@ -40,8 +37,8 @@ type Config struct {
 
 	Store sim.Store
 	Clock engine.TimeSource
-	// OutputCacheBytes bounds the disk the cache of rendered output files
-	// uses (zero: platform.DefaultOutputCacheBytes).
+	// OutputCacheBytes bounds the disk of the rendered output files' cache
+	// (zero: platform.DefaultOutputCacheBytes).
 	OutputCacheBytes int64
 	Fixtures         *sim.Fixtures
 	FixtureFS        fs.FS
@@ -49,22 +46,18 @@ type Config struct {
 	Timing           sim.Timing
 	Log              *slog.Logger
 
-	FetchHosts []string
-	MediaHTTP  *http.Client // nil: a default client
-	// NoLoopbackFetch: media on this machine is not fetched (fidelity HF1).
-	NoLoopbackFetch bool
-	// FetchErrorDetail tells a creation why its source video could not be
-	// read (closed port, HTTP status...); off, only that it could not
-	// (fidelity HF2).
-	FetchErrorDetail bool
+	FetchHosts       []string
+	MediaHTTP        *http.Client // nil: a default client
+	NoLoopbackFetch  bool         // fidelity HF1
+	FetchErrorDetail bool         // fidelity HF2
 
 	PublicURL           string
 	RejectUnknownFields bool
 	CreateStatus        int
 
-	// JournalBytes bounds the bytes the instance's request journal keeps
-	// (zero: journal.DefaultMaxBytes); JournalMemory bounds the journals
-	// of every instance of a Shared together (zero: journal.DefaultMemory).
+	// JournalBytes bounds the instance's request journal (zero:
+	// journal.DefaultMaxBytes), JournalMemory the journals of a Shared
+	// together (zero: journal.DefaultMemory).
 	JournalBytes    int64
 	JournalMemory   int64
 	MinPollInterval time.Duration
@@ -72,40 +65,30 @@ type Config struct {
 	// artifact) waits for the downloads its answer depends on (zero: 30 s).
 	AdvanceWait time.Duration
 
-	// Studio interface: where uploaded and downloaded files are kept ("":
-	// a temporary directory removed by Close), the processing-time model
-	// (zero: the default), lax enumerations on video update and the rate
-	// limit of keys without their own (zero: none).
+	// BlobDir keeps the studio's files ("": a temporary directory removed
+	// by Close).
 	BlobDir         string
 	StudioTiming    sim.StudioTiming
 	StudioLaxEnums  bool
 	StudioRateLimit sim.RateLimit
 
-	// Quota bounds the uploaded files (zero value: unlimited, the in-process
-	// default; the binary sets sim.DefaultBlobQuota and the others).
+	// Quota bounds the uploaded files (zero value: unlimited).
 	Quota sim.BlobQuota
-	// BodyMemory is the budget of request-body bytes the process holds in
-	// memory at once, shared by every in-memory body read (fidelity HY1):
-	// a request waits for its bytes before it reads its body. Zero:
-	// server.DefaultBodyMemory; negative: no budget.
+	// BodyMemory is the request-body bytes the process holds in memory at
+	// once (fidelity HY1). Zero: server.DefaultBodyMemory; negative: no
+	// budget.
 	BodyMemory int64
-	// Shared holds the resources of the process that instances built
-	// with it share (NewShared): the request-body budget, the storage
-	// quota's total, the output cache and the journals' memory. nil: the
-	// instance makes its own from this Config, as a single instance does.
-	// With Shared, those fields are read from the Config given to
-	// NewShared, and Quota.Total bounds the files of every instance
-	// together (Quota.PerCompany and the slot limits stay per instance).
+	// Shared holds what the instances of a process share (NewShared); nil:
+	// the instance makes its own. With Shared, Quota.Total bounds the files
+	// of every instance together.
 	Shared *Shared
-	// APIKeys and StoredClock make the instance a sandbox's (sim/sandbox;
-	// engine.Config): its API keys take the sandbox's form, and its clock
-	// keeps its own scale across a restart.
+	// APIKeys and StoredClock make the instance a sandbox's (engine.Config).
 	APIKeys     engine.APIKeys
 	StoredClock bool
 }
 
-// Shared is what the instances of one process (sandboxes) share, made once
-// by NewShared and closed by its creator after the instances.
+// Shared is what the instances of one process share, closed by its creator
+// after the instances.
 type Shared struct {
 	budget   *httpx.BodyBudget
 	streams  *httpx.Gate // the dashboards' event streams (ui.Config.Streams)
@@ -116,8 +99,7 @@ type Shared struct {
 }
 
 // NewShared makes the shared resources from cfg's BodyMemory,
-// OutputCacheBytes and JournalMemory (the output cache's directory is a
-// temporary one, removed by Close).
+// OutputCacheBytes and JournalMemory.
 func NewShared(cfg Config) (*Shared, error) {
 	bodyMemory := cfg.BodyMemory
 	if bodyMemory == 0 {
@@ -146,7 +128,7 @@ var (
 	_ engine.TimeSource  = (*sim.SimClock)(nil)
 )
 
-// undo is what a build made, to be released newest first.
+// undo is what a build made, released newest first.
 type undo []func() error
 
 func (u undo) run() error {
@@ -198,7 +180,6 @@ func NewServer(ctx context.Context, cfg Config, exts ...control.Extension) (_ *s
 	return server.New(cfg.Config, p), nil
 }
 
-// newEngine builds the media resolver, the blob directory and the engine.
 func newEngine(cfg Config) (*engine.Engine, error) {
 	blobs, err := blob.Open(cfg.BlobDir)
 	if err != nil {
@@ -214,8 +195,7 @@ func newEngine(cfg Config) (*engine.Engine, error) {
 		Quota: cfg.Quota, QuotaPool: cfg.Shared.quota, FetchErrorDetail: cfg.FetchErrorDetail, OnEvent: server.EventLog(cfg.Log),
 		APIKeys: cfg.APIKeys, StoredClock: cfg.StoredClock,
 	})
-	// The media rules are the fixtures' the engine holds now (the control
-	// API replaces them); nothing is probed before Start.
+	// The control API replaces the fixtures; nothing is probed before Start.
 	resolver.Rules = func() []sim.MediaRule { return e.Data.Fixtures().MediaRules }
 	return e, nil
 }
@@ -236,15 +216,12 @@ func adapters(cfg Config, e *engine.Engine, exts []control.Extension) server.Par
 		// The control API is never faulted: the routing decision says which
 		// requests are its (RouteOf).
 		Exempt: func(r *http.Request) bool { return server.RouteOf(r).Interface == server.Control }})
-	// One set of Idempotency-Key slots in flight for both interfaces: their
-	// records share the store and the scope (the API key).
+	// Both interfaces' records share the store and the scope (the API key).
 	slots := &idempotency.Slots{}
-	// Rendered output files are cached in a directory of this process,
-	// removed with Shared (fidelity HO1).
 	api := platform.New(platform.Config{
 		Service: server.PlatformService(e), Log: log, PublicURL: cfg.PublicURL,
 		RejectUnknownFields: cfg.RejectUnknownFields, CreateStatus: cfg.CreateStatus, IdemSlots: slots,
-		OutputCacheBytes: cfg.OutputCacheBytes, OutputCache: cfg.Shared.outputs,
+		OutputCache: cfg.Shared.outputs,
 	})
 	st := studio.New(studio.Config{
 		Service: server.StudioService(e),

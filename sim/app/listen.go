@@ -20,13 +20,11 @@ type Listen struct {
 	// interface alone, and ControlAddr the control API alone.
 	Addr, StudioAddr, ControlAddr string
 	// MaxConnections is the open connections each listener holds at most
-	// (zero: unlimited). Past the cap, Accept waits until one closes: new
-	// connections wait in the kernel's accept queue, which costs the
-	// process nothing (fidelity HW3).
+	// (zero: unlimited); past it new connections wait in the kernel's
+	// accept queue (fidelity HW3).
 	MaxConnections int
-	// TLS, when set, makes every listener serve HTTPS (fidelity EV5).
-	TLS *tls.Config
-	Log *slog.Logger
+	TLS            *tls.Config // every listener serves HTTPS (fidelity EV5)
+	Log            *slog.Logger
 }
 
 // MaxHeaderBytes bounds a request's line and headers together: past 64
@@ -38,9 +36,7 @@ const MaxHeaderBytes = 64 << 10
 
 // Listeners are the process's HTTP servers.
 type Listeners struct {
-	// Addrs are the addresses bound: main, studio and control ("" when
-	// not served).
-	Addrs   [3]string
+	Addrs   [3]string // bound: main, studio and control ("": not served)
 	servers []*http.Server
 	errs    chan error
 	open    atomic.Int64 // requests being served
@@ -106,8 +102,6 @@ func (ls *Listeners) server(h http.Handler, l Listen) *http.Server {
 	return srv
 }
 
-// serve serves srv on ln, over TLS when srv has a TLS configuration (every
-// listener alike; fidelity EV5).
 func serve(srv *http.Server, ln net.Listener) error {
 	if srv.TLSConfig != nil {
 		return srv.ServeTLS(ln, "", "")
@@ -115,10 +109,10 @@ func serve(srv *http.Server, ln net.Listener) error {
 	return srv.Serve(ln)
 }
 
-// Err receives the first error of a server that stopped serving.
+// Err receives the error of a server that stopped serving.
 func (ls *Listeners) Err() <-chan error { return ls.errs }
 
-// Open is the number of requests being served.
+// Open is the requests being served.
 func (ls *Listeners) Open() int { return int(ls.open.Load()) }
 
 // Shutdown stops the servers: open requests get grace to finish, then

@@ -14,13 +14,11 @@ import (
 	"github.com/dubsim/dubsim/sim/server"
 )
 
-// App is the simulators of a process: the default one and, when enabled,
-// its sandboxes, with one handler per listener.
+// App is the simulators of a process: the default one and its sandboxes.
 type App struct {
-	Shared  *Shared
-	Default *server.Server
-	// Sandboxes is nil without sandboxes.
-	Sandboxes *sandbox.Manager
+	Shared    *Shared
+	Default   *server.Server
+	Sandboxes *sandbox.Manager // nil without sandboxes
 	// Handler serves the main listener, StudioHandler the studio one and
 	// ControlHandler the control one (nil without a separate control
 	// address): the default simulator and every sandbox.
@@ -29,11 +27,9 @@ type App struct {
 	ownShared bool
 }
 
-// New builds the default simulator over cfg (and cfg.Shared, or shared
-// resources of its own) and, with sbx, the sandbox manager, whose
-// /_sim/sandboxes routes join the default's control API. sbx.New is set
-// here; sbx.DefaultNow and sbx.Log default to cfg's clock and log. The
-// sandboxes of sbx.Dir are not restored: call Sandboxes.Open.
+// New builds the default simulator over cfg and, with sbx, the sandbox
+// manager (NewSandboxes), whose routes join the default's control API. The
+// sandboxes of sbx.Dir are restored by Sandboxes.Open.
 func New(ctx context.Context, cfg Config, sbx *sandbox.Config) (_ *App, err error) {
 	a := &App{Shared: cfg.Shared}
 	if a.Shared == nil {
@@ -67,9 +63,9 @@ func New(ctx context.Context, cfg Config, sbx *sandbox.Config) (_ *App, err erro
 	return a, nil
 }
 
-// NewSandboxes makes a sandbox manager whose sandboxes are simulators built
-// from base (NewServer), each over its own store, clock and blob directory,
-// all sharing base.Shared (required).
+// NewSandboxes makes a sandbox manager whose sandboxes are NewServer of
+// base over their own store, clock and blob directory, sharing base.Shared
+// (required). sc.DefaultNow and sc.Log default to base's clock and log.
 func NewSandboxes(base Config, sc sandbox.Config) (*sandbox.Manager, error) {
 	if base.Shared == nil {
 		return nil, errors.New("app: sandboxes need Config.Shared")
@@ -94,8 +90,8 @@ func NewSandboxes(base Config, sc sandbox.Config) (*sandbox.Manager, error) {
 }
 
 // Close closes the sandboxes (keeping their files; ctx bounds the wait for
-// their requests in flight), the default simulator and the shared
-// resources New made. The store is the caller's.
+// their requests), the default simulator and the shared resources New
+// made; not the store.
 func (a *App) Close(ctx context.Context) error {
 	var err error
 	if a.Sandboxes != nil {
@@ -110,8 +106,8 @@ func (a *App) Close(ctx context.Context) error {
 	return err
 }
 
-// FixtureFS is the embedded fixture files with those of dir over them (""
-// : the embedded ones alone), as --fixtures gives them.
+// FixtureFS is the embedded fixture files with those of dir over them, as
+// --fixtures gives them.
 func FixtureFS(dir string) (fs.FS, error) {
 	if dir == "" {
 		return fixtures.FS, nil

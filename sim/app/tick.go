@@ -10,23 +10,20 @@ import (
 
 // Ticks says how the process's periodic work runs (App.Tick).
 type Ticks struct {
-	// Every is the real-time period of the transition sweeps.
-	Every time.Duration
-	// SaveClock saves the default simulator's clock about every second,
-	// for a data file that outlives the process.
+	Every time.Duration // real time between sweeps
+	// SaveClock saves the default simulator's clock about every second.
 	SaveClock bool
 	// SkipFrozen skips the default's sweep while its clock is frozen: only
 	// the control API moves time then, and an advance sweeps itself.
 	SkipFrozen bool
 	// Report receives the result of each run of a task ("transition
 	// sweep", "save clock", "sandbox sweep"), a panic as an
-	// *engine.PanicError; each task calls it from one goroutine.
+	// *engine.PanicError; each task from one goroutine.
 	Report func(ctx context.Context, task string, err error)
 }
 
-// Tick runs the periodic work until ctx ends or stop is called (stop
-// returns once it has ended): the default's sweep and clock saves on one
-// goroutine, the sandboxes' sweep on another, so that 200 running
+// Tick runs the periodic work until ctx ends or stop returns: the
+// sandboxes' sweep on a goroutine of its own, so that 200 running
 // sandboxes do not delay the default's.
 func (a *App) Tick(ctx context.Context, t Ticks) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -58,7 +55,6 @@ func (a *App) Tick(ctx context.Context, t Ticks) (stop func()) {
 	return func() { cancel(); wg.Wait() }
 }
 
-// every runs fn every period until ctx ends.
 func every(ctx context.Context, wg *sync.WaitGroup, period time.Duration, fn func(context.Context)) {
 	defer wg.Done()
 	tk := time.NewTicker(period)

@@ -88,10 +88,6 @@ func newMixer(t Track, sr int, n int64) *mixer {
 // fill writes the samples [first, first+len(dst)/2) as 16-bit little-endian
 // PCM into dst.
 func (m *mixer) fill(first int64, dst []byte) {
-	if m.gain == 1 && !m.bed {
-		m.voice.fill(first, dst)
-		return
-	}
 	count := int64(len(dst) / 2)
 	for off := int64(0); off < count; off += mixChunk {
 		c := min(mixChunk, count-off)

@@ -80,26 +80,17 @@ func movAtom(typ string, payloads ...[]byte) []byte {
 	return b
 }
 
-// movFields packs big-endian fields: uint8, uint16, uint32, uint64, string
-// and []byte values are appended as they are.
+// movFields packs big-endian fields: fixed-size values (uint8 to uint64,
+// []byte) and strings are appended as they are.
 func movFields(vals ...any) []byte {
 	var b []byte
 	for _, v := range vals {
-		switch v := v.(type) {
-		case uint8:
-			b = append(b, v)
-		case uint16:
-			b = binary.BigEndian.AppendUint16(b, v)
-		case uint32:
-			b = binary.BigEndian.AppendUint32(b, v)
-		case uint64:
-			b = binary.BigEndian.AppendUint64(b, v)
-		case string:
-			b = append(b, v...)
-		case []byte:
-			b = append(b, v...)
-		default:
-			panic("audio: movFields: unsupported type")
+		if s, ok := v.(string); ok {
+			v = []byte(s)
+		}
+		var err error
+		if b, err = binary.Append(b, binary.BigEndian, v); err != nil {
+			panic("audio: movFields: " + err.Error())
 		}
 	}
 	return b
@@ -132,16 +123,10 @@ type movLayout struct {
 	durationMs uint32
 }
 
-// movSamples returns the effective sample rate and sample count of t in a
-// MOV.
-func movSamples(t Track) (sr int, n int64) {
-	sr = min(synthSampleRate(t.SampleRate), movMaxSampleRate)
-	return sr, synthSampleAt(t.Duration, sr)
-}
-
 // movBuild lays the movie of t out.
 func movBuild(t Track) movLayout {
-	sr, n := movSamples(t)
+	sr := min(synthSampleRate(t.SampleRate), movMaxSampleRate)
+	n := synthSampleAt(t.Duration, sr)
 	l := movLayout{sr: sr, samples: n, chunkLen: int64(sr)}
 	if (n+l.chunkLen-1)/l.chunkLen > movMaxChunks {
 		l.chunkLen = (n + movMaxChunks - 1) / movMaxChunks

@@ -16,10 +16,6 @@ const (
 	speechLeadIn = 150 * time.Millisecond
 	// speechTail is the silence after the last phrase.
 	speechTail = 200 * time.Millisecond
-	// Pauses between phrases, by the strongest break between them.
-	speechPauseComma    = 220 * time.Millisecond // , ; : 、 ， ، ...
-	speechPauseSentence = 450 * time.Millisecond // . ! ? … 。 ！ ？ ؟ । ...
-	speechPauseLine     = 600 * time.Millisecond // line and paragraph breaks
 	// speechMaxSegment caps the length of one segment: longer phrases are
 	// split at word boundaries, or between characters when a single word
 	// (or a text without spaces) is longer.
@@ -41,12 +37,13 @@ const (
 	speechLine
 )
 
-// speechPauses maps a break kind to its pause.
+// speechPauses is the pause between two phrases, by the strongest break
+// between them.
 var speechPauses = [...]time.Duration{
 	speechNoBreak:  0,
-	speechComma:    speechPauseComma,
-	speechSentence: speechPauseSentence,
-	speechLine:     speechPauseLine,
+	speechComma:    220 * time.Millisecond, // , ; : 、 ， ، ...
+	speechSentence: 450 * time.Millisecond, // . ! ? … 。 ！ ？ ؟ । ...
+	speechLine:     600 * time.Millisecond, // line and paragraph breaks
 }
 
 // speechBreakOf returns the break kind of r.
@@ -143,7 +140,7 @@ func speechHalfNs(charsPerSecond float64) int64 {
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		rate = speechDefaultRate
 	}
-	rate = synthClamp(rate, speechMinRate, speechMaxRate)
+	rate = max(speechMinRate, min(speechMaxRate, rate))
 	return int64(math.Round(1e9 / (2 * rate)))
 }
 

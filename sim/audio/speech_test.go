@@ -164,7 +164,7 @@ func TestSpeechTrackLayout(t *testing.T) {
 			if !(rate > 0) {
 				rate = 14
 			}
-			speechTestCheck(t, tc.text, synthClamp(rate, 0.5, 1000), v, 44100, tr)
+			speechTestCheck(t, tc.text, max(0.5, min(1000, rate)), v, 44100, tr)
 		})
 	}
 }

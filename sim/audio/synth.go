@@ -10,7 +10,7 @@ package audio
 // synthesis from the start of the file.
 
 import (
-	"encoding/binary"
+	"hash/fnv"
 	"math"
 	"sort"
 	"strings"
@@ -136,16 +136,6 @@ func synthUnit(h uint64) float64 {
 	return float64(h>>11) / (1 << 53)
 }
 
-// synthHashString is FNV-1a 64.
-func synthHashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
 // synthSmooth is the smoothstep of x clamped to [0, 1].
 func synthSmooth(x float64) float64 {
 	if x <= 0 {
@@ -155,10 +145,6 @@ func synthSmooth(x float64) float64 {
 		return 1
 	}
 	return x * x * (3 - 2*x)
-}
-
-func synthClamp(x, lo, hi float64) float64 {
-	return math.Max(lo, math.Min(hi, x))
 }
 
 // synthPitch returns the effective base pitch of a voice.
@@ -216,7 +202,7 @@ func synthNewVoiceTables(f0 float64, seed uint64, sr float64) *synthVoiceTables 
 	// Keep every harmonic below 0.45*sr even at the top of the pitch contour.
 	k := int(0.45 * sr / (f0 * 1.2))
 	k = max(1, min(k, synthMaxHarmonics))
-	formantScale := 1 + 0.17*synthClamp((f0-110)/100, 0, 1)
+	formantScale := 1 + 0.17*max(0, min(1, (f0-110)/100))
 	formantScale *= 0.95 + 0.1*synthUnit(synthMix(seed^0x5151))
 	tilt := 1.0 + 0.3*synthUnit(synthMix(seed^0x7171))
 	var amps, sinPh, cosPh [synthMaxHarmonics + 1]float64
@@ -291,8 +277,6 @@ type synthSegState struct {
 	slotLen        float64
 	pattern        []uint8
 	tables         *synthVoiceTables
-	fadeIn         float64 // seconds
-	fadeOut        float64
 	dur            float64
 }
 
@@ -326,54 +310,20 @@ func newSynthGen(t Track, sr int, n int64) *synthGen {
 	}
 }
 
-// walk calls gap and voiced, in order, on the sample ranges [a, b) that
-// tile [first, end): outside every segment, and inside segment si (made
-// the current one).
-func (g *synthGen) walk(first, end int64, gap func(a, b int64), voiced func(a, b int64)) {
-	// First span that ends after `first`.
-	si := sort.Search(len(g.spans), func(i int) bool { return g.spans[i].end > first })
-	pos := first
-	for pos < end {
-		if si >= len(g.spans) || g.spans[si].start >= end {
-			gap(pos, end)
-			return
-		}
-		sp := g.spans[si]
-		if pos < sp.start {
-			gap(pos, sp.start)
-			pos = sp.start
-		}
-		stop := min(sp.end, end)
-		g.enter(si)
-		voiced(pos, stop)
-		pos = stop
-		si++
-	}
-}
-
 // render writes the samples [first, first+len(dst)) of the voice into dst,
 // in 16-bit PCM units before rounding. Samples outside every segment are 0.
 func (g *synthGen) render(first int64, dst []float64) {
-	g.walk(first, first+int64(len(dst)),
-		func(a, b int64) { clear(dst[a-first : b-first]) },
-		func(a, b int64) {
-			for n := a; n < b; n++ {
-				dst[n-first] = g.sample(n)
-			}
-		})
-}
-
-// fill writes the samples [first, first+len(dst)/2) of the voice as 16-bit
-// little-endian PCM into dst: render and pcm in one pass, for a voice
-// alone at its own level.
-func (g *synthGen) fill(first int64, dst []byte) {
-	g.walk(first, first+int64(len(dst)/2),
-		func(a, b int64) { clear(dst[2*(a-first) : 2*(b-first)]) },
-		func(a, b int64) {
-			for n := a; n < b; n++ {
-				binary.LittleEndian.PutUint16(dst[2*(n-first):], uint16(pcm(g.sample(n))))
-			}
-		})
+	end := first + int64(len(dst))
+	clear(dst)
+	// From the first span that ends after first.
+	si := sort.Search(len(g.spans), func(i int) bool { return g.spans[i].end > first })
+	for ; si < len(g.spans) && g.spans[si].start < end; si++ {
+		sp := g.spans[si]
+		g.enter(si)
+		for n := max(first, sp.start); n < min(sp.end, end); n++ {
+			dst[n-first] = g.sample(n)
+		}
+	}
 }
 
 // pcm rounds a sample to 16 bits, clamping it to the range.
@@ -400,7 +350,9 @@ func (g *synthGen) enter(si int) {
 	st.dur = float64(sp.end-sp.start) / g.sr
 	st.f0 = synthPitch(seg.Voice)
 	seed := seg.Voice.Seed
-	st.hash = synthMix(synthHashString(seg.Text) ^ synthMix(uint64(sp.seg)+0x1234) ^ synthMix(seed^0xabcdef))
+	textHash := fnv.New64a()
+	textHash.Write([]byte(seg.Text))
+	st.hash = synthMix(textHash.Sum64() ^ synthMix(uint64(sp.seg)+0x1234) ^ synthMix(seed^0xabcdef))
 	h := st.hash
 	r := func() float64 {
 		h = synthMix(h)
@@ -418,8 +370,6 @@ func (g *synthGen) enter(si int) {
 	st.c2 = math.Cos(st.p2)
 	st.slotLen = 1 / (4.3 + 1.4*r()) // 4.3 to 5.7 syllables per second
 	st.pattern = synthPattern(st.pattern[:0], seg.Text, st.hash)
-	st.fadeIn = synthFadeIn
-	st.fadeOut = synthFadeOut
 	key := synthVoiceKey{pitch: st.f0, seed: seed}
 	tab, ok := g.voices[key]
 	if !ok {
@@ -542,11 +492,11 @@ func (g *synthGen) sample(n int64) float64 {
 	if x == 0 {
 		return 0
 	}
-	if tau < st.fadeIn {
-		x *= synthSmooth(tau / st.fadeIn)
+	if tau < synthFadeIn {
+		x *= synthSmooth(tau / synthFadeIn)
 	}
-	if d := st.dur - tau; d < st.fadeOut {
-		x *= synthSmooth(d / st.fadeOut)
+	if d := st.dur - tau; d < synthFadeOut {
+		x *= synthSmooth(d / synthFadeOut)
 	}
 	return x * synthGain
 }

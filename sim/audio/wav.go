@@ -59,9 +59,3 @@ func NewWAVReader(t Track) io.ReadSeeker {
 	sr, n := wavSamples(t)
 	return newSynthReader(WAVHeader(sr, 1, 16, uint32(2*n)), newMixer(t, sr, n))
 }
-
-// WriteWAV writes the same bytes as NewWAVReader (convenience, streaming, bounded memory).
-func WriteWAV(w io.Writer, t Track) error {
-	_, err := io.Copy(w, NewWAVReader(t))
-	return err
-}

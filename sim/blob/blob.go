@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -133,7 +134,7 @@ func (d *Dir) Write(name string, r io.Reader, limit int64) (n int64, err error) 
 	defer copyBufs.Put(bp)
 	// The wrappers hide ReadFrom and WriteTo, so the copy goes through the
 	// pooled buffer; the limit reader never asks r for more than limit+1.
-	n, err = io.CopyBuffer(writerOnly{f}, io.LimitReader(readerOnly{r}, satAdd1(limit)), *bp)
+	n, err = io.CopyBuffer(writerOnly{f}, io.LimitReader(readerOnly{r}, min(limit, math.MaxInt64-1)+1), *bp)
 	if err != nil {
 		return n, fmt.Errorf("blob %s: %w", name, err)
 	}
@@ -150,14 +151,6 @@ func (d *Dir) Write(name string, r io.Reader, limit int64) (n int64, err error) 
 		return n, fmt.Errorf("blob %s: %w", name, err)
 	}
 	return n, nil
-}
-
-// satAdd1 returns v+1, or v when v+1 would overflow.
-func satAdd1(v int64) int64 {
-	if v+1 < v {
-		return v
-	}
-	return v + 1
 }
 
 type writerOnly struct{ io.Writer }

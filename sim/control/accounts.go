@@ -2,6 +2,7 @@ package control
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"strings"
@@ -93,17 +94,9 @@ func checkRateLimit(rl *sim.RateLimit) error {
 	return nil
 }
 
-// handleCreateAccount serves POST /_sim/accounts.
-func (a *API) handleCreateAccount(w http.ResponseWriter, r *http.Request) error {
-	var b accountBody
-	if err := a.dec.Decode(w, r, &b); err != nil {
-		return err
-	}
-	if err := checkStorage(b.Storage); err != nil {
-		return err
-	}
-	if err := checkRateLimit(b.RateLimit); err != nil {
-		return err
+func (a *API) createAccount(r *http.Request, b accountBody) (int, any, error) {
+	if err := errors.Join(checkStorage(b.Storage), checkRateLimit(b.RateLimit)); err != nil {
+		return 0, nil, err
 	}
 	// Fields left out take the values of the plan's fixture account, so a
 	// new pro account can create a project at once, as dubsim-pro can.
@@ -122,20 +115,16 @@ func (a *API) handleCreateAccount(w http.ResponseWriter, r *http.Request) error 
 	if b.BalanceMinutes != nil {
 		m := *b.BalanceMinutes
 		if m != math.Trunc(m) || m < 0 || m > 1e12 {
-			return sim.Errorf(sim.CodeValidation, msgBalanceMinutes, m)
+			return 0, nil, sim.Errorf(sim.CodeValidation, msgBalanceMinutes, m)
 		}
 		spec.BalanceMinutes = int64(m)
 	}
 	acct, err := a.ctl.CreateAccount(r.Context(), spec)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	out, err := a.accountResponse(r, acct)
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusCreated, out)
-	return nil
+	return http.StatusCreated, out, err
 }
 
 // handleUpdateAccount serves PATCH /_sim/accounts/{api_key}: storage
@@ -161,10 +150,7 @@ func (a *API) handleUpdateAccount(w http.ResponseWriter, r *http.Request) error 
 	if !setStorage && !setRate {
 		return sim.Errorf(sim.CodeValidation, msgStudioChangeEmpty)
 	}
-	if err := checkStorage(b.Storage); err != nil {
-		return err
-	}
-	if err := checkRateLimit(b.RateLimit); err != nil {
+	if err := errors.Join(checkStorage(b.Storage), checkRateLimit(b.RateLimit)); err != nil {
 		return err
 	}
 	acct, err := a.ctl.SetAccountStudio(r.Context(), chi.URLParam(r, "api_key"), sim.AccountStudioChange{

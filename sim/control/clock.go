@@ -21,7 +21,6 @@ func (a *API) clock() clockResponse {
 	return clockResponse{Now: Time(a.ctl.Now()), TimeScale: &scale, Frozen: &frozen}
 }
 
-// handleClock serves GET /_sim/clock.
 func (a *API) handleClock(w http.ResponseWriter, r *http.Request) error {
 	return a.writeClock(w, nil)
 }
@@ -38,27 +37,21 @@ type scaleBody struct {
 	TimeScale *float64 `json:"time_scale"`
 }
 
-// handleScale serves POST /_sim/clock/scale {"time_scale": x}.
-func (a *API) handleScale(w http.ResponseWriter, r *http.Request) error {
-	var b scaleBody
-	if err := a.dec.Decode(w, r, &b); err != nil {
-		return err
-	}
+func (a *API) scale(r *http.Request, b scaleBody) (int, any, error) {
 	if b.TimeScale == nil {
-		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "time_scale")
+		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "time_scale")
 	}
 	if s := *b.TimeScale; math.IsNaN(s) || s < 0 || s > 1e6 {
-		return sim.Errorf(sim.CodeValidation, msgTimeScale, s)
+		return 0, nil, sim.Errorf(sim.CodeValidation, msgTimeScale, s)
 	}
-	return a.writeClock(w, a.ctl.SetTimeScale(r.Context(), *b.TimeScale))
+	err := a.ctl.SetTimeScale(r.Context(), *b.TimeScale)
+	return http.StatusOK, a.clock(), err
 }
 
-// handleFreeze serves POST /_sim/clock/freeze.
 func (a *API) handleFreeze(w http.ResponseWriter, r *http.Request) error {
 	return a.writeClock(w, a.ctl.Freeze(r.Context()))
 }
 
-// handleResume serves POST /_sim/clock/resume.
 func (a *API) handleResume(w http.ResponseWriter, r *http.Request) error {
 	return a.writeClock(w, a.ctl.Resume(r.Context()))
 }

@@ -83,20 +83,20 @@ func (a *API) Routes() chi.Router {
 	r := httpx.NewControlRouter(a.http, a.http.Recover)
 	r.Get("/clock", a.http.Handle(a.handleClock))
 	r.Post("/clock/advance", a.http.Handle(a.handleAdvance))
-	r.Post("/clock/scale", a.http.Handle(a.handleScale))
+	r.Post("/clock/scale", handleJSON(a, a.scale))
 	r.Post("/clock/freeze", a.http.Handle(a.handleFreeze))
 	r.Post("/clock/resume", a.http.Handle(a.handleResume))
 	r.Get("/work", a.http.Handle(a.handleWork))
-	r.Post("/accounts", a.http.Handle(a.handleCreateAccount))
+	r.Post("/accounts", handleJSON(a, a.createAccount))
 	r.Patch("/accounts/{api_key}", a.http.Handle(a.handleUpdateAccount))
-	r.Post("/artifacts/{id}/outcome", a.http.Handle(a.handleForceArtifact))
-	r.Post("/videos/{id}/status", a.http.Handle(a.handleVideoStatus))
+	r.Post("/artifacts/{id}/outcome", handleJSON(a, a.forceArtifact))
+	r.Post("/videos/{id}/status", handleJSON(a, a.videoStatus))
 	r.Post("/reset", a.http.Handle(a.handleReset))
 	r.Get("/state", a.http.Handle(a.handleState))
-	r.Post("/fixtures", a.http.Handle(a.handleFixtures))
-	r.Post("/projects/{id}/outcome", a.http.Handle(a.handleForceProject))
+	r.Post("/fixtures", handleJSON(a, a.loadFixtures))
+	r.Post("/projects/{id}/outcome", handleJSON(a, a.forceProject))
 	r.Get("/outcomes", a.http.Handle(a.handleListOutcomes))
-	r.Post("/outcomes", a.http.Handle(a.handleAddOutcome))
+	r.Post("/outcomes", handleJSON(a, a.addOutcome))
 	r.Delete("/outcomes/{id}", a.http.Handle(a.handleRemoveOutcome))
 	for _, e := range a.ext {
 		for _, p := range e.Paths {
@@ -104,6 +104,23 @@ func (a *API) Routes() chi.Router {
 		}
 	}
 	return r
+}
+
+// handleJSON serves a call with a JSON body: decoded into a B, then what h
+// returns is the answer.
+func handleJSON[B any](a *API, h func(r *http.Request, b B) (status int, out any, err error)) http.HandlerFunc {
+	return a.http.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		var b B
+		if err := a.dec.Decode(w, r, &b); err != nil {
+			return err
+		}
+		status, out, err := h(r, b)
+		if err != nil {
+			return err
+		}
+		httpx.WriteJSON(w, status, out)
+		return nil
+	})
 }
 
 // Time formats control API timestamps: ISO 8601 UTC with milliseconds.

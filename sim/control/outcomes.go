@@ -16,24 +16,19 @@ type forceArtifactBody struct {
 	Now             bool     `json:"now"`
 }
 
-// handleForceArtifact serves POST /_sim/artifacts/{id}/outcome.
-func (a *API) handleForceArtifact(w http.ResponseWriter, r *http.Request) error {
-	var b forceArtifactBody
-	if err := a.dec.Decode(w, r, &b); err != nil {
-		return err
-	}
+func (a *API) forceArtifact(r *http.Request, b forceArtifactBody) (int, any, error) {
 	if b.Outcome == "" {
-		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
+		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
 	}
 	if b.Size != nil && (*b.Size < 0 || *b.Size > sim.MaxArtifactBytes) {
-		return sim.Errorf(sim.CodeValidation, msgArtifactSize, int64(sim.MaxArtifactBytes))
+		return 0, nil, sim.Errorf(sim.CodeValidation, msgArtifactSize, int64(sim.MaxArtifactBytes))
 	}
 	if d := b.DurationSeconds; d != nil && (*d < 0 || *d > sim.MaxSourceDuration.Seconds() || *d != *d) {
-		return sim.Errorf(sim.CodeValidation, msgArtifactDuration, sim.MaxSourceDuration.Seconds())
+		return 0, nil, sim.Errorf(sim.CodeValidation, msgArtifactDuration, sim.MaxSourceDuration.Seconds())
 	}
 	art, err := a.ctl.ForceArtifact(r.Context(), chi.URLParam(r, "id"), b.Outcome, b.ErrorMessage, b.Size, b.DurationSeconds, b.Now)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	out := map[string]any{"artifact_id": art.ID, "status": art.Status}
 	if !art.DueAt.IsZero() {
@@ -43,8 +38,7 @@ func (a *API) handleForceArtifact(w http.ResponseWriter, r *http.Request) error 
 	if art.ErrorMessage != "" {
 		out["error_message"] = art.ErrorMessage
 	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return http.StatusOK, out, nil
 }
 
 type videoStatusBody struct {
@@ -52,25 +46,19 @@ type videoStatusBody struct {
 	Auto   bool   `json:"auto"`
 }
 
-// handleVideoStatus serves POST /_sim/videos/{id}/status.
-func (a *API) handleVideoStatus(w http.ResponseWriter, r *http.Request) error {
-	var b videoStatusBody
-	if err := a.dec.Decode(w, r, &b); err != nil {
-		return err
-	}
+func (a *API) videoStatus(r *http.Request, b videoStatusBody) (int, any, error) {
 	if b.Status == "" {
-		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "status")
+		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "status")
 	}
 	v, err := a.ctl.SetVideoStatus(r.Context(), chi.URLParam(r, "id"), b.Status, b.Auto)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	out := map[string]any{"video_id": v.ID, "status": v.Status}
 	if !v.DueAt.IsZero() {
 		out["next_transition_at"] = Time(v.DueAt)
 	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return http.StatusOK, out, nil
 }
 
 type forceBody struct {
@@ -79,18 +67,13 @@ type forceBody struct {
 	Now          bool   `json:"now"`
 }
 
-// handleForceProject serves POST /_sim/projects/{id}/outcome.
-func (a *API) handleForceProject(w http.ResponseWriter, r *http.Request) error {
-	var b forceBody
-	if err := a.dec.Decode(w, r, &b); err != nil {
-		return err
-	}
+func (a *API) forceProject(r *http.Request, b forceBody) (int, any, error) {
 	if b.Outcome == "" {
-		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
+		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
 	}
 	p, err := a.ctl.ForceProject(r.Context(), chi.URLParam(r, "id"), b.Outcome, b.ErrorMessage, b.Now)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	out := map[string]any{"project_id": p.ID, "status": p.Status}
 	if !p.DueAt.IsZero() {
@@ -100,8 +83,7 @@ func (a *API) handleForceProject(w http.ResponseWriter, r *http.Request) error {
 	if p.ErrorMessage != "" {
 		out["error_message"] = p.ErrorMessage
 	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return http.StatusOK, out, nil
 }
 
 type outcomeBody struct {
@@ -113,14 +95,9 @@ type outcomeBody struct {
 	Resource         string `json:"resource"`
 }
 
-// handleAddOutcome serves POST /_sim/outcomes.
-func (a *API) handleAddOutcome(w http.ResponseWriter, r *http.Request) error {
-	var b outcomeBody
-	if err := a.dec.Decode(w, r, &b); err != nil {
-		return err
-	}
+func (a *API) addOutcome(r *http.Request, b outcomeBody) (int, any, error) {
 	if b.Outcome == "" {
-		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
+		return 0, nil, sim.Errorf(sim.CodeValidation, sim.MsgRequired, "outcome")
 	}
 	count := 1
 	if b.Count != nil {
@@ -128,14 +105,9 @@ func (a *API) handleAddOutcome(w http.ResponseWriter, r *http.Request) error {
 	}
 	rule, err := a.ctl.AddOutcomeRule(r.Context(), sim.OutcomeRule{APIKey: b.APIKey, SourceURLPattern: b.SourceURLPattern,
 		Remaining: count, Outcome: b.Outcome, ErrorMessage: b.ErrorMessage, Resource: b.Resource})
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusCreated, rule)
-	return nil
+	return http.StatusCreated, rule, err
 }
 
-// handleListOutcomes serves GET /_sim/outcomes.
 func (a *API) handleListOutcomes(w http.ResponseWriter, r *http.Request) error {
 	rules, err := a.ctl.OutcomeRules(r.Context())
 	if err != nil {
@@ -145,7 +117,6 @@ func (a *API) handleListOutcomes(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handleRemoveOutcome serves DELETE /_sim/outcomes/{id}.
 func (a *API) handleRemoveOutcome(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
 	if err := a.ctl.RemoveOutcomeRule(r.Context(), id); err != nil {

@@ -138,15 +138,11 @@ type fixturesBody struct {
 	FromStartup bool `json:"from_startup"`
 }
 
-// handleFixtures serves POST /_sim/fixtures: any of accounts, options,
+// loadFixtures serves POST /_sim/fixtures: any of accounts, options,
 // voices, media_rules and studio, each in the shape of its fixture file's
 // content, laid entry by entry over the fixture set in use (or the
 // startup set with from_startup; see fixtures.Merge).
-func (a *API) handleFixtures(w http.ResponseWriter, r *http.Request) error {
-	var b fixturesBody
-	if err := a.dec.Decode(w, r, &b); err != nil {
-		return err
-	}
+func (a *API) loadFixtures(r *http.Request, b fixturesBody) (int, any, error) {
 	files := map[string][]byte{}
 	wrap := func(name, key string, raw json.RawMessage) {
 		if len(raw) == 0 {
@@ -164,18 +160,17 @@ func (a *API) handleFixtures(w http.ResponseWriter, r *http.Request) error {
 	wrap(sim.FixtureMedia, "rules", b.MediaRules)
 	wrap(sim.FixtureStudio, "", b.Studio)
 	if len(files) == 0 && !b.FromStartup {
-		return sim.Errorf(sim.CodeValidation, msgFixturesEmpty)
+		return 0, nil, sim.Errorf(sim.CodeValidation, msgFixturesEmpty)
 	}
 	fx, err := a.ctl.LoadFixtureFiles(r.Context(), files, b.FromStartup)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	voices := 0
 	for _, vs := range fx.Catalog.Voices {
 		voices += len(vs)
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"loaded": map[string]int{
+	return http.StatusOK, map[string]any{"loaded": map[string]int{
 		"accounts": len(fx.Accounts), "source_langs": len(fx.Catalog.SourceLangs), "target_langs": len(fx.Catalog.TargetLangs),
-		"voices": voices, "media_rules": len(fx.MediaRules)}})
-	return nil
+		"voices": voices, "media_rules": len(fx.MediaRules)}}, nil
 }

@@ -12,9 +12,8 @@ import (
 )
 
 // Accounts are the API keys: their plans, balances and studio identities
-// (user and company).
-// Accounts are read on every request (authentication): a cache of accounts
-// and of studio callers by key spares the store read.
+// (user and company). They are read on every request (authentication), so
+// accounts and studio callers are cached by key.
 type Accounts struct {
 	*core
 	ids      *idgen
@@ -55,19 +54,14 @@ func namedAccount(tx sim.Tx, key string) (sim.Account, error) {
 // Account returns the account of an API key, or an unauthorized error,
 // from the cache while no write has committed since it was read.
 func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, error) {
-	var a sim.Account
 	if apiKey == "" {
-		return a, unauthorized()
+		return sim.Account{}, unauthorized()
 	}
 	gen := e.writes.Load()
 	if a, ok := e.accounts.Get(apiKey, gen); ok {
 		return a, nil
 	}
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		a, err = accountIn(tx, apiKey)
-		return err
-	})
+	a, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Account, error) { return accountIn(tx, apiKey) })
 	if err == nil {
 		e.accounts.Put(apiKey, a, gen)
 	}
@@ -256,11 +250,10 @@ func (e *Accounts) ensureUsers(tx sim.Tx, now time.Time) error {
 
 // SetAccountStudio changes an account's storage credentials and rate limit.
 func (e *Accounts) SetAccountStudio(ctx context.Context, apiKey string, ch sim.AccountStudioChange) (sim.Account, error) {
-	var a sim.Account
-	err := e.update(ctx, func(tx sim.Tx) error {
-		var err error
-		if a, err = namedAccount(tx, apiKey); err != nil {
-			return err
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Account, error) {
+		a, err := namedAccount(tx, apiKey)
+		if err != nil {
+			return a, err
 		}
 		if ch.SetStorage {
 			a.Storage = ch.Storage
@@ -268,9 +261,8 @@ func (e *Accounts) SetAccountStudio(ctx context.Context, apiKey string, ch sim.A
 		if ch.SetRateLimit {
 			a.RateLimit = ch.RateLimit
 		}
-		return tx.PutAccount(a)
+		return a, tx.PutAccount(a)
 	})
-	return a, err
 }
 
 // ResetAccount deletes an account's projects and idempotency keys and gives

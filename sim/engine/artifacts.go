@@ -416,36 +416,29 @@ func (e *Artifacts) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (si
 // Artifact returns an artifact of the caller's company with its due
 // transitions applied.
 func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.Artifact, error) {
-	var a sim.Artifact
 	now := e.clock.Now()
 	// A download whose result is needed by now is waited for (bounded):
 	// the answer depends on simulated time only. After the bound the
 	// artifact answers as it is (still upload_started).
 	_ = e.work.waitFor(ctx, now, id)
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		a, err = tx.Artifact(id)
-		if errors.Is(err, sim.ErrNotFound) {
-			return studioMissing()
+	a, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Artifact, error) {
+		a, err := tx.Artifact(id)
+		switch {
+		case errors.Is(err, sim.ErrNotFound):
+			return a, studioMissing()
+		case err == nil && a.CompanyID != c.Company.ID:
+			return a, sim.Errorf(sim.CodeAccessDenied, sim.MsgArtifactDenied)
 		}
-		if err != nil {
-			return err
-		}
-		if a.CompanyID != c.Company.ID {
-			return sim.Errorf(sim.CodeAccessDenied, sim.MsgArtifactDenied)
-		}
-		return nil
+		return a, err
 	})
 	if err != nil || !statemachine.ArtifactDue(a, now) {
 		return a, err
 	}
-	err = e.update(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Artifact, error) {
 		cur, err := tx.Artifact(id)
 		if err != nil {
-			return err
+			return cur, err
 		}
-		a, err = e.settleArtifact(tx, cur, now)
-		return err
+		return e.settleArtifact(tx, cur, now)
 	})
-	return a, err
 }

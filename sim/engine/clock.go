@@ -55,11 +55,8 @@ func (e *Clock) Now() time.Time { return e.clock.Now() }
 // clock both get through (fidelity ST5).
 func (e *Clock) Wall() time.Time { return e.clock.Wall() }
 
-// SaveClock persists the clock state (called periodically and at shutdown):
-// a write transaction with nothing else in it (update saves the clock).
-//
-// It is not a change Data.Changes counts: the clock's persisted state
-// follows real time, nothing a reader sees changed.
+// SaveClock persists the clock state (called periodically and at shutdown).
+// It is not a change Data.Changes counts: nothing a reader sees changed.
 func (e *Clock) SaveClock(ctx context.Context) error {
 	return e.write(ctx, func(sim.Tx) error { return nil })
 }
@@ -152,10 +149,9 @@ func (e *Clock) Skipped() int { return e.sweeper.skippedCount() }
 var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // NextDue returns the earliest pending transition of any resource (project,
-// video or artifact); false when nothing is due, ever.
-//
-// Downloads in flight decide when their artifacts complete, so NextDue first
-// waits for all of them (bounded; a *PendingError names what still runs).
+// video or artifact); false when nothing is due, ever. Downloads in flight
+// decide when their artifacts complete, so NextDue first waits for all of
+// them (bounded; a *PendingError names what still runs).
 func (e *Clock) NextDue(ctx context.Context) (sim.Transition, bool, error) {
 	if pe := e.work.waitFor(ctx, farFuture, ""); pe != nil {
 		pe.At = time.Time{}

@@ -47,10 +47,21 @@ func saveIdem[T any](tx sim.Tx, idem *sim.IdemWrite[T], result T, now time.Time)
 	return tx.PutIdempotency(idem.Scope, idem.Key, rec)
 }
 
+// in runs fn in the transaction run opens (a store's View, core.update,
+// core.batch) and returns fn's result.
+func in[T any](ctx context.Context, run func(context.Context, func(sim.Tx) error) error, fn func(sim.Tx) (T, error)) (T, error) {
+	var v T
+	err := run(ctx, func(tx sim.Tx) (err error) {
+		v, err = fn(tx)
+		return err
+	})
+	return v, err
+}
+
 // update runs fn in a write transaction and invalidates the caches. The
 // transaction also persists the simulated clock: whatever a write stamped
 // and answered (created_at, updatedAt, ...) is never after the time a
-// restart resumes from (test/crash, the studio writes did not).
+// restart resumes from.
 func (e *core) update(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.changes.Add(1)
 	return e.write(ctx, fn)
@@ -126,7 +137,7 @@ func studioDenied() error { return sim.Errorf(sim.CodeAccessDenied, sim.MsgStudi
 
 func studioMissing() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioNotFound) }
 
-func secs(d time.Duration) *float64 { s := d.Seconds(); return &s }
+func secs(d time.Duration) *float64 { return new(d.Seconds()) }
 
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {

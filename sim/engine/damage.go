@@ -11,10 +11,9 @@ import (
 )
 
 // A damaged data file must not take the process down: bbolt panics on a
-// page that is not what it expects, and the sweep that met one in a due
-// record panicked on every tick, so the process crash-looped. Background
-// work runs under recovered; the sweep settles the records of a failed
-// batch one by one and skips, until the process restarts, those that
+// page that is not what it expects, on every tick of a sweep that meets it.
+// Background work runs under Recovered; the sweep settles the records of a
+// failed batch one by one and skips, until the process restarts, those that
 // panic or do not decode, reporting each once (fidelity HD5).
 
 // PanicError is a panic recovered in background work, with its stack.
@@ -41,8 +40,8 @@ func Recovered(fn func() error) (err error) {
 // damaged reports whether err says a record cannot be read back: a panic
 // or a record that does not decode.
 func damaged(err error) bool {
-	var pe *PanicError
-	return errors.As(err, &pe) || errors.Is(err, sim.ErrDamaged)
+	_, panicked := errors.AsType[*PanicError](err)
+	return panicked || errors.Is(err, sim.ErrDamaged)
 }
 
 // skip makes the sweep leave resource id alone from now on and reports it
@@ -60,8 +59,7 @@ func (e *sweeper) skip(resource, id string, err error) {
 		return
 	}
 	attrs := []any{"resource", resource, "id", id, "err", err}
-	var pe *PanicError
-	if errors.As(err, &pe) && e.lastStack.Swap(err.Error()) != err.Error() {
+	if pe, ok := errors.AsType[*PanicError](err); ok && e.lastStack.Swap(err.Error()) != err.Error() {
 		// The stack once per cause: the records of one damaged page
 		// fail alike.
 		attrs = append(attrs, "stack", string(pe.Stack))
@@ -76,10 +74,11 @@ func (e *sweeper) skippedCount() int {
 	return len(e.broken)
 }
 
-// dueIDs lists up to limit ids due at now that the sweep does not skip.
-func (e *sweeper) dueIDs(resource string, list func(time.Time, int) ([]string, error), now time.Time, limit int) ([]string, error) {
+// dueIDs lists up to limit ids of kind k due at now that the sweep does
+// not skip.
+func (e *sweeper) dueIDs(tx sim.Tx, k dueKind, now time.Time, limit int) ([]string, error) {
 	extra := e.skippedCount()
-	ids, err := list(now, limit+extra)
+	ids, err := k.list(tx, now, limit+extra)
 	if err != nil || extra == 0 {
 		return ids, err
 	}
@@ -87,7 +86,7 @@ func (e *sweeper) dueIDs(resource string, list func(time.Time, int) ([]string, e
 	defer e.brokenMu.Unlock()
 	kept := ids[:0]
 	for _, id := range ids {
-		if _, skip := e.broken[resource+"/"+id]; !skip {
+		if _, skip := e.broken[k.resource+"/"+id]; !skip {
 			kept = append(kept, id)
 		}
 	}

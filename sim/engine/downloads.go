@@ -94,7 +94,7 @@ func (e *Artifacts) runDownload(w *work, a sim.Artifact, parts []part) {
 	// quotaFail is the failure of every download when the quotas are
 	// used up already (or the usage could not be read).
 	quotaFail := func(string) string { return "" }
-	if qe := (*sim.QuotaError)(nil); errors.As(err, &qe) {
+	if qe, ok := errors.AsType[*sim.QuotaError](err); ok {
 		quotaFail = func(u string) string { return fmt.Sprintf(sim.MsgDownloadQuota, u, qe.Reason) }
 	} else if err != nil {
 		e.log.Error("artifact download: reading the storage usage", "artifact", a.ID, "err", err)
@@ -212,8 +212,7 @@ func (e *Artifacts) download(w *work, qc *quotaCount, typ string, i int, rawURL 
 			n, err = e.media.Download(e.bg, rawURL, countingWriter{w: w, wr: quotaWriter{quotaCount: qc, w: pw}}, sim.MaxArtifactBytes)
 			return err
 		})
-		var pe *PanicError
-		if errors.As(err, &pe) {
+		if pe, ok := errors.AsType[*PanicError](err); ok {
 			e.log.Error("artifact download: panic", "artifact", w.id, "panic", pe.Value, "stack", string(pe.Stack))
 			err = errDownloadPanic
 		}
@@ -222,9 +221,9 @@ func (e *Artifacts) download(w *work, qc *quotaCount, typ string, i int, rawURL 
 	}()
 	_, werr := e.files.blobs.Write(name, pr, sim.MaxArtifactBytes+1)
 	pr.CloseWithError(werr)
-	var qe *sim.QuotaError
+	qe, quota := errors.AsType[*sim.QuotaError](dlErr)
 	switch {
-	case errors.As(dlErr, &qe):
+	case quota:
 		return 0, nil, "", none, fmt.Sprintf(sim.MsgDownloadQuota, rawURL, qe.Reason)
 	case dlErr != nil:
 		return 0, nil, "", none, dlErr.Error()
@@ -288,16 +287,11 @@ func (e *Artifacts) restartDownloads(ctx context.Context) error {
 		// Parts are resolved again as at creation, with the creator's
 		// credentials as they are now.
 		c := sim.Caller{}
-		if err := e.store.View(ctx, func(tx sim.Tx) error {
-			acct, err := tx.Account(a.APIKey)
-			if err == nil {
-				c.Account = acct
-			}
-			if errors.Is(err, sim.ErrNotFound) {
-				return nil
-			}
-			return err
-		}); err != nil {
+		acct, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Account, error) { return tx.Account(a.APIKey) })
+		switch {
+		case err == nil:
+			c.Account = acct
+		case !errors.Is(err, sim.ErrNotFound):
 			return err
 		}
 		_ = e.reserveDownload(a.CompanyID, true) // resumed, never refused

@@ -81,11 +81,9 @@ type Config struct {
 	StoredClock bool
 }
 
-// Engine is the use-case layer: one service per resource, each a small
-// type over the shared transaction runner (core: store, clock, events) that
-// owns its own state (caches; downloads, background work and quotas for
-// Artifacts; the sweep for Clock). The HTTP adapters declare the methods
-// they need and are given the services that provide them (see sim/server).
+// Engine is the use-case layer: one service per resource. The HTTP adapters
+// declare the methods they need and are given the services that provide
+// them (see sim/server).
 type Engine struct {
 	Clock          *Clock
 	Accounts       *Accounts
@@ -125,7 +123,7 @@ func New(cfg Config) *Engine {
 	projects := &Projects{core: c, ids: ids, fixtures: fixtures, accounts: accounts, prober: cfg.Prober, timing: cfg.Timing, work: artifacts.work}
 	studioProjects := &StudioProjects{core: c, ids: ids}
 	videos := &Videos{core: c, ids: ids, artifacts: artifacts, timing: studio}
-	projects.ready.Size, studioProjects.cache.Size, videos.lists.Size = 4096, 4096, 4096
+	studioProjects.cache.Size, videos.lists.Size = 4096, 4096
 	sweeper := &sweeper{core: c, projects: projects, artifacts: artifacts, videos: videos, idemTTL: idemTTL}
 	return &Engine{
 		Clock: &Clock{core: c, storedClock: cfg.StoredClock, sweeper: sweeper, work: artifacts.work}, Accounts: accounts, Projects: projects,

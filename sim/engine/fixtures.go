@@ -83,30 +83,24 @@ func (e *Data) Reset(ctx context.Context) error {
 // state), then its accounts: anew, or with keep only those missing.
 func (e *Data) seed(tx sim.Tx, now time.Time, keep bool) error {
 	fx := e.fixtures.get()
-	if st := fx.Studio; st != nil {
-		seed := st.Materialize(now)
-		for _, put := range []func() error{
-			func() error {
-				return putEach(tx.Company, tx.PutCompany, func(c sim.Company) string { return c.ID }, seed.Companies)
-			},
-			func() error { return putEach(tx.User, tx.PutUser, func(u sim.User) string { return u.ID }, seed.Users) },
-			func() error {
-				return putEach(tx.Glossary, tx.PutGlossary, func(g sim.Glossary) string { return g.ID }, seed.Glossaries)
-			},
-			func() error {
-				return putEach(tx.Folder, tx.PutFolder, func(f sim.Folder) string { return f.ID }, seed.Folders)
-			},
-			func() error {
-				return putEach(tx.StudioProject, tx.PutStudioProject, func(p sim.StudioProject) string { return p.ID }, seed.Projects)
-			},
-			func() error {
-				return putEach(tx.Video, tx.PutVideo, func(v sim.Video) string { return v.ID }, seed.Videos)
-			},
-		} {
-			if err := put(); err != nil {
-				return err
-			}
-		}
+	seed := fx.Studio.Materialize(now)
+	if err := putEach(tx.Company, tx.PutCompany, func(c sim.Company) string { return c.ID }, seed.Companies); err != nil {
+		return err
+	}
+	if err := putEach(tx.User, tx.PutUser, func(u sim.User) string { return u.ID }, seed.Users); err != nil {
+		return err
+	}
+	if err := putEach(tx.Glossary, tx.PutGlossary, func(g sim.Glossary) string { return g.ID }, seed.Glossaries); err != nil {
+		return err
+	}
+	if err := putEach(tx.Folder, tx.PutFolder, func(f sim.Folder) string { return f.ID }, seed.Folders); err != nil {
+		return err
+	}
+	if err := putEach(tx.StudioProject, tx.PutStudioProject, func(p sim.StudioProject) string { return p.ID }, seed.Projects); err != nil {
+		return err
+	}
+	if err := putEach(tx.Video, tx.PutVideo, func(v sim.Video) string { return v.ID }, seed.Videos); err != nil {
+		return err
 	}
 	accounts := make([]sim.Account, 0, len(fx.Accounts))
 	for _, spec := range fx.Accounts {

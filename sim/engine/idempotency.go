@@ -16,23 +16,15 @@ type Idempotency struct {
 
 // IdempotencyLookup returns the live record for a key, if any.
 func (e *Idempotency) IdempotencyLookup(ctx context.Context, scope, key string) (sim.IdemRecord, bool, error) {
-	var rec sim.IdemRecord
-	found := false
 	now := e.clock.Now()
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		r, err := tx.Idempotency(scope, key)
-		if errors.Is(err, sim.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if now.Sub(r.CreatedAt) < e.ttl {
-			rec, found = r, true
-		}
-		return nil
-	})
-	return rec, found, err
+	rec, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.IdemRecord, error) { return tx.Idempotency(scope, key) })
+	switch {
+	case errors.Is(err, sim.ErrNotFound):
+		return sim.IdemRecord{}, false, nil
+	case err != nil || now.Sub(rec.CreatedAt) >= e.ttl:
+		return sim.IdemRecord{}, false, err
+	}
+	return rec, true, nil
 }
 
 // IdempotencySave stores the response for a key.

@@ -21,24 +21,20 @@ type Outcomes struct {
 
 // ForceArtifact decides how an artifact's processing ends: "ready"
 // (upload_completed, with optional size and duration) or "error"
-// (upload_failed, with a message). With now, the
-// processing ends at once.
+// (upload_failed, with a message). With now, the processing ends at once.
 func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message string, size *int64, duration *float64, now bool) (sim.Artifact, error) {
-	var a sim.Artifact
 	if err := checkOutcome(outcome); err != nil {
-		return a, err
+		return sim.Artifact{}, err
 	}
-	err := e.update(ctx, func(tx sim.Tx) error {
-		var err error
-		a, err = tx.Artifact(id)
-		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, sim.MsgArtifactNotFound, id)
-		}
-		if err != nil {
-			return err
-		}
-		if a.Status == sim.ArtifactCompleted || a.Status == sim.ArtifactFailed {
-			return sim.Errorf(sim.CodeConflict, sim.MsgArtifactFinished, id, a.Status)
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Artifact, error) {
+		a, err := tx.Artifact(id)
+		switch {
+		case errors.Is(err, sim.ErrNotFound):
+			return a, sim.Errorf(sim.CodeNotFound, sim.MsgArtifactNotFound, id)
+		case err != nil:
+			return a, err
+		case a.Status == sim.ArtifactCompleted || a.Status == sim.ArtifactFailed:
+			return a, sim.Errorf(sim.CodeConflict, sim.MsgArtifactFinished, id, a.Status)
 		}
 		at := e.clock.Now()
 		res := sim.ArtifactResult{Known: true, Origin: "forced", Size: a.Result.Size, Duration: a.Result.Duration}
@@ -52,8 +48,7 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 			res.Size = *size
 		}
 		if duration != nil {
-			d := *duration
-			res.Duration = &d
+			res.Duration = new(*duration)
 		}
 		a.Result, a.Pending = res, false
 		if now {
@@ -61,11 +56,10 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 		}
 		schedule(&a)
 		if a, err = e.artifacts.settleArtifact(tx, a, at); err != nil {
-			return err
+			return a, err
 		}
-		return tx.PutArtifact(a)
+		return a, tx.PutArtifact(a)
 	})
-	return a, err
 }
 
 // applyArtifactRules lets the first matching outcome rule (resource
@@ -165,34 +159,31 @@ func checkOutcome(outcome string) error {
 // ForceProject decides how the current run of an in-progress project ends:
 // outcome "error" (with message, at its due time or now) or "ready" (now).
 func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string, now bool) (sim.Project, error) {
-	var p sim.Project
 	if err := checkOutcome(outcome); err != nil {
-		return p, err
+		return sim.Project{}, err
 	}
-	err := e.update(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) {
 		at := e.clock.Now()
-		var err error
-		p, err = tx.Project(id)
+		p, err := tx.Project(id)
 		if errors.Is(err, sim.ErrNotFound) {
-			return notFound()
+			return p, notFound()
 		}
 		if err != nil {
-			return err
+			return p, err
 		}
 		if p, err = e.projects.settle(tx, p, at); err != nil {
-			return err
+			return p, err
 		}
 		if p.Status != sim.StatusInProgress {
-			return sim.Errorf(sim.CodeConflict, sim.MsgOutcomeNotInProgress, id, p.Status)
+			return p, sim.Errorf(sim.CodeConflict, sim.MsgOutcomeNotInProgress, id, p.Status)
 		}
 		force(&p, outcome, message, now, at)
 		p.History = append(p.History, sim.Event{At: at, Kind: "forced_outcome", Message: outcome})
 		if p, err = e.projects.settle(tx, p, at); err != nil {
-			return err
+			return p, err
 		}
-		return tx.PutProject(p)
+		return p, tx.PutProject(p)
 	})
-	return p, err
 }
 
 // Bounds of one simulator's outcome rules (a tenant's share: every sandbox
@@ -254,12 +245,7 @@ func (e *Outcomes) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.O
 
 // OutcomeRules lists the forced-outcome rules with uses left.
 func (e *Outcomes) OutcomeRules(ctx context.Context) ([]sim.OutcomeRule, error) {
-	var rules []sim.OutcomeRule
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		rules, err = loadOutcomeRules(tx)
-		return err
-	})
+	rules, err := in(ctx, e.store.View, loadOutcomeRules)
 	if rules == nil {
 		rules = []sim.OutcomeRule{}
 	}

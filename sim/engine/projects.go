@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/internal/gencache"
 	"github.com/dubsim/dubsim/sim/script"
 	"github.com/dubsim/dubsim/sim/statemachine"
 )
@@ -15,8 +14,6 @@ import (
 const seqProjects = "platform_projects"
 
 // Projects are the platform's dubbing projects and their re-translations.
-// Decoded ready projects are cached by id: their scripts are the costly
-// part of a read.
 type Projects struct {
 	*core
 	ids      *idgen
@@ -25,7 +22,6 @@ type Projects struct {
 	prober   Prober
 	timing   sim.Timing
 	work     *workSet // the artifacts' (Artifacts.work): probes are listed with the downloads
-	ready    gencache.Cache[sim.Project]
 }
 
 // settle applies the due transition of p, if any, inside tx.
@@ -73,10 +69,6 @@ func ownedProject(tx sim.Tx, apiKey, id string) (sim.Project, error) {
 // applied. Scripts are read only when the status shows them (ready).
 func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project, error) {
 	now := e.clock.Now()
-	writes := e.writes.Load()
-	if p, ok := e.ready.Get(id, writes); ok && p.APIKey == apiKey {
-		return p, nil
-	}
 	var p sim.Project
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		head, err := tx.ProjectHead(id)
@@ -88,24 +80,20 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 		}
 		p = head
 		if head.Status == sim.StatusReady {
-			if p, err = tx.Project(id); err == nil {
-				e.ready.Put(id, p, writes)
-			}
+			p, err = tx.Project(id)
 		}
 		return err
 	})
 	if err != nil || !statemachine.ProjectDue(p, now) {
 		return p, err
 	}
-	err = e.update(ctx, func(tx sim.Tx) error {
-		q, err := ownedProject(tx, apiKey, id)
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) {
+		p, err := ownedProject(tx, apiKey, id)
 		if err != nil {
-			return err
+			return p, err
 		}
-		p, err = e.settle(tx, q, now)
-		return err
+		return e.settle(tx, p, now)
 	})
-	return p, err
 }
 
 // OutputSignature signs the download URLs of a project's outputs of its
@@ -119,15 +107,10 @@ func (e *Projects) OutputSignature(p sim.Project) string {
 // ProjectOutput returns a project for serving its output files, whoever
 // asks (download URLs carry no key but a signature, like presigned links).
 func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, error) {
-	var p sim.Project
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		p, err = tx.Project(id)
-		if errors.Is(err, sim.ErrNotFound) {
-			return notFound()
-		}
-		return err
-	})
+	p, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Project, error) { return tx.Project(id) })
+	if errors.Is(err, sim.ErrNotFound) {
+		return p, notFound()
+	}
 	if err == nil && statemachine.ProjectDue(p, e.clock.Now()) {
 		return e.Project(ctx, p.APIKey, id)
 	}

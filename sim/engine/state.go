@@ -208,13 +208,11 @@ func projectState(p sim.Project) sim.ProjectState {
 		CostMinutes: p.CostMinutes, Refunded: p.Refunded, CreatedAt: p.CreatedAt, ErrorMessage: p.ErrorMessage,
 		TranslationsCount: p.TranslationsCount, OutputGeneration: p.OutputGen, RetranslationRun: p.Pending != nil, History: p.History}
 	if !p.DueAt.IsZero() {
-		d := p.DueAt
-		ps.DueAt = &d
+		ps.DueAt = new(p.DueAt)
 		ps.PlannedOutcome, ps.PlannedError = p.PlannedOutcome()
 	}
 	if !p.CompletedAt.IsZero() {
-		c := p.CompletedAt
-		ps.CompletedAt = &c
+		ps.CompletedAt = new(p.CompletedAt)
 	}
 	return ps
 }

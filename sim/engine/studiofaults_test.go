@@ -287,7 +287,7 @@ func TestStudioStoreFailuresArePassedOn(t *testing.T) {
 		}
 	}
 	sweep := func(s scene) error {
-		_, err := s.h.e.Clock.sweeper.sweepStudio(context.Background(), s.h.e.Clock.Now())
+		_, err := s.h.e.Clock.sweeper.sweep(context.Background(), s.h.e.Clock.Now())
 		return err
 	}
 	cases := []struct {

@@ -9,8 +9,7 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/gencache"
 )
 
-// StudioProjects are the studio's projects, which hold videos.
-// They are cached by id.
+// StudioProjects are the studio's projects, which hold videos, cached by id.
 type StudioProjects struct {
 	*core
 	ids   *idgen
@@ -52,12 +51,7 @@ func (e *StudioProjects) StudioProject(ctx context.Context, c sim.Caller, id str
 	if p, ok := e.cache.Get(id, gen); ok && p.CompanyID == c.Company.ID {
 		return p, nil
 	}
-	var p sim.StudioProject
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		p, err = ownedStudioProject(tx, c, id)
-		return err
-	})
+	p, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.StudioProject, error) { return ownedStudioProject(tx, c, id) })
 	if err == nil {
 		e.cache.Put(id, p, gen)
 	}
@@ -118,41 +112,37 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 }
 
 // CreateStudioProject creates a project in the caller's company.
-func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, in sim.StudioProjectInput, idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
-	var p sim.StudioProject
-	err := e.batch(ctx, func(tx sim.Tx) error {
+func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, input sim.StudioProjectInput, idem *sim.IdemWrite[sim.StudioProject]) (sim.StudioProject, error) {
+	return in(ctx, e.batch, func(tx sim.Tx) (sim.StudioProject, error) {
 		now := e.clock.Now()
-		p = sim.StudioProject{CompanyID: c.Company.ID, Status: sim.StudioProjectStatusNew, ManagerID: c.User.ID,
+		p := sim.StudioProject{CompanyID: c.Company.ID, Status: sim.StudioProjectStatusNew, ManagerID: c.User.ID,
 			CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
-		if err := applyProjectInput(tx, c, &p, in); err != nil {
-			return err
+		if err := applyProjectInput(tx, c, &p, input); err != nil {
+			return p, err
 		}
 		id, err := e.ids.studioID(tx, now)
 		if err != nil {
-			return err
+			return p, err
 		}
 		p.ID = id
 		if err := tx.PutStudioProject(p); err != nil {
-			return err
+			return p, err
 		}
-		return saveIdem(tx, idem, p, now)
+		return p, saveIdem(tx, idem, p, now)
 	})
-	return p, err
 }
 
 // UpdateStudioProject changes a project of the caller's company.
-func (e *StudioProjects) UpdateStudioProject(ctx context.Context, c sim.Caller, id string, in sim.StudioProjectInput) (sim.StudioProject, error) {
-	var p sim.StudioProject
-	err := e.update(ctx, func(tx sim.Tx) error {
-		var err error
-		if p, err = ownedStudioProject(tx, c, id); err != nil {
-			return err
+func (e *StudioProjects) UpdateStudioProject(ctx context.Context, c sim.Caller, id string, input sim.StudioProjectInput) (sim.StudioProject, error) {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.StudioProject, error) {
+		p, err := ownedStudioProject(tx, c, id)
+		if err != nil {
+			return p, err
 		}
-		if err := applyProjectInput(tx, c, &p, in); err != nil {
-			return err
+		if err := applyProjectInput(tx, c, &p, input); err != nil {
+			return p, err
 		}
 		p.UpdatedAt = e.clock.Now()
-		return tx.PutStudioProject(p)
+		return p, tx.PutStudioProject(p)
 	})
-	return p, err
 }

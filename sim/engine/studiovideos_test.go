@@ -605,7 +605,7 @@ func TestSweepStudio(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			n, err := h.e.Clock.sweeper.sweepStudio(ctx, s.at)
+			n, err := h.e.Clock.sweeper.sweep(ctx, s.at)
 			require.NoError(t, err)
 			assert.Equal(t, s.want, n)
 			var got sim.Artifact
@@ -655,7 +655,7 @@ func TestSweepStudioInBatches(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			got, err := h.e.Clock.sweeper.sweepStudio(ctx, s.at)
+			got, err := h.e.Clock.sweeper.sweep(ctx, s.at)
 			require.NoError(t, err)
 			assert.Equal(t, s.want, got)
 			for _, id := range []string{ids[0], ids[sweepBatch-1], ids[sweepBatch], ids[n-1]} {
@@ -678,7 +678,7 @@ func TestSweepStudioUnschedulesAStuckArtifact(t *testing.T) {
 		Pending: true, StartAt: t0, DoneAt: t0, DueAt: t0, CreatedAt: t0, UpdatedAt: t0}
 	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error { return tx.PutArtifact(stuck) }))
 
-	n, err := h.e.Clock.sweeper.sweepStudio(ctx, t0.Add(time.Second))
+	n, err := h.e.Clock.sweeper.sweep(ctx, t0.Add(time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	var got sim.Artifact
@@ -690,12 +690,12 @@ func TestSweepStudioUnschedulesAStuckArtifact(t *testing.T) {
 	assert.True(t, got.DueAt.IsZero(), "unscheduled")
 	stuck.DueAt = time.Time{}
 	assert.Equal(t, stuck, got, "nothing else changes")
-	n, err = h.e.Clock.sweeper.sweepStudio(ctx, t0.Add(time.Hour))
+	n, err = h.e.Clock.sweeper.sweep(ctx, t0.Add(time.Hour))
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }
 
-// TestSweepStudioCountsEveryChange: sweepStudio returns how many records it
+// TestSweepStudioCountsEveryChange: the sweep returns how many records it
 // changed: an artifact and a video moved in one sweep count 2 (it counted
 // the larger of the two lists of a batch).
 func TestSweepStudioCountsEveryChange(t *testing.T) {
@@ -710,7 +710,7 @@ func TestSweepStudioCountsEveryChange(t *testing.T) {
 				DueAt: t0, CreatedAt: t0, UpdatedAt: t0}),
 		)
 	}))
-	n, err := h.e.Clock.sweeper.sweepStudio(ctx, t0)
+	n, err := h.e.Clock.sweeper.sweep(ctx, t0)
 	require.NoError(t, err)
 	assert.Equal(t, sim.VideoInProgress, spStoredVideo(t, h, "ffffffffffffffffffffffff").Status)
 	assert.Equal(t, 2, n, "one artifact and one video changed")

@@ -32,17 +32,25 @@ type sweeper struct {
 	lastStack atomic.Value
 }
 
-// sweep applies the due transitions of platform projects, then of studio
-// artifacts and videos.
+// sweep applies the due transitions of platform projects, then purges
+// expired idempotency records, then applies those of studio artifacts and
+// videos. It returns how many records it settled.
 func (e *sweeper) sweep(ctx context.Context, now time.Time) (int, error) {
-	if idle, err := e.idle(ctx, now); err != nil || idle {
+	projects, studio := e.kinds(now)
+	if idle, err := e.idle(ctx, now, append(projects, studio...)); err != nil || idle {
 		return 0, err
 	}
-	n, err := e.sweepProjects(ctx, now)
+	n, err := e.sweepBatches(ctx, now, projects, func(tx sim.Tx) error {
+		if _, err := tx.PurgeIdempotency(now.Add(-e.idemTTL)); err != nil {
+			return err
+		}
+		e.lastPurge.Store(now.UnixNano())
+		return nil
+	})
 	if err != nil {
 		return n, err
 	}
-	m, err := e.sweepStudio(ctx, now)
+	m, err := e.sweepBatches(ctx, now, studio, nil)
 	return n + m, err
 }
 
@@ -54,13 +62,13 @@ const purgeEvery = time.Minute
 // transaction and its settle rule.
 type dueKind struct {
 	resource string
-	list     func(sim.Tx) func(time.Time, int) ([]string, error)
+	list     func(tx sim.Tx, now time.Time, limit int) ([]string, error)
 	settle   func(tx sim.Tx, id string) error
 }
 
 // kinds are the records due at now, in the order the sweep settles them.
 func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
-	projects = []dueKind{{"project", func(tx sim.Tx) func(time.Time, int) ([]string, error) { return tx.DueProjects }, func(tx sim.Tx, id string) error {
+	projects = []dueKind{{"project", sim.Tx.DueProjects, func(tx sim.Tx, id string) error {
 		p, err := tx.Project(id)
 		if err != nil {
 			return err
@@ -68,7 +76,7 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 		_, err = e.projects.settle(tx, p, now)
 		return err
 	}}}
-	studio = []dueKind{{"artifact", func(tx sim.Tx) func(time.Time, int) ([]string, error) { return tx.DueArtifacts }, func(tx sim.Tx, id string) error {
+	studio = []dueKind{{"artifact", sim.Tx.DueArtifacts, func(tx sim.Tx, id string) error {
 		a, err := tx.Artifact(id)
 		if err != nil {
 			return err
@@ -84,7 +92,7 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 			return tx.PutArtifact(na)
 		}
 		return nil
-	}}, {"video", func(tx sim.Tx) func(time.Time, int) ([]string, error) { return tx.DueVideos }, func(tx sim.Tx, id string) error {
+	}}, {"video", sim.Tx.DueVideos, func(tx sim.Tx, id string) error {
 		v, err := tx.Video(id)
 		if err != nil {
 			return err
@@ -97,18 +105,16 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 
 // idle reports whether a sweep at now has nothing to do: no transition is
 // due and expired idempotency records were purged less than purgeEvery
-// ago. It only reads: an empty write transaction still rewrites the
-// freelist and syncs the file, which the 200 ms tick did five times a
-// second on an idle server (and it invalidated the read caches).
-func (e *sweeper) idle(ctx context.Context, now time.Time) (bool, error) {
+// ago. It only reads: an empty write transaction would still rewrite the
+// freelist, sync the file and invalidate the read caches on every tick.
+func (e *sweeper) idle(ctx context.Context, now time.Time, kinds []dueKind) (bool, error) {
 	if d := now.Sub(time.Unix(0, e.lastPurge.Load())); d >= purgeEvery || d < 0 {
 		return false, nil
 	}
-	projects, studio := e.kinds(now)
 	idle := true
 	err := e.store.View(ctx, func(tx sim.Tx) error {
-		for _, k := range append(projects, studio...) {
-			ids, err := e.dueIDs(k.resource, k.list(tx), now, 1)
+		for _, k := range kinds {
+			ids, err := e.dueIDs(tx, k, now, 1)
 			if err != nil || len(ids) > 0 {
 				idle = false
 				return err
@@ -117,26 +123,6 @@ func (e *sweeper) idle(ctx context.Context, now time.Time) (bool, error) {
 		return nil
 	})
 	return idle, err
-}
-
-// sweepProjects applies due project transitions, then purges expired
-// idempotency records; it returns how many projects it settled.
-func (e *sweeper) sweepProjects(ctx context.Context, now time.Time) (int, error) {
-	projects, _ := e.kinds(now)
-	return e.sweepBatches(ctx, now, projects, func(tx sim.Tx) error {
-		if _, err := tx.PurgeIdempotency(now.Add(-e.idemTTL)); err != nil {
-			return err
-		}
-		e.lastPurge.Store(now.UnixNano())
-		return nil
-	})
-}
-
-// sweepStudio applies due artifact and video transitions; it returns how
-// many records it settled.
-func (e *sweeper) sweepStudio(ctx context.Context, now time.Time) (int, error) {
-	_, studio := e.kinds(now)
-	return e.sweepBatches(ctx, now, studio, nil)
 }
 
 // sweepBatches settles the due records of kinds, up to sweepBatch of each
@@ -155,7 +141,7 @@ func (e *sweeper) sweepBatches(ctx context.Context, now time.Time, kinds []dueKi
 			return e.update(ctx, func(tx sim.Tx) error {
 				for i, k := range kinds {
 					var err error
-					if ids[i], err = e.dueIDs(k.resource, k.list(tx), now, sweepBatch); err != nil {
+					if ids[i], err = e.dueIDs(tx, k, now, sweepBatch); err != nil {
 						return err
 					}
 					for _, id := range ids[i] {

@@ -23,8 +23,7 @@ type Uploads struct {
 // company may have Quota.PresignsPerCompany slots outstanding (neither used
 // nor expired).
 func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName string) (sim.Upload, error) {
-	var u sim.Upload
-	err := e.update(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Upload, error) {
 		now := e.clock.Now()
 		if limit := e.quota.limits.PresignsPerCompany; limit > 0 {
 			open := 0
@@ -35,23 +34,22 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 				return nil
 			})
 			if err != nil {
-				return err
+				return sim.Upload{}, err
 			}
 			if open >= limit {
-				return sim.Errorf(sim.CodeForbidden, sim.MsgPresignsOutstanding, limit)
+				return sim.Upload{}, sim.Errorf(sim.CodeForbidden, sim.MsgPresignsOutstanding, limit)
 			}
 		}
 		seq, err := tx.NextSequence("uploads")
 		if err != nil {
-			return err
+			return sim.Upload{}, err
 		}
 		id := e.ids.uuid("upload", fmt.Sprint(seq))
-		u = sim.Upload{ID: id, APIKey: c.Account.APIKey, CompanyID: c.Company.ID, FileName: fileName,
+		u := sim.Upload{ID: id, APIKey: c.Account.APIKey, CompanyID: c.Company.ID, FileName: fileName,
 			S3Path:    "s3://" + sim.UploadBucket + "/temp/" + id + "/" + fileName,
 			ExpiresAt: now.Add(sim.UploadValidity), CreatedAt: now}
-		return tx.PutUpload(u)
+		return u, tx.PutUpload(u)
 	})
-	return u, err
 }
 
 // UploadSignature is the signature of an upload's presigned URL, keyed by
@@ -62,13 +60,7 @@ func (e *Uploads) UploadSignature(u sim.Upload) string {
 
 // Upload returns an upload slot.
 func (e *Uploads) Upload(ctx context.Context, id string) (sim.Upload, error) {
-	var u sim.Upload
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		u, err = tx.Upload(id)
-		return err
-	})
-	return u, err
+	return in(ctx, e.store.View, func(tx sim.Tx) (sim.Upload, error) { return tx.Upload(id) })
 }
 
 // ReceiveUpload stores the body PUT to an upload slot (replacing an earlier
@@ -89,16 +81,14 @@ func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) 
 		return sim.Upload{}, err
 	}
 	format, dur, mf := e.files.read(name)
-	var u sim.Upload
-	err = e.update(ctx, func(tx sim.Tx) error {
-		var err error
-		if u, err = tx.Upload(id); err != nil {
-			return err
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Upload, error) {
+		u, err := tx.Upload(id)
+		if err != nil {
+			return u, err
 		}
 		u.Uploaded, u.UploadedAt, u.Size, u.Blob, u.Format, u.Duration, u.Media = true, e.clock.Now(), n, name, format, dur, mf
-		return tx.PutUpload(u)
+		return u, tx.PutUpload(u)
 	})
-	return u, err
 }
 
 // mediaFiles are the stored files and the reader of their media headers.
@@ -133,18 +123,14 @@ type quotaReader struct {
 }
 
 func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*quotaReader, error) {
-	var company string
+	var u sim.Upload
 	if q := e.quota.limits; q.Total > 0 || q.PerCompany > 0 {
-		err := e.store.View(ctx, func(tx sim.Tx) error {
-			u, err := tx.Upload(id)
-			company = u.CompanyID
-			return err
-		})
-		if err != nil {
+		var err error
+		if u, err = e.Upload(ctx, id); err != nil {
 			return nil, err
 		}
 	}
-	qc, err := e.quota.start(ctx, company, id)
+	qc, err := e.quota.start(ctx, u.CompanyID, id)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -14,8 +15,7 @@ import (
 )
 
 // Videos are the studio's dubbing jobs, made from artifacts in a studio
-// project.
-// A project's video list is cached by project id.
+// project. A project's video list is cached by project id.
 type Videos struct {
 	*core
 	ids       *idgen
@@ -113,8 +113,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			Remark: nv.Remark, StringVariables: nv.StringVariables, Pipeline: nv.Pipeline,
 			DueAt: statemachine.VideoDueAfter(sim.Video{}, sim.VideoNew, now, e.timing), CreatedBy: c.User.ID, CreatedAt: now, UpdatedAt: now}
 		if src.Duration != nil {
-			d := *src.Duration
-			v.DurationSeconds = &d
+			v.DurationSeconds = new(*src.Duration)
 		}
 		if err := tx.PutVideo(v); err != nil {
 			return err
@@ -210,25 +209,19 @@ func ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, 
 
 // Video returns one video of a project of the caller's company.
 func (e *Videos) Video(ctx context.Context, c sim.Caller, projectID, videoID string) (sim.Video, error) {
-	var v sim.Video
 	now := e.clock.Now()
-	err := e.store.View(ctx, func(tx sim.Tx) error {
-		var err error
-		v, err = ownedVideo(tx, c, projectID, videoID)
-		return err
-	})
+	get := func(tx sim.Tx) (sim.Video, error) { return ownedVideo(tx, c, projectID, videoID) }
+	v, err := in(ctx, e.store.View, get)
 	if err != nil || !statemachine.VideoDue(v, now) {
 		return v, err
 	}
-	err = e.update(ctx, func(tx sim.Tx) error {
-		cur, err := ownedVideo(tx, c, projectID, videoID)
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
+		cur, err := get(tx)
 		if err != nil {
-			return err
+			return cur, err
 		}
-		v, err = e.settleVideo(tx, cur, now)
-		return err
+		return e.settleVideo(tx, cur, now)
 	})
-	return v, err
 }
 
 // UpdateVideo applies a video update. A status written by the client stops
@@ -248,27 +241,16 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 		if u.HasDstLangs {
 			langs = u.DstLangs
 		}
+		known := func(k string) bool { return slices.Contains(langs, k) }
 		if u.HasGuidance && u.Guidance != nil {
-			keys := make([]string, 0, len(u.Guidance.ByLang))
-			for k := range u.Guidance.ByLang {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if !slices.Contains(langs, k) {
+			for _, k := range slices.Sorted(maps.Keys(u.Guidance.ByLang)) {
+				if !known(k) {
 					return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceLanguage, k, strings.Join(langs, ", "))
 				}
 			}
 		}
 		if u.HasDstLangs && !u.HasGuidance && v.Guidance != nil {
-			var stale []string
-			for k := range v.Guidance.ByLang {
-				if !slices.Contains(langs, k) {
-					stale = append(stale, k)
-				}
-			}
-			if len(stale) > 0 {
-				sort.Strings(stale)
+			if stale := slices.DeleteFunc(slices.Sorted(maps.Keys(v.Guidance.ByLang)), known); len(stale) > 0 {
 				return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceStale, strings.Join(stale, ", "))
 			}
 		}
@@ -286,8 +268,7 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 			v.DueAt = time.Time{}
 		}
 		if u.Remark != nil {
-			r := *u.Remark
-			v.Remark = &r
+			v.Remark = new(*u.Remark)
 		}
 		if u.ClearRemark {
 			v.Remark = nil
@@ -307,25 +288,22 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 // SetVideoStatus moves a video to a status at once, from the control API;
 // with auto, the automatic lifecycle continues from there.
 func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto bool) (sim.Video, error) {
-	var v sim.Video
 	if !slices.Contains(sim.VideoStatuses, status) {
-		return v, sim.Errorf(sim.CodeValidation, sim.MsgVideoStatus, strings.Join(sim.VideoStatuses, ", "), status)
+		return sim.Video{}, sim.Errorf(sim.CodeValidation, sim.MsgVideoStatus, strings.Join(sim.VideoStatuses, ", "), status)
 	}
-	err := e.update(ctx, func(tx sim.Tx) error {
-		var err error
-		v, err = tx.Video(id)
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
+		v, err := tx.Video(id)
 		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id)
+			return v, sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id)
 		}
 		if err != nil {
-			return err
+			return v, err
 		}
 		now := e.clock.Now()
 		v.Status, v.UpdatedAt, v.DueAt = status, now, time.Time{}
 		if auto {
 			v.DueAt = statemachine.VideoDueAfter(v, status, now, e.timing)
 		}
-		return tx.PutVideo(v)
+		return v, tx.PutVideo(v)
 	})
-	return v, err
 }

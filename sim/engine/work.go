@@ -40,7 +40,6 @@ const (
 
 // work is one piece of background work in flight.
 type work struct {
-	seq      uint64
 	kind     string
 	resource string                 // "artifact" for downloads; "" for probes
 	id       string                 // the resource id
@@ -57,41 +56,27 @@ func (w *work) set(state string) { w.state.Store(&state) }
 
 func (w *work) setURL(u string) { w.url.Store(&u) }
 
-func (w *work) getURL() string {
-	if u := w.url.Load(); u != nil {
-		return *u
-	}
-	return ""
-}
-
 // workSet is the registry of background work in flight.
 type workSet struct {
 	// bound is how long an advance or a read waits for the work its
 	// answer depends on (Config.WorkWait).
 	bound time.Duration
 	mu    sync.Mutex
-	seq   uint64
-	items map[uint64]*work
+	items []*work // oldest first
 	// done is closed (and replaced) whenever a piece of work ends.
 	done chan struct{}
 }
 
-func (s *workSet) add(w *work) *work {
+func (s *workSet) add(w *work) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.items == nil {
-		s.items = map[uint64]*work{}
-	}
-	s.seq++
-	w.seq = s.seq
-	s.items[w.seq] = w
-	return w
+	s.items = append(s.items, w)
 }
 
 func (s *workSet) remove(w *work) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.items, w.seq)
+	s.items = slices.DeleteFunc(s.items, func(x *work) bool { return x == w })
 	if s.done != nil {
 		close(s.done)
 		s.done = nil
@@ -110,7 +95,6 @@ func (s *workSet) blocking(t time.Time, id string) ([]*work, <-chan struct{}) {
 		}
 		ws = append(ws, w)
 	}
-	slices.SortFunc(ws, func(a, b *work) int { return int(a.seq - b.seq) })
 	if s.done == nil {
 		s.done = make(chan struct{})
 	}
@@ -120,12 +104,7 @@ func (s *workSet) blocking(t time.Time, id string) ([]*work, <-chan struct{}) {
 func (s *workSet) all() []*work {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ws := make([]*work, 0, len(s.items))
-	for _, w := range s.items {
-		ws = append(ws, w)
-	}
-	slices.SortFunc(ws, func(a, b *work) int { return int(a.seq - b.seq) })
-	return ws
+	return slices.Clone(s.items)
 }
 
 // wait blocks until no work that time t depends on (of resource id, or of
@@ -150,7 +129,10 @@ func (s *workSet) wait(ctx context.Context, t time.Time, id string, bound time.D
 }
 
 func (w *work) info() sim.Work {
-	in := sim.Work{Kind: w.kind, Resource: w.resource, ID: w.id, URL: w.getURL(), StartedAt: w.started, NeededAt: w.needed, Bytes: w.bytes.Load()}
+	in := sim.Work{Kind: w.kind, Resource: w.resource, ID: w.id, StartedAt: w.started, NeededAt: w.needed, Bytes: w.bytes.Load()}
+	if u := w.url.Load(); u != nil {
+		in.URL = *u
+	}
 	if s := w.state.Load(); s != nil {
 		in.WaitingFor = *s
 	}

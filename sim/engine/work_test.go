@@ -13,7 +13,8 @@ import (
 // waits for it).
 func newWork(s *workSet, id string, needed time.Time) *work {
 	w := &work{kind: WorkDownload, resource: "artifact", id: id, started: t0, needed: needed}
-	return s.add(w)
+	s.add(w)
+	return w
 }
 
 func workIDs(ws []*work) []string {
@@ -74,7 +75,7 @@ func TestWorkSetRemove(t *testing.T) {
 	var s workSet
 	w1 := newWork(&s, "a", t0)
 	w2 := newWork(&s, "b", t0)
-	assert.Less(t, w1.seq, w2.seq)
+	assert.Equal(t, []*work{w1, w2}, s.all(), "oldest first")
 	_, done := s.blocking(t0, "")
 	select {
 	case <-done:

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -17,26 +18,17 @@ import (
 // Config wires a Faults to its environment. Every field is optional.
 type Config struct {
 	// Envelope renders the error body of the interface r belongs to, for
-	// the error and rate_limit actions. The default renders
-	// {"error": errorName, "message": message} as application/json.
+	// the error and rate_limit actions (default: DefaultEnvelope).
 	Envelope func(r *http.Request, status int, errorName, message string) (contentType string, body []byte)
-	// Now tells the real time that ttl_seconds is measured in (time.Now by
-	// default).
-	Now func() time.Time
-	// Sleep waits d or until ctx is done, whichever comes first, and returns
-	// ctx.Err() in the second case. The default uses a timer.
+	Now      func() time.Time // the real time ttl_seconds is measured in
+	// Sleep waits d or until ctx is done (default: Sleep).
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Seed seeds the random source of probability and latency draws: the
-	// same seed and the same sequence of requests give the same faults.
-	Seed uint64
-	// OnFire is called synchronously, on the request's goroutine, each time
-	// a rule fires, before its action runs (before the latency wait, before
-	// the connection is dropped).
+	Seed  uint64 // of the probability and latency draws
+	// OnFire is called on the request's goroutine each time a rule fires,
+	// before its action runs.
 	OnFire func(r *http.Request, ruleID string)
 	// Exempt tells the requests the rules never apply to: the control
-	// API's, so the faults can always be listed and removed. The server
-	// that routes requests supplies it from its routing decision (nil:
-	// none is exempt).
+	// API's, so the faults can always be listed and removed (nil: none).
 	Exempt func(r *http.Request) bool
 }
 
@@ -57,15 +49,11 @@ type Faults struct {
 
 type entry struct {
 	rule      Rule
-	prob      float64
 	hits      int64
 	expiresAt time.Time // zero: never
-	// state is StateActive until the rule fires its last time (StateSpent)
-	// or expires (StateExpired); an ended rule stays listed until it is
-	// removed or cleared, so a test can see that its fault fired.
-	state string
-	ended uint64 // the order in which it ended
-	size  int    // its bytes as JSON, counted in MaxRuleBytes
+	state     string
+	ended     uint64 // the order in which it ended
+	size      int    // its bytes as JSON, counted in MaxRuleBytes
 }
 
 // States of a rule as listed.
@@ -79,16 +67,12 @@ const (
 // oldest ended rule goes first.
 const MaxEnded = 1000
 
-// Bounds of one simulator's rules (a tenant's share: every sandbox has its
-// own Faults, docs/design/tenancy.md). A rule past either is refused with
-// a ConflictError (409); the oldest ended rules give way first.
+// Bounds of one simulator's rules (every sandbox has its own Faults): a
+// rule past either is refused with a ConflictError (409); the oldest ended
+// rules give way first. Every request is compared with each live rule.
 const (
-	// MaxLive is how many live rules a simulator holds: every request is
-	// compared with each of them.
-	MaxLive = 1000
-	// MaxRuleBytes bounds the rules kept, live and ended, in bytes of
-	// their JSON.
-	MaxRuleBytes = 256 << 10
+	MaxLive      = 1000
+	MaxRuleBytes = 256 << 10 // the rules kept, live and ended, as JSON
 )
 
 func (e *entry) expired(now time.Time) bool {
@@ -117,20 +101,14 @@ func (e *entry) view() RuleView {
 // RuleView is a rule as List shows it.
 type RuleView struct {
 	Rule
-	// Remaining is how many more times the rule may fire; nil when its
-	// count is unlimited.
-	Remaining *int64
-	// Hits is how many times the rule fired.
-	Hits int64
-	// ExpiresAt is when the rule expires; nil when it never does.
-	ExpiresAt *time.Time
-	// State is active, spent (fired its count) or expired.
-	State string
+	Remaining *int64 // nil: unlimited
+	Hits      int64
+	ExpiresAt *time.Time // nil: never
+	State     string
 }
 
-// MarshalJSON renders the rule's fields followed by "remaining" (null when
-// unlimited), "hits", "expires_at" (ISO 8601 UTC with milliseconds, null
-// when the rule never expires) and "state".
+// MarshalJSON renders the rule's fields, then remaining, hits, expires_at
+// (UTC with milliseconds) and state.
 func (v RuleView) MarshalJSON() ([]byte, error) {
 	var exp *string
 	if v.ExpiresAt != nil {
@@ -181,9 +159,8 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Add validates rule and appends it after the existing rules. The rule is
-// returned with its id (generated as "flt_<n>" when empty). An invalid
-// rule or an id already in use is a *sim.Error with sim.CodeValidation.
+// Add validates rule and appends it after the existing rules; the rule is
+// returned with its id (generated as "flt_<n>" when empty).
 func (f *Faults) Add(rule Rule) (Rule, error) {
 	v, err := f.add(rule)
 	return v.Rule, err
@@ -193,10 +170,10 @@ func (f *Faults) add(rule Rule) (RuleView, error) {
 	if err := rule.Validate(); err != nil {
 		return RuleView{}, err
 	}
-	e := &entry{rule: rule, prob: 1, state: StateActive}
+	e := &entry{rule: rule, state: StateActive}
 	if rule.Probability != nil {
 		p := *rule.Probability
-		e.rule.Probability, e.prob = &p, p
+		e.rule.Probability = &p
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -230,9 +207,7 @@ func (f *Faults) add(rule Rule) (RuleView, error) {
 	return e.view(), nil
 }
 
-// List returns the rules in evaluation order: the live ones and the ended
-// ones (spent: fired their count; expired), which stay listed with their
-// hits until removed or cleared (at most MaxEnded of them).
+// List returns the rules, live and ended, in evaluation order.
 func (f *Faults) List() []RuleView {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -244,8 +219,7 @@ func (f *Faults) List() []RuleView {
 	return out
 }
 
-// Remove deletes the rule id, live or ended; an unknown id is a *sim.Error
-// with sim.CodeNotFound.
+// Remove deletes the rule id, live or ended.
 func (f *Faults) Remove(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -264,23 +238,13 @@ func (f *Faults) Clear() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.purgeLocked(f.cfg.Now())
-	n := 0
-	for _, e := range f.rules {
-		if e.live() {
-			n++
-		}
-	}
+	n := len(f.rules) - f.nEnded
 	f.rules, f.nEnded, f.bytes = nil, 0, 0
 	return n
 }
 
 func (f *Faults) indexLocked(id string) int {
-	for i, e := range f.rules {
-		if e.rule.ID == id {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(f.rules, func(e *entry) bool { return e.rule.ID == id })
 }
 
 func (f *Faults) deleteLocked(i int) {
@@ -288,9 +252,7 @@ func (f *Faults) deleteLocked(i int) {
 		f.nEnded--
 	}
 	f.bytes -= f.rules[i].size
-	copy(f.rules[i:], f.rules[i+1:])
-	f.rules[len(f.rules)-1] = nil
-	f.rules = f.rules[:len(f.rules)-1]
+	f.rules = slices.Delete(f.rules, i, i+1)
 }
 
 // purgeLocked marks the rules that expired by now and keeps at most
@@ -327,8 +289,6 @@ func (f *Faults) trimLocked(room int) {
 	}
 }
 
-// firing is what the middleware does for one request: the rule's id and
-// action, and the latency drawn for it.
 type firing struct {
 	id     string
 	action Action
@@ -345,7 +305,8 @@ func (f *Faults) pick(r *http.Request) (firing, bool) {
 	now := f.cfg.Now()
 	f.purgeLocked(now)
 	for _, e := range f.rules {
-		if !e.live() || !e.matches(r, key) || (e.prob < 1 && !(f.rng.Float64() < e.prob)) {
+		p := e.rule.Probability
+		if !e.live() || !e.matches(r, key) || (p != nil && *p < 1 && !(f.rng.Float64() < *p)) {
 			continue
 		}
 		e.hits++

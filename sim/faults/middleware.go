@@ -10,21 +10,17 @@ import (
 )
 
 // MaxTruncateBuffer bounds how much of a response the truncate action
-// buffers to learn its length when the handler did not set Content-Length.
-// A longer response is sent without Content-Length (chunked) and cut all
-// the same.
+// buffers to learn its length when the handler did not set Content-Length;
+// a longer one is sent chunked and cut all the same.
 const MaxTruncateBuffer = 64 << 20
 
 // errTruncated is what the truncate action's writer returns once the
 // handler has written past the cut, so a streaming handler stops early.
 var errTruncated = errors.New("faults: response truncated by a fault rule")
 
-// Middleware applies the rules to every request that is not exempt
-// (Config.Exempt: the control API's). The drop
-// and truncate actions abort the connection with panic(http.ErrAbortHandler):
-// net/http then closes it without logging. Any recover middleware placed
-// around this one must re-panic http.ErrAbortHandler (httpx.API.Recover
-// does), or the client receives an answer instead.
+// Middleware applies the rules to every request that is not exempt. Drop
+// and truncate abort the connection with panic(http.ErrAbortHandler), which
+// net/http closes without logging (see the package doc).
 func (f *Faults) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.cfg.Exempt != nil && f.cfg.Exempt(r) {
@@ -98,12 +94,9 @@ func (a Action) message(id string) string {
 }
 
 // DefaultErrorName is the error name of an error action without one: the
-// platform's name where dubsim uses the status itself (400 ValidationError,
-// 401 UnauthorizedError, 402 PaymentRequiredError, 403 ForbiddenError,
-// 404 NotFoundError, 405 MethodNotAllowedError, 409 ConflictError, 429
-// RateLimitError, 500 InternalServerError), otherwise the status text in
-// CamelCase ending in "Error" (503 ServiceUnavailableError), and
-// ClientError or ServerError for a status without a text.
+// platform's name where it differs from the status text (400, 401, 402,
+// 429), else the status text in CamelCase ending in "Error" (503
+// ServiceUnavailableError), else ClientError or ServerError.
 func DefaultErrorName(status int) string {
 	switch status {
 	case 400:
@@ -141,11 +134,10 @@ func DefaultErrorName(status int) string {
 	return name
 }
 
-// truncWriter lets the handler run normally and lets the first limit bytes
-// of its body through, with a Content-Length that announces the whole body.
-// When the handler sets Content-Length itself, the body is streamed (and
-// writes past the cut fail with errTruncated); otherwise it is buffered
-// (up to bufLimit, MaxTruncateBuffer) to learn its length.
+// truncWriter lets the first limit bytes of the body through, under a
+// Content-Length that announces the whole body: the handler's own, while
+// streaming (writes past the cut fail with errTruncated), or else that of
+// the body buffered up to bufLimit.
 type truncWriter struct {
 	w           http.ResponseWriter
 	limit       int64
@@ -220,9 +212,8 @@ func (t *truncWriter) Flush() {
 	}
 }
 
-// finish sends a buffered response, announcing its whole length, and
-// flushes the bytes before the cut so they reach the client before the
-// connection is aborted.
+// finish sends a buffered response and flushes, so the bytes before the
+// cut reach the client before the connection is aborted.
 func (t *truncWriter) finish() {
 	if !t.wroteHeader {
 		t.WriteHeader(http.StatusOK)

@@ -16,15 +16,15 @@ const MaxBodyBytes = 64 << 10
 // MethodNotAllowedError.
 func (f *Faults) Routes() chi.Router {
 	r := httpx.NewControlRouter(api)
-	r.Get("/faults", handle(f.handleList))
-	r.Post("/faults", handle(f.handleAdd))
-	r.Delete("/faults", handle(f.handleClear))
-	r.Delete("/faults/{id}", handle(f.handleRemove))
+	r.Get("/faults", api.Handle(f.handleList))
+	r.Post("/faults", api.Handle(f.handleAdd))
+	r.Delete("/faults", api.Handle(f.handleClear))
+	r.Delete("/faults/{id}", api.Handle(f.handleRemove))
 	return r
 }
 
 func (f *Faults) handleList(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string][]RuleView{"rules": f.List()})
+	httpx.WriteJSON(w, http.StatusOK, map[string][]RuleView{"rules": f.List()})
 	return nil
 }
 
@@ -41,7 +41,7 @@ func (f *Faults) handleAdd(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, v)
+	httpx.WriteJSON(w, http.StatusCreated, v)
 	return nil
 }
 
@@ -50,20 +50,14 @@ func (f *Faults) handleRemove(w http.ResponseWriter, r *http.Request) error {
 	if err := f.Remove(id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"removed": id})
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"removed": id})
 	return nil
 }
 
 func (f *Faults) handleClear(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]int{"removed": f.Clear()})
+	httpx.WriteJSON(w, http.StatusOK, map[string]int{"removed": f.Clear()})
 	return nil
 }
 
-// api writes this package's errors through the shared adapter, in the
-// control API's envelope, so every /_sim error has one writer.
+// api writes this package's errors in the control API's envelope.
 var api = httpx.API{Render: httpx.RenderControl}
-
-// handle adapts a handler: a returned error is written once, by api.
-func handle(h httpx.HandlerFunc) http.HandlerFunc { return api.Handle(h) }
-
-func writeJSON(w http.ResponseWriter, status int, v any) { httpx.WriteJSON(w, status, v) }

@@ -3,8 +3,12 @@ package faults
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -76,26 +80,16 @@ const (
 
 // Rule is one fault: which requests it matches, how often it fires and what
 // it does. Zero values mean "any" (matching fields) or "no limit" (count,
-// ttl_seconds); see the package documentation for the JSON schema.
+// ttl_seconds).
 type Rule struct {
-	// ID is generated ("flt_<n>") when empty.
-	ID string `json:"id"`
-	// Method matches the request method exactly; "" matches any.
-	Method string `json:"method,omitempty"`
-	// Path is a glob over the URL path where * matches any run of
-	// characters (also /); "" matches any path.
-	Path string `json:"path,omitempty"`
-	// APIKey matches the key of "Authorization: Bearer <key>"; "" matches
-	// any request, also one without a key.
-	APIKey string `json:"api_key,omitempty"`
-	// Count is how many times the rule fires at most; 0 is unlimited.
-	Count int64 `json:"count,omitempty"`
-	// Probability is the chance that a matching request fires the rule, in
-	// (0, 1]; nil is 1.
-	Probability *float64 `json:"probability,omitempty"`
-	// TTLSeconds is the real time after which the rule expires; 0 is never.
-	TTLSeconds float64 `json:"ttl_seconds,omitempty"`
-	Action     Action  `json:"action"`
+	ID          string   `json:"id"`                    // generated ("flt_<n>") when empty
+	Method      string   `json:"method,omitempty"`      // exact
+	Path        string   `json:"path,omitempty"`        // a glob: * matches any run, also /
+	APIKey      string   `json:"api_key,omitempty"`     // the bearer token; "" also matches no key
+	Count       int64    `json:"count,omitempty"`       // fires at most this many times
+	Probability *float64 `json:"probability,omitempty"` // in (0, 1]; nil is 1
+	TTLSeconds  float64  `json:"ttl_seconds,omitempty"` // real time
+	Action      Action   `json:"action"`
 }
 
 // Action is what a firing rule does. Only the fields of its Type (and, for
@@ -113,41 +107,27 @@ type Action struct {
 	MedianMS     int64   `json:"median_ms,omitempty"` // lognormal
 	Sigma        float64 `json:"sigma,omitempty"`     // lognormal
 
-	// error: Status is required; Error and Message have defaults.
-	Status int `json:"status,omitempty"`
-	// Error and Message are used by error and rate_limit.
-	Error   string `json:"error,omitempty"`
-	Message string `json:"message,omitempty"`
+	Status  int    `json:"status,omitempty"`  // error
+	Error   string `json:"error,omitempty"`   // error, rate_limit; defaulted
+	Message string `json:"message,omitempty"` // error, rate_limit; defaulted
 
-	// rate_limit: the Retry-After header value.
-	RetryAfterSeconds int64 `json:"retry_after_seconds,omitempty"`
+	RetryAfterSeconds int64 `json:"retry_after_seconds,omitempty"` // rate_limit
+	Bytes             int64 `json:"bytes,omitempty"`               // truncate: what reaches the client
 
-	// truncate: how many body bytes reach the client.
-	Bytes int64 `json:"bytes,omitempty"`
+	err error // of its JSON (UnmarshalJSON)
 }
 
 // setFields lists the JSON names of the action's non-zero parameters, in
 // declaration order.
 func (a Action) setFields() []string {
 	var out []string
-	add := func(set bool, name string) {
-		if set {
+	v := reflect.ValueOf(a)
+	for i := 1; i < v.NumField(); i++ { // after Type
+		if v.Type().Field(i).IsExported() && !v.Field(i).IsZero() {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
 			out = append(out, name)
 		}
 	}
-	add(a.LatencyMS != 0, "latency_ms")
-	add(a.Distribution != "", "distribution")
-	add(a.MinMS != 0, "min_ms")
-	add(a.MaxMS != 0, "max_ms")
-	add(a.MeanMS != 0, "mean_ms")
-	add(a.StddevMS != 0, "stddev_ms")
-	add(a.MedianMS != 0, "median_ms")
-	add(a.Sigma != 0, "sigma")
-	add(a.Status != 0, "status")
-	add(a.Error != "", "error")
-	add(a.Message != "", "message")
-	add(a.RetryAfterSeconds != 0, "retry_after_seconds")
-	add(a.Bytes != 0, "bytes")
 	return out
 }
 
@@ -168,9 +148,8 @@ func validationErr(format string, args ...any) *sim.Error {
 	return sim.Errorf(sim.CodeValidation, format, args...)
 }
 
-// Validate checks every field of the rule and returns the first problem as
-// a *sim.Error with sim.CodeValidation. It does not check that the id is
-// unused; Add does.
+// Validate returns the first problem of the rule's fields as a validation
+// error. Add checks that the id is unused.
 func (r Rule) Validate() error {
 	if r.ID != "" && !validID(r.ID) {
 		return validationErr(MsgIDFormat, MaxIDLen, r.ID)
@@ -297,8 +276,7 @@ func checkMillis(field string, v, lo int64) error {
 	return nil
 }
 
-// checkText bounds a single-line text field and requires valid UTF-8
-// without control characters.
+// checkText bounds a single-line text field: valid UTF-8, no control characters.
 func checkText(field, s string, max int) error {
 	if len(s) > max {
 		return validationErr(MsgTooLong, field, max, len(s))
@@ -309,95 +287,43 @@ func checkText(field, s string, max int) error {
 	return nil
 }
 
-func validID(id string) bool {
-	if len(id) > MaxIDLen {
-		return false
-	}
-	for _, c := range []byte(id) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func validMethod(m string) bool {
-	if len(m) > MaxMethodLen {
-		return false
-	}
-	for _, c := range []byte(m) {
-		if c < 'A' || c > 'Z' {
-			return false
-		}
-	}
-	return true
-}
+var (
+	validID     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`).MatchString // MaxIDLen
+	validMethod = regexp.MustCompile(`^[A-Z]{1,20}$`).MatchString         // MaxMethodLen
+)
 
 // DecodeRule decodes one rule from a JSON object. Unknown fields (also
 // inside action), wrong types, trailing data and non-objects are refused
-// with a *sim.Error (sim.CodeValidation) naming the problem. It does not
-// validate values; call Validate (Add does).
+// with a *sim.Error (sim.CodeValidation) naming the problem: of several,
+// the first among the rule's own fields, else the first inside action. It
+// does not validate values; call Validate (Add does).
 func DecodeRule(data []byte) (Rule, error) {
 	var r Rule
-	if err := (httpx.Decoder{RejectUnknown: true, UnknownField: unknownFieldPath}).DecodeBytes(data, &r); err != nil {
+	dec := httpx.Decoder{RejectUnknown: true}
+	if err := dec.DecodeBytes(data, &r); err != nil {
 		return Rule{}, err
+	}
+	if r.Action.err != nil {
+		return Rule{}, dec.WordError(r.Action.err)
 	}
 	return r, nil
 }
 
-// unknownFieldPath finds the first field of data that Rule does not define,
-// as "name" or "action.name". The JSON is known to be valid at this point.
-func unknownFieldPath(data []byte) string {
-	var top map[string]json.RawMessage
-	_ = json.NewDecoder(bytes.NewReader(data)).Decode(&top)
-	// Keys in document order, so the first unknown field is reported.
-	keys := func(raw []byte) []string {
-		var out []string
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-			return nil
-		}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return out
-			}
-			out = append(out, tok.(string))
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return out
-			}
-		}
-		return out
+// UnmarshalJSON refuses unknown fields, which the rule's decoder does not
+// look for inside a field's own UnmarshalJSON. The problem is kept for
+// DecodeRule to report after the rule's own, named "action.<name>".
+func (a *Action) UnmarshalJSON(data []byte) error {
+	type plain Action
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode((*plain)(a))
+	var typ *json.UnmarshalTypeError
+	if name, ok := strings.CutPrefix(fmt.Sprint(err), "json: unknown field "); ok {
+		name, _ = strconv.Unquote(name)
+		err = sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, strconv.Quote("action."+name))
+	} else if errors.As(err, &typ) {
+		typ.Field = strings.TrimSuffix("action."+typ.Field, ".")
 	}
-	ruleFields, actionFields := jsonFields(reflect.TypeFor[Rule]()), jsonFields(reflect.TypeFor[Action]())
-	var actionRaw []byte
-	for _, k := range keys(data) {
-		if !knownField(ruleFields, k) {
-			return k
-		}
-		if strings.EqualFold(k, "action") {
-			actionRaw = top[k]
-		}
-	}
-	for _, k := range keys(actionRaw) {
-		if !knownField(actionFields, k) {
-			return "action." + k
-		}
-	}
-	return "?"
-}
-
-func jsonFields(t reflect.Type) []string {
-	var out []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		out = append(out, name)
-	}
-	return out
-}
-
-// knownField matches like encoding/json: case-insensitively.
-func knownField(fields []string, k string) bool {
-	return slices.ContainsFunc(fields, func(f string) bool { return strings.EqualFold(f, k) })
+	a.err = err
+	return nil
 }

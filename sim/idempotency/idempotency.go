@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"io/fs"
@@ -41,11 +42,8 @@ const (
 )
 
 // SpoolPattern names the temporary files request bodies are spooled to
-// (os.CreateTemp's pattern, in os.TempDir()); RemoveSpools removes those a
-// crash left behind.
-const SpoolPattern = spoolPrefix + "*"
-
-const spoolPrefix = "dubsim-idem-"
+// (os.CreateTemp's pattern, in os.TempDir()).
+const SpoolPattern = "dubsim-idem-*"
 
 const msgKeyLength = "Idempotency-Key must be at most %d characters"
 
@@ -55,8 +53,8 @@ type Store interface {
 	IdempotencySave(ctx context.Context, scope, key string, rec sim.IdemRecord) error
 }
 
-// request is what the middleware tells the handler of a request with
-// an Idempotency-Key (see Write), and what the handler tells back.
+// request is what the middleware tells the handler of a request with an
+// Idempotency-Key (Write), and what the handler tells back.
 type request struct {
 	scope, key, fp string
 	saved          atomic.Bool // the write stored the record in its own transaction
@@ -64,12 +62,10 @@ type request struct {
 
 type requestKey struct{}
 
-// Write runs write, a creation, with the idempotency record of the
-// request as its explicit argument (nil when the request has no
-// Idempotency-Key, or the middleware is not in front). render gives the
-// status and view the handler will send for the result; the use case
-// stores them in the transaction of its write, and the middleware then
-// stores nothing more.
+// Write runs write, a creation, with the request's idempotency record as
+// its argument (nil without an Idempotency-Key), so that the record is
+// stored in the write's own transaction: render gives the status and view
+// the handler will send. The middleware then stores nothing more.
 func Write[T any](r *http.Request, render func(T) (int, any), write func(*sim.IdemWrite[T]) (T, error)) (T, error) {
 	st, _ := r.Context().Value(requestKey{}).(*request)
 	if st == nil {
@@ -87,31 +83,29 @@ func Write[T any](r *http.Request, render func(T) (int, any), write func(*sim.Id
 	return v, err
 }
 
-// Replayer regenerates a response from the recipe a handler registered with
-// SetReplayRecipe; it writes status, headers and body.
+// Replayer writes a response again from the recipe a handler registered
+// with SetReplayRecipe.
 type Replayer func(w http.ResponseWriter, r *http.Request, recipe []byte) error
 
 // Middleware implements the Idempotency-Key header on POST requests, scoped
 // to the caller's API key: the same key with the same method, path and body
 // (a JSON body compared by value, a multipart body by its parts) replays the
-// first response (status and body) with Idempotent-Replayed:
-// true and no second effect; the same key with another request is refused
-// (CodeIdempotency); a request while the first with the key is still in
-// flight is refused (CodeConflict). Responses with status 5xx are not stored,
-// so a retry after a server error runs again.
+// first answer with Idempotent-Replayed: true and no second effect; the
+// same key with another request is refused (CodeIdempotency), and so is a
+// request while the first is in flight (CodeConflict). 5xx answers are not
+// stored, so a retry after a server error runs again.
 //
-// The request body is fingerprinted before the handler runs: up to MemBody
-// bytes in memory, the rest spooled to a temporary file, so large multipart
-// uploads never sit in memory. No more than the route's own body limit
-// (Limit) is read ahead, plus one byte: a larger body is identified by those
-// bytes, and the route, reading on, refuses it with the answer it gives
-// without a key (recorded and replayed as any 4xx). Response bodies up to MaxStored bytes are stored;
-// larger ones are replayed from a recipe (see SetReplayRecipe).
+// The body is fingerprinted before the handler runs: up to MemBody bytes in
+// memory, the rest spooled to a temporary file, so large uploads never sit
+// in memory. At most the route's own limit plus one byte is read ahead: a
+// larger body is identified by those bytes, and the route refuses it as it
+// would without a key. Answers larger than MaxStored are replayed from a
+// recipe (SetReplayRecipe), or not stored.
 type Middleware struct {
 	Store Store
 	API   httpx.API
-	// Limit is the body limit of the route a request goes to (what the
-	// route's own decoder enforces); nil: httpx.DefaultMaxBody for every route.
+	// Limit is the body limit of the route a request goes to; nil:
+	// httpx.DefaultMaxBody.
 	Limit     func(*http.Request) int64
 	MemBody   int64
 	MaxStored int
@@ -124,10 +118,9 @@ type Middleware struct {
 }
 
 // Slots is the set of Idempotency-Key slots (scope and key) whose first
-// request is being processed. The platform and studio interfaces keep their
-// records in one store under the same scope (the API key), so they share
-// one: a key in flight on one interface is in flight on the other, and two
-// creations cannot both run under one key.
+// request is being processed. The platform and studio interfaces share
+// one, as they share the records' store and scope: two creations cannot
+// both run under one key.
 type Slots struct {
 	mu       sync.Mutex
 	inflight map[string]bool
@@ -148,7 +141,7 @@ func orDefault[T int | int64](v, def T) T {
 }
 
 // Wrap wraps the routes of an API. scope returns the key space of a
-// request (the API key); requests without a scope pass through.
+// request (the API key); requests without one pass through.
 func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -268,10 +261,9 @@ type spooledBody struct {
 	io.Reader
 	mem  []byte
 	file *os.File
-	over bool // the body is larger than the route's limit: after the spool, Reader goes on with the unread rest
+	over bool // past the route's limit: Reader goes on with the unread rest
 }
 
-// rewind makes the body readable again from its start.
 func (s *spooledBody) rewind() error {
 	if s.file == nil {
 		s.Reader = bytes.NewReader(s.mem)
@@ -295,19 +287,16 @@ func (s *spooledBody) Close() error {
 }
 
 // fpCanonicalJSON prefixes the fingerprint of a JSON body taken over its
-// canonical form. Records stored before it existed hold the hash of the raw
-// bytes, without a prefix; a request still matches those by that rule.
+// canonical form; a request also matches a record that holds the hash of
+// its raw bytes (legacy), the rule of records stored before.
 const fpCanonicalJSON = "json1:"
 
-// spool reads the whole body, fingerprinting the request, and returns a
-// reader over the same bytes. A multipart body is fingerprinted by its parts
-// (names, file names, contents), not its bytes, so a client that retries
-// with a new random boundary is recognised as sending the same request. A
-// JSON body is fingerprinted by its canonical form (CanonicalJSON), so a
-// retry that spells the same value differently (key order, whitespace,
-// 100.0 for 100) is the same request; legacy is then the fingerprint by the
-// raw bytes, the rule of records stored by earlier versions ("" when fp is
-// by that rule already).
+// spool reads the body, fingerprints the request, and returns a reader over
+// the same bytes. A multipart body is fingerprinted by its parts, so a
+// retry with a new random boundary is the same request; a JSON body by its
+// canonical form, so a retry that spells the same value differently (key
+// order, whitespace, 100.0 for 100) is too. legacy is the fingerprint by
+// the raw bytes when fp is not.
 func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string, err error) {
 	limit := int64(httpx.DefaultMaxBody)
 	if m.Limit != nil {
@@ -317,8 +306,7 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 	}
 	limit = min(limit, math.MaxInt64-1) // limit+1 must not overflow
 	memBody := min(orDefault(m.MemBody, DefaultMemBody), limit+1)
-	// The bytes kept in memory and the route's own copy of the body (it
-	// reads it again from the spool) are reserved at once (fidelity HY1).
+	// Reserve the bytes kept here and the route's own copy at once (fidelity HY1).
 	size := httpx.ReserveSize(r, limit)
 	if err := httpx.ReserveBody(r, min(size, memBody)+size); err != nil {
 		return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
@@ -355,7 +343,6 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 			return nil, "", "", spoolError(err)
 		}
 		sb.file = f
-		// At most limit+1 bytes in all: enough to know the body is too large.
 		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, limit+1-n), raw))
 		if err != nil {
 			sb.Close()
@@ -363,8 +350,6 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 		}
 		n += rest
 	}
-	// Past the limit the route refuses the body, whatever follows: its
-	// first limit+1 bytes identify the request.
 	sb.over = n > limit
 	if boundary == "" || !hashParts(h, sb, boundary) {
 		h.Write(raw.Sum(nil))
@@ -388,37 +373,21 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 // spoolError words a failure to spool a body: the client's (the body did
 // not arrive: 400) or the simulator's (a full disk: 500 saying so; any
 // other: a masked internal error, logged with its cause). No file path
-// reaches the client.
+// reaches the client; the log keeps it.
 func spoolError(err error) error {
-	if ferr := httpx.BodyFailure(err); ferr != nil {
-		if sim.ErrorCode(ferr) == sim.CodeInternal {
-			return &spoolFailure{msg: ferr, cause: err}
-		}
-		return ferr
+	ferr := httpx.BodyFailure(err)
+	switch {
+	case ferr == nil:
+		return fmt.Errorf("spooling the request body: %w", err)
+	case sim.ErrorCode(ferr) == sim.CodeInternal:
+		return fmt.Errorf("spooling the request body: %w (%w)", err, ferr)
 	}
-	return &spoolFailure{cause: err}
-}
-
-// spoolFailure is an internal error of the spool: WriteError logs Error
-// (the cause, with its path) and answers msg (nil: the masked message).
-type spoolFailure struct {
-	msg   error
-	cause error
-}
-
-func (e *spoolFailure) Error() string { return "spooling the request body: " + e.cause.Error() }
-
-func (e *spoolFailure) Unwrap() []error {
-	if e.msg == nil {
-		return []error{e.cause}
-	}
-	return []error{e.msg, e.cause}
+	return ferr
 }
 
 // canonicalFingerprint hashes the request head, the media type (without
-// parameters: the decoder reads every JSON media type alike) and the
-// canonical form of the JSON body; false when the body is not one JSON
-// value (the handler refuses it; the raw bytes identify it).
+// parameters: every JSON type decodes alike) and the canonical JSON body;
+// false when the body is not one JSON value.
 func canonicalFingerprint(head []byte, mt string, sb *spooledBody) (string, bool) {
 	if sb.rewind() != nil {
 		return "", false
@@ -433,9 +402,8 @@ func canonicalFingerprint(head []byte, mt string, sb *spooledBody) (string, bool
 	return fpCanonicalJSON + fingerprint(h), true
 }
 
-// hashParts hashes the logical content of a multipart body; false when the
-// body is not valid multipart (the raw bytes are hashed instead and the
-// handler refuses the body).
+// hashParts hashes the names, file names and contents of a multipart body's
+// parts; false when it is not valid multipart.
 func hashParts(h hash.Hash, sb *spooledBody, boundary string) bool {
 	if sb.rewind() != nil {
 		return false
@@ -466,9 +434,8 @@ func hashParts(h hash.Hash, sb *spooledBody, boundary string) bool {
 func fingerprint(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
 // RemoveSpools removes the spooled request bodies (SpoolPattern) a crashed
-// process left in dir, and no other file; it returns how many it removed.
-// A running process's spool stays readable to it on Unix, where an open
-// file outlives its name.
+// process left in dir and returns how many. A running process's spool stays
+// readable to it on Unix, where an open file outlives its name.
 func RemoveSpools(dir string) (int, error) {
 	names, err := filepath.Glob(filepath.Join(dir, SpoolPattern))
 	if err != nil {
@@ -490,9 +457,8 @@ func RemoveSpools(dir string) (int, error) {
 	return removed, errors.Join(errs...)
 }
 
-// SetReplayRecipe registers how to regenerate the response being written,
-// for a replay of its idempotency key; the body itself is then not stored.
-// It does nothing when the request carries no idempotency key.
+// SetReplayRecipe registers how to write the response again for a replay,
+// instead of storing its body; without an Idempotency-Key it does nothing.
 func SetReplayRecipe(w http.ResponseWriter, kind string, recipe []byte) {
 	for w != nil {
 		if cw, ok := w.(*captureWriter); ok {
@@ -507,8 +473,7 @@ func SetReplayRecipe(w http.ResponseWriter, kind string, recipe []byte) {
 	}
 }
 
-// captureWriter passes a response through and keeps a copy of it, up to a
-// limit.
+// captureWriter holds a response, up to a limit, for the record.
 type captureWriter struct {
 	http.ResponseWriter
 	status      int
@@ -519,10 +484,8 @@ type captureWriter struct {
 	overflow    bool
 	recipeKind  string
 	recipe      []byte
-	// commit saves the record and releases the in-flight slot; it runs
-	// once, before anything reaches the client: when a recipe answer's
-	// header is written (its body streams), when a stored answer outgrows
-	// the limit, or at finish for an answer held in memory.
+	// commit saves the record and releases the slot, once, before anything
+	// reaches the client.
 	commit    func()
 	committed bool
 }
@@ -574,7 +537,6 @@ func (c *captureWriter) Write(b []byte) (int, error) {
 	return c.ResponseWriter.Write(b)
 }
 
-// finish commits and sends an answer held in memory.
 func (c *captureWriter) finish() {
 	c.doCommit()
 	if c.forwarded {
@@ -586,5 +548,4 @@ func (c *captureWriter) finish() {
 	}
 }
 
-// Unwrap lets http.ResponseController reach the underlying writer.
 func (c *captureWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }

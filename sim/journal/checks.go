@@ -15,62 +15,48 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// The checks of the conformance report's rules: each reads one key's
-// entries and returns the requests that broke its rule.
-
-func checkJSONContentType(a *analysis) ([]hit, string) {
-	var hits []hit
-	withBody := 0
+// scan counts the key's entries that pick selects and returns among them
+// the hits: those bad selects, each with why's excerpt.
+func (a *analysis) scan(pick, bad func(e *Entry) bool, why func(e *Entry) string) (hits []hit, n int) {
 	for i := range a.mine {
-		e := &a.mine[i]
-		if e.Interface != InterfacePlatform || (e.Method != http.MethodPost && e.Method != http.MethodPatch) ||
-			!hasBody(e) || e.Path == pathCloning {
-			continue
-		}
-		withBody++
-		if !httpx.IsJSONContentType(e.Headers[HeaderContentType]) {
-			hits = append(hits, hit{e, bodyExcerpt(e)})
+		if e := &a.mine[i]; pick(e) {
+			n++
+			if bad(e) {
+				hits = append(hits, hit{e, why(e)})
+			}
 		}
 	}
-	return hits, fmt.Sprintf("%d of %s with a body", len(hits), plural(withBody, "POST/PATCH request", "POST/PATCH requests"))
+	return hits, n
+}
+
+func checkJSONContentType(a *analysis) ([]hit, string) {
+	hits, n := a.scan(func(e *Entry) bool {
+		return e.Interface == InterfacePlatform && (e.Method == http.MethodPost || e.Method == http.MethodPatch) &&
+			hasBody(e) && e.Path != pathCloning
+	}, func(e *Entry) bool { return !httpx.IsJSONContentType(e.Headers[HeaderContentType]) }, bodyExcerpt)
+	return hits, fmt.Sprintf("%d of %s with a body", len(hits), plural(n, "POST/PATCH request", "POST/PATCH requests"))
 }
 
 func checkCloningMultipart(a *analysis) ([]hit, string) {
-	var hits []hit
-	all := 0
-	for i := range a.mine {
-		e := &a.mine[i]
-		if e.Method != http.MethodPost || e.Path != pathCloning {
-			continue
-		}
-		all++
-		if mediaType(e.Headers[HeaderContentType]) != "multipart/form-data" {
-			hits = append(hits, hit{e, bodyExcerpt(e)})
-		}
-	}
-	return hits, fmt.Sprintf("%d of %s", len(hits), plural(all, "voice cloning request", "voice cloning requests"))
+	hits, n := a.scan(func(e *Entry) bool { return e.Method == http.MethodPost && e.Path == pathCloning },
+		func(e *Entry) bool { return mediaType(e.Headers[HeaderContentType]) != "multipart/form-data" }, bodyExcerpt)
+	return hits, fmt.Sprintf("%d of %s", len(hits), plural(n, "voice cloning request", "voice cloning requests"))
 }
 
 func checkIdempotencyKey(a *analysis) ([]hit, string) {
-	var hits []hit
-	posts := 0
+	hits, n := a.scan(func(e *Entry) bool {
+		return e.Method == http.MethodPost && e.Interface == InterfacePlatform && !isValidation(e)
+	}, func(e *Entry) bool { return e.Headers[HeaderIdempotencyKey] == "" },
+		func(e *Entry) string { return "no Idempotency-Key; " + answered(e) })
 	by := map[string]int{}
-	for i := range a.mine {
-		e := &a.mine[i]
-		if e.Method != http.MethodPost || e.Interface != InterfacePlatform || isValidation(e) {
-			continue
-		}
-		posts++
-		if e.Headers[HeaderIdempotencyKey] == "" {
-			hits = append(hits, hit{e, "no Idempotency-Key; " + answered(e)})
-			by[endpointOf(e.Path)]++
-		}
+	for _, h := range hits {
+		by[endpointOf(h.e.Path)]++
 	}
 	var parts []string
 	for _, ep := range sortedCounts(by) {
 		parts = append(parts, fmt.Sprintf("%s %d", ep, by[ep]))
 	}
-	return hits, fmt.Sprintf("%d of %s without the header (%s)", len(hits), plural(posts, "POST", "POSTs"), strings.Join(parts, ", "))
+	return hits, fmt.Sprintf("%d of %s without the header (%s)", len(hits), plural(n, "POST", "POSTs"), strings.Join(parts, ", "))
 }
 
 // retryStatuses invite a retry of the same request.
@@ -284,27 +270,21 @@ func checkVoices(a *analysis) ([]hit, string) {
 }
 
 func checkActionWhileInProgress(a *analysis) ([]hit, string) {
-	var hits []hit
 	notReady := fmt.Sprintf(sim.MsgRetranslationNotReady, "*", "*")
-	deletes, retranslations := 0, 0
-	for i := range a.mine {
-		e := &a.mine[i]
-		if e.Status != http.StatusBadRequest || (!isProjectDelete(e) && !isRetranslation(e)) {
-			continue
-		}
+	hits, _ := a.scan(func(e *Entry) bool {
+		return e.Status == http.StatusBadRequest && (isProjectDelete(e) || isRetranslation(e))
+	}, func(e *Entry) bool {
 		msg := errorMessage(e)
-		if msg != sim.MsgDeleteInProgress && !sim.GlobMatch(notReady, msg) {
-			continue
-		}
-		if isProjectDelete(e) {
+		return msg == sim.MsgDeleteInProgress || sim.GlobMatch(notReady, msg)
+	}, func(e *Entry) string { return fmt.Sprintf("answered 400 %q", excerpt(errorMessage(e), 120)) })
+	deletes := 0
+	for _, h := range hits {
+		if isProjectDelete(h.e) {
 			deletes++
-		} else {
-			retranslations++
 		}
-		hits = append(hits, hit{e, fmt.Sprintf("answered 400 %q", excerpt(msg, 120))})
 	}
 	return hits, fmt.Sprintf("%s refused (%s, %s)", plural(len(hits), "request", "requests"),
-		plural(deletes, "delete", "deletes"), plural(retranslations, "re-translation", "re-translations"))
+		plural(deletes, "delete", "deletes"), plural(len(hits)-deletes, "re-translation", "re-translations"))
 }
 
 // checks returns the paths (globs) whose GET verifies the outcome of a

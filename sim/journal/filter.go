@@ -2,7 +2,6 @@ package journal
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dubsim/dubsim/sim"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Status selects response statuses: "" any, "404" exactly that status, "4xx"
@@ -49,43 +49,32 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	var raw string
+	raw, ok := v.(string)
 	switch v := v.(type) {
 	case nil:
 		*s = ""
 		return nil
-	case string:
-		raw = v
 	case float64:
-		raw = strconv.FormatFloat(v, 'f', -1, 64)
-	default:
-		return sim.Errorf(sim.CodeValidation, msgStatusFilter, jsonKind(v))
+		raw, ok = strconv.FormatFloat(v, 'f', -1, 64), true
+	case bool:
+		return sim.Errorf(sim.CodeValidation, msgStatusFilter, "boolean")
+	case []any:
+		return sim.Errorf(sim.CodeValidation, msgStatusFilter, "array")
+	}
+	if !ok {
+		return sim.Errorf(sim.CodeValidation, msgStatusFilter, "object")
 	}
 	st, err := ParseStatus(raw)
-	if err != nil {
-		return err
+	if err == nil {
+		*s = st
 	}
-	*s = st
-	return nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case bool:
-		return "boolean"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
+	return err
 }
 
 // Query parameters of GET /requests.
 var filterParams = []string{"method", "path", "status", "key", "since", "limit"}
 
-// parseFilterQuery parses the query string of GET /requests. Every failure
-// is a validation error whose message names the parameter.
+// parseFilterQuery parses the query string of GET /requests.
 func parseFilterQuery(raw string) (Filter, error) {
 	q, err := url.ParseQuery(raw)
 	if err != nil {
@@ -96,7 +85,7 @@ func parseFilterQuery(raw string) (Filter, error) {
 	}
 	var f Filter
 	if m := q.Get("method"); m != "" {
-		if !isToken(m) {
+		if !httpguts.ValidHeaderFieldName(m) {
 			return Filter{}, sim.Errorf(sim.CodeValidation, msgFilterMethod, m)
 		}
 		f.Method = strings.ToUpper(m)
@@ -126,27 +115,6 @@ func parseFilterQuery(raw string) (Filter, error) {
 	return f, nil
 }
 
-// query encodes f as parseFilterQuery reads it.
-func (f Filter) query() string {
-	q := url.Values{}
-	set := func(k, v string) {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
-	set("method", f.Method)
-	set("path", f.Path)
-	set("status", string(f.Status))
-	set("key", f.APIKey)
-	if f.Since > 0 {
-		set("since", strconv.FormatUint(f.Since, 10))
-	}
-	if f.Limit > 0 {
-		set("limit", strconv.Itoa(f.Limit))
-	}
-	return q.Encode()
-}
-
 // checkParams refuses unknown and repeated query parameters, so a typo
 // never silently widens a selection.
 func checkParams(q url.Values, known []string) error {
@@ -160,18 +128,4 @@ func checkParams(q url.Values, known []string) error {
 		}
 	}
 	return nil
-}
-
-// isToken reports whether s is an RFC 9110 token (what a method is made of).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
 }

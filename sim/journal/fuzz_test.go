@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,4 +214,25 @@ func TestEndpointOf(t *testing.T) {
 			assert.Equal(t, tc.want, endpointOf(tc.path))
 		})
 	}
+}
+
+// query encodes f as parseFilterQuery reads it, for the round trip.
+func (f Filter) query() string {
+	q := url.Values{}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("method", f.Method)
+	set("path", f.Path)
+	set("status", string(f.Status))
+	set("key", f.APIKey)
+	if f.Since > 0 {
+		set("since", strconv.FormatUint(f.Since, 10))
+	}
+	if f.Limit > 0 {
+		set("limit", strconv.Itoa(f.Limit))
+	}
+	return q.Encode()
 }

@@ -33,47 +33,30 @@ const (
 
 // Config configures a Journal. Zero fields take their defaults.
 type Config struct {
-	// MaxBytes bounds the bytes the journal keeps (Entry sizes: the
-	// strings an entry holds plus a fixed part); the oldest entries go
-	// first. The newest entry is kept even when it alone is larger.
+	// MaxBytes bounds the bytes the journal keeps (Entry sizes); the
+	// newest entry is kept even when it alone is larger.
 	MaxBytes int64
-	// Memory is the bound this journal shares with the other journals of
-	// the process; nil: one of DefaultMemory of its own.
-	Memory *Memory
-	// MaxBody is the number of bytes kept of a request body, and of a
-	// response body (kept only for status >= 400).
-	MaxBody int
-	// Now tells real time (default time.Now).
-	Now func() time.Time
-	// SimNow tells simulated time; optional (entries then carry no sim_time).
-	SimNow func() time.Time
-	// MinPollInterval is the shortest acceptable interval between two reads
-	// of the same resource (rule polling-too-fast).
-	MinPollInterval time.Duration
-	// Route tells which interface serves a request and why (Entry.Interface
-	// and Entry.RoutedBy); the server that routes the request supplies it,
-	// so the journal never decides that itself. Without it every request is
-	// InterfaceOther.
+	// Memory is the bound shared with the process's other journals; nil:
+	// one of DefaultMemory of its own.
+	Memory          *Memory
+	MaxBody         int              // bytes kept of a request body, and of a response body of status >= 400
+	Now             func() time.Time // real time
+	SimNow          func() time.Time // simulated time; nil: entries carry no sim_time
+	MinPollInterval time.Duration    // rule polling-too-fast
+	// Route tells which interface serves a request and why: the server's
+	// routing decision, so the journal never makes its own. Without it
+	// every request is InterfaceOther.
 	Route func(r *http.Request) (iface, routedBy string)
-	// Unrecorded names requests that are not client traffic and are not
-	// recorded, besides the control API's reads (the web pages a person
-	// opens); nil: none.
+	// Unrecorded names requests that are not client traffic (the web pages
+	// a person opens), besides the control API's reads; nil: none.
 	Unrecorded func(r *http.Request) bool
 }
 
-// Journal records the requests that pass through its Middleware, at most
-// Config.MaxBytes of them and within its share of Config.Memory. It is safe
-// for concurrent use. Close it when it is no longer used, so that the
+// Journal records the requests that pass through its Middleware. It is
+// safe for concurrent use. Close it when it is no longer used, so that the
 // Memory it shares forgets it.
 type Journal struct {
-	maxBytes int64
-	memory   *Memory
-	maxBody  int
-	now      func() time.Time
-	simNow   func() time.Time
-	minPoll  time.Duration
-	route    func(r *http.Request) (string, string)
-	skip     func(r *http.Request) bool
+	cfg Config // with its defaults
 
 	// bytes is the size of the entries kept, read by Memory without mu.
 	bytes atomic.Int64
@@ -89,31 +72,29 @@ type Journal struct {
 
 // New returns an empty journal.
 func New(cfg Config) *Journal {
-	j := &Journal{maxBytes: cfg.MaxBytes, memory: cfg.Memory, maxBody: cfg.MaxBody, now: cfg.Now, simNow: cfg.SimNow, minPoll: cfg.MinPollInterval, route: cfg.Route, skip: cfg.Unrecorded}
-	if j.maxBytes <= 0 {
-		j.maxBytes = DefaultMaxBytes
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
 	}
-	if j.memory == nil {
-		j.memory = NewMemory(0)
+	if cfg.Memory == nil {
+		cfg.Memory = NewMemory(0)
 	}
-	if j.maxBody <= 0 {
-		j.maxBody = DefaultMaxBody
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
 	}
-	if j.now == nil {
-		j.now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	if j.minPoll <= 0 {
-		j.minPoll = DefaultMinPollInterval
+	if cfg.MinPollInterval <= 0 {
+		cfg.MinPollInterval = DefaultMinPollInterval
 	}
-	// Memory grows as entries come (add): an idle journal costs nothing,
-	// which matters for the many instances of a process with sandboxes.
-	j.memory.join(j)
+	j := &Journal{cfg: cfg}
+	cfg.Memory.join(j) // nothing is reserved: an idle sandbox's journal costs nothing
 	return j
 }
 
 // Close empties the journal and takes it out of its Memory; it keeps no
 // entry after (a request still in flight is counted, not kept).
-func (j *Journal) Close() { j.memory.leave(j) }
+func (j *Journal) Close() { j.cfg.Memory.leave(j) }
 
 // Interface names of Entry.Interface.
 const (
@@ -124,8 +105,8 @@ const (
 	InterfaceOther    = "other"
 )
 
-// Headers of interest, as recorded in Entry.Headers. The first four are the
-// request's, the last two the response's.
+// Headers of interest, as recorded in Entry.Headers: four of the request,
+// two of the response.
 const (
 	HeaderContentType        = "Content-Type"
 	HeaderIdempotencyKey     = "Idempotency-Key"
@@ -144,58 +125,36 @@ func isRecordedHeader(name string) bool {
 	return slices.Contains(requestHeaders, name) || slices.Contains(responseHeaders, name)
 }
 
-// Entry is one recorded request.
+// Entry is one recorded request. MarshalJSON writes the first four fields.
 type Entry struct {
-	// Seq is the sequence id, handed out when the request completes; ids are
-	// never reused, also across Reset.
-	Seq uint64
-	// Time is the real time the request arrived; SimTime the simulated time
-	// then (zero without Config.SimNow).
-	Time     time.Time
-	SimTime  time.Time
-	Duration time.Duration
+	Seq      uint64        `json:"-"` // handed out at completion; never reused, also across Reset
+	Time     time.Time     `json:"-"` // real time of arrival
+	SimTime  time.Time     `json:"-"` // zero without Config.SimNow
+	Duration time.Duration `json:"-"`
 
-	Method    string
-	Path      string
-	RawQuery  string
-	APIKey    string // the bearer token; "" when none
-	Interface string // platform, studio or control (Config.Route); without it also files or other
-	// RoutedBy is why the request went to Interface (Config.Route): header,
-	// prefix, address, path, id, body or default; "" without Config.Route.
-	RoutedBy string
+	Interface string `json:"interface"`           // Config.Route's decision
+	RoutedBy  string `json:"routed_by,omitempty"` // and why; "" without Config.Route
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	RawQuery  string `json:"query,omitempty"`
+	APIKey    string `json:"api_key"` // the bearer token; "" when none
 
-	// Headers holds the headers of interest that were present (canonical
-	// names): Content-Type, Idempotency-Key, User-Agent, Content-Length of
-	// the request; Idempotent-Replayed, Retry-After of the response.
-	Headers map[string]string
+	Headers map[string]string `json:"headers"` // the headers of interest that were present
 
-	// RequestBody is the first MaxBody bytes of the request body.
-	RequestBody string
-	// RequestBodySize counts the body bytes read (by the handler, then by
-	// the journal up to MaxBody); RequestBodyTruncated says RequestBody is
-	// not the whole body.
-	RequestBodySize      int64
-	RequestBodyTruncated bool
+	RequestBody          string `json:"request_body,omitempty"` // the first MaxBody bytes
+	RequestBodySize      int64  `json:"request_body_size"`      // read by the handler, then by the journal up to MaxBody
+	RequestBodyTruncated bool   `json:"request_body_truncated,omitempty"`
 
-	// Status is the response status; 0 when the handler aborted.
-	Status int
-	// ResponseBody is the first MaxBody bytes of the response, kept only
-	// when Status >= 400.
-	ResponseBody          string
-	ResponseBodyTruncated bool
-	ResponseBytes         int64
+	Status                int    `json:"status"`                  // 0 when the handler aborted
+	ResponseBody          string `json:"response_body,omitempty"` // the first MaxBody bytes, kept when Status >= 400
+	ResponseBodyTruncated bool   `json:"response_body_truncated,omitempty"`
+	ResponseBytes         int64  `json:"response_bytes"`
 
-	// Aborted: the handler panicked (http.ErrAbortHandler or another
-	// panic), so the client saw a dropped connection.
-	Aborted bool
-	// Truncated: the response declared a Content-Length and fewer bytes
-	// were sent.
-	Truncated bool
+	Aborted   bool `json:"aborted"`   // the handler panicked: the client saw a dropped connection
+	Truncated bool `json:"truncated"` // fewer bytes were sent than the response's Content-Length
 
-	// Fault is the id of the fault rule applied to the request (SetFault).
-	Fault string
-	// Notes are other annotations (SetNote).
-	Notes map[string]string
+	Fault string            `json:"fault,omitempty"` // SetFault
+	Notes map[string]string `json:"notes,omitempty"` // SetNote
 }
 
 // End returns the real time the request completed.
@@ -210,47 +169,20 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format(timeFormat)
 }
 
-// entryJSON is the wire form of an Entry.
-type entryJSON struct {
-	Seq                   uint64            `json:"seq"`
-	Time                  string            `json:"time"`
-	SimTime               string            `json:"sim_time,omitempty"`
-	DurationMS            float64           `json:"duration_ms"`
-	Interface             string            `json:"interface"`
-	RoutedBy              string            `json:"routed_by,omitempty"`
-	Method                string            `json:"method"`
-	Path                  string            `json:"path"`
-	Query                 string            `json:"query,omitempty"`
-	APIKey                string            `json:"api_key"`
-	Headers               map[string]string `json:"headers"`
-	RequestBody           string            `json:"request_body,omitempty"`
-	RequestBodySize       int64             `json:"request_body_size"`
-	RequestBodyTruncated  bool              `json:"request_body_truncated,omitempty"`
-	Status                int               `json:"status"`
-	ResponseBody          string            `json:"response_body,omitempty"`
-	ResponseBodyTruncated bool              `json:"response_body_truncated,omitempty"`
-	ResponseBytes         int64             `json:"response_bytes"`
-	Aborted               bool              `json:"aborted"`
-	Truncated             bool              `json:"truncated"`
-	Fault                 string            `json:"fault,omitempty"`
-	Notes                 map[string]string `json:"notes,omitempty"`
-}
-
-// MarshalJSON writes the entry with snake_case fields, control API
-// timestamps (UTC, milliseconds) and the duration in milliseconds.
+// MarshalJSON writes the entry with timestamps in UTC with milliseconds
+// and the duration in milliseconds.
 func (e Entry) MarshalJSON() ([]byte, error) {
-	h := e.Headers
-	if h == nil {
-		h = map[string]string{}
+	type fields Entry // without this method
+	if e.Headers == nil {
+		e.Headers = map[string]string{}
 	}
-	return json.Marshal(entryJSON{
-		Seq: e.Seq, Time: formatTime(e.Time), SimTime: formatTime(e.SimTime),
-		DurationMS: float64(e.Duration.Microseconds()) / 1000, Interface: e.Interface,
-		RoutedBy: e.RoutedBy, Method: e.Method, Path: e.Path, Query: e.RawQuery, APIKey: e.APIKey, Headers: h,
-		RequestBody: e.RequestBody, RequestBodySize: e.RequestBodySize, RequestBodyTruncated: e.RequestBodyTruncated,
-		Status: e.Status, ResponseBody: e.ResponseBody, ResponseBodyTruncated: e.ResponseBodyTruncated,
-		ResponseBytes: e.ResponseBytes, Aborted: e.Aborted, Truncated: e.Truncated, Fault: e.Fault, Notes: e.Notes,
-	})
+	return json.Marshal(struct {
+		Seq        uint64  `json:"seq"`
+		Time       string  `json:"time"`
+		SimTime    string  `json:"sim_time,omitempty"`
+		DurationMS float64 `json:"duration_ms"`
+		fields
+	}{e.Seq, formatTime(e.Time), formatTime(e.SimTime), float64(e.Duration.Microseconds()) / 1000, fields(e)})
 }
 
 func (e Entry) clone() Entry {
@@ -259,14 +191,12 @@ func (e Entry) clone() Entry {
 	return e
 }
 
-// add stores e with the next sequence id, drops the oldest entries while
-// the journal is past its MaxBytes (never e itself), then has Memory drop
-// the oldest entries of the largest journals while all are past its
-// bound; it returns the id.
+// add stores e with the next sequence id, within MaxBytes and then within
+// the Memory, and returns the id.
 func (j *Journal) add(e Entry) uint64 {
 	seq := j.store(&e)
-	if j.memory.used.Load() > j.memory.limit {
-		j.memory.reclaim()
+	if j.cfg.Memory.used.Load() > j.cfg.Memory.limit {
+		j.cfg.Memory.reclaim()
 	}
 	return seq
 }
@@ -283,15 +213,14 @@ func (j *Journal) store(e *Entry) uint64 {
 		return e.Seq
 	}
 	if j.head > 0 && j.head >= len(j.kept)/2 {
-		// Move the entries to the front, so the slice does not grow
-		// while entries come and go.
+		// Compact, so the slice does not grow while entries come and go.
 		n := copy(j.kept, j.kept[j.head:])
 		clear(j.kept[n:])
 		j.kept, j.head = j.kept[:n], 0
 	}
 	j.kept = append(j.kept, e)
 	j.grow(e.size())
-	for len(j.kept)-j.head > 1 && j.bytes.Load() > j.maxBytes {
+	for len(j.kept)-j.head > 1 && j.bytes.Load() > j.cfg.MaxBytes {
 		j.dropLocked()
 	}
 	return e.Seq
@@ -299,7 +228,7 @@ func (j *Journal) store(e *Entry) uint64 {
 
 func (j *Journal) grow(n int64) {
 	j.bytes.Add(n)
-	j.memory.used.Add(n)
+	j.cfg.Memory.used.Add(n)
 }
 
 // dropLocked drops the oldest entry; j.mu is held and one is kept.
@@ -314,7 +243,6 @@ func (j *Journal) dropLocked() {
 	}
 }
 
-// dropOldest drops the oldest entry, if there is one.
 func (j *Journal) dropOldest() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -334,12 +262,11 @@ func (j *Journal) clear() {
 	j.grow(-j.bytes.Load())
 }
 
-// stored is the entries kept, oldest first; j.mu is held. They share
-// their maps with the journal; callers must not change them.
+// stored is the entries kept, oldest first; j.mu is held.
 func (j *Journal) stored() []*Entry { return j.kept[j.head:] }
 
-// snapshot returns the stored entries, oldest first. The entries share their
-// maps with the journal; callers must not change them.
+// snapshot returns the stored entries, oldest first, sharing their maps
+// with the journal: callers must not change them.
 func (j *Journal) snapshot() ([]Entry, Stats) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
@@ -351,15 +278,16 @@ func (j *Journal) snapshot() ([]Entry, Stats) {
 	return out, j.statsLocked()
 }
 
-// Stats describes the journal's fill.
+// Stats describes the journal's fill; Total and Dropped count since the
+// last Reset.
 type Stats struct {
-	MaxBytes int64  `json:"max_bytes"` // Config.MaxBytes
-	Bytes    int64  `json:"bytes"`     // the size of the entries kept
+	MaxBytes int64  `json:"max_bytes"`
+	Bytes    int64  `json:"bytes"`
 	MaxBody  int    `json:"max_body"`
 	Stored   int    `json:"stored"`
-	Total    uint64 `json:"total"`    // recorded since the last Reset
-	Dropped  uint64 `json:"dropped"`  // dropped to stay within the bounds
-	LastSeq  uint64 `json:"last_seq"` // the newest sequence id handed out
+	Total    uint64 `json:"total"`
+	Dropped  uint64 `json:"dropped"`
+	LastSeq  uint64 `json:"last_seq"`
 }
 
 // Stats returns the journal's fill.
@@ -370,12 +298,11 @@ func (j *Journal) Stats() Stats {
 }
 
 func (j *Journal) statsLocked() Stats {
-	return Stats{MaxBytes: j.maxBytes, Bytes: j.bytes.Load(), MaxBody: j.maxBody, Stored: len(j.kept) - j.head,
+	return Stats{MaxBytes: j.cfg.MaxBytes, Bytes: j.bytes.Load(), MaxBody: j.cfg.MaxBody, Stored: len(j.kept) - j.head,
 		Total: j.total, Dropped: j.dropped, LastSeq: j.seq}
 }
 
-// Reset forgets every entry. Sequence ids carry on, so an id never names
-// two requests.
+// Reset forgets every entry; sequence ids carry on.
 func (j *Journal) Reset() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -404,9 +331,7 @@ func matchPath(pattern, path string) bool {
 	return pattern == "" || sim.GlobMatch(pattern, path)
 }
 
-// Entries returns the entries f selects, newest first (the most recent
-// request is the first element; with Limit, the newest Limit entries).
-// The entries are copies.
+// Entries returns copies of the entries f selects, newest first.
 func (j *Journal) Entries(f Filter) []Entry {
 	out, _ := j.entries(f)
 	return out
@@ -432,11 +357,9 @@ func (j *Journal) entries(f Filter) ([]Entry, Stats) {
 }
 
 // isOwnEndpoint reports whether a request is to the journal's own routes
-// (mounted under /_sim) or a read of the control API (iface, as Route
-// decided). They are not recorded:
-// reading or verifying must not change the journal, a reset journal must be
-// empty, and a dashboard polling the state must not push the client's
-// requests out of the journal.
+// or a read of the control API, which are not recorded: reading must not
+// change the journal, a reset journal must be empty, and a dashboard
+// polling the state must not push the client's requests out.
 func isOwnEndpoint(method, path, iface string) bool {
 	if (method == http.MethodGet || method == http.MethodHead) && iface == InterfaceControl {
 		return true
@@ -452,11 +375,9 @@ func isOwnEndpoint(method, path, iface string) bool {
 	return false
 }
 
-// clip returns at most n bytes of s, cut at a rune boundary.
-//
-// The result is a copy: an entry outlives its request, and a substring would
-// keep the whole header or request line it was cut from alive (1,200
-// requests with a 900 KB User-Agent would hold 2.6 GB; test/hostile).
+// clip returns a copy of at most n bytes of s, cut at a rune boundary: an
+// entry outlives its request, and a substring would keep the whole header
+// or request line alive (test/hostile).
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return strings.Clone(s)

@@ -6,16 +6,12 @@ import (
 	"unsafe"
 )
 
-// DefaultMemory is the default bound of NewMemory: the bytes all the
-// journals of a process (the default simulator's and every sandbox's)
-// keep together.
+// DefaultMemory is the default bound of NewMemory.
 const DefaultMemory = 32 << 20
 
-// Memory bounds the bytes several journals keep together (Config.Memory):
-// when a recorded entry takes the total past the bound, the oldest entries
-// of the largest journals go first, so a tenant that records much loses
-// its own history before a quiet one loses any. It is safe for concurrent
-// use.
+// Memory bounds the bytes the journals of a process keep together: past
+// it, the oldest entries of the largest journals go first. It is safe for
+// concurrent use.
 type Memory struct {
 	limit int64
 	used  atomic.Int64
@@ -75,18 +71,16 @@ func (m *Memory) reclaim() {
 	}
 }
 
-// Sizes of what an entry keeps besides the bytes of its strings: the
-// Entry itself and its slot in the journal, and a map of a few strings
-// (Go's maps keep up to 8 pairs in one group with its control word, plus
-// the map's header).
+// Sizes of what an entry keeps besides the bytes of its strings: the Entry
+// and its slot, and a map of a few strings (a group of 8 pairs with its
+// control word, plus the map's header).
 const (
 	entryOverhead = int64(unsafe.Sizeof(Entry{})) + int64(unsafe.Sizeof((*Entry)(nil)))
 	mapOverhead   = 48 + 8 + 8*2*int64(unsafe.Sizeof(""))
 )
 
-// size is the bytes e keeps: what Memory and Config.MaxBytes count. The
-// interface names and the keys of Headers are constants of the program
-// and cost nothing.
+// size is the bytes e keeps, as Memory and Config.MaxBytes count them; the
+// interface names and header keys are the program's constants.
 func (e *Entry) size() int64 {
 	n := entryOverhead + int64(len(e.Method)+len(e.Path)+len(e.RawQuery)+len(e.APIKey)+
 		len(e.RequestBody)+len(e.ResponseBody)+len(e.Fault))

@@ -14,14 +14,13 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// annotations is the mutable value Middleware puts in a request's context;
-// middlewares and handlers further in annotate the entry through it.
+// annotations is what Middleware puts in a request's context, for the
+// handlers further in to annotate the entry.
 type annotations struct {
-	mu    sync.Mutex
-	fault string
-	notes map[string]string
-	// observe is Observe's function, if any.
-	observe func(Entry)
+	mu      sync.Mutex
+	fault   string
+	notes   map[string]string
+	observe func(Entry) // Observe's
 }
 
 type annotationsKey struct{}
@@ -32,7 +31,7 @@ func annotationsFrom(ctx context.Context) *annotations {
 }
 
 // SetFault records on the request's entry the id of the fault rule applied
-// to it. It does nothing when ctx does not come from Middleware.
+// to it, if ctx comes from Middleware.
 func SetFault(ctx context.Context, ruleID string) {
 	if a := annotationsFrom(ctx); a != nil {
 		a.mu.Lock()
@@ -41,9 +40,8 @@ func SetFault(ctx context.Context, ruleID string) {
 	}
 }
 
-// SetNote records an annotation on the request's entry (at most 16 keys
-// per request, keys cut to 64 bytes and values to 256). It does nothing
-// when ctx does not come from Middleware.
+// SetNote records an annotation on the request's entry, if ctx comes from
+// Middleware: at most maxNotes keys, each clipped.
 func SetNote(ctx context.Context, key, value string) {
 	a := annotationsFrom(ctx)
 	if a == nil {
@@ -69,34 +67,33 @@ func (a *annotations) get() (string, map[string]string) {
 	return a.fault, maps.Clone(a.notes)
 }
 
-// NotePanic is the note key under which Middleware records the value of a
-// panic other than http.ErrAbortHandler.
+// NotePanic is the note of a panic other than http.ErrAbortHandler.
 const NotePanic = "panic"
 
-// Middleware records every request that passes through it, except those to
-// the journal's own routes. A panicking handler is recorded as aborted
-// (status 0) and the panic goes on.
+// Middleware records every request that passes through it but those
+// isOwnEndpoint and Config.Unrecorded name. A panicking handler is recorded
+// as aborted (status 0) and the panic goes on.
 func (j *Journal) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		iface, routedBy := InterfaceOther, ""
-		if j.route != nil {
-			iface, routedBy = j.route(r)
+		if j.cfg.Route != nil {
+			iface, routedBy = j.cfg.Route(r)
 		}
-		if isOwnEndpoint(r.Method, r.URL.Path, iface) || (j.skip != nil && j.skip(r)) {
+		if isOwnEndpoint(r.Method, r.URL.Path, iface) || (j.cfg.Unrecorded != nil && j.cfg.Unrecorded(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		key, _ := httpx.Bearer(r.Header.Get("Authorization"))
 		e := Entry{
-			Time:     j.now(),
+			Time:     j.cfg.Now(),
 			Method:   method(r.Method),
 			Path:     clip(r.URL.Path, maxURLPart),
 			RawQuery: clip(r.URL.RawQuery, maxURLPart),
 			APIKey:   clip(key, maxHeaderValue),
 		}
 		e.Interface, e.RoutedBy = iface, routedBy
-		if j.simNow != nil {
-			e.SimTime = j.simNow()
+		if j.cfg.SimNow != nil {
+			e.SimTime = j.cfg.SimNow()
 		}
 		e.Headers = map[string]string{}
 		for _, h := range requestHeaders {
@@ -113,10 +110,10 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), annotationsKey{}, ann))
 		var body *teeBody
 		if r.Body != nil && r.Body != http.NoBody {
-			body = &teeBody{rc: r.Body, max: j.maxBody, hint: r.ContentLength, buf: capture{limit: j.maxBody}}
+			body = &teeBody{rc: r.Body, max: j.cfg.MaxBody, hint: r.ContentLength, buf: capture{limit: j.cfg.MaxBody}}
 			r.Body = body
 		}
-		rec := &recorder{ResponseWriter: w, body: capture{limit: j.maxBody}, declared: -1}
+		rec := &recorder{ResponseWriter: w, body: capture{limit: j.cfg.MaxBody}, declared: -1}
 
 		done := false
 		defer func() {
@@ -139,8 +136,8 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 
 		if body != nil && !strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 			// Keep what the handler left unread (a request refused before
-			// its body was read), up to MaxBody. Not after an Expect:
-			// 100-continue request: the client may not send the body.
+			// its body was read), so that the report can compare bodies;
+			// a client that expects 100-continue may not send it.
 			body.fill()
 		}
 		rec.finalize()
@@ -151,7 +148,7 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 
 // finish completes e from the recorders and stores it.
 func (j *Journal) finish(e *Entry, rec *recorder, body *teeBody, ann *annotations) {
-	e.Duration = j.now().Sub(e.Time)
+	e.Duration = j.cfg.Now().Sub(e.Time)
 	if body != nil {
 		kept := int64(body.buf.len())
 		e.RequestBody = body.buf.String()
@@ -159,7 +156,7 @@ func (j *Journal) finish(e *Entry, rec *recorder, body *teeBody, ann *annotation
 		e.RequestBodyTruncated = body.n > kept || body.hint > kept || (!body.eof && kept == int64(body.max))
 	}
 	for _, h := range responseHeaders {
-		if v := rec.header(h); v != "" {
+		if v := rec.headers[h]; v != "" { // nil before the status was written
 			e.Headers[h] = clip(v, maxHeaderValue)
 		}
 	}
@@ -176,17 +173,15 @@ func (j *Journal) finish(e *Entry, rec *recorder, body *teeBody, ann *annotation
 
 type observerKey struct{}
 
-// Observe returns a context in which Middleware hands the entry it records
-// for the request to fn once it is recorded: the access log reads the
-// status, the interface and why a request was refused from it instead of
-// working them out again. fn must not change the entry's maps.
+// Observe returns a context in which Middleware hands the request's entry
+// to fn once it is recorded (the access log reads it instead of working
+// it out again). fn must not change the entry's maps.
 func Observe(ctx context.Context, fn func(Entry)) context.Context {
 	return context.WithValue(ctx, observerKey{}, fn)
 }
 
-// Reason says why an answer refused its request: the message of the error
-// envelope (or its error name, or its text, clipped to 200 bytes); "" for a
-// status below 400.
+// Reason says why an answer refused its request (errorMessage, clipped);
+// "" for a status below 400.
 func (e Entry) Reason() string {
 	if e.Status < http.StatusBadRequest {
 		return ""
@@ -194,10 +189,9 @@ func (e Entry) Reason() string {
 	return excerpt(errorMessage(&e), 200)
 }
 
-// method returns r.Method as the journal keeps it: net/http's is a
-// substring of the request line, which it would keep alive whole (300
-// requests of a 512 KB path held 450 MB). The methods of HTTP are the
-// program's constants; another is copied, clipped.
+// method returns r.Method as the journal keeps it: the program's constant
+// for a method of HTTP, else a clipped copy (net/http's is a substring of
+// the request line, which it would keep alive whole).
 func method(m string) string {
 	if i := slices.Index(knownMethods, m); i >= 0 {
 		return knownMethods[i]
@@ -208,8 +202,8 @@ func method(m string) string {
 var knownMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
 
-// teeBody passes the request body to the handler and keeps a copy of its
-// first max bytes.
+// teeBody passes the request body to the handler and keeps its first max
+// bytes.
 type teeBody struct {
 	rc   io.ReadCloser
 	max  int
@@ -235,10 +229,9 @@ func (t *teeBody) keep(p []byte) {
 	t.buf.write(p, t.hint)
 }
 
-// capture keeps the first limit bytes written to it. It never asks for
-// more than limit bytes (the allocator rounds up to its size class), and
-// when the size is known up front (a Content-Length) the kept bytes become
-// the entry's string without a copy.
+// capture keeps the first limit bytes written to it. It never allocates
+// more than limit bytes, and when the size is known up front (a
+// Content-Length) the kept bytes become the entry's string without a copy.
 type capture struct {
 	b     *strings.Builder
 	limit int
@@ -303,7 +296,7 @@ func (t *teeBody) fill() {
 }
 
 // recorder observes the response: status, size, the headers of interest
-// and, for status >= 400, the first max bytes of the body.
+// and, for status >= 400, the body.
 type recorder struct {
 	http.ResponseWriter
 	status      int
@@ -352,7 +345,6 @@ func (w *recorder) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Flush implements http.Flusher when the underlying writer can flush.
 func (w *recorder) Flush() {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
@@ -360,7 +352,6 @@ func (w *recorder) Flush() {
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 
-// Unwrap lets http.ResponseController reach the underlying writer.
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // finalize sets what net/http does for a handler that wrote nothing: 200.
@@ -369,8 +360,4 @@ func (w *recorder) finalize() {
 		w.snapshot(http.StatusOK)
 		w.declared = -1
 	}
-}
-
-func (w *recorder) header(name string) string {
-	return w.headers[name] // nil (nothing sent) before the status was written
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,8 +47,7 @@ const (
 	statusClassAborted = "aborted"
 )
 
-// Report is the conformance report of one API key: what its client did
-// that the contract forbids or advises against.
+// Report is the conformance report of one API key.
 type Report struct {
 	APIKey      string    `json:"api_key"`
 	GeneratedAt string    `json:"generated_at"`
@@ -57,17 +57,15 @@ type Report struct {
 
 // Summary describes the requests a report analysed.
 type Summary struct {
-	Requests      int            `json:"requests"`
-	FirstSeq      uint64         `json:"first_seq,omitempty"`
-	LastSeq       uint64         `json:"last_seq,omitempty"`
-	ByEndpoint    map[string]int `json:"by_endpoint"`     // "GET /api/v1/projects/{project_id}": n
-	ByStatusClass map[string]int `json:"by_status_class"` // "2xx", "4xx", "aborted"
-	Findings      int            `json:"findings"`
-	Errors        int            `json:"errors"`
-	Warnings      int            `json:"warnings"`
-	// JournalDropped counts requests (of every key) the journal no longer
-	// holds; when it is not 0 the report covers only the recent ones.
-	JournalDropped uint64 `json:"journal_dropped"`
+	Requests       int            `json:"requests"`
+	FirstSeq       uint64         `json:"first_seq,omitempty"`
+	LastSeq        uint64         `json:"last_seq,omitempty"`
+	ByEndpoint     map[string]int `json:"by_endpoint"`     // "GET /api/v1/projects/{project_id}": n
+	ByStatusClass  map[string]int `json:"by_status_class"` // "2xx", "4xx", "aborted"
+	Findings       int            `json:"findings"`
+	Errors         int            `json:"errors"`
+	Warnings       int            `json:"warnings"`
+	JournalDropped uint64         `json:"journal_dropped"` // of every key: the report covers only the rest
 }
 
 // Finding is one rule the client broke, with how often and examples.
@@ -100,7 +98,7 @@ type hit struct {
 
 type rule struct {
 	id, severity, title string
-	detail              func(a *analysis) string
+	detail              string // a %s takes the minimum poll interval
 	check               func(a *analysis) (hits []hit, observed string)
 }
 
@@ -111,73 +109,69 @@ type analysis struct {
 	minPoll  time.Duration
 }
 
-func fixed(s string) func(*analysis) string { return func(*analysis) string { return s } }
-
 // rules, in the order findings are listed: the errors, then the warnings.
 var rules = []rule{
 	{RuleJSONWithoutContentType, SeverityError, "JSON body sent without Content-Type: application/json",
-		fixed("POST and PATCH requests with a JSON body must carry Content-Type: application/json (the contract's authentication rule 2). " +
+		"POST and PATCH requests with a JSON body must carry Content-Type: application/json (the contract's authentication rule 2). " +
 			"The service cannot tell what a body without it is: dubsim answers 400 ValidationError \"" + sim.MsgContentType + "\". " +
-			"Set the header on every request with a body; many HTTP libraries set it only when asked to send JSON."),
+			"Set the header on every request with a body; many HTTP libraries set it only when asked to send JSON.",
 		checkJSONContentType},
 	{RuleCloningNotMultipart, SeverityError, "Voice cloning request that is not multipart/form-data",
-		fixed("POST " + pathCloning + " takes multipart/form-data: the fields text and language and one or more reference_audio_files parts " +
+		"POST " + pathCloning + " takes multipart/form-data: the fields text and language and one or more reference_audio_files parts " +
 			"(the voice samples are files). A JSON or form-urlencoded body is refused with 400. Send the fields as multipart parts and let " +
-			"the HTTP library set the Content-Type with its boundary."),
+			"the HTTP library set the Content-Type with its boundary.",
 		checkCloningMultipart},
 	{RuleIgnoredRetryAfter, SeverityError, "Request sent before the Retry-After of a 429 had elapsed",
-		fixed("A 429 Too Many Requests answer carries Retry-After: how long to wait (seconds or an HTTP date) before the next request. " +
+		"A 429 Too Many Requests answer carries Retry-After: how long to wait (seconds or an HTTP date) before the next request. " +
 			"Requests with the same API key sent earlier are refused again and prolong the throttling; a real service may block the key. " +
-			"Wait at least Retry-After after the 429 arrived before sending anything with that key."),
+			"Wait at least Retry-After after the 429 arrived before sending anything with that key.",
 		checkRetryAfter},
 	{RuleVoiceNotFromCatalogue, SeverityError, "Re-translation voice not taken from the voices catalogue",
-		fixed("Re-translation speakers need a voice_key of the voices catalogue (GET " + pathVoices + ") for the project's target language, " +
+		"Re-translation speakers need a voice_key of the voices catalogue (GET " + pathVoices + ") for the project's target language, " +
 			"or one of the special keys soundalike and emotional_transfer. The catalogue changes over time, so hard-coded keys break: read it " +
 			"before choosing voices. Counted: re-translation and validation requests using a catalogue-style key before any successful read " +
-			"of the catalogue by the same API key, and requests answered 400 \"Unknown voice ...\"."),
+			"of the catalogue by the same API key, and requests answered 400 \"Unknown voice ...\".",
 		checkVoices},
 	{RuleActionWhileInProgress, SeverityError, "Delete or re-translation of a project that is not ready",
-		fixed("A project can be re-translated only in status ready, and deleted only when its processing has ended (ready or error). " +
+		"A project can be re-translated only in status ready, and deleted only when its processing has ended (ready or error). " +
 			"While it is in_progress the service refuses with 400 (\"" + sim.MsgDeleteInProgress + "\", \"... cannot be re-translated " +
-			"while its status is in_progress ...\"). Read the project (GET " + pathProjects + "/{id}) and act once its status allows it."),
+			"while its status is in_progress ...\"). Read the project (GET " + pathProjects + "/{id}) and act once its status allows it.",
 		checkActionWhileInProgress},
 	{RuleUnverifiedFailure, SeverityError, "Failed change never checked",
-		fixed("A POST, PATCH or DELETE answered 5xx, cut off (dropped connection) or truncated may or may not have taken effect: the project " +
+		"A POST, PATCH or DELETE answered 5xx, cut off (dropped connection) or truncated may or may not have taken effect: the project " +
 			"may exist and its minutes may be charged. Read the affected resource before retrying or giving up: after a failed creation " +
 			"any GET " + pathProjects + "/... or GET " + pathBalance + " (or a retry with the same Idempotency-Key, which replays the outcome); " +
 			"after a failed action on a project, GET " + pathProjects + "/{id}. Counted: failures never followed by such a read. " +
-			"Voice cloning and validation requests change nothing on the server and are not counted."),
+			"Voice cloning and validation requests change nothing on the server and are not counted.",
 		checkUnverifiedFailure},
 	{RulePostWithoutIdempotency, SeverityWarning, "POST without an Idempotency-Key",
-		fixed("The contract recommends an Idempotency-Key header on POST requests to guarantee uniqueness and prevent duplicate processing. " +
+		"The contract recommends an Idempotency-Key header on POST requests to guarantee uniqueness and prevent duplicate processing. " +
 			"Without it a retry after a timeout or a dropped connection can create a second project and charge its minutes twice. Send a " +
-			"fresh unique key per operation and the same key when retrying it. Validation requests (dry runs) are not counted."),
+			"fresh unique key per operation and the same key when retrying it. Validation requests (dry runs) are not counted.",
 		checkIdempotencyKey},
 	{RuleRetryWithoutChange, SeverityWarning, "Request repeated unchanged after a 4xx answer",
-		fixed("The same request (method, path, query, Content-Type and body) was sent again after a 4xx answer and got the same answer. " +
+		"The same request (method, path, query, Content-Type and body) was sent again after a 4xx answer and got the same answer. " +
 			"A 4xx says the request is wrong or not allowed now; repeating it unchanged cannot succeed and only adds load. Fix the request " +
 			"or wait for what it depends on. Not counted: retries after 408, 409, 425 and 429, which invite a retry, and retries that got " +
-			"another status or error message (the state changed meanwhile: the project finished, the account was created)."),
+			"another status or error message (the state changed meanwhile: the project finished, the account was created).",
 		checkRetryWithoutChange},
 	{RulePollingTooFast, SeverityWarning, "Polling faster than the minimum interval",
-		func(a *analysis) string {
-			return "Progress is observed by reading the resource (there are no webhooks): GET " + pathProjects + "/{id}, and GET " +
-				pathArtifacts + "{id} in the studio interface. Processing takes minutes; reading the same resource more often than every " +
-				a.minPoll.String() + " of real time wastes requests and invites rate limiting. Poll at an interval or with back-off, starting " +
-				"near estimated_completion_date. Two reads separated by a POST " + pathClockAdvance + " are not counted."
-		},
+		"Progress is observed by reading the resource (there are no webhooks): GET " + pathProjects + "/{id}, and GET " +
+			pathArtifacts + "{id} in the studio interface. Processing takes minutes; reading the same resource more often than every " +
+			"%s of real time wastes requests and invites rate limiting. Poll at an interval or with back-off, starting " +
+			"near estimated_completion_date. Two reads separated by a POST " + pathClockAdvance + " are not counted.",
 		checkPolling},
 	{RuleRequestAfterDelete, SeverityWarning, "Request on a deleted project",
-		fixed("Deletion is permanent: output files, scripts and results are removed and download URLs become invalid. Requests on a project " +
+		"Deletion is permanent: output files, scripts and results are removed and download URLs become invalid. Requests on a project " +
 			"after its successful DELETE can only fail with 404; they show stale ids kept in a cache, a queue or a polling loop. Forget " +
-			"the id once the DELETE succeeds."),
+			"the id once the DELETE succeeds.",
 		checkRequestAfterDelete},
 }
 
 // Report analyses the stored requests of apiKey against the contract.
 func (j *Journal) Report(apiKey string) Report {
 	entries, stats := j.snapshot()
-	a := &analysis{minPoll: j.minPoll}
+	a := &analysis{minPoll: j.cfg.MinPollInterval}
 	for i := range entries {
 		e := &entries[i]
 		if e.APIKey == apiKey {
@@ -189,7 +183,7 @@ func (j *Journal) Report(apiKey string) Report {
 	}
 	rep := Report{
 		APIKey:      apiKey,
-		GeneratedAt: formatTime(j.now()),
+		GeneratedAt: formatTime(j.cfg.Now()),
 		Summary:     Summary{Requests: len(a.mine), ByEndpoint: map[string]int{}, ByStatusClass: map[string]int{}, JournalDropped: stats.Dropped},
 		Findings:    []Finding{},
 	}
@@ -206,7 +200,7 @@ func (j *Journal) Report(apiKey string) Report {
 		if len(hits) == 0 {
 			continue
 		}
-		f := Finding{Rule: r.id, Severity: r.severity, Title: r.title, Detail: r.detail(a), Observed: observed, Count: len(hits), Examples: []Example{}}
+		f := Finding{Rule: r.id, Severity: r.severity, Title: r.title, Detail: strings.ReplaceAll(r.detail, "%s", a.minPoll.String()), Observed: observed, Count: len(hits), Examples: []Example{}}
 		for _, h := range hits[:min(len(hits), maxExamples)] {
 			f.Examples = append(f.Examples, Example{Seq: h.e.Seq, Time: formatTime(h.e.Time), SimTime: formatTime(h.e.SimTime),
 				Method: h.e.Method, Path: h.e.Path, Status: h.e.Status, Excerpt: h.excerpt})
@@ -278,27 +272,18 @@ func projectOf(path string) (id, rest string, ok bool) {
 	return id, rest, id != ""
 }
 
-func isRetranslation(e *Entry) bool {
-	_, rest, ok := projectOf(e.Path)
-	return ok && e.Method == http.MethodPost && rest == suffixTranslations
+// projectCall reports whether e is method on /api/v1/projects/{id}+rest.
+func projectCall(e *Entry, method, rest string) bool {
+	_, r, ok := projectOf(e.Path)
+	return ok && e.Method == method && r == rest
 }
 
-func isValidation(e *Entry) bool {
-	_, rest, ok := projectOf(e.Path)
-	return ok && e.Method == http.MethodPost && rest == suffixValidate
-}
-
-func isProjectDelete(e *Entry) bool {
-	_, rest, ok := projectOf(e.Path)
-	return ok && e.Method == http.MethodDelete && rest == ""
-}
+func isRetranslation(e *Entry) bool { return projectCall(e, http.MethodPost, suffixTranslations) }
+func isValidation(e *Entry) bool    { return projectCall(e, http.MethodPost, suffixValidate) }
+func isProjectDelete(e *Entry) bool { return projectCall(e, http.MethodDelete, "") }
 
 func isMutating(method string) bool {
-	switch method {
-	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
-		return true
-	}
-	return false
+	return slices.Contains([]string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete}, method)
 }
 
 func hasBody(e *Entry) bool {

@@ -23,65 +23,44 @@ const (
 	maxVerifyBody = 64 << 10
 )
 
-// Routes returns the journal's routes, to be mounted at /_sim:
-//
-//	GET    /requests         entries and stats (filters: method, path, status, key, since, limit)
-//	DELETE /requests         forget every entry
-//	POST   /requests/verify  count requests against a Matcher
-//	GET    /report           the conformance report of one API key (api_key, format)
-//
-// Unknown routes and methods answer in the control envelope.
+// Routes returns the journal's routes (docs/control-api.md), to be mounted
+// at /_sim; unknown routes and methods answer in the control envelope.
 func (j *Journal) Routes() chi.Router {
 	r := httpx.NewControlRouter(api)
-	j.Register(r)
+	r.Get(pathRequests, api.Handle(j.handleList))
+	r.Delete(pathRequests, api.Handle(j.handleReset))
+	r.Post(pathVerify, api.Handle(j.handleVerify))
+	r.Get(pathReport, api.Handle(j.handleReport))
 	return r
 }
 
-// Register adds the journal's routes to an existing router (such as the
-// control API's), for a caller that mounts one router at /_sim.
-func (j *Journal) Register(r chi.Router) {
-	r.Get(pathRequests, handle(j.handleList))
-	r.Delete(pathRequests, handle(j.handleReset))
-	r.Post(pathVerify, handle(j.handleVerify))
-	r.Get(pathReport, handle(j.handleReport))
-}
-
-// api writes this package's errors through the shared adapter, in the
-// control API's envelope, so every /_sim error has one writer.
+// api writes this package's errors in the control API's envelope.
 var api = httpx.API{Render: httpx.RenderControl}
-
-// handle adapts a handler: a returned error is written once, by api.
-func handle(h httpx.HandlerFunc) http.HandlerFunc { return api.Handle(h) }
-
-func writeJSON(w http.ResponseWriter, status int, v any) { httpx.WriteJSON(w, status, v) }
 
 type listResponse struct {
 	Requests []Entry `json:"requests"`
 	Stats    Stats   `json:"stats"`
 }
 
-// handleList serves GET /requests.
 func (j *Journal) handleList(w http.ResponseWriter, r *http.Request) error {
 	f, err := parseFilterQuery(r.URL.RawQuery)
 	if err != nil {
 		return err
 	}
 	entries, stats := j.entries(f)
-	writeJSON(w, http.StatusOK, listResponse{Requests: entries, Stats: stats})
+	httpx.WriteJSON(w, http.StatusOK, listResponse{Requests: entries, Stats: stats})
 	return nil
 }
 
-// handleReset serves DELETE /requests.
 func (j *Journal) handleReset(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.RawQuery != "" {
 		return sim.Errorf(sim.CodeValidation, msgDeleteQuery, r.URL.Path, r.URL.RawQuery)
 	}
 	j.Reset()
-	writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
+	httpx.WriteJSON(w, http.StatusOK, map[string]bool{"reset": true})
 	return nil
 }
 
-// handleVerify serves POST /requests/verify.
 func (j *Journal) handleVerify(w http.ResponseWriter, r *http.Request) error {
 	body, err := httpx.ReadJSONBody(w, r, maxVerifyBody)
 	if err != nil {
@@ -91,13 +70,12 @@ func (j *Journal) handleVerify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, j.Verify(m))
+	httpx.WriteJSON(w, http.StatusOK, j.Verify(m))
 	return nil
 }
 
 var reportParams = []string{"api_key", "format"}
 
-// handleReport serves GET /report?api_key=...[&format=json|text].
 func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
@@ -127,19 +105,15 @@ func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
 		_, _ = io.WriteString(w, rep.Text())
 		return nil
 	}
-	writeJSON(w, http.StatusOK, rep)
+	httpx.WriteJSON(w, http.StatusOK, rep)
 	return nil
 }
 
 // prefersText reports whether an Accept header gives text/plain a higher
-// quality than application/json. Each type takes the quality of the most
+// quality than application/json, each taking the quality of the most
 // specific range that covers it; ties go to JSON.
 func prefersText(accept string) bool {
-	if accept == "" {
-		return false
-	}
-	qText, qJSON := acceptQuality(accept, "text", "plain"), acceptQuality(accept, "application", "json")
-	return qText > qJSON
+	return acceptQuality(accept, "text", "plain") > acceptQuality(accept, "application", "json")
 }
 
 func acceptQuality(accept, typ, sub string) float64 {

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/http"
@@ -9,11 +10,11 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
+	"golang.org/x/net/http/httpguts"
 )
 
-// Matcher selects requests and states how many of them are expected
-// (WireMock-style verification). Empty fields match anything. Without a
-// count expectation, at least one request is expected.
+// Matcher selects requests and states how many are expected (default: at
+// least one). Empty fields match anything.
 type Matcher struct {
 	Method       string            `json:"method,omitempty"`
 	Path         string            `json:"path,omitempty"` // exact, or a glob with *
@@ -26,8 +27,7 @@ type Matcher struct {
 	AtMost       *int              `json:"at_most,omitempty"`
 }
 
-// NearMiss is a request that matched the method and path of a Matcher but
-// not the rest.
+// NearMiss is a request that matched a Matcher's method and path only.
 type NearMiss struct {
 	Entry  Entry  `json:"entry"`
 	Reason string `json:"reason"`
@@ -35,23 +35,18 @@ type NearMiss struct {
 
 // VerifyResult is the outcome of Verify.
 type VerifyResult struct {
-	Matched  int    `json:"matched"`
-	OK       bool   `json:"ok"`
-	Expected string `json:"expected"`
-	// NearMisses holds, when OK is false, up to 3 requests (newest first)
-	// with the matcher's method and path that differ in the rest.
-	NearMisses []NearMiss `json:"near_misses"`
-	// Warning says when the journal has dropped requests, so the count may
-	// be short.
-	Warning string `json:"warning,omitempty"`
+	Matched    int        `json:"matched"`
+	OK         bool       `json:"ok"`
+	Expected   string     `json:"expected"`
+	NearMisses []NearMiss `json:"near_misses"`       // when not OK, newest first
+	Warning    string     `json:"warning,omitempty"` // the journal dropped requests: the count may be short
 }
 
 const maxNearMisses = 3
 
-// Validate checks the matcher's values: a method token, a path starting
-// with / or *, recorded headers only, and a consistent count expectation.
+// Validate checks the matcher's values.
 func (m Matcher) Validate() error {
-	if m.Method != "" && !isToken(m.Method) {
+	if m.Method != "" && !httpguts.ValidHeaderFieldName(m.Method) {
 		return sim.Errorf(sim.CodeValidation, msgVerifyMethod, m.Method)
 	}
 	if m.Path != "" && m.Path[0] != '/' && m.Path[0] != '*' {
@@ -107,34 +102,23 @@ func (m Matcher) bounds() (lo, hi int) {
 	return lo, hi
 }
 
-// expected describes the expectation: "exactly 2 requests matching POST
-// /api/v1/projects, api_key \"k\"".
+// expected describes the expectation ("exactly 2 requests matching POST
+// /api/v1/projects, api_key \"k\"").
 func (m Matcher) expected() string {
 	lo, hi := m.bounds()
 	var s string
-	n := lo
 	switch {
 	case m.Count != nil:
-		s = fmt.Sprintf("exactly %d", lo)
+		s = "exactly " + plural(lo, "request", "requests")
 	case hi < 0:
-		s = fmt.Sprintf("at least %d", lo)
+		s = "at least " + plural(lo, "request", "requests")
 	case m.AtLeast == nil:
-		s, n = fmt.Sprintf("at most %d", hi), hi
+		s = "at most " + plural(hi, "request", "requests")
 	default:
-		s, n = fmt.Sprintf("between %d and %d", lo, hi), hi
+		s = fmt.Sprintf("between %d and %s", lo, plural(hi, "request", "requests"))
 	}
-	noun := "requests"
-	if n == 1 {
-		noun = "request"
-	}
-	method, path := strings.ToUpper(m.Method), m.Path
-	if method == "" {
-		method = "any method"
-	}
-	if path == "" {
-		path = "any path"
-	}
-	parts := []string{fmt.Sprintf("%s %s matching %s %s", s, noun, method, path)}
+	method, path := cmp.Or(strings.ToUpper(m.Method), "any method"), cmp.Or(m.Path, "any path")
+	parts := []string{fmt.Sprintf("%s matching %s %s", s, method, path)}
 	if m.APIKey != "" {
 		parts = append(parts, fmt.Sprintf("api_key %q", m.APIKey))
 	}
@@ -189,8 +173,8 @@ func (m Matcher) mismatches(e *Entry) []string {
 	return why
 }
 
-// Verify counts the stored requests m selects and checks the count
-// expectation. It does not validate m (see Validate).
+// Verify counts the stored requests m selects against its expectation; it
+// does not validate m.
 func (j *Journal) Verify(m Matcher) VerifyResult {
 	entries, stats := j.snapshot()
 	res := VerifyResult{Expected: m.expected(), NearMisses: []NearMiss{}}
@@ -240,8 +224,6 @@ func decodeMatcher(body []byte) (Matcher, error) {
 	return m, nil
 }
 
-// matcherDecoder decodes verify matchers: unknown fields refused, and the
-// wrong type of headers worded for what it takes.
 var matcherDecoder = httpx.Decoder{RejectUnknown: true, TypeMessages: map[string]string{
 	"headers": "headers must be an object of header names and exact string values; got %s",
 }}

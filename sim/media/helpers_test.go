@@ -32,9 +32,9 @@ func wavTrack(d time.Duration) audio.Track {
 // wavBytes is the complete WAV file of a track of duration d.
 func wavBytes(t *testing.T, d time.Duration) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	require.NoError(t, audio.WriteWAV(&buf, wavTrack(d)))
-	return buf.Bytes()
+	b, err := io.ReadAll(audio.NewWAVReader(wavTrack(d)))
+	require.NoError(t, err)
+	return b
 }
 
 // movBytes is the complete QuickTime movie of a track of duration d.

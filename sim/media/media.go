@@ -112,7 +112,7 @@ func (r *Resolver) Probe(ctx context.Context, rawURL string) (sim.SourceInfo, er
 		info.Duration, info.Origin = d, sim.OriginMedia
 		return info, nil
 	}
-	info.Duration = r.derived(rawURL)
+	info.Duration = r.Derived(rawURL)
 	return info, nil
 }
 
@@ -133,9 +133,7 @@ func (r *Resolver) Rule(rawURL string) (sim.MediaRule, bool) {
 // Derived returns the duration dubsim assigns to rawURL when neither a rule
 // nor the media itself gives one: between 30 s and 15 min, a function of
 // the URL and the ID seed.
-func (r *Resolver) Derived(rawURL string) time.Duration { return r.derived(rawURL) }
-
-func (r *Resolver) derived(rawURL string) time.Duration {
+func (r *Resolver) Derived(rawURL string) time.Duration {
 	ids := r.IDs
 	if ids == nil {
 		ids = sim.NewIDs(0)

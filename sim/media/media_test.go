@@ -182,7 +182,7 @@ func TestProbeRules(t *testing.T) {
 			assert.Equal(t, tc.wantFail, info.Fail)
 			want := tc.wantDuration
 			if tc.wantOrigin == sim.OriginDerived {
-				want = (&Resolver{IDs: sim.NewIDs(7)}).derived(tc.url)
+				want = (&Resolver{IDs: sim.NewIDs(7)}).Derived(tc.url)
 			}
 			assertDuration(t, want, info.Duration)
 			if tc.wantOrigin != sim.OriginMedia {
@@ -337,7 +337,7 @@ func TestProbeNoContact(t *testing.T) {
 			info, err := r.Probe(context.Background(), tc.url)
 			require.NoError(t, err)
 			assert.Equal(t, sim.OriginDerived, info.Origin)
-			assert.Equal(t, r.derived(tc.url), info.Duration)
+			assert.Equal(t, r.Derived(tc.url), info.Duration)
 			assert.Empty(t, rt.hosts())
 		})
 	}

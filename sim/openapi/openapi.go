@@ -67,9 +67,7 @@ func Handler(base func(*http.Request) string) http.Handler {
 			writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("No OpenAPI document at %s; the documents are /_sim/openapi.json (combined) and /_sim/openapi/{%s}.json", r.URL.Path, strings.Join(Names, ",")))
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
+		if !getOrHead(w, r) {
 			return
 		}
 		if base != nil {
@@ -85,6 +83,16 @@ func Handler(base func(*http.Request) string) http.Handler {
 		}
 		_, _ = w.Write(b)
 	})
+}
+
+// getOrHead answers 405 to a request that is not GET or HEAD.
+func getOrHead(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
+	return false
 }
 
 // writeError writes an error in the control API's envelope.
@@ -122,7 +130,7 @@ func Merge(names []string, docs [][]byte) ([]byte, error) {
 	}
 	paths := map[string]map[string]any{} // normalised template -> path item
 	keys := map[string]string{}          // normalised template -> first spelling
-	comps := map[string]map[string]any{}
+	comps := map[string]any{}
 	var tags []any
 	for i, raw := range docs {
 		var doc map[string]any
@@ -131,23 +139,17 @@ func Merge(names []string, docs [][]byte) ([]byte, error) {
 		}
 		prefix := names[i] + "."
 		doc = rewriteRefs(doc, prefix).(map[string]any)
-		if c, ok := doc["components"].(map[string]any); ok {
-			for _, kind := range componentKinds {
-				m, _ := c[kind].(map[string]any)
-				for n, v := range m {
-					if comps[kind] == nil {
-						comps[kind] = map[string]any{}
-					}
-					comps[kind][prefix+n] = v
+		c, _ := doc["components"].(map[string]any)
+		for _, kind := range append(componentKinds, "securitySchemes") {
+			m, _ := c[kind].(map[string]any)
+			for n, v := range m {
+				if kind != "securitySchemes" { // shared by the interfaces: not prefixed
+					n = prefix + n
 				}
-			}
-			if ss, ok := c["securitySchemes"].(map[string]any); ok {
-				for n, v := range ss {
-					if comps["securitySchemes"] == nil {
-						comps["securitySchemes"] = map[string]any{}
-					}
-					comps["securitySchemes"][n] = v
+				if comps[kind] == nil {
+					comps[kind] = map[string]any{}
 				}
+				comps[kind].(map[string]any)[n] = v
 			}
 		}
 		if t, ok := doc["tags"].([]any); ok {
@@ -193,11 +195,7 @@ func Merge(names []string, docs [][]byte) ([]byte, error) {
 	if len(tags) > 0 {
 		out["tags"] = tags
 	}
-	cm := map[string]any{}
-	for k, v := range comps {
-		cm[k] = v
-	}
-	out["components"] = cm
+	out["components"] = comps
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return nil, err
@@ -262,10 +260,7 @@ func mergeOps(a, b map[string]any) map[string]any {
 		k := fmt.Sprint(pm["in"], ":", pm["name"], pm["$ref"])
 		prev, dup := seen[k]
 		if !dup {
-			cp := map[string]any{}
-			for kk, v := range pm {
-				cp[kk] = v
-			}
+			cp := maps.Clone(pm)
 			seen[k] = cp
 			params = append(params, cp)
 			continue
@@ -314,11 +309,9 @@ func mergeBodies(a, b map[string]any) map[string]any {
 	hb, _ := b["headers"].(map[string]any)
 	if ha != nil || hb != nil {
 		h := map[string]any{}
-		for k, v := range hb {
-			hv, _ := v.(map[string]any)
-			h[k] = notRequired(hv)
-		}
-		for k, v := range ha {
+		maps.Copy(h, hb)
+		maps.Copy(h, ha)
+		for k, v := range h {
 			hv, _ := v.(map[string]any)
 			h[k] = notRequired(hv)
 		}
@@ -353,12 +346,8 @@ func mergeBodies(a, b map[string]any) map[string]any {
 // notRequired copies a header object without "required": a header one
 // interface always sends may be absent in the other's answer.
 func notRequired(h map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range h {
-		if k != "required" {
-			out[k] = v
-		}
-	}
+	out := maps.Clone(h)
+	delete(out, "required")
 	return out
 }
 

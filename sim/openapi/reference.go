@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"html"
@@ -10,7 +11,6 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -39,9 +39,7 @@ const referenceCSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-i
 // Nothing is fetched from elsewhere.
 func Reference(base func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path+"; use GET or HEAD")
+		if !getOrHead(w, r) {
 			return
 		}
 		var body []byte
@@ -82,9 +80,6 @@ type refPage struct {
 	Operations     int
 }
 
-// Anchor is the id of a tag's section: its interface and name.
-func (refPage) Anchor(t *refTag) string { return t.anchor }
-
 type refGroup struct {
 	Interface string
 	Tags      []*refTag
@@ -92,7 +87,7 @@ type refGroup struct {
 
 type refTag struct {
 	Name, Description string
-	anchor            string
+	Anchor            string // the id of the tag's section: its interface and name
 	Ops               []refOp
 }
 
@@ -172,7 +167,7 @@ func RenderReference(doc []byte) ([]byte, error) {
 			}
 			tg := tags[[2]string{o.Interfaces, tagName}]
 			if tg == nil {
-				tg = &refTag{Name: tagName, Description: tagDesc[tagName], anchor: strings.NewReplacer(" ", "-", "+", "").Replace(o.Interfaces + "-" + tagName)}
+				tg = &refTag{Name: tagName, Description: tagDesc[tagName], Anchor: strings.NewReplacer(" ", "-", "+", "").Replace(o.Interfaces + "-" + tagName)}
 				tags[[2]string{o.Interfaces, tagName}] = tg
 				g.Tags = append(g.Tags, tg)
 			}
@@ -183,16 +178,14 @@ func RenderReference(doc []byte) ([]byte, error) {
 	for _, g := range groups {
 		page.Groups = append(page.Groups, g)
 	}
-	sort.Slice(page.Groups, func(i, j int) bool {
-		oi, iok := interfaceOrder[page.Groups[i].Interface]
-		oj, jok := interfaceOrder[page.Groups[j].Interface]
-		if iok != jok {
-			return iok
+	rank := func(g *refGroup) int { // the interfaces of interfaceOrder first
+		if o, ok := interfaceOrder[g.Interface]; ok {
+			return o
 		}
-		if oi != oj {
-			return oi < oj
-		}
-		return page.Groups[i].Interface < page.Groups[j].Interface
+		return len(interfaceOrder)
+	}
+	slices.SortFunc(page.Groups, func(a, b *refGroup) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a.Interface, b.Interface))
 	})
 	schemas, _ := d.comps["schemas"].(map[string]any)
 	for _, n := range sortedKeys(schemas) {

@@ -10,29 +10,12 @@
 //
 // # The scenario
 //
-// Platform: balance, options, voices; a project created from a short source
-// (DefaultSourceURL, or Config.SourceURL: the real service needs a real
-// video), read, waited on until ready, its re-translation validated and
-// created from its own target script, waited on again, deleted and read
-// once more (404); then the error cases: a bad key (401), an unknown project
-// (404 on read and delete) and two invalid create bodies (any 4xx: the
-// status is recorded, not assumed). Studio: a presigned upload of a
-// generated WAV (ToneWAV), the artifact created from it and waited on until
-// upload_completed, the project list, a project created, read and renamed,
-// a video created from the artifact, listed, read and updated; then a bad
-// key (400 or 401), unknown artifact, project and video, an artifact without
-// a source and a video update without fields (any 4xx). Everything the kit
-// creates is named Name; the studio has no delete, so on the real service
-// the studio project, artifact and video stay.
-//
-// # Time
-//
-// With Control auto, the kit asks GET /_sim/health and GET /_sim/clock at
-// the platform URL; when both answer 200 the target is dubsim with its
-// control API, and the kit advances its clock by the poll interval (POST
-// /_sim/clock/advance) between reads instead of waiting. Otherwise it waits
-// Config.Poll between reads on Config.Clock (RealClock in the CLI, a fake in
-// tests), up to Config.Timeout per wait.
+// scenario() lists the steps: the platform interface (a project created,
+// waited on, re-translated and deleted), then the studio interface (a
+// presigned upload of ToneWAV, an artifact, a project and a video), each
+// with its error cases, whose 4xx statuses are recorded, not assumed.
+// Everything the kit creates is named Name; the studio has no delete, so on
+// the real service the studio project, artifact and video stay.
 //
 // # The shared address
 //
@@ -49,24 +32,9 @@
 //
 // # Shapes, checks and comparison
 //
-// Every answer is recorded as a Shape (status, media type, body kind, and a
-// class per JSON pointer, array elements as "/*" and language-code keys as
-// LangKey; strings are classified as uuid, objectid, date-time, uri or
-// string, so ids and timestamps compare by kind). Every answer is checked
-// against the document of its interface (openapi.Document "platform",
-// "studio", "control") with validate.Check; an operation the document lacks
-// is reported as undocumented. A presigned upload URL is checked against the
-// studio document only when its path starts with /_uploads/ (dubsim); the
-// real service's upload URLs point to object storage and are recorded only.
-// Compare diffs a run against an earlier recording: steps, statuses, media
-// types, and fields missing, extra or of another class.
-//
-// # Against the real service
-//
-//	dubsim parity --platform-url https://app.dubformer.ai --studio-url https://studio.dubformer.ai \
-//	  --api-key "$KEY" --source-url https://example.org/a-short-real-video.mp4 --record real.json
-//	dubsim parity --platform-url http://localhost:8080 --api-key dubsim-enterprise --compare real.json
-//
-// The key needs re-translation enabled and a studio user; the project costs
-// the minutes of the source video.
+// Every answer is recorded as a Shape and checked with validate.Check
+// against the document of its interface. A presigned upload URL is checked
+// against the studio document only when its path starts with /_uploads/
+// (dubsim); the real service's upload URLs point to object storage and are
+// recorded only. Compare diffs a run against an earlier recording.
 package parity

@@ -2,11 +2,13 @@ package parity
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -107,7 +109,6 @@ type runner struct {
 	platform *url.URL
 	studio   *url.URL
 	shared   bool
-	control  bool
 	advances int
 	docs     map[string]*validate.Validator
 	docErr   map[string]error
@@ -130,39 +131,21 @@ func Run(ctx context.Context, cfg Config) (*Recording, error) {
 		if err := ctx.Err(); err != nil {
 			return r.rec, err
 		}
-		res := r.runStep(ctx, s)
-		r.rec.Steps = append(r.rec.Steps, res)
-		r.printf("%s\n", FormatStep(res))
+		r.record(r.runStep(ctx, s))
 	}
 	r.printf("%s\n", Summary(r.rec, r.advances, r.cfg.Poll))
 	return r.rec, ctx.Err()
 }
 
 func newRunner(cfg Config) (*runner, error) {
-	if cfg.StudioURL == "" {
-		cfg.StudioURL = cfg.PlatformURL
-	}
-	if cfg.StudioAPIKey == "" {
-		cfg.StudioAPIKey = cfg.APIKey
-	}
-	if cfg.SourceURL == "" {
-		cfg.SourceURL = DefaultSourceURL
-	}
-	if cfg.Control == "" {
-		cfg.Control = ControlAuto
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = DefaultPoll
-	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 2 * time.Minute}
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = RealClock{}
-	}
+	cfg.StudioURL = cmp.Or(cfg.StudioURL, cfg.PlatformURL)
+	cfg.StudioAPIKey = cmp.Or(cfg.StudioAPIKey, cfg.APIKey)
+	cfg.SourceURL = cmp.Or(cfg.SourceURL, DefaultSourceURL)
+	cfg.Control = cmp.Or(cfg.Control, ControlAuto)
+	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), DefaultTimeout)
+	cfg.Poll = cmp.Or(max(cfg.Poll, 0), DefaultPoll)
+	cfg.Client = cmp.Or(cfg.Client, &http.Client{Timeout: 2 * time.Minute})
+	cfg.Clock = cmp.Or[Clock](cfg.Clock, RealClock{})
 	if cfg.Documents == nil {
 		cfg.Documents = openapi.Document
 	}
@@ -205,6 +188,12 @@ func baseURL(what, s string) (*url.URL, error) {
 	return u, nil
 }
 
+// record adds a step to the recording and the report.
+func (r *runner) record(res Result) {
+	r.rec.Steps = append(r.rec.Steps, res)
+	r.printf("%s\n", FormatStep(res))
+}
+
 func (r *runner) printf(format string, args ...any) {
 	if r.cfg.Report != nil {
 		fmt.Fprintf(r.cfg.Report, format, args...)
@@ -237,20 +226,16 @@ func (r *runner) detectControl(ctx context.Context) {
 		r.printf("parity: control: not dubsim (%s): %s\n", why, realWaits)
 		return
 	}
-	r.rec.Steps = append(r.rec.Steps, health)
-	r.printf("%s\n", FormatStep(health))
+	r.record(health)
 	clock := r.runStep(ctx, step{name: "control/clock", iface: ifaceControl, method: http.MethodGet, path: "/_sim/clock", expect: []int{200}})
 	if clock.Status != http.StatusOK {
 		clock.Verdict, clock.Reasons = VerdictOK, nil // dubsim with --no-control: nothing wrong
 		clock.Note = "no control API"
-		r.rec.Steps = append(r.rec.Steps, clock)
-		r.printf("%s\n", FormatStep(clock))
+		r.record(clock)
 		r.printf("parity: control: dubsim without its control API (GET /_sim/clock answered %d): %s\n", clock.Status, realWaits)
 		return
 	}
-	r.rec.Steps = append(r.rec.Steps, clock)
-	r.printf("%s\n", FormatStep(clock))
-	r.control = true
+	r.record(clock)
 	r.rec.Control = true
 	r.printf("parity: control: dubsim with its control API: the clock is advanced %s between reads, up to %s per wait\n", r.cfg.Poll, r.cfg.Timeout)
 }
@@ -259,7 +244,7 @@ func (r *runner) detectControl(ctx context.Context) {
 // checked against the control document.
 func (r *runner) advance(ctx context.Context) []Reason {
 	body := fmt.Sprintf(`{"seconds":%g}`, r.cfg.Poll.Seconds())
-	resp := r.do(ctx, http.MethodPost, r.endpoint(r.platform, "/_sim/clock/advance"), "application/json", []byte(body), nil, "")
+	resp := r.do(ctx, http.MethodPost, r.platform.String()+"/_sim/clock/advance", "application/json", []byte(body), nil, "")
 	r.advances++
 	if resp.err != nil {
 		return []Reason{{Kind: ReasonControl, Text: "POST /_sim/clock/advance: " + resp.err.Error()}}
@@ -282,10 +267,6 @@ type response struct {
 
 const maxBody = 64 << 20
 
-func (r *runner) endpoint(base *url.URL, path string) string {
-	return base.String() + path
-}
-
 func (r *runner) do(ctx context.Context, method, target, contentType string, body []byte, header http.Header, key string) response {
 	var rd io.Reader
 	if body != nil {
@@ -295,9 +276,7 @@ func (r *runner) do(ctx context.Context, method, target, contentType string, bod
 	if err != nil {
 		return response{err: err}
 	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
+	maps.Copy(req.Header, header)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
@@ -400,39 +379,26 @@ func (r *runner) runStep(ctx context.Context, s step) Result {
 	}
 
 	var reasons []Reason
-	seen := map[string]bool{}
-	addReasons := func(rs []Reason) {
-		for _, x := range rs {
-			if k := x.Kind + x.Text; !seen[k] {
-				seen[k] = true
-				reasons = append(reasons, x)
-			}
-		}
-	}
 	var resp response
 	if s.poll == nil {
 		resp = r.do(ctx, s.method, target, ct, body, header, key)
 	} else {
-		var note string
-		var rs []Reason
-		resp, note, rs = r.pollUntil(ctx, s, target, checkPath, doc, header, key)
-		res.Note = note
-		addReasons(rs)
+		resp, res.Note, reasons = r.pollUntil(ctx, s, target, checkPath, doc, header, key)
 	}
 	if resp.err != nil {
-		addReasons([]Reason{{Kind: ReasonTransport, Text: resp.err.Error()}})
+		reasons = appendNew(reasons, []Reason{{Kind: ReasonTransport, Text: resp.err.Error()}})
 	}
 	if resp.status != 0 {
 		res.Shape = ShapeOf(resp.status, resp.header.Get("Content-Type"), resp.body)
 		if !s.accepts(resp.status) {
-			addReasons([]Reason{{Kind: ReasonStatus, Text: fmt.Sprintf("status %d, expected %s: %s", resp.status, s.expected(), clip(oneLine(string(resp.body)), 200))}})
+			reasons = appendNew(reasons, []Reason{{Kind: ReasonStatus, Text: fmt.Sprintf("status %d, expected %s: %s", resp.status, s.expected(), clip(oneLine(string(resp.body)), 200))}})
 		}
 		if doc != "" {
-			addReasons(r.check(doc, s.method, checkPath, res.Path, resp))
+			reasons = appendNew(reasons, r.check(doc, s.method, checkPath, res.Path, resp))
 		}
 		if s.after != nil && resp.status/100 == 2 && s.accepts(resp.status) {
 			if err := s.after(r, resp.body); err != nil {
-				addReasons([]Reason{{Kind: ReasonShape, Text: err.Error()}})
+				reasons = appendNew(reasons, []Reason{{Kind: ReasonShape, Text: err.Error()}})
 			}
 		}
 	}
@@ -473,7 +439,7 @@ func (r *runner) target(s step) (target, checkPath, doc string) {
 		}
 		p = p[:i] + url.PathEscape(v) + p[j+1:]
 	}
-	target = r.endpoint(base, p)
+	target = base.String() + p
 	if s.query != nil {
 		target += "?" + s.query(r).Encode()
 	}
@@ -518,14 +484,13 @@ func (r *runner) pollUntil(ctx context.Context, s step, target, checkPath, doc s
 			// The intermediate answers are checked too: their shape differs.
 			reasons = appendNew(reasons, r.check(doc, s.method, checkPath, s.path, resp))
 		}
-		if r.control {
+		if r.rec.Control {
 			if advanced >= r.cfg.Timeout {
 				return resp, "", append(reasons, r.timeout(p, status, n))
 			}
 			if rs := r.advance(ctx); len(rs) > 0 {
 				reasons = appendNew(reasons, rs)
 				if rs[0].Kind == ReasonControl {
-					r.control = false
 					r.rec.Control = false
 					r.printf("parity: control: the clock advance failed; waiting in real time from now on\n")
 				}
@@ -546,16 +511,10 @@ func (r *runner) timeout(p *poll, status string, reads int) Reason {
 	return Reason{Kind: ReasonTimeout, Text: fmt.Sprintf("the %s is still %s after %d read%s over %s", p.what, status, reads, plural(reads), r.cfg.Timeout)}
 }
 
+// appendNew appends the reasons of rs that to does not hold yet.
 func appendNew(to, rs []Reason) []Reason {
 	for _, x := range rs {
-		dup := false
-		for _, y := range to {
-			if x.Kind == y.Kind && x.Text == y.Text {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if !slices.ContainsFunc(to, func(y Reason) bool { return x.Kind == y.Kind && x.Text == y.Text }) {
 			to = append(to, x)
 		}
 	}

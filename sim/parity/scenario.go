@@ -73,26 +73,18 @@ type poll struct {
 }
 
 func (s step) accepts(status int) bool {
-	if s.any4xx && status/100 == 4 {
-		return true
-	}
-	return slices.Contains(intStrings(s.expect), fmt.Sprint(status))
+	return (s.any4xx && status/100 == 4) || slices.Contains(s.expect, status)
 }
 
 func (s step) expected() string {
-	parts := intStrings(s.expect)
+	var parts []string
+	for _, x := range s.expect {
+		parts = append(parts, fmt.Sprint(x))
+	}
 	if s.any4xx {
 		parts = append(parts, "4xx")
 	}
 	return strings.Join(parts, " or ")
-}
-
-func intStrings(xs []int) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = fmt.Sprint(x)
-	}
-	return out
 }
 
 // created is the status of a successful creation: the provider's is not

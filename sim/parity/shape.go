@@ -72,7 +72,7 @@ func ShapeOf(status int, contentType string, body []byte) Shape {
 			break
 		}
 		s.Body = BodyJSON
-		s.Fields = Fields(v)
+		s.Fields = fields(v)
 	case isXMLType(s.ContentType):
 		s.Body = BodyXML
 	case strings.HasPrefix(s.ContentType, "text/"):
@@ -100,9 +100,9 @@ func decodeJSON(b []byte) (any, error) {
 
 var errTrailing = errors.New("trailing data after the JSON value")
 
-// Fields maps every JSON pointer of v (decoded with json.Number) to its
+// fields maps every JSON pointer of v (decoded with json.Number) to its
 // class; pointers reached through arrays use "*" for the index.
-func Fields(v any) map[string]string {
+func fields(v any) map[string]string {
 	sets := map[string]map[string]bool{}
 	walk(sets, "", v)
 	out := make(map[string]string, len(sets))
@@ -126,12 +126,6 @@ func walk(sets map[string]map[string]bool, ptr string, v any) {
 		add(ClassBoolean)
 	case json.Number:
 		add(numberClass(x.String()))
-	case float64: // values decoded without UseNumber
-		if x == float64(int64(x)) {
-			add(ClassInteger)
-		} else {
-			add(ClassNumber)
-		}
 	case string:
 		add(ClassifyString(x))
 	case []any:
@@ -144,8 +138,6 @@ func walk(sets map[string]map[string]bool, ptr string, v any) {
 		for k, e := range x {
 			walk(sets, ptr+"/"+token(k), e)
 		}
-	default:
-		add(ClassString)
 	}
 }
 
@@ -212,9 +204,6 @@ func isURI(s string) bool {
 // mediaType is the lower-case media type of a Content-Type, without
 // parameters; "" when absent.
 func mediaType(ct string) string {
-	if ct == "" {
-		return ""
-	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		mt, _, _ = strings.Cut(ct, ";")

@@ -15,14 +15,18 @@ import (
 // DefaultOutputCacheBytes bounds the disk the output cache uses.
 const DefaultOutputCacheBytes = 1 << 30
 
-// outputCache keeps rendered output files (dubbed audio and video) on disk,
+// OutputCache keeps rendered output files (dubbed audio and video) on disk,
 // so a repeated download costs a read, not a synthesis: a two-hour
 // project's WAV is 317 MB and about 4 s of CPU to render (fidelity HO1).
 // Files are named by project, generation and file name, which fix their
-// content; the least recently used are removed past the byte limit.
-type outputCache struct {
+// content; the least recently used are removed past the byte limit. The
+// APIs of one process (sandboxes) share it (Config.OutputCache), so they
+// keep one disk bound and one directory: each API's keys carry a prefix of
+// its own, and an API's Close removes only its files. Its creator closes it.
+type OutputCache struct {
 	dir   string
 	limit int64
+	next  atomic.Uint64 // the last namespace handed out
 
 	mu       sync.Mutex
 	size     int64
@@ -37,15 +41,20 @@ type outputEntry struct {
 	size int64
 }
 
-func newOutputCache(dir string, limit int64) *outputCache {
-	return &outputCache{dir: dir, limit: limit, lru: list.New(), entries: map[string]*list.Element{}, inflight: map[string]chan struct{}{}}
+// NewOutputCache returns an output cache in dir bounded to limit bytes
+// (zero or negative: DefaultOutputCacheBytes).
+func NewOutputCache(dir string, limit int64) *OutputCache {
+	if limit <= 0 {
+		limit = DefaultOutputCacheBytes
+	}
+	return &OutputCache{dir: dir, limit: limit, lru: list.New(), entries: map[string]*list.Element{}, inflight: map[string]chan struct{}{}}
 }
 
 // open returns the cached file of key, rendering it with render first when
 // it is not cached (one render per key at a time; the others wait for it).
 // It returns false when the file cannot be cached (larger than the limit, or the
 // disk refused it): the caller then serves render's output directly.
-func (c *outputCache) open(key string, size int64, render func() io.Reader) (*os.File, bool) {
+func (c *OutputCache) open(key string, size int64, render func() io.Reader) (*os.File, bool) {
 	if c == nil || size > c.limit {
 		return nil, false
 	}
@@ -89,7 +98,7 @@ func (c *outputCache) open(key string, size int64, render func() io.Reader) (*os
 }
 
 // write renders into a new file of the cache directory.
-func (c *outputCache) write(r io.Reader) (string, error) {
+func (c *OutputCache) write(r io.Reader) (string, error) {
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return "", err
 	}
@@ -106,7 +115,7 @@ func (c *outputCache) write(r io.Reader) (string, error) {
 	return f.Name(), nil
 }
 
-func (c *outputCache) drop(key string) {
+func (c *OutputCache) drop(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok {
@@ -114,7 +123,7 @@ func (c *outputCache) drop(key string) {
 	}
 }
 
-func (c *outputCache) evictLocked(el *list.Element) {
+func (c *OutputCache) evictLocked(el *list.Element) {
 	e := el.Value.(*outputEntry)
 	c.lru.Remove(el)
 	delete(c.entries, e.key)
@@ -124,7 +133,7 @@ func (c *outputCache) evictLocked(el *list.Element) {
 }
 
 // dropPrefix removes the cached files whose key starts with prefix.
-func (c *outputCache) dropPrefix(prefix string) {
+func (c *OutputCache) dropPrefix(prefix string) {
 	if c == nil {
 		return
 	}
@@ -137,39 +146,13 @@ func (c *outputCache) dropPrefix(prefix string) {
 	}
 }
 
-// OutputCache is an output cache several APIs share (Config.OutputCache),
-// so that instances of one process (sandboxes) keep one disk bound and one
-// directory: each API's keys carry a prefix of its own, and an API's Close
-// removes only its files. Its creator closes it.
-type OutputCache struct {
-	c    *outputCache
-	next atomic.Uint64
-}
-
-// NewOutputCache returns an output cache in dir bounded to limit bytes
-// (zero or negative: DefaultOutputCacheBytes).
-func NewOutputCache(dir string, limit int64) *OutputCache {
-	if limit <= 0 {
-		limit = DefaultOutputCacheBytes
-	}
-	return &OutputCache{c: newOutputCache(dir, limit)}
-}
-
 // namespace is a key prefix no other API of the cache has.
-func (o *OutputCache) namespace() string {
-	return strconv.FormatUint(o.next.Add(1), 10) + ":"
+func (c *OutputCache) namespace() string {
+	return strconv.FormatUint(c.next.Add(1), 10) + ":"
 }
 
 // Close removes every cached file and the directory.
-func (o *OutputCache) Close() error {
-	if o == nil {
-		return nil
-	}
-	return o.c.close()
-}
-
-// close removes every cached file.
-func (c *outputCache) close() error {
+func (c *OutputCache) Close() error {
 	if c == nil {
 		return nil
 	}

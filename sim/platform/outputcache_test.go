@@ -14,7 +14,7 @@ import (
 )
 
 // cacheRead opens key through c (rendering body when needed) and reads it.
-func cacheRead(t *testing.T, c *outputCache, key, body string, renders *atomic.Int32) (string, bool) {
+func cacheRead(t *testing.T, c *OutputCache, key, body string, renders *atomic.Int32) (string, bool) {
 	t.Helper()
 	f, ok := c.open(key, int64(len(body)), func() io.Reader { renders.Add(1); return strings.NewReader(body) })
 	if !ok {
@@ -30,7 +30,7 @@ func TestOutputCache(t *testing.T) {
 	t.Parallel()
 	t.Run("a repeated read renders once", func(t *testing.T) {
 		t.Parallel()
-		c := newOutputCache(t.TempDir(), 100)
+		c := NewOutputCache(t.TempDir(), 100)
 		var renders atomic.Int32
 		for range 3 {
 			got, ok := cacheRead(t, c, "p/1/a.wav", "audio", &renders)
@@ -42,7 +42,7 @@ func TestOutputCache(t *testing.T) {
 	t.Run("the least recently used go past the limit", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		c := newOutputCache(dir, 10)
+		c := NewOutputCache(dir, 10)
 		var renders atomic.Int32
 		cacheRead(t, c, "a", "aaaa", &renders)
 		cacheRead(t, c, "b", "bbbb", &renders)
@@ -60,7 +60,7 @@ func TestOutputCache(t *testing.T) {
 	})
 	t.Run("larger than the limit: not cached", func(t *testing.T) {
 		t.Parallel()
-		c := newOutputCache(t.TempDir(), 3)
+		c := NewOutputCache(t.TempDir(), 3)
 		var renders atomic.Int32
 		_, ok := cacheRead(t, c, "big", "four", &renders)
 		assert.False(t, ok)
@@ -68,15 +68,15 @@ func TestOutputCache(t *testing.T) {
 	})
 	t.Run("no cache", func(t *testing.T) {
 		t.Parallel()
-		var c *outputCache
+		var c *OutputCache
 		var renders atomic.Int32
 		_, ok := cacheRead(t, c, "k", "x", &renders)
 		assert.False(t, ok)
-		assert.NoError(t, c.close())
+		assert.NoError(t, c.Close())
 	})
 	t.Run("parallel reads of one key render once", func(t *testing.T) {
 		t.Parallel()
-		c := newOutputCache(t.TempDir(), 100)
+		c := NewOutputCache(t.TempDir(), 100)
 		var renders atomic.Int32
 		var wg sync.WaitGroup
 		for range 16 {
@@ -92,7 +92,7 @@ func TestOutputCache(t *testing.T) {
 	t.Run("a file removed under the cache is rendered again", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		c := newOutputCache(dir, 100)
+		c := NewOutputCache(dir, 100)
 		var renders atomic.Int32
 		cacheRead(t, c, "k", "data", &renders)
 		files, err := filepath.Glob(filepath.Join(dir, "output-*"))
@@ -107,10 +107,10 @@ func TestOutputCache(t *testing.T) {
 	t.Run("close removes the directory", func(t *testing.T) {
 		t.Parallel()
 		dir := filepath.Join(t.TempDir(), "outputs")
-		c := newOutputCache(dir, 100)
+		c := NewOutputCache(dir, 100)
 		var renders atomic.Int32
 		cacheRead(t, c, "k", "data", &renders)
-		require.NoError(t, c.close())
+		require.NoError(t, c.Close())
 		_, err := os.Stat(dir)
 		assert.True(t, os.IsNotExist(err))
 	})
@@ -123,8 +123,8 @@ func TestSharedOutputCache(t *testing.T) {
 	dir := t.TempDir()
 	shared := NewOutputCache(dir, 10)
 	a, b := &API{}, &API{}
-	a.outputs, a.outputNS = shared.c, shared.namespace()
-	b.outputs, b.outputNS = shared.c, shared.namespace()
+	a.outputs, a.outputNS = shared, shared.namespace()
+	b.outputs, b.outputNS = shared, shared.namespace()
 	require.NotEqual(t, a.outputNS, b.outputNS)
 	var renders atomic.Int32
 	got, _ := cacheRead(t, a.outputs, a.outputNS+"p/1/a.wav", "aaaa", &renders)
@@ -132,7 +132,7 @@ func TestSharedOutputCache(t *testing.T) {
 	got, _ = cacheRead(t, b.outputs, b.outputNS+"p/1/a.wav", "bbbb", &renders)
 	assert.Equal(t, "bbbb", got, "the same project id in another API is another file")
 	assert.EqualValues(t, 2, renders.Load())
-	assert.EqualValues(t, 8, shared.c.size, "one bound for both")
+	assert.EqualValues(t, 8, shared.size, "one bound for both")
 
 	require.NoError(t, a.Close())
 	files, err := os.ReadDir(dir)

@@ -42,19 +42,11 @@ type Config struct {
 	RejectUnknownFields bool
 	// CreateStatus is the status of a successful Create Project (200 or 201).
 	CreateStatus int
-	// MaxBody limits JSON bodies (bytes).
-	MaxBody int64
 	// IdemSlots is shared with the other interface that keeps its
 	// idempotency records in the same store (nil: this API's own).
 	IdemSlots *idempotency.Slots
-	// OutputCacheDir keeps rendered output files so a repeated download
-	// costs a read ("": no cache); OutputCacheBytes bounds it (zero:
-	// DefaultOutputCacheBytes). Close removes it.
-	OutputCacheDir   string
-	OutputCacheBytes int64
-	// OutputCache, when set, is used instead of a cache of this API's own
-	// (OutputCacheDir and OutputCacheBytes are then ignored): the API's
-	// files are removed from it at Close, the cache itself is not.
+	// OutputCache keeps rendered output files (nil: none); the API's files
+	// are removed from it at Close, the cache itself is not.
 	OutputCache *OutputCache
 }
 
@@ -69,10 +61,8 @@ type API struct {
 	created   int
 	catalog   atomic.Pointer[catalogBodies]
 	rendered  gencache.Cache[rendered]
-	outputs   *outputCache
-	// outputNS prefixes this API's keys in a shared output cache ("": the
-	// cache is its own).
-	outputNS string
+	outputs   *OutputCache
+	outputNS  string // prefixes this API's keys in outputs
 }
 
 // New returns the platform API.
@@ -80,33 +70,27 @@ func New(cfg Config) *API {
 	a := &API{
 		svc:       cfg.Service,
 		http:      httpx.API{Render: Render, Log: cfg.Log},
-		dec:       httpx.Decoder{MaxBytes: cfg.MaxBody, RejectUnknown: cfg.RejectUnknownFields},
+		dec:       httpx.Decoder{RejectUnknown: cfg.RejectUnknownFields},
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		created:   cfg.CreateStatus,
 	}
 	a.rendered.Size = renderedSize
 	if cfg.OutputCache != nil {
-		a.outputs, a.outputNS = cfg.OutputCache.c, cfg.OutputCache.namespace()
-	} else if cfg.OutputCacheDir != "" {
-		a.outputs = NewOutputCache(cfg.OutputCacheDir, cfg.OutputCacheBytes).c
+		a.outputs, a.outputNS = cfg.OutputCache, cfg.OutputCache.namespace()
 	}
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
-	a.idem = &idempotency.Middleware{Store: cfg.Service, API: a.http, Limit: a.bodyLimit,
+	a.idem = &idempotency.Middleware{Store: cfg.Service, API: a.http, Limit: bodyLimit,
 		Replayers: map[string]idempotency.Replayer{recipeCloning: replayCloning}, Slots: cfg.IdemSlots}
 	a.validate = newValidator(cfg.Service.Catalog)
 	return a
 }
 
-// Close removes the cached output files (only its own from a shared
-// cache).
+// Close removes its files from the output cache.
 func (a *API) Close() error {
-	if a.outputNS != "" {
-		a.outputs.dropPrefix(a.outputNS)
-		return nil
-	}
-	return a.outputs.close()
+	a.outputs.dropPrefix(a.outputNS)
+	return nil
 }
 
 // Routes returns the whole route table of the platform interface.
@@ -141,12 +125,9 @@ const pathCloning = "/api/v1/cloning/synthesize"
 
 // bodyLimit is the body limit of the route r goes to: the cloning route's
 // own, or the JSON decoder's. The idempotency middleware reads no more.
-func (a *API) bodyLimit(r *http.Request) int64 {
+func bodyLimit(r *http.Request) int64 {
 	if r.URL.Path == pathCloning {
 		return maxCloneBody
-	}
-	if a.dec.MaxBytes > 0 {
-		return a.dec.MaxBytes
 	}
 	return httpx.DefaultMaxBody
 }

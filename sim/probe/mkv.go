@@ -21,7 +21,6 @@ const (
 	mkvIDCluster       = 0x1F43B675
 
 	mkvDefaultTimecodeScale = 1_000_000 // ns
-	mkvMaxLevel0            = 64        // elements before the Segment
 )
 
 // mkvElem is one EBML element header.
@@ -171,24 +170,16 @@ func mkvProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 	}
 
 	// Level 0: skip Void/CRC-32 and the like up to the Segment.
-	off := hdr.end()
 	var seg mkvElem
-	for i := 0; ; i++ {
-		if i >= mkvMaxLevel0 {
-			return 0, fmt.Errorf("%w: matroska: no Segment", ErrNoDuration)
-		}
-		e, err := mkvReadElem(p, off)
-		if err != nil {
-			return 0, err
-		}
-		if e.id == mkvIDSegment {
-			seg = e
-			break
-		}
-		if e.unknown {
-			return 0, probeMalformed("matroska", "level-0 element of unknown size")
-		}
-		off = e.end()
+	err = mkvWalk(p, hdr.end(), probeInf, func(e mkvElem) (bool, error) {
+		seg = e
+		return e.id == mkvIDSegment, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if seg.id != mkvIDSegment {
+		return 0, fmt.Errorf("%w: matroska: no Segment", ErrNoDuration)
 	}
 	segEnd := probeInf
 	switch {
@@ -210,23 +201,17 @@ func mkvProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 // after Tracks or even after the Clusters); otherwise elements are skipped
 // by size, and an unknown-size Cluster ends the scan. On the way it notes in
 // l1 where Tracks is.
-func mkvSegmentDuration(p *probeReader, segData, segEnd int64, l1 *mkvLevel1) (time.Duration, error) {
-	seekTried := false
-	off := segData
-	for i := 0; off < segEnd; i++ {
-		if i >= probeMaxEntries {
-			return 0, probeMalformed("matroska", "too many top-level elements")
-		}
-		e, err := mkvReadElem(p, off)
-		if err != nil {
-			return 0, err
-		}
+func mkvSegmentDuration(p *probeReader, segData, segEnd int64, l1 *mkvLevel1) (d time.Duration, err error) {
+	seekTried, found := false, false
+	err = mkvWalk(p, segData, segEnd, func(e mkvElem) (bool, error) {
 		switch e.id {
 		case mkvIDInfo:
 			if !e.unknown {
 				l1.resumeAt = e.end()
 			}
-			return mkvInfoDuration(p, e)
+			found = true
+			d, err = mkvInfoDuration(p, e)
+			return true, err
 		case mkvIDTracks:
 			if !l1.found && !e.unknown {
 				l1.tracks, l1.found = e, true
@@ -242,26 +227,27 @@ func mkvSegmentDuration(p *probeReader, segData, segEnd int64, l1 *mkvLevel1) (t
 			}
 			pos, err := mkvSeekPosition(p, e, mkvIDInfo)
 			if err != nil {
-				return 0, err
+				return true, err
 			}
 			if pos < 0 || pos > probeInf-segData || segData+pos == e.off {
 				break
 			}
 			seekTried = true
-			info, err := mkvReadElem(p, segData+pos)
-			if err == nil && info.id == mkvIDInfo {
-				return mkvInfoDuration(p, info)
+			if info, err := mkvReadElem(p, segData+pos); err == nil && info.id == mkvIDInfo {
+				found = true
+				d, err = mkvInfoDuration(p, info)
+				return true, err
 			}
 			// A stale SeekHead: keep scanning in order.
 		}
-		if e.unknown {
-			// An unknown-size Cluster (live streams) or any other element
-			// whose end cannot be known: the header part is over.
-			break
-		}
-		off = e.end()
+		// After an unknown-size Cluster (live streams) or any other
+		// element whose end cannot be known, the header part is over.
+		return e.unknown, nil
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("%w: matroska: no Info element", ErrNoDuration)
 	}
-	return 0, fmt.Errorf("%w: matroska: no Info element", ErrNoDuration)
+	return d, err
 }
 
 // mkvSeekPosition returns the Segment-relative position of the level-1
@@ -330,12 +316,6 @@ func mkvInfoDuration(p *probeReader, info mkvElem) (time.Duration, error) {
 				scale = v
 			}
 		case mkvIDDuration:
-			if e.unknown {
-				return true, probeMalformed("matroska", "Duration of unknown size")
-			}
-			if e.size != 0 && e.size != 4 && e.size != 8 {
-				return true, probeMalformed("matroska", fmt.Sprintf("Duration of size %d", e.size))
-			}
 			v, err := mkvReadFloat(p, e)
 			if err != nil {
 				return true, err

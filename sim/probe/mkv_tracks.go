@@ -1,7 +1,7 @@
 package probe
 
 import (
-	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -110,24 +110,14 @@ func mkvSegmentTracks(p *probeReader, segData, segEnd int64, l1 *mkvLevel1, mi *
 
 // mkvFindTracks scans level-1 elements from off for Tracks, up to the first
 // Cluster.
-func mkvFindTracks(p *probeReader, off, segEnd int64) (mkvElem, bool) {
-	for i := 0; off < segEnd && i < mkvMaxLevel1; i++ {
-		e, err := mkvReadElem(p, off)
-		if err != nil {
-			return mkvElem{}, false
-		}
-		switch e.id {
-		case mkvIDTracks:
-			return e, !e.unknown
-		case mkvIDCluster:
-			return mkvElem{}, false
-		}
-		if e.unknown {
-			return mkvElem{}, false
-		}
-		off = e.end()
-	}
-	return mkvElem{}, false
+func mkvFindTracks(p *probeReader, off, segEnd int64) (tracks mkvElem, ok bool) {
+	n := 0
+	_ = mkvWalk(p, off, segEnd, func(e mkvElem) (bool, error) {
+		n++
+		tracks, ok = e, e.id == mkvIDTracks && !e.unknown
+		return n >= mkvMaxLevel1 || e.id == mkvIDTracks || e.id == mkvIDCluster, nil
+	})
+	return tracks, ok
 }
 
 // mkvParseTrack reads the fields of one TrackEntry.
@@ -183,24 +173,14 @@ func mkvParseTrack(p *probeReader, entry mkvElem) (mkvTrack, error) {
 
 // mkvReadFloat reads a float element payload (0, 4 or 8 bytes).
 func mkvReadFloat(p *probeReader, e mkvElem) (float64, error) {
-	switch {
-	case e.unknown:
-	case e.size == 0:
-		return 0, nil
-	case e.size == 4:
-		b, err := p.read(e.dataOff, 4)
-		if err != nil {
-			return 0, err
-		}
-		return float64(math.Float32frombits(binary.BigEndian.Uint32(b))), nil
-	case e.size == 8:
-		b, err := p.read(e.dataOff, 8)
-		if err != nil {
-			return 0, err
-		}
-		return math.Float64frombits(binary.BigEndian.Uint64(b)), nil
+	if e.unknown || (e.size != 0 && e.size != 4 && e.size != 8) {
+		return 0, probeMalformed("matroska", fmt.Sprintf("float element 0x%X of size %d", e.id, e.size))
 	}
-	return 0, probeMalformed("matroska", "float element size")
+	v, err := mkvReadUint(p, e)
+	if e.size == 4 {
+		return float64(math.Float32frombits(uint32(v))), err
+	}
+	return math.Float64frombits(v), err
 }
 
 // mkvCodecs maps Matroska CodecIDs to ffprobe's codec names.

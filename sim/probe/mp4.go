@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 )
 
@@ -119,9 +120,10 @@ func mp4ProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 	if !found {
 		return 0, fmt.Errorf("%w: mp4: no moov box", ErrNoDuration)
 	}
-	d, err := mp4MoovDuration(p, moov, fileEnd)
+	var traks []mp4Box
+	d, err := mp4MoovDuration(p, moov, fileEnd, &traks)
 	if err == nil {
-		mp4MoovStreams(p, moov, mi)
+		mp4MoovStreams(p, traks, mi)
 	}
 	return d, err
 }
@@ -130,13 +132,13 @@ func mp4ProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 // it falls back to the longest trak/mdia/mdhd duration. Fragmented files
 // (moov has mvex) use mvex/mehd; without mehd, mvhd and mdhd only cover
 // the samples in moov, so the movie fragments that follow moov are summed.
-func mp4MoovDuration(p *probeReader, moov mp4Box, fileEnd int64) (time.Duration, error) {
+// The trak boxes met (at most mp4MaxTracks) are appended to traks.
+func mp4MoovDuration(p *probeReader, moov mp4Box, fileEnd int64, traks *[]mp4Box) (time.Duration, error) {
 	var (
 		movieScale, movieDur uint64
 		haveMvhd             bool
 		fragmented           bool
 		mehdDur              uint64
-		traks                []mp4Box
 		trex                 = map[uint32]uint32{} // track_ID -> default_sample_duration
 	)
 	err := mp4Walk(p, moov.dataOff, moov.end, func(b mp4Box) (bool, error) {
@@ -150,15 +152,18 @@ func mp4MoovDuration(p *probeReader, moov mp4Box, fileEnd int64) (time.Duration,
 			haveMvhd = err == nil
 			return err != nil, err
 		case "trak":
-			if len(traks) < mp4MaxTracks {
-				traks = append(traks, b)
+			if len(*traks) < mp4MaxTracks {
+				*traks = append(*traks, b)
 			}
 		case "mvex":
 			fragmented = true
 			return false, mp4Walk(p, b.dataOff, b.end, func(c mp4Box) (bool, error) {
 				switch c.typ {
 				case "mehd":
-					dur, err := mp4ReadMehd(p, c)
+					version, dur, err := mp4VersionedUint(p, c)
+					if err == nil && version > 1 {
+						err = probeMalformed("mp4", fmt.Sprintf("mehd version %d", version))
+					}
 					mehdDur = dur
 					return err != nil, err
 				case "trex":
@@ -187,8 +192,8 @@ func mp4MoovDuration(p *probeReader, moov mp4Box, fileEnd int64) (time.Duration,
 		return d, nil
 	}
 
-	tracks := make([]mp4Track, 0, len(traks))
-	for _, b := range traks {
+	tracks := make([]mp4Track, 0, len(*traks))
+	for _, b := range *traks {
 		tr, err := mp4ParseTrak(p, b)
 		if err != nil {
 			return 0, err
@@ -375,20 +380,27 @@ func mp4TrunDuration(p *probeReader, b mp4Box, defDuration uint32) (uint64, erro
 	if size < at || count > uint64(size-at)/entry {
 		return 0, probeMalformed("mp4", "trun sample count exceeds box")
 	}
-	per := uint64(probeWindow) / entry
-	var sum uint64
-	for i := uint64(0); i < count; {
-		n := min(count-i, per)
-		chunk, err := p.read(b.dataOff+at+int64(i*entry), int(n*entry))
+	var sum uint64 // < 2^32 × 2^32: no overflow
+	err = mp4Entries(p, b.dataOff+at, int64(count), int64(entry), func(e []byte) {
+		sum += uint64(binary.BigEndian.Uint32(e))
+	})
+	return sum, err
+}
+
+// mp4Entries calls fn on each of count table entries of size bytes at off,
+// reading them a window at a time.
+func mp4Entries(p *probeReader, off, count, size int64, fn func(entry []byte)) error {
+	per := probeWindow / size
+	for i := int64(0); i < count; i += per {
+		chunk, err := p.read(off+i*size, int(min(count-i, per)*size))
 		if err != nil {
-			return 0, err
+			return err
 		}
-		for j := uint64(0); j < n; j++ {
-			sum += uint64(binary.BigEndian.Uint32(chunk[j*entry:])) // < 2^32 × 2^32: no overflow
+		for e := range slices.Chunk(chunk, int(size)) {
+			fn(e)
 		}
-		i += n
 	}
-	return sum, nil
+	return nil
 }
 
 // probeSatAdd adds without wrapping around.
@@ -430,18 +442,6 @@ func mp4ReadTimes(p *probeReader, b mp4Box) (timescale, duration uint64, err err
 		return 0, 0, probeMalformed("mp4", fmt.Sprintf("%s version %d", b.typ, vf[0]))
 	}
 	return timescale, duration, nil
-}
-
-// mp4ReadMehd reads the fragment_duration of an mehd box (movie timescale).
-func mp4ReadMehd(p *probeReader, b mp4Box) (uint64, error) {
-	version, d, err := mp4VersionedUint(p, b)
-	if err != nil {
-		return 0, err
-	}
-	if version > 1 {
-		return 0, probeMalformed("mp4", fmt.Sprintf("mehd version %d", version))
-	}
-	return d, nil
 }
 
 // mp4VersionedUint reads the field that follows the version and flags of

@@ -22,21 +22,14 @@ type mp4Stream struct {
 // mp4SttsMaxEntries bounds the stts entries read for the frame rate.
 const mp4SttsMaxEntries = 8192
 
-// mp4MoovStreams fills mi with the first video and the first audio track of
-// moov: codec and size from the first stsd entry, the sample rate and
+// mp4MoovStreams fills mi with the first video and the first audio track
+// among traks: codec and size from the first stsd entry, the sample rate and
 // channels of a sound sample entry (the mdhd timescale when the entry has
 // no rate), the frame rate from stts. Best effort: a broken or missing box
 // leaves its facts unknown.
-func mp4MoovStreams(p *probeReader, moov mp4Box, mi *MediaInfo) {
+func mp4MoovStreams(p *probeReader, traks []mp4Box, mi *MediaInfo) {
 	var video, sound *mp4Stream
-	tracks := 0
-	_ = mp4Walk(p, moov.dataOff, moov.end, func(b mp4Box) (bool, error) {
-		if b.typ != "trak" {
-			return false, nil
-		}
-		if tracks++; tracks > mp4MaxTracks {
-			return true, nil
-		}
+	for _, b := range traks {
 		st := mp4ParseStream(p, b)
 		switch {
 		case st.handler == "vide" && video == nil:
@@ -44,8 +37,10 @@ func mp4MoovStreams(p *probeReader, moov mp4Box, mi *MediaInfo) {
 		case st.handler == "soun" && sound == nil:
 			sound = &st
 		}
-		return video != nil && sound != nil, nil
-	})
+		if video != nil && sound != nil {
+			break
+		}
+	}
 	if video != nil {
 		mi.VideoCodec = mp4CodecName(video.entry)
 		mi.Width, mi.Height, mi.FrameRate = video.width, video.height, video.frameRate
@@ -375,23 +370,13 @@ func mp4FrameRate(p *probeReader, stts mp4Box, timescale uint64) float64 {
 		return 0
 	}
 	var best, bestCount uint64
-	per := int64(probeWindow / 8)
-	for i := int64(0); i < count; {
-		n := min(count-i, per)
-		chunk, err := p.read(stts.dataOff+8+i*8, int(n*8))
-		if err != nil {
-			return 0
+	err = mp4Entries(p, stts.dataOff+8, count, 8, func(e []byte) {
+		c, d := uint64(binary.BigEndian.Uint32(e)), uint64(binary.BigEndian.Uint32(e[4:]))
+		if d > 0 && c > bestCount {
+			best, bestCount = d, c
 		}
-		for j := int64(0); j < n; j++ {
-			c := uint64(binary.BigEndian.Uint32(chunk[j*8:]))
-			d := uint64(binary.BigEndian.Uint32(chunk[j*8+4:]))
-			if d > 0 && c > bestCount {
-				best, bestCount = d, c
-			}
-		}
-		i += n
-	}
-	if best == 0 {
+	})
+	if err != nil || best == 0 {
 		return 0
 	}
 	return float64(timescale) / float64(best)

@@ -161,7 +161,8 @@ func Probe(r io.ReaderAt, size int64) (MediaInfo, error) {
 // fetch allocates a fresh buffer, so slices handed out stay valid.
 type probeReader struct {
 	r      io.ReaderAt
-	size   int64 // total length, or -1 when unknown
+	mem    []byte // the whole data when it is in memory (then r is nil)
+	size   int64  // total length, or -1 when unknown
 	buf    []byte
 	bufOff int64
 	bufEOF bool // buf ends at the end of the file
@@ -195,6 +196,9 @@ func (p *probeReader) readUpTo(off int64, n int) ([]byte, error) {
 	}
 	if n == 0 {
 		return nil, nil
+	}
+	if p.mem != nil {
+		return p.mem[off : off+int64(n) : off+int64(n)], nil
 	}
 	if p.buf != nil && off >= p.bufOff && off-p.bufOff <= int64(len(p.buf)) {
 		start := int(off - p.bufOff)

@@ -133,55 +133,26 @@ type referenceWAV struct {
 	dataKnown  bool   // dataSize is a real size (not 0 or the streaming marker)
 }
 
-// referenceParseWAV walks the RIFF chunks of head. ok is false when no fmt
-// chunk could be read.
+// referenceParseWAV reads the fmt and data chunks of head. ok is false when
+// no fmt chunk could be read.
 func referenceParseWAV(head []byte) (w referenceWAV, ok bool) {
-	var (
-		haveFmt, haveData bool
-		dataStart         int
-		dataEnd           int
-	)
-	le := binary.LittleEndian
-	off := int64(12)
-	for i := 0; i < probeMaxEntries && off <= int64(len(head))-8 && !(haveFmt && haveData); i++ {
-		id := string(head[off : off+4])
-		sz := int64(le.Uint32(head[off+4 : off+8]))
-		body := off + 8
-		switch id {
-		case "fmt ":
-			if haveFmt {
-				break
-			}
-			end := min(body+sz, int64(len(head)))
-			if sz < 16 || end-body < 16 {
-				return w, false
-			}
-			w = referenceParseFmt(w, head[body:end], sz)
-			haveFmt = true
-		case "data":
-			if haveData {
-				break
-			}
-			haveData = true
-			dataStart = int(body)
-			w.dataSize = uint64(sz)
-			w.dataKnown = sz != 0 && sz != wavStreamingSize
-			if w.dataKnown {
-				dataEnd = int(min(body+sz, int64(len(head))))
-			} else {
-				// Streamed: the samples run to the end of the file.
-				dataEnd = len(head)
-				sz = int64(len(head)) - body
-			}
-		}
-		off = body + sz + sz&1
-	}
-	if !haveFmt {
+	c, err := wavWalk(&probeReader{mem: head, size: int64(len(head))})
+	if err != nil || c.fmt == nil {
 		return w, false
 	}
-	if haveData && w.frameBytes > 0 && dataStart <= dataEnd {
-		n := (dataEnd - dataStart) / w.frameBytes * w.frameBytes
-		w.data = head[dataStart : dataStart+n : dataStart+n]
+	w = referenceParseFmt(w, c.fmt, int64(c.fmtSize))
+	if c.dataOff == 0 {
+		return w, true
+	}
+	w.dataSize = c.dataSize
+	w.dataKnown = c.dataSize != 0 && c.dataSize != wavStreamingSize
+	end := int64(len(head)) // streamed: the samples run to the end of the file
+	if w.dataKnown {
+		end = min(c.dataOff+int64(c.dataSize), end)
+	}
+	if w.frameBytes > 0 {
+		n := (end - c.dataOff) / int64(w.frameBytes) * int64(w.frameBytes)
+		w.data = head[c.dataOff : c.dataOff+n : c.dataOff+n]
 	}
 	return w, true
 }

@@ -6,92 +6,96 @@ import (
 	"time"
 )
 
-// wavProbeDuration walks the RIFF chunks of a WAVE file to its "fmt " and
-// "data" chunks and returns data size / byte rate. Chunks are skipped by
-// their declared size (plus the pad byte of odd sizes); the sample data is
-// never read. The fmt chunk also gives the codec, sample rate and channels.
-func wavProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
-	var (
-		byteRate uint64
-		haveFmt  bool
-		dataSize uint64
-		haveData bool
-	)
+// wavChunks is what the RIFF chunks of a WAVE file declare: a prefix (at
+// most 40 bytes, enough for WAVE_FORMAT_EXTENSIBLE) of the first "fmt "
+// chunk and where the first "data" chunk starts.
+type wavChunks struct {
+	fmt      []byte // nil when there is no fmt chunk
+	fmtSize  uint64 // declared size of the fmt chunk
+	dataOff  int64  // 0 when there is no data chunk
+	dataSize uint64 // declared size of the data chunk
+}
+
+// wavWalk walks the RIFF chunks of a WAVE file to its first "fmt " and
+// "data" chunks. Chunks are skipped by their declared size (plus the pad
+// byte of odd sizes); the sample data is never read.
+func wavWalk(p *probeReader) (wavChunks, error) {
+	var w wavChunks
 	off := int64(12) // after "RIFF" size "WAVE"
-	for i := 0; i < probeMaxEntries; i++ {
+	for i := 0; i < probeMaxEntries && (w.fmt == nil || w.dataOff == 0); i++ {
 		if p.size >= 0 && off > p.size-8 {
 			break
 		}
 		h, err := p.read(off, 8)
 		if err != nil {
-			return 0, err
+			return w, err
 		}
 		id := string(h[0:4])
 		sz := uint64(binary.LittleEndian.Uint32(h[4:8]))
 		body := off + 8
-		switch id {
-		case "fmt ":
-			if haveFmt {
-				break
-			}
+		switch {
+		case id == "fmt " && w.fmt == nil:
 			if sz < 16 {
-				return 0, probeMalformed("wav", "fmt chunk too short")
+				return w, probeMalformed("wav", "fmt chunk too short")
 			}
-			f, err := p.read(body, 16)
+			f, err := p.readUpTo(body, int(min(sz, 40)))
 			if err != nil {
-				return 0, err
+				return w, err
 			}
-			// Same layout for PCM, float and WAVE_FORMAT_EXTENSIBLE.
-			sampleRate := uint64(binary.LittleEndian.Uint32(f[4:8]))
-			byteRate = uint64(binary.LittleEndian.Uint32(f[8:12]))
-			blockAlign := uint64(binary.LittleEndian.Uint16(f[12:14]))
-			if byteRate == 0 {
-				byteRate = sampleRate * blockAlign
+			if len(f) < 16 {
+				return w, probeTruncated(body, 16)
 			}
-			if byteRate == 0 {
-				return 0, probeMalformed("wav", "zero byte rate")
-			}
-			haveFmt = true
-			tag := binary.LittleEndian.Uint16(f[0:2])
-			if tag == wavFormatExtensible && sz >= 26 {
-				// The sub-format GUID starts with the format tag.
-				if x, err := p.read(body+24, 2); err == nil {
-					tag = binary.LittleEndian.Uint16(x)
-				}
-			}
-			mi.AudioCodec = wavCodec(tag, binary.LittleEndian.Uint16(f[14:16]))
-			mi.SampleRate = int(sampleRate)
-			mi.Channels = int(binary.LittleEndian.Uint16(f[2:4]))
-		case "data":
-			if haveData {
-				break
-			}
-			switch {
-			case p.size >= 0 && (sz == wavStreamingSize || sz > uint64(p.size-body)):
-				// Streaming writers leave the size unset or too large:
-				// the data runs to the end of the file.
-				if p.size > body {
-					dataSize = uint64(p.size - body)
-				}
-			case sz == wavStreamingSize:
-				return 0, fmt.Errorf("%w: wav: data chunk of unknown size and file size unknown", ErrNoDuration)
-			default:
-				dataSize = sz
-			}
-			haveData = true
+			w.fmt, w.fmtSize = f, sz
+		case id == "data" && w.dataOff == 0:
+			w.dataOff, w.dataSize = body, sz
 		}
-		if haveFmt && haveData {
-			return probeDurationOrErr("wav", dataSize, byteRate)
-		}
-		if id == "data" && sz == wavStreamingSize {
-			break // nothing after a data chunk that runs to the end
+		if id == "data" && (sz == 0 || sz == wavStreamingSize) {
+			break // a data chunk of unset size runs to the end of the file
 		}
 		off = body + int64(sz) + int64(sz&1)
 	}
-	if !haveFmt {
+	return w, nil
+}
+
+// wavProbeDuration returns the data size / byte rate of a WAVE file. The
+// fmt chunk also gives the codec, sample rate and channels.
+func wavProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
+	w, err := wavWalk(p)
+	if err != nil {
+		return 0, err
+	}
+	f := w.fmt
+	if f == nil {
 		return 0, fmt.Errorf("%w: wav: no fmt chunk", ErrNoDuration)
 	}
-	return 0, fmt.Errorf("%w: wav: no data chunk", ErrNoDuration)
+	// Same layout for PCM, float and WAVE_FORMAT_EXTENSIBLE.
+	sampleRate := uint64(binary.LittleEndian.Uint32(f[4:8]))
+	byteRate := uint64(binary.LittleEndian.Uint32(f[8:12]))
+	if byteRate == 0 {
+		byteRate = sampleRate * uint64(binary.LittleEndian.Uint16(f[12:14]))
+	}
+	if byteRate == 0 {
+		return 0, probeMalformed("wav", "zero byte rate")
+	}
+	tag := binary.LittleEndian.Uint16(f[0:2])
+	if tag == wavFormatExtensible && len(f) >= 26 {
+		tag = binary.LittleEndian.Uint16(f[24:26]) // the sub-format GUID starts with the format tag
+	}
+	mi.AudioCodec = wavCodec(tag, binary.LittleEndian.Uint16(f[14:16]))
+	mi.SampleRate = int(sampleRate)
+	mi.Channels = int(binary.LittleEndian.Uint16(f[2:4]))
+	dataSize := w.dataSize
+	switch {
+	case w.dataOff == 0:
+		return 0, fmt.Errorf("%w: wav: no data chunk", ErrNoDuration)
+	case p.size >= 0 && (dataSize == wavStreamingSize || dataSize > uint64(p.size-w.dataOff)):
+		// Streaming writers leave the size unset or too large: the data
+		// runs to the end of the file.
+		dataSize = uint64(max(p.size-w.dataOff, 0))
+	case dataSize == wavStreamingSize:
+		return 0, fmt.Errorf("%w: wav: data chunk of unknown size and file size unknown", ErrNoDuration)
+	}
+	return probeDurationOrErr("wav", dataSize, byteRate)
 }
 
 // WAVE format tags.

@@ -12,9 +12,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// ControlExtension is the default control API's sandbox resource:
-// /_sim/sandboxes, mounted by sim/app behind its guard and
-// journal.
+// ControlExtension is the default control API's /_sim/sandboxes.
 func (m *Manager) ControlExtension(publicURL string) control.Extension {
 	api := httpx.API{Render: httpx.RenderControl, Log: m.log}
 	h := func(f httpx.HandlerFunc) http.HandlerFunc { return api.Handle(f) }
@@ -50,9 +48,7 @@ type View struct {
 	BaseURL      string            `json:"base_url"`
 	ControlURL   string            `json:"control_url"`
 	DashboardURL string            `json:"dashboard_url"`
-	// Deleting: the sandbox is being deleted (or expired); it serves no
-	// request and its id is taken until it is gone.
-	Deleting bool `json:"deleting,omitempty"`
+	Deleting     bool              `json:"deleting,omitempty"`
 }
 
 // ClockView is a sandbox's clock.
@@ -71,8 +67,6 @@ type ListView struct {
 }
 
 func (c *controlAPI) view(r *http.Request, sb *Sandbox) View {
-	// The links name the default's address: strip the /_sim/... of this
-	// call (the prefix of a sandbox never reaches here).
 	base := httpx.BaseURL(r, c.public) + PathPrefix + sb.ID
 	clock := sb.Server.Engine.Clock
 	keys := map[string]string{}
@@ -110,7 +104,6 @@ func (c *controlAPI) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// createBody is the body of POST and PUT /_sim/sandboxes.
 type createBody struct {
 	Start     *string  `json:"start"`
 	TimeScale *float64 `json:"time_scale"`
@@ -144,8 +137,8 @@ func (c *controlAPI) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		old := c.m.Get(id)
 		if sim.ErrorCode(err) == sim.CodeLimit || (old != nil && old.removing()) {
-			// Slots and ids being deleted free up as tests delete their
-			// sandboxes: a second is a polling interval, not a promise.
+			// Slots and ids free up as tests delete their sandboxes: a
+			// polling interval, not a promise.
 			w.Header().Set("Retry-After", "1")
 		}
 		return err
@@ -172,9 +165,8 @@ func (c *controlAPI) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// unknownSandbox is the answer for a sandbox that does not exist: the
-// error, and the same message in HeaderError, as every answer that names an
-// unknown sandbox carries it.
+// unknownSandbox is the error of a sandbox that does not exist, its
+// message also in HeaderError.
 func unknownSandbox(w http.ResponseWriter, id string) error {
 	err := notFound(id)
 	w.Header().Set(HeaderError, err.Error())

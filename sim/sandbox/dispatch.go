@@ -9,20 +9,16 @@ import (
 	"github.com/dubsim/dubsim/sim/server"
 )
 
-// PathPrefix starts the paths that name a sandbox: /sbx/<id>/<path> is
-// <path> served by sandbox <id>.
+// PathPrefix starts the paths that name a sandbox: /sbx/<id>/<path>.
 const PathPrefix = "/sbx/"
 
 // controlPrefix is the other form of a sandbox's control API:
 // /_sim/sandboxes/<id>/<rest> is /sbx/<id>/_sim/<rest>.
 const controlPrefix = "/_sim/sandboxes/"
 
-// HeaderError says why a request that named a sandbox was not served by
-// one (it does not exist): on answers the default simulator gives.
+// HeaderError says why a request that named a sandbox was not served by it.
 const HeaderError = "X-Dubsim-Sandbox-Error"
 
-// A listener's handler of an instance: Handler, StudioHandler or
-// ControlHandler.
 type pickFunc func(*server.Server) http.Handler
 
 // Pick the handler of one listener from a sandbox's server.
@@ -33,14 +29,10 @@ var (
 )
 
 // Handler serves, on one listener, the requests that name a sandbox with
-// that sandbox's handler (pick) and every other request with def, the
-// default simulator's. A request names sandbox <id> by its path
-// (/sbx/<id>/..., or /_sim/sandboxes/<id>/... for its control API) or else
-// by its API key (Authorization: Bearer sbx_<id>_...), read as the
-// interfaces read it (httpx.Bearer). The path prefix is removed and kept
-// for the links of the answer (httpx.WithBasePath), so output and upload
-// URLs lead back to the sandbox; a request routed by its key gets the
-// prefix too, since those URLs carry no key.
+// that sandbox's handler (pick) and every other request with def (fidelity
+// SB4). The path prefix is removed and kept for the links of the answer
+// (httpx.WithBasePath), also for a request routed by its key, since those
+// URLs carry no key.
 func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, rest, byPath := target(r)
@@ -55,9 +47,7 @@ func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 		}
 		defer m.release(sb)
 		h := pick(sb.Server)
-		if h == nil {
-			// A listener the process does not have (no separate control
-			// address): cannot happen when the caller picks its own.
+		if h == nil { // a listener the process does not have
 			def.ServeHTTP(w, r)
 			return
 		}
@@ -119,7 +109,6 @@ func target(r *http.Request) (id, rest string, byPath bool) {
 	return "", "", false
 }
 
-// cutID splits "<id>/rest" or "<id>".
 func cutID(s string) (id, rest string, ok bool) {
 	if len(s) < IDLength || (len(s) > IDLength && s[IDLength] != '/') {
 		return "", "", false
@@ -128,11 +117,10 @@ func cutID(s string) (id, rest string, ok bool) {
 	return id, s[IDLength:], ValidID(id)
 }
 
-// unknown answers a request that names a sandbox that does not exist.
-// By key: the default simulator answers it (no key of its own starts with
-// sbx_, so it is the interface's own 401). By /_sim/sandboxes/<id>/...: the
-// default control API answers it (its guard and journal apply). By
-// /sbx/<id>/...: a 404 in the envelope of the interface the rest names.
+// unknown answers a request that names a sandbox that does not exist
+// (fidelity SB5): the default simulator does, by key or by
+// /_sim/sandboxes/<id>/...; by /sbx/<id>/... a 404 in the envelope of the
+// interface the rest names.
 func (m *Manager) unknown(w http.ResponseWriter, r *http.Request, id, rest string, byPath bool, def http.Handler) {
 	msg := notFound(id).Error()
 	w.Header().Set(HeaderError, msg)
@@ -147,8 +135,7 @@ func (m *Manager) unknown(w http.ResponseWriter, r *http.Request, id, rest strin
 	answer(w, http.StatusNotFound, server.InterfaceOf(&r2), msg)
 }
 
-// answer writes a NotFoundError of the dispatcher itself, msg in its
-// envelope and in HeaderError.
+// answer writes a NotFoundError of the dispatcher itself.
 func answer(w http.ResponseWriter, status int, iface, msg string) {
 	ct, body := server.EnvelopeOf(iface, "NotFoundError", msg)
 	w.Header().Set(HeaderError, msg)

@@ -11,30 +11,23 @@ import (
 	"github.com/dubsim/dubsim/sim/server"
 )
 
-// The fence ends the requests a removal finds still in flight once it has
-// waited Config.DrainWait for them: their contexts are cancelled, their
-// body reads fail (a read blocked on the network too: the connection's
-// read deadline is set), and whatever they answer from then on is dropped.
-// The dispatcher answers instead, cleanly: a 404 in the envelope of the
-// interface saying the sandbox was deleted, or, when the answer had begun,
-// a cut connection (never a complete-looking truncated body). Nothing a
-// handler does after the store is closed under it (a 500) reaches the
-// client.
+// The fence ends the requests a removal finds still in flight after
+// Config.DrainWait: their contexts are cancelled, their body reads fail
+// (the connection's read deadline is set) and what they answer is dropped.
+// The dispatcher answers instead: a 404 saying the sandbox was deleted, or
+// a cut connection when the answer had begun (never a complete-looking
+// truncated body), so no 500 of a closed store reaches the client.
 
-// eventsPath is the dashboard's event stream, as a sandbox serves it.
 const eventsPath = "/_sim/events"
 
-// errFenced is what a fenced request's body reads and writes return.
 var errFenced = errors.New("sandbox: deleted while the request was in flight")
 
-// msgFenced is the answer of a request the fence ended.
 const msgFenced = "sandbox %s was deleted while this request was in flight"
 
 // fenced wraps a request to sb and its writer; done, called once the
-// handler has returned, reports whether the fence ended the request
-// before its answer began (the caller answers then, in the envelope of
-// iface when the routing named one) and cuts the connection when it ended
-// it after.
+// handler has returned, reports whether the fence ended the request before
+// its answer began (the caller answers, in iface's envelope when known),
+// and cuts the connection when it ended it after.
 func (sb *Sandbox) fenced(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, func() (iface string, ended bool)) {
 	ctx, cancel := context.WithCancel(r.Context())
 	fw := &fencedWriter{w: w, h: w.Header().Clone(), fence: sb.fence.Done()}
@@ -44,9 +37,8 @@ func (sb *Sandbox) fenced(w http.ResponseWriter, r *http.Request) (http.Response
 	})
 	stopStream := func() bool { return false }
 	if r.URL.Path == eventsPath {
-		// A stream is not work in flight: it ends as the sandbox begins
-		// to close, so that a deletion does not wait out the drain for a
-		// dashboard left open (the browser reconnects and learns why).
+		// A stream is no work to wait for: it ends as the sandbox begins to
+		// close (fidelity SB7).
 		stopStream = context.AfterFunc(sb.closed, cancel)
 	}
 	r = r.WithContext(ctx)
@@ -117,14 +109,12 @@ func (f *fencedWriter) Write(b []byte) (int, error) {
 	return f.w.Write(b)
 }
 
-// Flush passes a flush on (event streams) while the answer goes through.
 func (f *fencedWriter) Flush() {
 	if f.wrote && !f.ended() {
 		_ = http.NewResponseController(f.w).Flush()
 	}
 }
 
-// Unwrap gives http.ResponseController the connection's deadlines.
 func (f *fencedWriter) Unwrap() http.ResponseWriter { return f.w }
 
 type fencedBody struct {

@@ -6,11 +6,9 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// Keys is the rule of a sandbox's API keys (engine.APIKeys) of prefix
-// KeyPrefix: every key the sandbox's engine holds starts with it, the
-// fixture accounts', the keys it generates and keys given to it without the
-// prefix, so that a request's key routes it to the sandbox (Dispatcher). A
-// key of another sandbox is refused.
+// Keys is the rule of a sandbox's API keys (engine.APIKeys): every key
+// its engine holds starts with the prefix KeyPrefix, so that a request's
+// key routes it to the sandbox (fidelity SB2).
 type Keys string
 
 // Hold gives k the sandbox's prefix.

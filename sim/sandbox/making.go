@@ -8,19 +8,15 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// Making a sandbox (its store, its server, the fixtures written into it)
-// takes milliseconds of processor time, many times any request a sandbox
-// then serves. A client that creates and deletes sandboxes without pause
-// would otherwise run as many creations at once as it has connections and
+// Making a sandbox takes milliseconds of processor time, many times any
+// request it then serves: a client creating sandboxes without pause would
 // take the processors from every other tenant (docs/design/tenancy.md).
-// The creations of a process therefore take turns: at most half the
-// processors' worth have a place at once, the others wait for one while
-// their request lasts. A creation keeps its place, after it has answered,
-// for as long again as it took: back to back, creations use at most half
-// of the processors they have places for.
+// So at most half the processors' worth of creations run at once, and each
+// keeps its place after it answered for as long again as it took: back to
+// back, creations use at most half of the processors they have places for.
 
-// makingGate is a Manager's gate of creations, and how it gives a place
-// back some time after a creation (time.AfterFunc; tests replace it).
+// makingGate is a Manager's gate of creations; after gives a place back
+// (time.AfterFunc; tests replace it).
 type makingGate struct {
 	*httpx.Gate
 	after func(time.Duration, func())
@@ -33,7 +29,6 @@ func newMakingGate() makingGate {
 	}
 }
 
-// openNew opens the files of a new sandbox once a creation's place is free.
 func (m *Manager) openNew(ctx context.Context, id string, rec record) (*Sandbox, error) {
 	if err := m.making.Enter(ctx); err != nil {
 		return nil, err

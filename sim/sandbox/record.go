@@ -1,8 +1,5 @@
 package sandbox
 
-// A sandbox's record in its own store, and the restore of the sandboxes
-// whose files are in Config.Dir.
-
 import (
 	"context"
 	"encoding/json"
@@ -10,17 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/store"
+	"golang.org/x/sync/errgroup"
 )
 
 const metaSandbox = "sandbox"
 
-// record is what a sandbox's store keeps of it (its _meta "sandbox").
+// record is what a sandbox's store keeps of it (_meta "sandbox").
 type record struct {
 	ID       string    `json:"id"`
 	Created  time.Time `json:"created_at"`
@@ -45,9 +42,9 @@ func (sb *Sandbox) writeRecord(ctx context.Context) error {
 	return nil
 }
 
-// Open restores the sandboxes whose files are in Config.Dir, removing
-// those idle past Config.Idle; it returns how many it restored. A file it
-// cannot open is reported in the log and left in place.
+// Open restores the sandboxes of Config.Dir, removing those idle past
+// Config.Idle and leaving in place (logged) those it cannot open; it
+// returns how many it restored.
 func (m *Manager) Open(ctx context.Context) (int, error) {
 	entries, err := os.ReadDir(m.cfg.Dir)
 	if err != nil {
@@ -59,22 +56,18 @@ func (m *Manager) Open(ctx context.Context) (int, error) {
 			ids = append(ids, id)
 		}
 	}
-	var (
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, 4)
-		restored atomic.Int64
-	)
+	var g errgroup.Group
+	g.SetLimit(4)
+	var restored atomic.Int64
 	for _, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		g.Go(func() error {
 			if m.restore(ctx, id) {
 				restored.Add(1)
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	return int(restored.Load()), nil
 }
 
@@ -107,7 +100,6 @@ func (m *Manager) restore(ctx context.Context, id string) bool {
 	return true
 }
 
-// readRecord reads a sandbox file's record without starting it.
 func readRecord(path string, opts []store.Option) (record, error) {
 	var rec record
 	st, err := store.Open(path, opts...)

@@ -1,12 +1,8 @@
 // Package sandbox serves many simulators from one process: each sandbox is
-// a complete instance (built by Config.New) with its own store, clock, rules,
-// journal and report, reached through keys that name it (sbx_<id>_...) or
-// through a path prefix (/sbx/<id>). The default simulator is untouched:
-// the Manager's Handler passes it every request that names no sandbox.
-//
-// Design and measurements: docs/design/sandboxes.md. sim/server never
-// imports this package; sim/app mounts the Manager's /_sim/sandboxes routes
-// (ControlExtension) in the default's control API.
+// a complete instance (built by Config.New) with its own store and clock,
+// reached through keys that name it (sbx_<id>_...) or through a path prefix
+// (/sbx/<id>); the Manager's Handler passes every other request to the
+// default simulator. Design and measurements: docs/design/sandboxes.md.
 package sandbox
 
 import (
@@ -38,36 +34,30 @@ const (
 
 // Config is what every sandbox is made of.
 type Config struct {
-	// New builds the simulator of a sandbox over its parts (sim/app);
-	// required.
+	// New builds the simulator of a sandbox (sim/app); required.
 	New func(ctx context.Context, in Instance) (*server.Server, error)
-	// Dir holds the sandboxes: <id>.db and <id>.blobs/ each. It is the
-	// registry: Open restores every sandbox found there.
+	// Dir holds <id>.db and <id>.blobs/ of each sandbox; Open restores
+	// every sandbox found there.
 	Dir string
 	// Max is the cap on sandboxes (zero: DefaultMax; negative: none).
 	Max int
-	// Idle is how long a sandbox lives without a request (real time) before
-	// Tick removes it (zero: never).
+	// Idle is how long (real time) a sandbox lives without a request (zero:
+	// forever).
 	Idle time.Duration
-	// DefaultNow is the default simulator's time: where a sandbox's clock
-	// starts when its creation names no start.
+	// DefaultNow is the default simulator's time, where a sandbox's clock
+	// starts by default.
 	DefaultNow func() time.Time
-	// Now is real time (time.Now), for last use and expiry; a test injects
-	// its own. Sandbox clocks run on it too.
+	// Now is real time (time.Now), of last use, expiry and sandbox clocks.
 	Now func() time.Time
-	// DrainWait bounds how long a deletion or an expiry waits for the
-	// sandbox's requests in flight before it ends them (zero:
-	// DefaultDrainWait).
-	DrainWait time.Duration
-	// StoreOptions are given to store.Open for each sandbox (store.NoSync
-	// in tests).
+	// DrainWait bounds how long a deletion waits for the sandbox's requests
+	// before it ends them (zero: DefaultDrainWait).
+	DrainWait    time.Duration
 	StoreOptions []store.Option
 	Log          *slog.Logger
 }
 
-// Instance is what a sandbox's simulator is built over (Config.New): its
-// own store, clock and blob directory, the prefix of its API keys and its
-// seed (nil: the process's).
+// Instance is what a sandbox's simulator is built over (Config.New); Seed
+// nil is the process's.
 type Instance struct {
 	ID        string
 	KeyPrefix string
@@ -80,15 +70,12 @@ type Instance struct {
 
 // Options are what a creation may choose.
 type Options struct {
-	// Start is the simulated time the clock starts at (zero: the default
-	// simulator's now).
+	// Start is where the clock starts (zero: the default simulator's now).
 	Start time.Time `json:"start"`
-	// TimeScale is the clock's speed; 0 (the default) freezes it: time then
-	// moves only when the sandbox's clock is advanced.
+	// TimeScale is the clock's speed; 0 (the default) freezes it.
 	TimeScale float64 `json:"time_scale"`
-	// Seed seeds the sandbox's content (nil: the process's seed) and keys
-	// its ids, which are then reproducible; without it the ids are keyed by
-	// a random value (sim.Store.IDKey), so that no two sandboxes share one.
+	// Seed seeds the sandbox's content and keys its ids (nil: the process's
+	// seed, and ids keyed by a random value; fidelity SB8).
 	Seed *uint64 `json:"seed,omitempty"`
 }
 
@@ -97,11 +84,10 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 
-	mu    sync.RWMutex
-	boxes map[string]*Sandbox // a sandbox being removed stays until it is gone
-	// pending are the ids being created (or restored).
-	pending map[string]bool
-	making  makingGate // creations running at once (making.go)
+	mu      sync.RWMutex
+	boxes   map[string]*Sandbox // a sandbox being removed stays until it is gone
+	pending map[string]bool     // ids being created or restored
+	making  makingGate
 }
 
 // Sandbox is one simulator of the Manager.
@@ -117,20 +103,17 @@ type Sandbox struct {
 	saved    atomic.Int64 // lastUsed as last written to the store
 	lastSave time.Time    // of the running clock (Tick's goroutine only)
 
-	mu      sync.Mutex
-	n       int  // requests in flight
-	closing bool // no request is admitted any more
-	// closeErr is the error of closing, set before gone is closed.
-	closeErr error
+	mu       sync.Mutex
+	n        int   // requests in flight
+	closeErr error // set before gone is closed
 	idle     chan struct{}
-	// fence ends when the requests still in flight at the end of the drain
-	// are to end (fence.go); gone is closed once the sandbox is closed (and
-	// its files removed, when it is deleted).
+	// fence ends the requests still in flight after the drain (fence.go);
+	// gone is closed once the sandbox is closed (and its files removed).
 	fence    context.Context
 	endFence context.CancelFunc
 	gone     chan struct{}
-	// closed ends when the sandbox stops admitting requests: event
-	// streams end then (fence.go).
+	// closed ends when the sandbox stops admitting requests (beginClose,
+	// under mu).
 	closed    context.Context
 	markClose context.CancelFunc
 }
@@ -171,7 +154,7 @@ const idAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
 // IDLength is the length of a sandbox id: 16 characters, 80 bits.
 const IDLength = 16
 
-// NewID returns a fresh id from crypto/rand.
+// NewID returns an id from crypto/rand.
 func NewID() string {
 	var b [IDLength]byte
 	_, _ = rand.Read(b[:])
@@ -306,8 +289,8 @@ func (m *Manager) unreserve(id string) {
 	m.mu.Unlock()
 }
 
-// open builds the sandbox of rec over its files; fresh: they are new (a
-// creation), else restored.
+// open builds the sandbox of rec over its files: new ones when fresh, else
+// restored.
 func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (sb *Sandbox, err error) {
 	dbPath, blobDir := m.paths(id)
 	if fresh {
@@ -361,7 +344,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 	return sb, nil
 }
 
-// LastUsed is when the sandbox last served a request (real time).
+// LastUsed is when the sandbox last served a request.
 func (sb *Sandbox) LastUsed() time.Time { return time.Unix(0, sb.lastUsed.Load()).UTC() }
 
 // Get returns the sandbox id, or nil.
@@ -395,14 +378,8 @@ func (m *Manager) Len() int {
 	return len(m.boxes)
 }
 
-// Max is the cap on sandboxes (negative: none).
-func (m *Manager) Max() int { return m.cfg.Max }
-
-// Idle is the idle time after which a sandbox expires (zero: never).
-func (m *Manager) Idle() time.Duration { return m.cfg.Idle }
-
-// acquire takes sandbox id for one request: nil when it does not exist or
-// is being removed. The caller releases it (m.release).
+// acquire takes sandbox id for one request (nil: it does not exist or is
+// being removed); m.release gives it back.
 func (m *Manager) acquire(id string) *Sandbox {
 	m.mu.RLock()
 	sb := m.boxes[id]
@@ -414,18 +391,17 @@ func (m *Manager) acquire(id string) *Sandbox {
 	return sb
 }
 
-// release ends a request of sb: it counts as a use from its end, so a
-// long request does not leave the sandbox about to expire.
+// release ends a request of sb, a use from its end: a long request does
+// not leave the sandbox about to expire.
 func (m *Manager) release(sb *Sandbox) {
 	sb.lastUsed.Store(m.cfg.Now().UnixNano())
 	sb.release()
 }
 
-// hold keeps the sandbox open until release, unless it is being closed.
 func (sb *Sandbox) hold() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.closing {
+	if sb.removing() {
 		return false
 	}
 	sb.n++
@@ -436,29 +412,22 @@ func (sb *Sandbox) release() {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.n--
-	if sb.closing && sb.n == 0 {
+	if sb.removing() && sb.n == 0 {
 		close(sb.idle)
 	}
 }
 
-// removing reports whether the sandbox is being closed.
-func (sb *Sandbox) removing() bool {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	return sb.closing
-}
+// removing reports whether the sandbox admits no more requests.
+func (sb *Sandbox) removing() bool { return sb.closed.Err() != nil }
 
 // MsgBeingRemoved says that a sandbox is being deleted (or expired): its
 // id is taken until it is gone.
 const MsgBeingRemoved = "sandbox %s is being deleted; its id can be used again once it is gone"
 
 // Delete removes sandbox id and its files once its requests in flight have
-// ended: it waits for them at most Config.DrainWait, then ends those left
-// with a clean answer (fence.go). The removal goes on when ctx ends (the
-// client gave up); Delete then returns ctx's error. The id stays taken,
-// and the sandbox listed, until the files are gone. A second Delete of a
-// sandbox being removed waits for the same removal. sim.CodeNotFound when
-// it does not exist.
+// ended, ending those left after Config.DrainWait (fence.go). The removal
+// goes on when ctx ends; the id stays taken until the files are gone.
+// sim.CodeNotFound when it does not exist.
 func (m *Manager) Delete(ctx context.Context, id string) error {
 	sb, first := m.remove(id, nil)
 	if sb == nil {
@@ -511,10 +480,9 @@ func notFound(id string) error {
 func (sb *Sandbox) beginClose() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.closing {
+	if sb.removing() {
 		return false
 	}
-	sb.closing = true
 	sb.markClose()
 	if sb.n == 0 {
 		close(sb.idle)
@@ -522,14 +490,12 @@ func (sb *Sandbox) beginClose() bool {
 	return true
 }
 
-// fenceWait bounds how long the requests ended by the fence have to
-// return before the sandbox is closed under them (their answers are the
-// fence's whatever they do then).
+// fenceWait bounds how long the requests the fence ended have to return
+// before the sandbox is closed under them.
 const fenceWait = 5 * time.Second
 
-// close waits for the requests in flight (at most wait), ends those left
-// (the fence) and waits for them a little longer, then closes the
-// sandbox's server and store, and removes its files when remove. Call
+// close waits for the requests in flight (at most wait), ends those left,
+// then closes the sandbox and removes its files when remove. Call
 // beginClose first.
 func (sb *Sandbox) close(wait time.Duration, remove bool) error {
 	t := time.NewTimer(wait)
@@ -557,9 +523,8 @@ func (sb *Sandbox) close(wait time.Duration, remove bool) error {
 	return err
 }
 
-// Close closes every sandbox, keeping its files (Open restores them), and
-// waits for the removals under way. ctx bounds the wait for requests in
-// flight (Config.DrainWait at most).
+// Close closes every sandbox, keeping its files, and waits for the removals
+// under way; ctx bounds the wait for requests in flight.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	boxes := m.boxes
@@ -581,13 +546,11 @@ func (m *Manager) Close(ctx context.Context) error {
 	return err
 }
 
-// Tick is the sandboxes' share of the process's ticker: it removes those
-// idle past Config.Idle, applies due transitions in those whose clock runs
-// (a frozen clock's sandbox has nothing due until it is advanced, and an
-// advance sweeps itself), saves running clocks about every second (at most
-// maxClockSaves a Tick, those saved longest ago first) and last use at most
-// once a minute. It returns the first error of a sandbox (each is logged by
-// the caller's reporter).
+// Tick removes the sandboxes idle past Config.Idle, sweeps those whose
+// clock runs (an advance sweeps a frozen one), saves running clocks about
+// every second (at most maxClockSaves a Tick, oldest first) and last use
+// at most once a minute (fidelity SB6, SB7, SB11). It returns the first
+// error of a sandbox.
 func (m *Manager) Tick(ctx context.Context) error {
 	now := m.cfg.Now()
 	var (
@@ -652,8 +615,8 @@ func (m *Manager) expire(sb *Sandbox) error {
 	return sb.closeErr
 }
 
-// tick sweeps a running clock and writes last use when due; it reports
-// whether the clock's state is due to be saved.
+// tick sweeps a running clock and writes last use when due; saveDue: the
+// clock is due to be saved.
 func (sb *Sandbox) tick(ctx context.Context, now time.Time) (saveDue bool, err error) {
 	clock := sb.Server.Engine.Clock
 	if !clock.Frozen() {

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -172,11 +173,9 @@ func AssignSpeakers(r *sim.Rand, segs []sim.Segment, n int) []sim.Segment {
 
 // Speakers returns the distinct speaker ids of segs in order of appearance.
 func Speakers(segs []sim.Segment) []int {
-	seen := map[int]bool{}
 	var ids []int
 	for _, s := range segs {
-		if !seen[s.SpeakerID] {
-			seen[s.SpeakerID] = true
+		if !slices.Contains(ids, s.SpeakerID) {
 			ids = append(ids, s.SpeakerID)
 		}
 	}

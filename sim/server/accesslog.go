@@ -56,19 +56,14 @@ func observeJournal(next http.Handler) http.Handler {
 
 // accessEntry is one request's line in the making.
 type accessEntry struct {
-	a *accessLog
-	r *http.Request
-	// recorded is the journal's entry of the request, if it made one.
-	recorded *journal.Entry
-	// reason is set by an answer the journal does not record (a refusal
-	// of the control guard).
-	reason string
+	a        *accessLog
+	r        *http.Request
+	recorded *journal.Entry // the journal's entry of the request, if it made one
+	reason   string         // of a refusal the journal does not record (setRefusal)
 }
 
-// maxLoggedPath is the most of a path an access line shows.
 const maxLoggedPath = 1 << 10
 
-// NewLogEntry implements middleware.LogFormatter.
 func (a *accessLog) NewLogEntry(r *http.Request) middleware.LogEntry {
 	return &accessEntry{a: a, r: r}
 }
@@ -81,7 +76,6 @@ func setRefusal(r *http.Request, reason string) {
 	}
 }
 
-// Write implements middleware.LogEntry.
 func (e *accessEntry) Write(status, bytes int, _ http.Header, elapsed time.Duration, _ any) {
 	rt := RouteOf(e.r)
 	ctx := e.r.Context()
@@ -129,7 +123,6 @@ func (e *accessEntry) Write(status, bytes int, _ http.Header, elapsed time.Durat
 // account names the account of an API key (its name and plan) and the
 // key's first characters; an unknown key only by those.
 func (e *accessEntry) account(ctx context.Context, key string) []slog.Attr {
-	// At most half of a short key.
 	prefix := key[:min(keyPrefix, len(key)/2)] + "…"
 	out := []slog.Attr{slog.String("key", prefix)}
 	if e.a.accounts == nil {

@@ -13,8 +13,7 @@ var corsExposed = []string{
 	"Idempotent-Replayed", HeaderInterface, "X-Dubsim-Auth-Error", "X-Dubsim-Error-Detail",
 }
 
-// corsMaxAge is how long a browser may keep a preflight's answer (seconds).
-const corsMaxAge = 600
+const corsMaxAge = 600 // seconds a browser may keep a preflight's answer
 
 // cors lets pages of origins call the platform and studio interfaces from
 // a browser (fidelity EV4): a preflight (OPTIONS with Origin and

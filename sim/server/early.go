@@ -14,17 +14,14 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// Bounds of the reading of a refused request's body (fidelity X2).
+// Bounds of the reading of a refused request's body (fidelity X2): the
+// largest body any route accepts (a presigned upload), so that every
+// refused request a client could have meant is read to its end; no byte
+// for DefaultDrainIdleTimeout, or DefaultDrainTimeout in all, ends it.
 const (
-	// DefaultDrainMaxBytes is the largest body any route accepts (a
-	// presigned upload, 5 GB): every refused request a client could have
-	// meant is read to its end.
-	DefaultDrainMaxBytes = sim.MaxArtifactBytes
-	// DefaultDrainIdleTimeout ends the reading when no byte arrives for
-	// that long.
+	DefaultDrainMaxBytes    = sim.MaxArtifactBytes
 	DefaultDrainIdleTimeout = 30 * time.Second
-	// DefaultDrainTimeout ends the reading after that long in all.
-	DefaultDrainTimeout = 60 * time.Second
+	DefaultDrainTimeout     = 60 * time.Second
 )
 
 // heldAnswerLimit is how much of an early answer is held back until the
@@ -74,7 +71,6 @@ func newEarlyAnswers(cfg Config) *earlyAnswers {
 	return e
 }
 
-// countedBody counts what is read of a request body.
 type countedBody struct {
 	io.ReadCloser
 	length int64 // Content-Length, -1 when unknown (chunked)
@@ -95,7 +91,6 @@ func (b *countedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// done reports whether the whole body was read.
 func (b *countedBody) done() bool { return b.eof || (b.length >= 0 && b.n >= b.length) }
 
 // counted returns a shallow copy of r whose body is counted, or r and nil
@@ -119,7 +114,6 @@ func waitsForContinue(r *http.Request, b *countedBody) bool {
 	return b.n == 0 && !b.eof && strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue")
 }
 
-// willDrain reports whether drain will read the rest of b after the answer.
 func (e *earlyAnswers) willDrain(r *http.Request, b *countedBody) bool {
 	if e.maxBytes < 0 || b.done() || b.failed || waitsForContinue(r, b) {
 		return false
@@ -127,12 +121,8 @@ func (e *earlyAnswers) willDrain(r *http.Request, b *countedBody) bool {
 	return b.length < 0 || b.length-b.n <= e.maxBytes
 }
 
-// drainBuffers are the scratch buffers of drain.
 var drainBuffers = sync.Pool{New: func() any { return new([64 << 10]byte) }}
 
-// drain is the outermost layer: after the handler, it reads and discards
-// what is left of a request body the answer did not need, within the
-// bounds, so that the client can finish writing and read the answer.
 func (e *earlyAnswers) drain(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, b := counted(r)
@@ -188,9 +178,6 @@ func (e *earlyAnswers) discard(rc *http.ResponseController, b *countedBody) bool
 	}
 }
 
-// answer is the layer inside the journal: an answer written while the
-// request body is unread is held until the handler returns, then sent with
-// its Content-Length and flushed.
 func (e *earlyAnswers) answer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, b := counted(r)
@@ -280,7 +267,6 @@ func (w *earlyWriter) FlushError() error {
 
 func (w *earlyWriter) Flush() { _ = w.FlushError() }
 
-// Unwrap lets http.ResponseController reach the underlying writer.
 func (w *earlyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // finish sends a held answer once the handler has returned. When the body

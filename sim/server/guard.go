@@ -38,13 +38,14 @@ const (
 		HeaderControl + " (any value), which no HTML form can send; send one of them, even with an empty body"
 )
 
-// controlGuard protects the control API: with a token, every control call
-// must carry it; without one, only requests for a loopback or configured
-// host and from no foreign page are answered. Always, a POST must be one
-// no HTML form can send (other methods that change state already need a
-// preflight cross-site). It asks the routing decision
-// (RouteOf) whether a request is a control call; the platform and studio
-// interfaces pass untouched, and the health endpoint is answered before it.
+// controlGuard protects the control API (fidelity HC1-HC5): with a token,
+// every control call must carry it (Authorization: Bearer, or
+// HeaderControlToken); without one, only requests for an IP literal,
+// localhost, *.localhost or a configured host, and from no foreign page,
+// are answered. Always, a POST must be one no HTML form can send (other
+// methods that change state already need a preflight cross-site). The
+// platform and studio interfaces (RouteOf) pass untouched, and the health
+// endpoint is answered before it.
 type controlGuard struct {
 	token []byte
 	hosts map[string]bool // lower case, without a trailing dot
@@ -63,7 +64,7 @@ func newControlGuard(token string, hosts []string) *controlGuard {
 	return g
 }
 
-// refusal is an answer of the guard in the control envelope.
+// refusal is an answer of the guard, in the control envelope.
 type refusal struct {
 	status        int
 	name, message string
@@ -74,8 +75,7 @@ func (f refusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dubsim control"`)
 	}
 	setRefusal(r, f.message) // the journal does not record it
-	ct, body := Envelope(r, f.status, f.name, f.message)
-	writeRaw(w, f.status, ct, body)
+	writeError(w, r, f.status, f.name, f.message)
 }
 
 // wrap puts the guard in front of next; answer wraps its refusals (early
@@ -100,7 +100,7 @@ func (g *controlGuard) wrap(next http.Handler, answer func(http.Handler) http.Ha
 			// sees the token.
 			r = r.Clone(r.Context())
 			r.Header.Del(HeaderControlToken)
-			if _, ok := bearer(r.Header.Get("Authorization")); ok {
+			if key, _ := httpx.Bearer(r.Header.Get("Authorization")); key != "" {
 				r.Header.Del("Authorization")
 			}
 		}
@@ -151,13 +151,12 @@ func (g *controlGuard) checkPage(r *http.Request) (refusal, bool) {
 	return refusal{}, false
 }
 
-// hasToken reports whether r carries the token, compared in constant time.
 func (g *controlGuard) hasToken(r *http.Request) bool {
 	ok := false
 	for _, v := range r.Header.Values(HeaderControlToken) {
 		ok = subtle.ConstantTimeCompare([]byte(strings.TrimSpace(v)), g.token) == 1 || ok
 	}
-	if t, isBearer := bearer(r.Header.Get("Authorization")); isBearer {
+	if t, _ := httpx.Bearer(r.Header.Get("Authorization")); t != "" {
 		ok = subtle.ConstantTimeCompare([]byte(t), g.token) == 1 || ok
 	}
 	return ok
@@ -221,15 +220,6 @@ func isDashboardFile(r *http.Request) bool {
 
 func isJSONType(mt string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
-}
-
-// bearer returns the token of an "Authorization: Bearer <token>" value.
-func bearer(v string) (string, bool) {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimSpace(tok), true
 }
 
 // hostOnly is the host of a Host header value, without its port and the

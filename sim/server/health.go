@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/sim/control"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // HealthPath answers as soon as a listener accepts connections: an instance
@@ -18,11 +19,10 @@ const HealthPath = "/_sim/health"
 
 // Health is the body of GET /_sim/health.
 type Health struct {
-	Status  string `json:"status"`
-	Version string `json:"version"`
-	// Now is the simulated time; Uptime the wall time since assembly.
-	Now           string  `json:"now"`
-	UptimeSeconds float64 `json:"uptime_seconds"`
+	Status        string  `json:"status"`
+	Version       string  `json:"version"`
+	Now           string  `json:"now"`            // simulated time
+	UptimeSeconds float64 `json:"uptime_seconds"` // wall time since assembly
 }
 
 // health answers HealthPath and passes every other request to next; answer
@@ -34,20 +34,17 @@ func (s *Server) health(next http.Handler, answer func(http.Handler) http.Handle
 	own := answer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+HealthPath+"; use GET or HEAD")
-			writeRaw(w, http.StatusMethodNotAllowed, ct, body)
+			writeError(w, r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+HealthPath+"; use GET or HEAD")
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
-		h := Health{Status: "ok", Version: version, Now: control.Time(now()),
-			UptimeSeconds: float64(time.Since(started).Milliseconds()) / 1000}
-		if r.Method == http.MethodHead {
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusOK)
-			return
+		w.Header().Set("Content-Type", httpx.ContentTypeJSON)
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			b, _ := json.Marshal(Health{Status: "ok", Version: version, Now: control.Time(now()),
+				UptimeSeconds: float64(time.Since(started).Milliseconds()) / 1000})
+			_, _ = w.Write(append(b, '\n'))
 		}
-		b, _ := json.Marshal(h)
-		writeRaw(w, http.StatusOK, "application/json; charset=utf-8", append(b, '\n'))
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != HealthPath {

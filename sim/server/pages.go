@@ -35,11 +35,13 @@ func pages(next http.Handler, u *ui.UI, dashboard bool, guard *controlGuard) htt
 
 // isPage reports whether r is a GET or HEAD of /projects/{id} with a
 // non-empty id.
-func isPage(r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+func isPage(r *http.Request) bool { return isPagePath(r.Method, r.URL.Path) }
+
+func isPagePath(method, path string) bool {
+	if method != http.MethodGet && method != http.MethodHead {
 		return false
 	}
-	id, ok := strings.CutPrefix(r.URL.Path, "/projects/")
+	id, ok := strings.CutPrefix(path, "/projects/")
 	return ok && id != "" && !strings.Contains(id, "/")
 }
 
@@ -57,12 +59,5 @@ func IsPageView(r *http.Request) bool {
 		return true
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, StudioPrefix)
-	if !ok || RouteOf(r).By != ByPrefix {
-		return false
-	}
-	r2 := *r
-	u := *r.URL
-	u.Path = rest
-	r2.URL = &u
-	return isPage(&r2)
+	return ok && RouteOf(r).By == ByPrefix && isPagePath(r.Method, rest)
 }

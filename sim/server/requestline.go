@@ -13,11 +13,9 @@ import (
 // far shorter (the longest are an id and a few query parameters).
 const MaxRequestURI = 8 << 10
 
-// msgURITooLong is the message of the 414 answer: the target's length and
-// the limit.
+// msgURITooLong takes the target's length and the limit.
 const msgURITooLong = "The request target (path and query) is %d bytes long; dubsim accepts at most %d bytes"
 
-// uriTooLong reports whether r's target is longer than MaxRequestURI.
 func uriTooLong(r *http.Request) bool { return len(r.RequestURI) > MaxRequestURI }
 
 // limitURI answers 414 to a request whose target is too long, before any
@@ -29,7 +27,6 @@ func limitURI(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ct, body := Envelope(r, http.StatusRequestURITooLong, "URITooLongError", fmt.Sprintf(msgURITooLong, len(r.RequestURI), MaxRequestURI))
-		writeRaw(w, http.StatusRequestURITooLong, ct, body)
+		writeError(w, r, http.StatusRequestURITooLong, "URITooLongError", fmt.Sprintf(msgURITooLong, len(r.RequestURI), MaxRequestURI))
 	})
 }

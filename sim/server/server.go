@@ -24,15 +24,10 @@ import (
 // bodies. sim/app builds the parts it routes (Parts).
 type Config struct {
 	NoControl bool
-	// The control API's protection (README, "Protecting the control
-	// plane"; fidelity HC1-HC5): with ControlToken, every control call
-	// must carry it (Authorization: Bearer, or HeaderControlToken);
-	// without, only requests whose Host is an IP literal, localhost,
-	// *.localhost or one of ControlHosts, and with no foreign Origin, are
-	// answered. Always, a state-changing control call needs a JSON
-	// Content-Type or HeaderControl. SeparateControl serves the control
-	// API on ControlHandler only (a listener of its own): Handler then
-	// answers only the health endpoint under /_sim.
+	// The control API's protection (controlGuard; README, "Protecting the
+	// control plane"). SeparateControl serves the control API on
+	// ControlHandler only (a listener of its own): Handler then answers
+	// only the health endpoint under /_sim.
 	ControlToken    string
 	ControlHosts    []string
 	SeparateControl bool
@@ -50,28 +45,19 @@ type Config struct {
 	// Version is reported by GET /_sim/health ("": "dev").
 	Version string
 
-	// Early answers (fidelity X1-X3): after an answer sent before the
-	// request body was read (a refusal), the rest of the body is read and
-	// discarded, so that a client that writes its whole body before it
-	// reads gets the answer instead of a connection reset. At most
-	// DrainMaxBytes (zero: DefaultDrainMaxBytes, 5 GB, the largest body a
-	// route accepts; negative: never drain), giving up when no byte arrives
-	// for DrainIdleTimeout (zero: 30 s) or after DrainTimeout in all (zero:
-	// 60 s); then the connection is closed.
+	// The bounds of the reading of a refused request's body (earlyAnswers,
+	// fidelity X1-X3): DrainMaxBytes (zero: DefaultDrainMaxBytes; negative:
+	// never drain), DrainIdleTimeout and DrainTimeout (zero: their defaults).
 	DrainMaxBytes    int64
 	DrainIdleTimeout time.Duration
 	DrainTimeout     time.Duration
 	// BodyIdleTimeout ends the reading of a request body when no byte
-	// arrives for that long (fidelity HW1): the connection's read deadline
-	// moves with every read, so a long upload at any steady rate is never
-	// cut. Zero: DefaultBodyIdleTimeout; negative: no deadline.
+	// arrives for that long (fidelity HW1); BodyMinRate is the rate in
+	// bytes per second a body must average once BodyIdleTimeout has passed
+	// since its first read (HW5). Zero: their defaults; negative: none
+	// (httpx.IdleBody).
 	BodyIdleTimeout time.Duration
-	// BodyMinRate is the rate in bytes per second a request body must
-	// average once BodyIdleTimeout has passed since its first read
-	// (fidelity HW5), else it fails like a stalled one. Zero:
-	// DefaultBodyMinRate; negative: no minimum. No effect without an idle
-	// deadline.
-	BodyMinRate int64
+	BodyMinRate     int64
 }
 
 // DefaultBodyIdleTimeout is the default of Config.BodyIdleTimeout.
@@ -84,11 +70,9 @@ const DefaultBodyIdleTimeout = 60 * time.Second
 // process holds about three times the budget in request bodies at most.
 const DefaultBodyMemory = 64 << 20
 
-// DefaultBodyMinRate is the default of Config.BodyMinRate: 1 KiB/s (8
-// kbit/s), below any link a client uploads over (GPRS does about 5 KB/s, a
-// 56k modem 7 KB/s), averaged over the whole body after a minute, so a
-// body that keeps a real link's pace is never cut while a trickle of a
-// byte every few seconds is.
+// DefaultBodyMinRate is the default of Config.BodyMinRate: 1 KiB/s, below
+// any link a client uploads over (GPRS does about 5 KB/s), so a body that
+// keeps a real link's pace is never cut while a trickle is.
 const DefaultBodyMinRate = 1024
 
 // Parts are what New routes, built by sim/app.
@@ -98,35 +82,24 @@ type Parts struct {
 	Faults   *faults.Faults
 	Platform chi.Router
 	Studio   chi.Router
-	// Control is the control API, mounted at /_sim (nil with NoControl).
-	Control http.Handler
-	UI      *ui.UI
-	// Bodies is the instance's tenant of the process's body budget.
-	Bodies *httpx.BodyTenant
-	Log    *slog.Logger
-	// Close releases the parts once the handlers are done (Server.Close).
-	Close func() error
+	Control  http.Handler // mounted at /_sim (nil with NoControl)
+	UI       *ui.UI
+	Bodies   *httpx.BodyTenant // the instance's tenant of the process's body budget
+	Log      *slog.Logger
+	Close    func() error // releases the parts once the handlers are done
 }
 
 // Server is an assembled instance: its parts and the handlers that route
-// to them.
+// to them. Every answer carries HeaderInterface.
 type Server struct {
 	Engine  *engine.Engine
 	Journal *journal.Journal
 	Faults  *faults.Faults
-	// Handler serves every interface: the platform and studio APIs (see
-	// Decide), output files, presigned uploads, the studio interface alone
-	// under StudioPrefix, the platform interface (and its output files)
-	// alone under PlatformPrefix and, unless NoControl, the control API under
-	// /_sim/. Every answer carries HeaderInterface.
-	Handler http.Handler
-	// StudioHandler serves only the studio interface (and presigned
-	// uploads), for a separate studio address.
-	StudioHandler http.Handler
-	// ControlHandler serves only the control API, the dashboard and the
-	// health endpoint, for a separate control address (nil unless
-	// Config.SeparateControl).
-	ControlHandler http.Handler
+	// Handler serves every interface (Decide); StudioHandler the studio
+	// interface alone, for a separate studio address; ControlHandler the
+	// control API, the dashboard and the health endpoint alone, for a
+	// separate control address (nil unless Config.SeparateControl).
+	Handler, StudioHandler, ControlHandler http.Handler
 
 	bodies *httpx.BodyTenant
 	close  func() error
@@ -171,13 +144,6 @@ func New(cfg Config, p Parts) *Server {
 	if controlRoot != nil {
 		s.ControlHandler = outer(Rules{ControlOnly: true}, pages(controlRoot, p.UI, true, guard), true)
 	}
-	if cfg.DateHeader != DateReal {
-		now := p.Engine.Clock.Now
-		s.Handler, s.StudioHandler = simulatedDate(s.Handler, now), simulatedDate(s.StudioHandler, now)
-		if s.ControlHandler != nil {
-			s.ControlHandler = simulatedDate(s.ControlHandler, now)
-		}
-	}
 	return s
 }
 
@@ -196,12 +162,10 @@ func (s *Server) routers(cfg Config, p Parts) (root, controlRoot chi.Router) {
 		} else {
 			httpx.SetAllow(w, dispatch{platform: p.Platform, studio: p.Studio}.allowed(httpx.RoutePath(r)))
 		}
-		ct, body := Envelope(r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
-		writeRaw(w, http.StatusMethodNotAllowed, ct, body)
+		writeError(w, r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {
-		ct, body := Envelope(r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
-		writeRaw(w, http.StatusNotFound, ct, body)
+		writeError(w, r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
 	}
 	root.MethodNotAllowed(methodNotAllowed)
 	root.NotFound(notFound)
@@ -268,12 +232,15 @@ func (s *Server) outer(cfg Config, p Parts, guard *controlGuard) func(Rules, htt
 		if access != nil {
 			served = access(served)
 		}
-		return early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, p.Log, p.Bodies.Middleware(routing(rules, served))))
+		served = early.drain(httpx.IdleBody(bodyIdle, bodyMinRate, p.Log, p.Bodies.Middleware(routing(rules, served))))
+		if cfg.DateHeader != DateReal {
+			served = simulatedDate(served, p.Engine.Clock.Now)
+		}
+		return served
 	}
 }
 
-// Each HTTP adapter declares the methods it needs; these give it the engine
-// services that provide them.
+// The engine services that provide the methods each HTTP adapter declares.
 type (
 	platformService struct {
 		*engine.Accounts
@@ -323,16 +290,13 @@ func Controller(e *engine.Engine) control.Controller {
 // UISource gives the dashboard the engine services it reads.
 func UISource(e *engine.Engine) ui.Source { return uiSource{e.Clock, e.Projects, e.Data} }
 
-// Compile-time checks of the wiring.
-var (
-	_ platform.Service     = platformService{}
-	_ platform.Generations = platformService{}
-	_ control.Controller   = controller{}
-	_ studio.Service       = studioService{}
-	_ ui.Source            = uiSource{}
-)
+// The platform interface keeps rendered answers only with Generations; the
+// functions above check the other interfaces by their result types.
+var _ platform.Generations = platformService{}
 
-func writeRaw(w http.ResponseWriter, status int, ct string, body []byte) {
+// writeError answers an error in the envelope of r's interface.
+func writeError(w http.ResponseWriter, r *http.Request, status int, name, message string) {
+	ct, body := Envelope(r, status, name, message)
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

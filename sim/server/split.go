@@ -29,10 +29,7 @@ const (
 )
 
 // StudioPrefix and PlatformPrefix are the path prefixes under which the
-// shared address serves one interface alone: {studio_url} =
-// http://<addr>/studio and {base_url} = http://<addr>/platform, so that
-// POST /studio/api/v1/projects is always the studio's create and
-// POST /platform/api/v1/projects always the platform's.
+// shared address serves one interface alone ({studio_url}, {base_url}).
 const (
 	StudioPrefix   = "/studio"
 	PlatformPrefix = "/platform"
@@ -57,20 +54,13 @@ type Route struct {
 
 // Rules configure Decide.
 type Rules struct {
-	// SharedCreate is the interface of a POST /api/v1/projects on the
-	// shared address whose body names a project ("name") but has no other
-	// field of either create: Studio ("" too) or Platform. A body without
-	// even a name is the platform's either way.
+	// SharedCreate is the interface of a POST /api/v1/projects whose body
+	// has "name" but no other create field: Studio ("" too) or Platform.
 	SharedCreate string
-	// Pages: the web application's pages are served (the control API is
-	// on): /projects/{id} is studio and a browser's GET / is control.
+	// Pages: the web application's pages are served (the control API is on).
 	Pages bool
-	// StudioOnly: the studio-only listener; everything but the health
-	// endpoint is studio.
-	StudioOnly bool
-	// ControlOnly: the control-only listener (Config.SeparateControl);
-	// everything is control.
-	ControlOnly bool
+	// StudioOnly and ControlOnly: the listener serves that interface alone.
+	StudioOnly, ControlOnly bool
 	// Authenticated says whether a request's key authenticates on the
 	// instance. A POST /api/v1/projects it refuses is routed on at most
 	// the first prefixLimit bytes of its body, read outside the body
@@ -80,9 +70,8 @@ type Rules struct {
 }
 
 // sniffLimit is the most of a POST /api/v1/projects body read to tell the
-// two create requests apart: the body limit of both create routes (the
-// server sets neither platform.Config.MaxBody nor studio.Config.MaxBody).
-// A larger body is refused by the route that gets it.
+// two create requests apart: the body limit of both create routes. A
+// larger body is refused by the route that gets it.
 const sniffLimit = httpx.DefaultMaxBody
 
 // sniffMin is how much of the body is read in any case (or to its end),
@@ -106,32 +95,8 @@ var (
 
 // Decide is the one rule of which interface serves a request; the routing,
 // the error envelopes of the server and of injected faults, the response
-// header and the journal all ask it (through RouteOf). In order (README,
-// "One address, two interfaces"; fidelity SA1):
-//
-//   - on the studio-only listener: the health endpoint is control,
-//     everything else studio (address);
-//   - on the control-only listener (--control-addr): everything is
-//     control (address);
-//   - /_sim and /_sim/... are control (path);
-//   - /studio and /studio/... are studio, /platform and /platform/...
-//     platform (prefix);
-//   - with the pages on, GET or HEAD /projects/{id} (the page behind a
-//     studio projectUrl) is studio and a browser's GET / (the dashboard
-//     redirect) control (path);
-//   - X-Dubsim-Interface, when it names platform or studio, wins (header);
-//   - /api/v1/artifacts..., /api/projects/... and presigned uploads are
-//     studio; GET /api/v1/projects (the list), /api/v1/projects/{id}/videos...
-//     and PATCH /api/v1/projects/{id} are studio; DELETE
-//     /api/v1/projects/{id} and the re-translation paths platform (path);
-//   - GET /api/v1/projects/{id}: an id of 24 lowercase hex characters (a
-//     studio id) is studio, anything else platform (id);
-//   - POST /api/v1/projects: a body with a platform create field is
-//     platform, else one with a studio create field studio (body), else
-//     one with "name" (the studio create's one required field)
-//     Rules.SharedCreate, studio by default, and any other (an empty
-//     object, no body, not a JSON object) platform (default);
-//   - everything else is platform (path).
+// header and the journal all ask it (through RouteOf). The rule, in order,
+// is decidePath's (README, "One address, two interfaces"; fidelity SA1).
 //
 // Deciding a POST /api/v1/projects of an authenticated key reads its body
 // (at least 64 KiB, or to its end) until a platform field, the end of the
@@ -148,9 +113,7 @@ func Decide(r *http.Request, rules Rules) Route {
 		return rt
 	}
 	if uriTooLong(r) {
-		// Refused unread (limitURI): no body budget for it.
-		var keys keyScan
-		return keys.route(rules)
+		return unread // refused unread (limitURI)
 	}
 	var keys keyScan
 	limit := int64(sniffLimit)
@@ -162,8 +125,7 @@ func Decide(r *http.Request, rules Rules) Route {
 		// the request never waits for more budget while it holds some.
 		size := httpx.ReserveSize(r, sniffLimit)
 		if httpx.ReserveBody(r, 2*size) != nil {
-			// The request ended while it waited: route it unread.
-			return keys.route(rules)
+			return unread // the request ended while it waited
 		}
 	}
 	head, err := keys.read(r.Body, r.ContentLength, limit)
@@ -185,15 +147,21 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
+// unread is the route of a POST /api/v1/projects decided without its body:
+// the platform's, as a body without a name.
+var unread = Route{Platform, ByDefault}
+
 // InterfaceOf is the interface whose envelope answers r when no instance
 // can (a sandbox that does not exist, or ended under it): decided by path
-// and headers as on the shared address; a POST /api/v1/projects, which its
-// body would decide, is the platform's.
-func InterfaceOf(r *http.Request) string {
+// and headers as on the shared address, without the body.
+func InterfaceOf(r *http.Request) string { return pathRoute(r).Interface }
+
+// pathRoute decides r on the shared address without reading its body.
+func pathRoute(r *http.Request) Route {
 	if rt, sniff := decidePath(r, Rules{}); !sniff {
-		return rt.Interface
+		return rt
 	}
-	return Platform
+	return unread
 }
 
 // decidePath is Decide without the body; sniff says the body decides.
@@ -250,13 +218,6 @@ func decidePath(r *http.Request, rules Rules) (rt Route, sniff bool) {
 		return Route{Platform, ByID}, false
 	}
 	return Route{Platform, ByPath}, false
-}
-
-// decideBody decides a POST /api/v1/projects whose whole body is body.
-func decideBody(body []byte, rules Rules) Route {
-	var keys keyScan
-	keys.feed(body)
-	return keys.route(rules)
 }
 
 // maxKeyBytes is the most of a top-level key kept to compare it with the
@@ -408,18 +369,12 @@ func underPrefix(p, prefix string) bool {
 type routeKey struct{}
 
 // RouteOf returns the route Decide gave r (the routing middleware keeps it
-// in r's context). For a request that did not pass it, it decides from the
-// method, path and header alone (a POST /api/v1/projects is then the
-// platform's, as a body without a name).
+// in r's context); for a request that did not pass it, pathRoute's.
 func RouteOf(r *http.Request) Route {
 	if rt, ok := r.Context().Value(routeKey{}).(Route); ok {
 		return rt
 	}
-	rt, sniff := decidePath(r, Rules{})
-	if sniff {
-		return decideBody(nil, Rules{})
-	}
-	return rt
+	return pathRoute(r)
 }
 
 // routing decides every request once, keeps the route in its context for

@@ -21,13 +21,11 @@ const (
 	// dataPrefix: the temporary store of a run without --data (fidelity
 	// EL5), with its blobs.
 	dataPrefix = "dubsim-data-"
-	// legacyAge: a directory named without a process id (by an older
-	// dubsim) is removed once untouched this long.
+	// legacyAge: a directory named without a process id is removed once
+	// untouched this long.
 	legacyAge = 24 * time.Hour
 )
 
-// makeTempDir creates a temporary directory named after prefix and this
-// process.
 func makeTempDir(prefix string) (string, error) {
 	return os.MkdirTemp("", prefix+strconv.Itoa(os.Getpid())+"-")
 }
@@ -76,7 +74,7 @@ func RemoveStaleTempDirs() (int, error) {
 }
 
 // staleTempDir tells whether a directory whose name ends in rest
-// ("<pid>-<random>", or "<random>" from an older dubsim) is left over.
+// ("<pid>-<random>", or "<random>" without a process id) is left over.
 func staleTempDir(rest string, modified time.Time) bool {
 	pid, _, ok := strings.Cut(rest, "-")
 	if !ok {

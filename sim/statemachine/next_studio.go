@@ -37,11 +37,9 @@ func NextArtifact(a sim.Artifact, now time.Time) sim.Artifact {
 			return a
 		}
 		a.Status = sim.ArtifactCompleted
-		size := a.Result.Size
-		a.Size = &size
+		a.Size = new(a.Result.Size)
 		if a.Type != sim.ArtifactScript && a.Result.Duration != nil {
-			d := *a.Result.Duration
-			a.Duration = &d
+			a.Duration = new(*a.Result.Duration)
 		}
 	}
 	return a

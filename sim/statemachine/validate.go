@@ -138,10 +138,7 @@ func validateScript(list []sim.SegmentInput, speakers map[int]bool, rt *sim.Retr
 	for k := 1; k < len(order); k++ {
 		prev, cur := rt.TargetScript[order[k-1]], rt.TargetScript[order[k]]
 		if cur.StartMS < prev.EndMS {
-			i, j := order[k], order[k-1]
-			if i > j {
-				i, j = j, i
-			}
+			i, j := min(order[k], order[k-1]), max(order[k], order[k-1])
 			a, b := rt.TargetScript[i], rt.TargetScript[j]
 			return invalid(sim.MsgOverlap, i, a.StartMS, a.EndMS, j, b.StartMS, b.EndMS)
 		}

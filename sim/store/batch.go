@@ -2,8 +2,6 @@ package store
 
 import (
 	"errors"
-	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -87,9 +85,6 @@ const gatherWait = 500 * time.Microsecond
 
 func (c *committer) loop() {
 	defer c.wg.Done()
-	// A memory fault reading a damaged page through bbolt's map is a
-	// panic safely recovers, not the end of the process.
-	debug.SetPanicOnFault(true)
 	batch := make([]*call, 0, maxBatch)
 	prev := 0 // the last batch's size: what arrives during a commit under this load
 	timer := time.NewTimer(gatherWait)
@@ -143,52 +138,38 @@ func (c *committer) gather(batch []*call, want int, deadline <-chan time.Time) [
 
 // run commits batch in one transaction. A call whose fn fails is taken out
 // and told to retry alone (errTrySolo); the others run again without it.
+// A panic (or a memory fault reading a damaged page) in the writer
+// goroutine would end the process, so it is recovered (file.go); the
+// caller, told to retry alone, runs fn again in its own goroutine, where
+// the panic happens again and its own recovery (the HTTP server's) applies.
 func (c *committer) run(batch []*call) {
 	for len(batch) > 0 {
 		failed := -1
-		err := safely(func(*bolt.Tx) error {
+		err := recovered(func() error {
 			return c.db.Update(func(tx *bolt.Tx) error {
 				for i, cl := range batch {
-					if err := safely(cl.fn, tx); err != nil {
+					if err := recovered(func() error { return cl.fn(tx) }); err != nil {
 						failed = i
 						return err
 					}
 				}
 				return nil
 			})
-		}, nil)
-		if failed < 0 && err != nil && errors.Is(err, errPanic) {
-			// The commit itself panicked (a damaged page of the
-			// freelist or of a bucket it rewrote): every call runs
-			// again alone, in its own goroutine.
-			for _, cl := range batch {
-				cl.done <- errTrySolo
-			}
-			return
+		})
+		if failed >= 0 {
+			batch[failed].done <- errTrySolo
+			batch = append(batch[:failed], batch[failed+1:]...)
+			continue
 		}
-		if failed < 0 {
-			for _, cl := range batch {
-				cl.done <- err
-			}
-			return
+		if errors.As(err, new(panicError)) {
+			// The commit itself panicked (a damaged page of the freelist
+			// or of a bucket it rewrote): every call runs again alone, in
+			// its own goroutine.
+			err = errTrySolo
 		}
-		batch[failed].done <- errTrySolo
-		batch = append(batch[:failed], batch[failed+1:]...)
+		for _, cl := range batch {
+			cl.done <- err
+		}
+		return
 	}
 }
-
-// safely runs fn, turning a panic into an error: a panic in the writer
-// goroutine would end the process. The caller, told to retry alone, runs fn
-// again in its own goroutine, where the panic happens again and its own
-// recovery (the HTTP server's) applies.
-func safely(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", errPanic, r)
-		}
-	}()
-	return fn(tx)
-}
-
-// errPanic is wrapped by the error of a batched write that panicked.
-var errPanic = errors.New("store: panic in a batched write")

@@ -139,11 +139,7 @@ func (t boltTx) count(bucket []byte) int             { return t.tx.Bucket(bucket
 
 func (t boltTx) scan(bucket, from []byte, fn func(k, v []byte) (bool, error)) error {
 	c := t.tx.Bucket(bucket).Cursor()
-	k, v := c.First()
-	if from != nil {
-		k, v = c.Seek(from)
-	}
-	for ; k != nil; k, v = c.Next() {
+	for k, v := c.Seek(from); k != nil; k, v = c.Next() { // Seek(nil) is First
 		if more, err := fn(k, v); err != nil || !more {
 			return err
 		}

@@ -21,7 +21,7 @@ import (
 func TestOpenCreatesBucketsAndSchema(t *testing.T) {
 	t.Parallel()
 	s, path := openTemp(t)
-	assert.Equal(t, path, s.Path())
+	assert.Equal(t, path, s.path)
 	require.NoError(t, boltDB(s).View(func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
 			assert.NotNil(t, tx.Bucket(name), "bucket %s", name)

@@ -17,11 +17,12 @@ import (
 // binTag).
 //
 // The layout is the fields in declaration order: integers as varints,
-// strings and byte slices with a uvarint length, booleans as one byte,
-// times as a length byte and time.Time's binary form (0 for the zero
-// time), slices as a uvarint count and their elements, pointers as a
-// presence byte and the value. TestCodecCoversEveryField fails when a field
-// is added to one of these types and not here.
+// strings with a uvarint length, booleans as one byte, times as a length
+// byte and time.Time's binary form (0 for the zero time), slices as a
+// uvarint count and their elements, pointers as a presence byte and the
+// value. One function per type names each field once, for both directions
+// (codec.reading). TestCodecCoversEveryField fails when a field is added to
+// one of these types and not here.
 const binTag = 0xB1
 
 // errCorrupt is wrapped by every decoding error of a binary record.
@@ -36,458 +37,336 @@ func (corruptError) Is(target error) bool { return target == sim.ErrDamaged }
 // binEncode returns the binary form of v and true, or false when v's type
 // is stored as JSON.
 func binEncode(v any) ([]byte, bool) {
-	w := binWriter{b: make([]byte, 0, 256)}
-	w.b = append(w.b, binTag)
+	c := codec{b: make([]byte, 0, 256)}
+	c.b = append(c.b, binTag)
 	switch x := v.(type) {
 	case sim.Project:
-		w.project(&x)
-	case *sim.Project:
-		w.project(x)
+		c.project(&x)
 	case projectBody:
-		w.body(&x)
-	case *projectBody:
-		w.body(x)
+		c.body(&x)
 	case sim.Account:
-		w.account(&x)
-	case *sim.Account:
-		w.account(x)
-	default:
+		c.account(&x)
+	default: // the other types, and pointers (the store passes values)
 		return nil, false
 	}
-	return w.b, true
+	return c.b, true
 }
 
 // binDecode decodes a binary record into v (a pointer to one of the binary
 // types).
 func binDecode(b []byte, v any) error {
-	r := binReader{b: b[1:]}
+	c := codec{b: b[1:], reading: true}
 	switch x := v.(type) {
 	case *sim.Project:
-		r.project(x)
+		c.project(x)
 	case *projectBody:
-		r.body(x)
+		c.body(x)
 	case *sim.Account:
-		r.account(x)
+		c.account(x)
 	default:
 		return fmt.Errorf("%w: binary record read as %T", errCorrupt, v)
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes", len(r.b))
+	if c.err == nil && len(c.b) != 0 {
+		c.fail("%d trailing bytes", len(c.b))
 	}
-	return r.err
+	return c.err
 }
 
-type binWriter struct{ b []byte }
-
-func (w *binWriter) int(v int64)   { w.b = binary.AppendVarint(w.b, v) }
-func (w *binWriter) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
-func (w *binWriter) str(s string)  { w.uint(uint64(len(s))); w.b = append(w.b, s...) }
-func (w *binWriter) bool(v bool) {
-	if v {
-		w.b = append(w.b, 1)
-	} else {
-		w.b = append(w.b, 0)
-	}
+// codec writes values to b, or, reading, decodes them from b into the
+// values. A read never writes to a value it has failed to read; after the
+// first error every read fails and err keeps that error. Writing never
+// writes to the values (the caller may share them).
+type codec struct {
+	b       []byte
+	reading bool
+	err     error
 }
 
-func (w *binWriter) time(t time.Time) {
-	if t.IsZero() {
-		w.b = append(w.b, 0)
+func (c *codec) fail(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: %s", errCorrupt, fmt.Sprintf(format, args...))
+	}
+	c.b = nil
+}
+
+func (c *codec) int(v *int64) {
+	if !c.reading {
+		c.b = binary.AppendVarint(c.b, *v)
 		return
 	}
-	n := len(w.b)
-	w.b = append(w.b, 0)
-	var err error
-	if w.b, err = t.AppendBinary(w.b); err != nil {
-		// Only an offset that is not whole minutes fails; keep the instant.
-		w.b, _ = t.UTC().AppendBinary(w.b[:n+1])
-	}
-	w.b[n] = byte(len(w.b) - n - 1)
-}
-
-func (w *binWriter) project(p *sim.Project) {
-	w.str(p.ID)
-	w.str(p.APIKey)
-	w.str(p.Name)
-	w.str(p.SourceLang)
-	w.str(p.TargetLang)
-	w.str(p.SourceVideoURL)
-	w.str(p.MixingMode)
-	w.str(p.TTSVolume)
-	w.bool(p.UseSoundalike)
-	w.bool(p.UseEmotionalTransfer)
-	w.bool(p.UseFixedTimings)
-	w.bool(p.HasGlossary)
-	w.int(p.DurationMS)
-	w.str(p.DurationSource)
-	w.int(p.CostMinutes)
-	w.bool(p.Refunded)
-	w.str(string(p.Status))
-	w.time(p.CreatedAt)
-	w.time(p.DueAt)
-	w.time(p.CompletedAt)
-	w.str(p.ErrorMessage)
-	w.bool(p.Outcome.Error)
-	w.str(p.Outcome.Message)
-	w.int(int64(p.TranslationsCount))
-	w.int(int64(p.OutputGen))
-	w.bool(p.ScriptsPending)
-	w.scriptInput(p.ScriptInput)
-	w.segments(p.SourceScript)
-	w.segments(p.TargetScript)
-	w.speakers(p.Speakers)
-	w.retranslation(p.Pending)
-	w.events(p.History)
-}
-
-func (w *binWriter) body(b *projectBody) {
-	w.scriptInput(b.ScriptInput)
-	w.segments(b.SourceScript)
-	w.segments(b.TargetScript)
-	w.speakers(b.Speakers)
-	w.retranslation(b.Pending)
-	w.events(b.History)
-}
-
-// A nil slice and an empty one differ in JSON (null and []); count+1 keeps
-// the difference (0 is nil).
-func (w *binWriter) count(n int, isNil bool) {
-	if isNil {
-		w.uint(0)
+	x, n := binary.Varint(c.b)
+	if n <= 0 {
+		c.fail("bad varint")
 		return
 	}
-	w.uint(uint64(n) + 1)
+	c.b, *v = c.b[n:], x
 }
 
-func (w *binWriter) segments(s []sim.Segment) {
-	w.count(len(s), s == nil)
-	for i := range s {
-		w.int(s[i].StartMS)
-		w.int(s[i].EndMS)
-		w.str(s[i].Text)
-		w.int(int64(s[i].SpeakerID))
+func (c *codec) uint(v *uint64) {
+	if !c.reading {
+		c.b = binary.AppendUvarint(c.b, *v)
+		return
 	}
+	x, n := binary.Uvarint(c.b)
+	if n <= 0 {
+		c.fail("bad uvarint")
+		return
+	}
+	c.b, *v = c.b[n:], x
+}
+
+// small codes an int that must fit an int32.
+func (c *codec) small(v *int) {
+	x := int64(*v)
+	c.int(&x)
+	switch {
+	case !c.reading || c.err != nil:
+	case x < math.MinInt32 || x > math.MaxInt32:
+		c.fail("integer %d out of range", x)
+	default:
+		*v = int(x)
+	}
+}
+
+// take returns the next n bytes of a record being read.
+func (c *codec) take(n uint64) []byte {
+	if n > uint64(len(c.b)) {
+		c.fail("length %d beyond the record", n)
+		return nil
+	}
+	s := c.b[:n]
+	c.b = c.b[n:]
+	return s
+}
+
+func (c *codec) str(s *string) {
+	n := uint64(len(*s))
+	c.uint(&n)
+	switch {
+	case !c.reading:
+		c.b = append(c.b, *s...)
+	case c.err == nil:
+		if b := c.take(n); b != nil {
+			*s = string(b)
+		}
+	}
+}
+
+// byte codes one byte, which must be at most max.
+func (c *codec) byte(v *byte, max byte) {
+	if !c.reading {
+		c.b = append(c.b, *v)
+		return
+	}
+	switch b := c.take(1); {
+	case b == nil:
+	case b[0] > max:
+		c.fail("bad byte %d, at most %d", b[0], max)
+	default:
+		*v = b[0]
+	}
+}
+
+func (c *codec) bool(v *bool) {
+	var b byte
+	if *v {
+		b = 1
+	}
+	c.byte(&b, 1)
+	if c.reading {
+		*v = b == 1
+	}
+}
+
+func (c *codec) time(t *time.Time) {
+	if !c.reading {
+		if t.IsZero() {
+			c.b = append(c.b, 0)
+			return
+		}
+		n := len(c.b)
+		c.b = append(c.b, 0)
+		var err error
+		if c.b, err = t.AppendBinary(c.b); err != nil {
+			// Only an offset that is not whole minutes fails; keep the instant.
+			c.b, _ = t.UTC().AppendBinary(c.b[:n+1])
+		}
+		c.b[n] = byte(len(c.b) - n - 1)
+		return
+	}
+	n := c.take(1)
+	if n == nil || n[0] == 0 {
+		*t = time.Time{}
+		return
+	}
+	if err := t.UnmarshalBinary(c.take(uint64(n[0]))); err != nil {
+		c.fail("bad time: %v", err)
+	}
+}
+
+// slice codes a count, 0 for nil and else the length + 1 (JSON tells null
+// from []), then the elements. Each element takes at least min bytes, so a
+// count the record cannot hold is refused before anything is allocated.
+func slice[T any](c *codec, s *[]T, min int, elem func(*codec, *T)) {
+	var n uint64
+	if *s != nil {
+		n = uint64(len(*s)) + 1
+	}
+	c.uint(&n)
+	if c.reading {
+		switch {
+		case c.err != nil || n == 0:
+			*s = nil
+			return
+		case n-1 > uint64(len(c.b)/min):
+			c.fail("count %d beyond the record", n-1)
+			return
+		}
+		*s = make([]T, n-1)
+	}
+	for i := range *s {
+		elem(c, &(*s)[i])
+	}
+}
+
+// pointer codes a presence byte, then the value.
+func pointer[T any](c *codec, p **T, elem func(*codec, *T)) {
+	present := *p != nil
+	c.bool(&present)
+	if c.reading {
+		*p = nil
+		if !present || c.err != nil {
+			return
+		}
+		*p = new(T)
+	}
+	if present {
+		elem(c, *p)
+	}
+}
+
+func (c *codec) project(p *sim.Project) {
+	c.str(&p.ID)
+	c.str(&p.APIKey)
+	c.str(&p.Name)
+	c.str(&p.SourceLang)
+	c.str(&p.TargetLang)
+	c.str(&p.SourceVideoURL)
+	c.str(&p.MixingMode)
+	c.str(&p.TTSVolume)
+	c.bool(&p.UseSoundalike)
+	c.bool(&p.UseEmotionalTransfer)
+	c.bool(&p.UseFixedTimings)
+	c.bool(&p.HasGlossary)
+	c.int(&p.DurationMS)
+	c.str(&p.DurationSource)
+	c.int(&p.CostMinutes)
+	c.bool(&p.Refunded)
+	c.str((*string)(&p.Status))
+	c.time(&p.CreatedAt)
+	c.time(&p.DueAt)
+	c.time(&p.CompletedAt)
+	c.str(&p.ErrorMessage)
+	c.bool(&p.Outcome.Error)
+	c.str(&p.Outcome.Message)
+	c.small(&p.TranslationsCount)
+	c.small(&p.OutputGen)
+	c.bool(&p.ScriptsPending)
+	c.scriptInput(&p.ScriptInput)
+	slice(c, &p.SourceScript, 4, (*codec).segment)
+	slice(c, &p.TargetScript, 4, (*codec).segment)
+	slice(c, &p.Speakers, 3, (*codec).speaker)
+	pointer(c, &p.Pending, (*codec).retranslation)
+	slice(c, &p.History, 4, (*codec).event)
+}
+
+func (c *codec) body(b *projectBody) {
+	c.scriptInput(&b.ScriptInput)
+	slice(c, &b.SourceScript, 4, (*codec).segment)
+	slice(c, &b.TargetScript, 4, (*codec).segment)
+	slice(c, &b.Speakers, 3, (*codec).speaker)
+	pointer(c, &b.Pending, (*codec).retranslation)
+	slice(c, &b.History, 4, (*codec).event)
+}
+
+func (c *codec) segment(s *sim.Segment) {
+	c.int(&s.StartMS)
+	c.int(&s.EndMS)
+	c.str(&s.Text)
+	c.small(&s.SpeakerID)
 }
 
 // scriptInput starts with 0 for nil, 1 for an input without a glossary (the
 // form earlier dubsims wrote), 2 for one with a glossary after the rest.
-func (w *binWriter) scriptInput(in *sim.ScriptInput) {
-	switch {
-	case in == nil:
-		w.b = append(w.b, 0)
-		return
-	case in.Glossary == nil:
-		w.b = append(w.b, 1)
-	default:
-		w.b = append(w.b, 2)
-	}
-	w.segments(in.SourceScript)
-	w.count(len(in.Utterances), in.Utterances == nil)
-	for _, u := range in.Utterances {
-		w.str(u)
-	}
-	if in.Glossary != nil {
-		w.count(len(in.Glossary), false)
-		for _, g := range in.Glossary {
-			w.str(g.Source)
-			w.str(g.Target)
+func (c *codec) scriptInput(in **sim.ScriptInput) {
+	var tag byte
+	if *in != nil {
+		tag = 1
+		if (*in).Glossary != nil {
+			tag = 2
 		}
 	}
-}
-
-func (w *binWriter) speakers(s []sim.Speaker) {
-	w.count(len(s), s == nil)
-	for i := range s {
-		w.int(int64(s[i].SpeakerID))
-		w.str(s[i].Style)
-		w.str(s[i].VoiceKey)
+	c.byte(&tag, 2)
+	if c.reading {
+		*in = nil
+		if tag == 0 || c.err != nil {
+			return
+		}
+		*in = &sim.ScriptInput{}
 	}
-}
-
-func (w *binWriter) retranslation(rt *sim.Retranslation) {
-	w.bool(rt != nil)
-	if rt == nil {
+	if tag == 0 {
 		return
 	}
-	w.segments(rt.TargetScript)
-	w.speakers(rt.TargetSpeakers)
-	w.str(rt.MixingMode)
-	w.str(rt.TTSVolume)
-	w.bool(rt.UseFixedTimings)
-}
-
-func (w *binWriter) events(e []sim.Event) {
-	w.count(len(e), e == nil)
-	for i := range e {
-		w.time(e[i].At)
-		w.str(e[i].Kind)
-		w.str(e[i].Message)
-		w.time(e[i].EstimatedCompletion)
+	slice(c, &(*in).SourceScript, 4, (*codec).segment)
+	slice(c, &(*in).Utterances, 1, (*codec).str)
+	if tag == 2 {
+		slice(c, &(*in).Glossary, 2, func(c *codec, g *sim.GlossaryTerm) {
+			c.str(&g.Source)
+			c.str(&g.Target)
+		})
 	}
 }
 
-func (w *binWriter) account(a *sim.Account) {
-	w.str(a.APIKey)
-	w.str(a.Name)
-	w.str(string(a.Plan))
-	w.int(a.BalanceMinutes)
-	w.int(a.InitialBalance)
-	w.bool(a.RetranslationEnabled)
-	w.bool(a.CloningEnabled)
-	w.bool(a.Fixture)
-	w.time(a.CreatedAt)
-	w.str(a.UserID)
-	w.bool(a.Storage != nil)
-	if s := a.Storage; s != nil {
-		w.str(s.AccessKeyID)
-		w.str(s.SecretAccessKey)
-		w.str(s.Region)
-		w.count(len(s.Buckets), s.Buckets == nil)
-		for _, b := range s.Buckets {
-			w.str(b)
-		}
-	}
-	w.bool(a.RateLimit != nil)
-	if rl := a.RateLimit; rl != nil {
-		w.int(int64(rl.PerMinute))
-		w.int(int64(rl.PerDay))
-	}
+func (c *codec) speaker(s *sim.Speaker) {
+	c.small(&s.SpeakerID)
+	c.str(&s.Style)
+	c.str(&s.VoiceKey)
 }
 
-// binReader decodes; after the first error every read returns a zero value
-// and err keeps that error.
-type binReader struct {
-	b   []byte
-	err error
+func (c *codec) retranslation(rt *sim.Retranslation) {
+	slice(c, &rt.TargetScript, 4, (*codec).segment)
+	slice(c, &rt.TargetSpeakers, 3, (*codec).speaker)
+	c.str(&rt.MixingMode)
+	c.str(&rt.TTSVolume)
+	c.bool(&rt.UseFixedTimings)
 }
 
-func (r *binReader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s", errCorrupt, fmt.Sprintf(format, args...))
-	}
-	r.b = nil
+func (c *codec) event(e *sim.Event) {
+	c.time(&e.At)
+	c.str(&e.Kind)
+	c.str(&e.Message)
+	c.time(&e.EstimatedCompletion)
 }
 
-func (r *binReader) int() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail("bad varint")
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *binReader) uint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail("bad uvarint")
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// small reads an int that must fit an int.
-func (r *binReader) small() int {
-	v := r.int()
-	if v < math.MinInt32 || v > math.MaxInt32 {
-		r.fail("integer %d out of range", v)
-		return 0
-	}
-	return int(v)
-}
-
-func (r *binReader) take(n uint64) []byte {
-	if n > uint64(len(r.b)) {
-		r.fail("length %d beyond the record", n)
-		return nil
-	}
-	s := r.b[:n]
-	r.b = r.b[n:]
-	return s
-}
-
-func (r *binReader) str() string { return string(r.take(r.uint())) }
-
-func (r *binReader) bool() bool {
-	switch b := r.take(1); {
-	case b == nil:
-		return false
-	case b[0] > 1:
-		r.fail("bad boolean %d", b[0])
-		return false
-	default:
-		return b[0] == 1
-	}
-}
-
-func (r *binReader) time() time.Time {
-	n := r.take(1)
-	if n == nil || n[0] == 0 {
-		return time.Time{}
-	}
-	var t time.Time
-	if err := t.UnmarshalBinary(r.take(uint64(n[0]))); err != nil && r.err == nil {
-		r.fail("bad time: %v", err)
-	}
-	return t
-}
-
-// count reads a slice count written by binWriter.count; each element takes
-// at least min bytes, so a count the record cannot hold is refused before
-// anything is allocated.
-func (r *binReader) count(min int) (n int, isNil bool) {
-	c := r.uint()
-	if c == 0 {
-		return 0, true
-	}
-	if c-1 > uint64(len(r.b)/min) {
-		r.fail("count %d beyond the record", c-1)
-		return 0, false
-	}
-	return int(c - 1), false
-}
-
-func (r *binReader) project(p *sim.Project) {
-	p.ID = r.str()
-	p.APIKey = r.str()
-	p.Name = r.str()
-	p.SourceLang = r.str()
-	p.TargetLang = r.str()
-	p.SourceVideoURL = r.str()
-	p.MixingMode = r.str()
-	p.TTSVolume = r.str()
-	p.UseSoundalike = r.bool()
-	p.UseEmotionalTransfer = r.bool()
-	p.UseFixedTimings = r.bool()
-	p.HasGlossary = r.bool()
-	p.DurationMS = r.int()
-	p.DurationSource = r.str()
-	p.CostMinutes = r.int()
-	p.Refunded = r.bool()
-	p.Status = sim.ProjectStatus(r.str())
-	p.CreatedAt = r.time()
-	p.DueAt = r.time()
-	p.CompletedAt = r.time()
-	p.ErrorMessage = r.str()
-	p.Outcome.Error = r.bool()
-	p.Outcome.Message = r.str()
-	p.TranslationsCount = r.small()
-	p.OutputGen = r.small()
-	p.ScriptsPending = r.bool()
-	p.ScriptInput = r.scriptInput()
-	p.SourceScript = r.segments()
-	p.TargetScript = r.segments()
-	p.Speakers = r.speakers()
-	p.Pending = r.retranslation()
-	p.History = r.events()
-}
-
-func (r *binReader) body(b *projectBody) {
-	b.ScriptInput = r.scriptInput()
-	b.SourceScript = r.segments()
-	b.TargetScript = r.segments()
-	b.Speakers = r.speakers()
-	b.Pending = r.retranslation()
-	b.History = r.events()
-}
-
-func (r *binReader) segments() []sim.Segment {
-	n, isNil := r.count(4)
-	if isNil || r.err != nil {
-		return nil
-	}
-	s := make([]sim.Segment, n)
-	for i := range s {
-		s[i] = sim.Segment{StartMS: r.int(), EndMS: r.int(), Text: r.str(), SpeakerID: r.small()}
-	}
-	return s
-}
-
-func (r *binReader) scriptInput() *sim.ScriptInput {
-	tag := r.take(1)
-	switch {
-	case tag == nil || tag[0] == 0:
-		return nil
-	case tag[0] > 2:
-		r.fail("bad script input tag %d", tag[0])
-		return nil
-	}
-	in := &sim.ScriptInput{SourceScript: r.segments()}
-	if n, isNil := r.count(1); !isNil && r.err == nil {
-		in.Utterances = make([]string, n)
-		for i := range in.Utterances {
-			in.Utterances[i] = r.str()
-		}
-	}
-	if tag[0] == 2 {
-		if n, isNil := r.count(2); !isNil && r.err == nil {
-			in.Glossary = make([]sim.GlossaryTerm, n)
-			for i := range in.Glossary {
-				in.Glossary[i] = sim.GlossaryTerm{Source: r.str(), Target: r.str()}
-			}
-		}
-	}
-	return in
-}
-
-func (r *binReader) speakers() []sim.Speaker {
-	n, isNil := r.count(3)
-	if isNil || r.err != nil {
-		return nil
-	}
-	s := make([]sim.Speaker, n)
-	for i := range s {
-		s[i] = sim.Speaker{SpeakerID: r.small(), Style: r.str(), VoiceKey: r.str()}
-	}
-	return s
-}
-
-func (r *binReader) retranslation() *sim.Retranslation {
-	if !r.bool() {
-		return nil
-	}
-	return &sim.Retranslation{
-		TargetScript: r.segments(), TargetSpeakers: r.speakers(),
-		MixingMode: r.str(), TTSVolume: r.str(), UseFixedTimings: r.bool(),
-	}
-}
-
-func (r *binReader) events() []sim.Event {
-	n, isNil := r.count(4)
-	if isNil || r.err != nil {
-		return nil
-	}
-	e := make([]sim.Event, n)
-	for i := range e {
-		e[i] = sim.Event{At: r.time(), Kind: r.str(), Message: r.str(), EstimatedCompletion: r.time()}
-	}
-	return e
-}
-
-func (r *binReader) account(a *sim.Account) {
-	a.APIKey = r.str()
-	a.Name = r.str()
-	a.Plan = sim.Plan(r.str())
-	a.BalanceMinutes = r.int()
-	a.InitialBalance = r.int()
-	a.RetranslationEnabled = r.bool()
-	a.CloningEnabled = r.bool()
-	a.Fixture = r.bool()
-	a.CreatedAt = r.time()
-	a.UserID = r.str()
-	if r.bool() {
-		s := &sim.StorageCredentials{AccessKeyID: r.str(), SecretAccessKey: r.str(), Region: r.str()}
-		if n, isNil := r.count(1); !isNil && r.err == nil {
-			s.Buckets = make([]string, n)
-			for i := range s.Buckets {
-				s.Buckets[i] = r.str()
-			}
-		}
-		a.Storage = s
-	}
-	if r.bool() {
-		a.RateLimit = &sim.RateLimit{PerMinute: r.small(), PerDay: r.small()}
-	}
+func (c *codec) account(a *sim.Account) {
+	c.str(&a.APIKey)
+	c.str(&a.Name)
+	c.str((*string)(&a.Plan))
+	c.int(&a.BalanceMinutes)
+	c.int(&a.InitialBalance)
+	c.bool(&a.RetranslationEnabled)
+	c.bool(&a.CloningEnabled)
+	c.bool(&a.Fixture)
+	c.time(&a.CreatedAt)
+	c.str(&a.UserID)
+	pointer(c, &a.Storage, func(c *codec, s *sim.StorageCredentials) {
+		c.str(&s.AccessKeyID)
+		c.str(&s.SecretAccessKey)
+		c.str(&s.Region)
+		slice(c, &s.Buckets, 1, (*codec).str)
+	})
+	pointer(c, &a.RateLimit, func(c *codec, rl *sim.RateLimit) {
+		c.small(&rl.PerMinute)
+		c.small(&rl.PerDay)
+	})
 }

@@ -161,8 +161,9 @@ func TestCodecRefusesDamage(t *testing.T) {
 
 // A slice count larger than the bytes left is refused before allocating.
 func TestCodecCountBeyondRecord(t *testing.T) {
-	w := binWriter{b: []byte{binTag}}
-	w.uint(1 << 40) // segments count of a body
+	w := codec{b: []byte{binTag, 1}} // a script input without a glossary
+	n := uint64(1 << 40)
+	w.uint(&n) // its source script's count
 	var b projectBody
 	require.ErrorIs(t, decode(w.b, &b), errCorrupt)
 }

@@ -152,12 +152,9 @@ func checkHeader(path string) error {
 		}
 		return unsound(MsgNotStore, path, "no valid bbolt meta page: "+err0.Error())
 	}
-	ps := int64(metas[0].pageSize)
+	ps := int64(metas[0].pageSize) // meta page 1 was only looked for at meta page 0's size
 	var pages uint64
 	for _, m := range metas {
-		if int64(m.pageSize) != ps {
-			return unsound(MsgNotStore, path, fmt.Sprintf("its meta pages disagree on the page size (%d and %d)", ps, m.pageSize))
-		}
 		pages = max(pages, m.pgid)
 	}
 	switch {

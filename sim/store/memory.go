@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/btree"
 )
@@ -44,51 +46,40 @@ var errReadOnly = errors.New("store: write in a read-only transaction")
 // publishes them when it commits, so readers never wait for a writer and
 // never see half a transaction.
 type memory struct {
-	write sync.Mutex // one write transaction at a time
-
-	mu      sync.RWMutex // guards buckets, the last committed trees
-	buckets map[string]*btree.BTreeG[entry]
+	write     sync.Mutex              // one write transaction at a time
+	committed atomic.Pointer[buckets] // the trees of the last commit
 }
+
+type buckets = map[string]*btree.BTreeG[entry]
 
 type entry struct{ k, v []byte }
 
 func lessEntry(a, b entry) bool { return bytes.Compare(a.k, b.k) < 0 }
 
 func newMemory() *memory {
-	m := &memory{buckets: make(map[string]*btree.BTreeG[entry], len(allBuckets))}
+	b := make(buckets, len(allBuckets))
 	for _, name := range allBuckets {
-		m.buckets[string(name)] = btree.NewG(16, lessEntry)
+		b[string(name)] = btree.NewG(16, lessEntry)
 	}
+	m := &memory{}
+	m.committed.Store(&b)
 	return m
 }
 
-func (m *memory) committed() map[string]*btree.BTreeG[entry] {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.buckets
-}
-
 func (m *memory) view(fn func(kvTx) error) error {
-	return fn(&memTx{base: m.committed()})
+	return fn(&memTx{base: *m.committed.Load()})
 }
 
 func (m *memory) update(fn func(kvTx) error) error {
 	m.write.Lock()
 	defer m.write.Unlock()
-	t := &memTx{base: m.committed(), own: map[string]*btree.BTreeG[entry]{}}
+	t := &memTx{base: *m.committed.Load(), own: buckets{}}
 	if err := fn(t); err != nil {
 		return err
 	}
-	next := make(map[string]*btree.BTreeG[entry], len(t.base))
-	for name, tree := range t.base {
-		next[name] = tree
-	}
-	for name, tree := range t.own {
-		next[name] = tree
-	}
-	m.mu.Lock()
-	m.buckets = next
-	m.mu.Unlock()
+	next := maps.Clone(t.base)
+	maps.Copy(next, t.own)
+	m.committed.Store(&next)
 	return nil
 }
 
@@ -100,7 +91,7 @@ func (m *memory) close() error { return nil }
 // memTx reads the trees of base, or the copies in own it has written to
 // (own is nil in a read transaction).
 type memTx struct {
-	base, own map[string]*btree.BTreeG[entry]
+	base, own buckets
 }
 
 func (t *memTx) tree(bucket []byte) *btree.BTreeG[entry] {

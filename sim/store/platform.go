@@ -14,8 +14,7 @@ import (
 type platformTx struct{ *txn }
 
 func (t platformTx) Account(key string) (sim.Account, error) {
-	var a sim.Account
-	return a, t.get(bAccounts, key, &a)
+	return getAs[sim.Account](t.txn, bAccounts, key)
 }
 
 func (t platformTx) PutAccount(a sim.Account) error { return t.put(bAccounts, a.APIKey, a) }
@@ -114,20 +113,12 @@ func (t platformTx) PutProject(p sim.Project) error {
 	}
 	old, err := t.ProjectHead(p.ID)
 	existed := err == nil
-	switch {
-	case existed:
-		if k := t.s.dueKey(old); k != nil {
-			if err := t.kv.del(bDue, k); err != nil {
-				return err
-			}
-		}
-	case !errors.Is(err, sim.ErrNotFound):
+	if !existed && !errors.Is(err, sim.ErrNotFound) {
 		return err
 	}
-	if k := t.s.dueKey(p); k != nil {
-		if err := t.kv.put(bDue, k, nil); err != nil {
-			return err
-		}
+	// A project not found is the zero project, which has no due key.
+	if err := t.reindex(bDue, t.s.dueKey(old), t.s.dueKey(p), nil); err != nil {
+		return err
 	}
 	key := t.s.projectKey(p.ID)
 	head, body := split(p)
@@ -150,10 +141,8 @@ func (t platformTx) DeleteProject(id string) error {
 	if err != nil {
 		return err
 	}
-	if k := t.s.dueKey(p); k != nil {
-		if err := t.kv.del(bDue, k); err != nil {
-			return err
-		}
+	if err := t.reindex(bDue, t.s.dueKey(p), nil, nil); err != nil {
+		return err
 	}
 	key := t.s.projectKey(id)
 	if err := t.kv.del(bBodies, key); err != nil {
@@ -195,19 +184,16 @@ func plainID(k []byte) string { return string(k) }
 func idemKey(scope, key string) string { return scope + "\x00" + key }
 
 func (t platformTx) Idempotency(scope, key string) (sim.IdemRecord, error) {
-	var r sim.IdemRecord
-	return r, t.get(bIdem, idemKey(scope, key), &r)
+	return getAs[sim.IdemRecord](t.txn, bIdem, idemKey(scope, key))
 }
 
 func (t platformTx) PutIdempotency(scope, key string, rec sim.IdemRecord) error {
 	k := idemKey(scope, key)
-	var old sim.IdemRecord
-	if err := t.get(bIdem, k, &old); err == nil {
-		if err := t.kv.del(bIdemExp, timeKey(old.CreatedAt, k)); err != nil {
-			return err
-		}
+	var oldExp []byte
+	if old, err := getAs[sim.IdemRecord](t.txn, bIdem, k); err == nil {
+		oldExp = timeKey(old.CreatedAt, k)
 	}
-	if err := t.kv.put(bIdemExp, timeKey(rec.CreatedAt, k), nil); err != nil {
+	if err := t.reindex(bIdemExp, oldExp, timeKey(rec.CreatedAt, k), nil); err != nil {
 		return err
 	}
 	return t.put(bIdem, k, rec)

@@ -179,41 +179,33 @@ func (s *Store) IDKey() uint64 { return s.keys.Seed() }
 // Close commits the queued Batch calls and closes the file.
 func (s *Store) Close() error { return s.kv.close() }
 
-// Path returns the file path ("" for a store in memory).
-func (s *Store) Path() string { return s.path }
-
 // View runs fn in a read-only transaction.
 func (s *Store) View(ctx context.Context, fn func(sim.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.kv.view(s.wrap(fn))
+	return s.run(ctx, s.kv.view, fn)
 }
 
 // Batch runs fn in a read-write transaction that concurrent Batch calls
 // may share (group commit, batch.go): one disk sync for many writes. fn may
 // run more than once.
 func (s *Store) Batch(ctx context.Context, fn func(sim.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.kv.batch(s.wrap(fn))
+	return s.run(ctx, s.kv.batch, fn)
 }
 
 // Update runs fn in a read-write transaction; an error rolls it back.
 func (s *Store) Update(ctx context.Context, fn func(sim.Tx) error) error {
+	return s.run(ctx, s.kv.update, fn)
+}
+
+// run runs fn as a sim.Tx in a transaction of kind, unless ctx is done.
+func (s *Store) run(ctx context.Context, kind func(func(kvTx) error) error, fn func(sim.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.kv.update(s.wrap(fn))
-}
-
-func (s *Store) wrap(fn func(sim.Tx) error) func(kvTx) error {
-	return func(tx kvTx) error {
+	return kind(func(tx kvTx) error {
 		st := &storeTx{txn: txn{kv: tx, s: s}}
 		st.platformTx, st.companyTx, st.workTx = platformTx{&st.txn}, companyTx{&st.txn}, workTx{&st.txn}
 		return fn(st)
-	}
+	})
 }
 
 // storeTx is a transaction as a sim.Tx: its per-resource views over one
@@ -303,8 +295,11 @@ type txn struct {
 	s  *Store
 }
 
-func (t *txn) get(bucket []byte, key string, v any) error {
-	return t.getKey(bucket, []byte(key), v)
+// getAs reads the record of key in bucket; sim.ErrNotFound when there is
+// none.
+func getAs[T any](t *txn, bucket []byte, key string) (T, error) {
+	var v T
+	return v, t.getKey(bucket, []byte(key), &v)
 }
 
 func (t *txn) getKey(bucket, key []byte, v any) error {
@@ -335,6 +330,23 @@ func forEach[T any](t *txn, bucket []byte, fn func(T) error) error {
 		}
 		return true, fn(v)
 	})
+}
+
+// reindex moves an entry of the index bucket from old to new (nil: no
+// entry); val is the entry's value.
+func (t *txn) reindex(bucket, old, new, val []byte) error {
+	if bytes.Equal(old, new) {
+		return nil
+	}
+	if old != nil {
+		if err := t.kv.del(bucket, old); err != nil {
+			return err
+		}
+	}
+	if new == nil {
+		return nil
+	}
+	return t.kv.put(bucket, new, val)
 }
 
 // dueIDs returns up to limit ids of a due index whose time is at or before

@@ -64,8 +64,7 @@ func putIndexed[T any](t *txn, bucket []byte, kind, id string, v T, idx ...index
 	if id == "" {
 		return fmt.Errorf("store: %s without id", kind)
 	}
-	var old T
-	err := t.get(bucket, id, &old)
+	old, err := getAs[T](t, bucket, id)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sim.ErrNotFound) {
 		return err
@@ -81,27 +80,15 @@ func putIndexed[T any](t *txn, bucket []byte, kind, id string, v T, idx ...index
 		}
 	}
 	for _, x := range idx {
-		var oldKey []byte
+		var oldKey, val []byte
 		if exists {
 			oldKey = x.key(old)
 		}
-		newKey := x.key(v)
-		if bytes.Equal(oldKey, newKey) {
-			continue
+		if x.unique {
+			val = []byte(id)
 		}
-		if oldKey != nil {
-			if err := t.kv.del(x.bucket, oldKey); err != nil {
-				return err
-			}
-		}
-		if newKey != nil {
-			var val []byte
-			if x.unique {
-				val = []byte(id)
-			}
-			if err := t.kv.put(x.bucket, newKey, val); err != nil {
-				return err
-			}
+		if err := t.reindex(x.bucket, oldKey, x.key(v), val); err != nil {
+			return err
 		}
 	}
 	return t.put(bucket, id, v)
@@ -137,8 +124,8 @@ func forEachChild[T any](t *txn, idx, bucket []byte, parent string, fn func(T) e
 		return err
 	}
 	for _, id := range ids {
-		var v T
-		if err := t.get(bucket, id, &v); err != nil {
+		v, err := getAs[T](t, bucket, id)
+		if err != nil {
 			if errors.Is(err, sim.ErrNotFound) {
 				return fmt.Errorf("%w: %s %s in %s", errIndexedNotFound, bucket, id, idx)
 			}
@@ -160,8 +147,7 @@ func dueAtKey(due time.Time, id string) []byte {
 }
 
 func (t companyTx) Company(id string) (sim.Company, error) {
-	var c sim.Company
-	return c, t.get(bCompanies, id, &c)
+	return getAs[sim.Company](t.txn, bCompanies, id)
 }
 
 func (t companyTx) PutCompany(c sim.Company) error {
@@ -184,8 +170,7 @@ var userEmailIndex = index[sim.User]{
 }
 
 func (t companyTx) User(id string) (sim.User, error) {
-	var u sim.User
-	return u, t.get(bUsers, id, &u)
+	return getAs[sim.User](t.txn, bUsers, id)
 }
 
 // PutUser stores u; it fails, writing nothing, when another user has the
@@ -214,8 +199,7 @@ func (t companyTx) ForEachUser(fn func(sim.User) error) error {
 }
 
 func (t companyTx) Glossary(id string) (sim.Glossary, error) {
-	var g sim.Glossary
-	return g, t.get(bGlossaries, id, &g)
+	return getAs[sim.Glossary](t.txn, bGlossaries, id)
 }
 
 func (t companyTx) PutGlossary(g sim.Glossary) error {
@@ -227,8 +211,7 @@ func (t companyTx) ForEachGlossary(fn func(sim.Glossary) error) error {
 }
 
 func (t companyTx) Folder(id string) (sim.Folder, error) {
-	var f sim.Folder
-	return f, t.get(bFolders, id, &f)
+	return getAs[sim.Folder](t.txn, bFolders, id)
 }
 
 func (t companyTx) PutFolder(f sim.Folder) error {
@@ -245,8 +228,7 @@ var studioProjectCompanyIndex = index[sim.StudioProject]{
 }
 
 func (t workTx) StudioProject(id string) (sim.StudioProject, error) {
-	var p sim.StudioProject
-	return p, t.get(bStudioProjects, id, &p)
+	return getAs[sim.StudioProject](t.txn, bStudioProjects, id)
 }
 
 func (t workTx) PutStudioProject(p sim.StudioProject) error {
@@ -269,8 +251,7 @@ var (
 )
 
 func (t workTx) Video(id string) (sim.Video, error) {
-	var v sim.Video
-	return v, t.get(bVideos, id, &v)
+	return getAs[sim.Video](t.txn, bVideos, id)
 }
 
 func (t workTx) PutVideo(v sim.Video) error {
@@ -291,8 +272,7 @@ var artifactDueIndex = index[sim.Artifact]{
 }
 
 func (t workTx) Artifact(id string) (sim.Artifact, error) {
-	var a sim.Artifact
-	return a, t.get(bArtifacts, id, &a)
+	return getAs[sim.Artifact](t.txn, bArtifacts, id)
 }
 
 func (t workTx) PutArtifact(a sim.Artifact) error {
@@ -308,8 +288,7 @@ func (t workTx) DueArtifacts(now time.Time, limit int) ([]string, error) {
 }
 
 func (t workTx) Upload(id string) (sim.Upload, error) {
-	var u sim.Upload
-	return u, t.get(bUploads, id, &u)
+	return getAs[sim.Upload](t.txn, bUploads, id)
 }
 
 func (t workTx) PutUpload(u sim.Upload) error {

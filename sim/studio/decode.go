@@ -24,7 +24,7 @@ type object map[string]json.RawMessage
 // readObject reads a JSON object body; fields lists the fields the endpoint
 // defines (refused otherwise when RejectUnknownFields).
 func (a *API) readObject(w http.ResponseWriter, r *http.Request, fields ...string) (object, error) {
-	body, err := httpx.ReadJSONBody(w, r, a.maxBody)
+	body, err := httpx.ReadJSONBody(w, r, httpx.DefaultMaxBody)
 	if err != nil {
 		return nil, err
 	}

@@ -187,11 +187,6 @@ func decodeProject(o object, create bool) (sim.StudioProjectInput, error) {
 	return in, nil
 }
 
-func projectInputEmpty(in sim.StudioProjectInput) bool {
-	return in.Name == nil && in.ManagerEmail == nil && in.TranslationsGlossaryID == nil &&
-		in.VoicesGlossaryID == nil && in.PronunciationGlossaryID == nil
-}
-
 func (a *API) handleListProjects(w http.ResponseWriter, r *http.Request) error {
 	ps, err := a.svc.ListStudioProjects(r.Context(), caller(r))
 	return writeOK(w, mapSlice(ps, func(p sim.StudioProject) projectView { return a.viewProject(r, p) }), err)
@@ -233,7 +228,7 @@ func (a *API) handleUpdateProject(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if projectInputEmpty(in) {
+	if in == (sim.StudioProjectInput{}) {
 		return invalid(sim.MsgNoValidFields)
 	}
 	p, err := a.svc.UpdateStudioProject(r.Context(), c, id, in)

@@ -64,8 +64,6 @@ type Config struct {
 	// DefaultRateLimit applies to keys without a rate limit of their own;
 	// zero means none (the default).
 	DefaultRateLimit sim.RateLimit
-	// MaxBody limits JSON bodies (bytes).
-	MaxBody int64
 	// IdemSlots is shared with the other interface that keeps its
 	// idempotency records in the same store (nil: this API's own).
 	IdemSlots *idempotency.Slots
@@ -75,7 +73,6 @@ type Config struct {
 type API struct {
 	svc        Service
 	http       httpx.API
-	maxBody    int64
 	rejectUnk  bool
 	laxEnums   bool
 	publicURL  string
@@ -90,7 +87,6 @@ func New(cfg Config) *API {
 	a := &API{
 		svc:        cfg.Service,
 		http:       httpx.API{Render: Render, Log: cfg.Log},
-		maxBody:    cfg.MaxBody,
 		rejectUnk:  cfg.RejectUnknownFields,
 		laxEnums:   cfg.LaxEnums,
 		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
@@ -98,16 +94,13 @@ func New(cfg Config) *API {
 		limiter:    &limiter{keys: map[string]*window{}},
 		defaultLim: cfg.DefaultRateLimit,
 	}
-	if a.maxBody <= 0 {
-		a.maxBody = httpx.DefaultMaxBody
-	}
 	if a.created == 0 {
 		a.created = http.StatusOK
 	}
-	// Every POST of the interface has a JSON body: the decoder's limit is
-	// the limit of each route.
+	// Every POST of the interface has a JSON body of at most
+	// httpx.DefaultMaxBody.
 	a.idem = &idempotency.Middleware{Store: cfg.Service, API: a.http, Slots: cfg.IdemSlots,
-		Limit: func(*http.Request) int64 { return a.maxBody }}
+		Limit: func(*http.Request) int64 { return httpx.DefaultMaxBody }}
 	return a
 }
 

@@ -25,8 +25,14 @@ func TestMain(m *testing.M) {
 // start runs dubsim on a data file of its own with logs off, plus args.
 func start(t *testing.T, args ...string) *proctest.Proc {
 	t.Helper()
+	return startEnv(t, nil, args...)
+}
+
+// startEnv is start with more environment variables (NAME=VALUE).
+func startEnv(t *testing.T, env []string, args ...string) *proctest.Proc {
+	t.Helper()
 	base := []string{"--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "dubsim.db"), "--log-level", "off"}
-	return proctest.Start(t, proctest.Binary(t), nil, append(base, args...)...)
+	return proctest.Start(t, proctest.Binary(t), env, append(base, args...)...)
 }
 
 // memory reads the process's resident and peak memory, failing the test

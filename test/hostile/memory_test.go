@@ -71,7 +71,7 @@ func journalBytes(t *testing.T, p *proctest.Proc, ids []string) int64 {
 // journals together reach their bound (--journal-memory, 32 MiB: about
 // 160 KiB, 8 such entries, a sandbox). The live heap is then about 85 MB;
 // what keeps the process's resident memory well below 512 MB is the
-// default soft memory limit (--memory-limit), which makes the collector
+// default soft memory limit (256 MiB, HM1), which makes the collector
 // run before garbage fills the headroom its target of 400 % would allow
 // (five times the live heap). The environment's GOGC and GOMEMLIMIT are
 // cleared, so the binary's own defaults apply.

@@ -28,7 +28,7 @@ import (
 )
 
 // The noisy-neighbour test: one dubsim with its default settings (no
-// --memory-limit) serves two victims, the default simulator and a sandbox,
+// GOMEMLIMIT) serves two victims, the default simulator and a sandbox,
 // while abusers run beside them (docs/design/tenancy.md):
 //
 //   - clients without a key sending 1 MB request lines;

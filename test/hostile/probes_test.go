@@ -53,13 +53,13 @@ func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
 //
 // The live heap stays near 100 MB (4 probe buffers of 16 MiB, 2 dump
 // pages); the rest is garbage the collector lets grow to its target (GOGC
-// 400) unless the soft memory limit (--memory-limit, HM1) holds it back.
+// 400) unless the soft memory limit (HM1) holds it back.
 // That limit is one the runtime honours: with the default, 256 MiB, the
-// attack peaks near it; without one (--memory-limit 0) it peaks near the
+// attack peaks near it; without one (GOMEMLIMIT=off) it peaks near the
 // collector's target (about 530 MB). Unbounded: 2,527 MB.
 func TestProbesOfTheServersOwnStateAreBounded(t *testing.T) {
 	limited := probesOwnState(t, start(t))
-	unlimited := probesOwnState(t, start(t, "--memory-limit", "0"))
+	unlimited := probesOwnState(t, startEnv(t, []string{"GOMEMLIMIT=off"}))
 	t.Logf("peak with the default limit (256 MiB): %s; with none: %s", mb(limited), mb(unlimited))
 	assert.Less(t, unlimited, int64(800<<20), "peak resident memory without a soft limit")
 	assert.Less(t, limited, int64(340<<20), "peak resident memory under the default 256 MiB limit")

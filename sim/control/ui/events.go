@@ -90,7 +90,7 @@ func (u *UI) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	defer u.streams.Leave()
 	if u.process != nil {
 		if !u.process.TryEnter() {
-			refuseStream(w, http.StatusServiceUnavailable, "ServiceUnavailableError", fmt.Sprintf(msgProcessStreams, u.processSize))
+			refuseStream(w, http.StatusServiceUnavailable, "ServiceUnavailableError", fmt.Sprintf(msgProcessStreams, u.process.Size()))
 			return nil
 		}
 		defer u.process.Leave()

@@ -28,17 +28,11 @@ var pageCSS string
 // pageCSP allows the page's own inline style and nothing else.
 const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-type pageRenderer struct {
-	tmpl *template.Template
-}
-
-func newPageRenderer() *pageRenderer {
-	funcs := template.FuncMap{
-		"css":  func() template.CSS { return template.CSS(pageCSS) },
-		"time": timeOrEmpty,
-	}
-	return &pageRenderer{tmpl: template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))}
-}
+// pages are the templates of the project page and its error page.
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"css":  func() template.CSS { return template.CSS(pageCSS) },
+	"time": timeOrEmpty,
+}).ParseFS(files, "templates/*.html"))
 
 // pageData is what templates/project.html shows.
 type pageData struct {
@@ -116,7 +110,7 @@ func (u *UI) servePage(w http.ResponseWriter, r *http.Request, dashboard bool) {
 
 func (u *UI) writePage(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	var buf bytes.Buffer
-	if err := u.page.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
 		if u.api.Log != nil {
 			u.api.Log.Error("project page template", "err", err)
 		}

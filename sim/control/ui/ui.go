@@ -59,13 +59,11 @@ type UI struct {
 	src   Source
 	track func(sim.Project) audio.Track
 	api   httpx.API
-	page  *pageRenderer
 	dumps *httpx.Gate
 
-	changes     func() Version
-	streams     *httpx.Gate // places of this UI's open event streams
-	process     *httpx.Gate // places of the process's (Config.Streams)
-	processSize int
+	changes func() Version
+	streams *httpx.Gate // places of this UI's open event streams
+	process *httpx.Gate // places of the process's (Config.Streams)
 }
 
 // ControlPaths are the paths under the control API's mount point that ControlRoutes answers.
@@ -80,8 +78,8 @@ func New(cfg Config) *UI {
 	if dumps == nil {
 		dumps = control.NewDumpGate()
 	}
-	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: httpx.RenderControl, Log: cfg.Log}, page: newPageRenderer(), dumps: dumps,
-		changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams, processSize: cfg.Streams.Size()}
+	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: httpx.RenderControl, Log: cfg.Log}, dumps: dumps,
+		changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams}
 }
 
 // ControlRoutes answers ControlPaths, relative to the control API's mount

@@ -26,8 +26,6 @@ func RoutePath(r *http.Request) string {
 }
 
 // Allowed lists the methods routes serves on path, in allowProbe's order.
-// A path handed whole to a handler that is not a chi router (Handle,
-// Mount of a plain handler) counts for every method.
 func Allowed(routes chi.Routes, path string) []string {
 	var out []string
 	for _, m := range allowProbe {
@@ -38,10 +36,9 @@ func Allowed(routes chi.Routes, path string) []string {
 	return out
 }
 
-// WithAllow wraps the 405 handler of routes: it sets the Allow header
-// (RFC 9110, 15.5.6) to the methods routes serves on the request's path,
-// then lets h write the interface's envelope. chi computes the header for
-// its own default handler only.
+// WithAllow wraps the 405 handler of routes: it sets the Allow header (RFC
+// 9110, 15.5.6), which chi sets for its own default handler only, then lets
+// h write the interface's envelope.
 func WithAllow(routes chi.Routes, h http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		// An address that serves two routers (the shared one) has set it.
@@ -52,8 +49,7 @@ func WithAllow(routes chi.Routes, h http.Handler) http.HandlerFunc {
 	}
 }
 
-// SetAllow sets the Allow header to methods (none: an empty Allow, which
-// says the resource allows no method).
+// SetAllow sets the Allow header to methods (none: an empty Allow).
 func SetAllow(w http.ResponseWriter, methods []string) {
 	w.Header().Set("Allow", strings.Join(methods, ", "))
 }

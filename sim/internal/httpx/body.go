@@ -15,20 +15,18 @@ import (
 )
 
 // BodyError is a request body that did not arrive, the client's doing: no
-// byte came for the idle timeout (Timeout), or the body ended before its
-// declared length or its last chunk (the client closed or reset the
-// connection, or sent a malformed chunked body), or it arrived slower than
-// the minimum rate (Timeout and Slow). Its Error text is for the log (it
-// names the network addresses); Message is for the client.
+// byte came for the idle timeout (Timeout), it came slower than the minimum
+// rate (Slow too), or it ended before its declared length or last chunk.
+// Error is for the log (it names network addresses), Message for the client.
 type BodyError struct {
 	Err     error
 	Timeout bool
-	Slow    bool          // the minimum rate was not kept (Timeout too)
-	Idle    time.Duration // the idle timeout (and grace of the rate), when Timeout
-	MinRate int64         // the minimum rate in bytes per second, when Slow
-	Elapsed time.Duration // time since the first read of the body, when Slow
-	Read    int64         // bytes of the body received
-	Length  int64         // the declared Content-Length, -1 when chunked
+	Slow    bool
+	Idle    time.Duration // the idle timeout, and the rate's grace
+	MinRate int64         // bytes per second
+	Elapsed time.Duration // since the first read of the body, when Slow
+	Read    int64
+	Length  int64 // the declared Content-Length, -1 when chunked
 }
 
 func (e *BodyError) Error() string {
@@ -37,7 +35,7 @@ func (e *BodyError) Error() string {
 
 func (e *BodyError) Unwrap() error { return e.Err }
 
-// Message words e for the client, without network addresses.
+// Message words e for the client.
 func (e *BodyError) Message() string {
 	switch {
 	case e.Slow:
@@ -57,10 +55,9 @@ func IsNoSpace(err error) bool {
 }
 
 // BodyFailure words a failure to read or keep a request body, blaming the
-// right side: a *BodyError (the client) is a validation error (400) saying
-// the body stopped arriving; a full disk (the simulator) is an internal
-// error (500) saying the body could not be stored; nil for other errors.
-// Neither message names a network address or a file path.
+// right side: a *BodyError (the client's) is a validation error (400), a
+// full disk (the simulator's) an internal error (500) saying so; nil for
+// other errors. Neither names a network address or a file path.
 func BodyFailure(err error) error {
 	var be *BodyError
 	switch {
@@ -74,22 +71,17 @@ func BodyFailure(err error) error {
 
 // IdleBody makes the reading of request bodies end when no byte arrives
 // for idle (fidelity HW1), instead of a whole-request timeout that cuts a
-// long upload at any rate: before each read of the body the connection's
-// read deadline is moved to now+idle, and once the body has ended it is
-// cleared (net/http then watches the connection for the client closing
-// it, which a deadline would turn into a cancelled request). A body that
-// does not arrive fails with a *BodyError, logged at INFO (the client's
-// doing, not a fault of the simulator). idle <= 0 sets no deadline but
-// still words the failures.
+// long upload at any rate: each read moves the connection's read deadline
+// to now+idle, and the end of the body clears it (net/http then watches
+// the connection for the client closing it, which a deadline would turn
+// into a cancelled request). A body that does not arrive fails with a
+// *BodyError, logged at INFO: the client's doing. idle <= 0 sets no
+// deadline but still words the failures.
 //
 // minRate > 0 also bounds a body that keeps arriving too slowly (fidelity
-// HW5), as Apache's mod_reqtimeout MinRate does: after a grace of idle
-// from the first read, the body must average minRate bytes per second.
-// The deadline of each read is the earlier of now+idle and
-// start+idle+received/minRate, so every byte buys 1/minRate seconds; a
-// body one byte every idle-1 seconds, which the idle deadline alone let
-// hold its connection forever, fails like a stalled one. With idle <= 0
-// there is no rate either.
+// HW5), as Apache's mod_reqtimeout MinRate does: after a grace of idle,
+// every byte buys 1/minRate seconds, so one byte every idle-1 seconds
+// cannot hold a connection forever.
 func IdleBody(idle time.Duration, minRate int64, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
@@ -98,10 +90,9 @@ func IdleBody(idle time.Duration, minRate int64, log *slog.Logger, next http.Han
 		}
 		b := &idleBody{ReadCloser: r.Body, w: w, rc: http.NewResponseController(w), idle: idle, minRate: minRate, length: r.ContentLength, log: log, r: r}
 		// net/http cancels the request's context when a read of the
-		// connection fails: the handler could not answer a body that
-		// stopped arriving (its next store call failed with "context
-		// canceled", a 500). The handler's context is cancelled with the
-		// request's unless a body read is what failed.
+		// connection fails, so the handler could not answer a body that
+		// stopped arriving: its context ends with the request's unless a
+		// body read is what failed.
 		ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(r.Context()), idleBodyKey{}, b))
 		b.cancel = cancel
 		stop := context.AfterFunc(r.Context(), b.parentDone)
@@ -116,8 +107,7 @@ func IdleBody(idle time.Duration, minRate int64, log *slog.Logger, next http.Han
 type idleBodyKey struct{}
 
 // ReleaseBodyDeadline stops IdleBody from moving the read deadline of r's
-// connection: whoever calls it (the early answers, once a refusal has gone
-// out) bounds the rest of the reading with deadlines of its own.
+// connection: the caller bounds the rest of the reading itself.
 func ReleaseBodyDeadline(r *http.Request) {
 	if b, ok := r.Context().Value(idleBodyKey{}).(*idleBody); ok {
 		b.mu.Lock()
@@ -126,7 +116,6 @@ func ReleaseBodyDeadline(r *http.Request) {
 	}
 }
 
-// parentDone is called when the request's context is cancelled.
 func (b *idleBody) parentDone() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -194,8 +183,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 			be.Slow, be.MinRate, be.Elapsed = true, b.minRate, time.Since(b.start)
 		}
 		b.failed = be
-		// What is left of the body cannot be told from a next request:
-		// the connection ends with the answer.
+		// The rest of the body cannot be told from a next request.
 		b.w.Header().Set("Connection", "close")
 		if b.log != nil {
 			b.log.Info("request body not received", "method", b.r.Method, "path", b.r.URL.Path,
@@ -210,8 +198,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 }
 
 // deadline is the read deadline of a read starting at now: now+idle, or
-// earlier the time by which the bytes received keep the minimum rate
-// (start+idle+n/minRate), which b.slow then records. Called with b.mu held.
+// the earlier start+idle+n/minRate (b.slow then says so). b.mu is held.
 func (b *idleBody) deadline(now time.Time) time.Time {
 	d := now.Add(b.idle)
 	b.slow = false

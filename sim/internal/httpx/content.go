@@ -4,10 +4,8 @@ import (
 	"net/http"
 )
 
-// ContentErrorWriter wraps the ResponseWriter given to http.ServeContent so
-// that its plain-text errors (416 for an unsatisfiable Range, 412 for a
-// failed precondition) are answered in an API's envelope: Body renders the
-// status as a JSON body.
+// ContentErrorWriter answers the plain-text errors of http.ServeContent
+// (416, 412) in an API's envelope, which Body renders.
 type ContentErrorWriter struct {
 	http.ResponseWriter
 	Body   func(status int) []byte
@@ -29,7 +27,7 @@ func (c *ContentErrorWriter) WriteHeader(status int) {
 	_, _ = c.ResponseWriter.Write(c.Body(status))
 }
 
-// Write drops the plain-text error body ServeContent writes after an error.
+// Write drops ServeContent's plain-text error body.
 func (c *ContentErrorWriter) Write(b []byte) (int, error) {
 	if c.failed {
 		return len(b), nil

@@ -8,8 +8,6 @@ import (
 )
 
 // ControlEnvelope is the control API's error body (the platform's shape).
-// The control API, its middleware (journal, faults), the dashboard and the
-// sandbox dispatcher all answer in it.
 type ControlEnvelope struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`
@@ -43,9 +41,8 @@ func RenderControl(err error) (int, any) {
 	return m.status, ControlEnvelope{Error: m.name, Message: msg}
 }
 
-// NewControlRouter returns a router of the control API: the middlewares mw
-// run first; an unknown route answers 404 NotFoundError, and a known path
-// asked with another method 405 with Allow, both written by api.
+// NewControlRouter returns a router of the control API, with mw first: an
+// unknown route answers 404, a known path with another method 405 with Allow.
 func NewControlRouter(api API, mw ...func(http.Handler) http.Handler) chi.Router {
 	r := chi.NewRouter()
 	r.Use(mw...)

@@ -18,28 +18,18 @@ import (
 // DefaultMaxBody is the default limit of a JSON request body.
 const DefaultMaxBody = 10 << 20
 
-// Decoder decodes JSON request bodies with the documented rules: the body
-// must carry Content-Type application/json, fit the size limit, be one JSON
-// object, and match the field types; unknown fields are ignored unless
-// RejectUnknown is set.
-//
-// It is the one JSON decoder of the module: the platform and studio
-// handlers and the control routes (fault rules, verify matchers) all word
-// malformed bodies, wrong types and unknown fields through it.
+// Decoder is the one JSON decoder of request bodies: the body must carry a
+// JSON Content-Type, fit the size limit, be one JSON object and match the
+// field types; unknown fields are ignored unless RejectUnknown is set.
 type Decoder struct {
 	MaxBytes      int64
 	RejectUnknown bool
-	// TypeMessages words a wrong type of the named top-level fields
-	// instead of the generic "<field> must be <type>; got <kind>": a
+	// TypeMessages words a wrong type of the named top-level fields: a
 	// template with one %s, the JSON kind received.
 	TypeMessages map[string]string
-	// UnknownField names the first unknown field of body (for nested
-	// objects, as "action.name"); nil: the name encoding/json reports.
-	UnknownField func(body []byte) string
 }
 
-// Decode reads r's body into dst (a pointer to a struct). Every failure is a
-// *sim.Error with a message that names the problem.
+// Decode reads r's body into dst (a pointer to a struct).
 func (d Decoder) Decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	limit := d.MaxBytes
 	if limit <= 0 {
@@ -54,14 +44,11 @@ func (d Decoder) Decode(w http.ResponseWriter, r *http.Request, dst any) error {
 
 // ReadJSONBody reads a JSON request body with the documented checks, in
 // order: the size limit (CodeTooLarge), a non-empty body, and a JSON
-// Content-Type. Its bytes come out of the body budget (ReserveBody), held
-// until the request's handler returns. Decoders with their own rules (fault rules, verify
-// matchers) start from its bytes.
+// Content-Type. Its bytes come out of the body budget (ReserveBody).
 func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	size, err := ReserveBodyFor(r, limit)
 	if err != nil {
-		// The request ended (the client left, the server stops) while it
-		// waited for the body budget.
+		// The request ended while it waited for the budget.
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
 	body, err := readAllSized(http.MaxBytesReader(w, r.Body, limit), size)
@@ -87,8 +74,7 @@ func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, 
 type anyBodyTypeKey struct{}
 
 // WithAnyBodyType marks a request whose JSON body is read whatever its
-// Content-Type says: a control call no browser can send without a
-// preflight (its method, or a header of its own, says it is a program's),
+// Content-Type says: a control call no browser sends without a preflight,
 // such as curl's -d, which names a form.
 func WithAnyBodyType(ctx context.Context) context.Context {
 	return context.WithValue(ctx, anyBodyTypeKey{}, true)
@@ -105,9 +91,8 @@ func IsJSONContentType(ct string) bool {
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
-// DecodeBytes decodes a JSON object from body into dst. A number with an
-// integral value is an integer whatever its spelling (100.0, 1e2; see
-// IntegralNumbers).
+// DecodeBytes decodes a JSON object from body into dst; an integral number
+// is an integer whatever its spelling (IntegralNumbers).
 func (d Decoder) DecodeBytes(body []byte, dst any) error {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -120,7 +105,7 @@ func (d Decoder) DecodeBytes(body []byte, dst any) error {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(dst); err != nil {
-		return d.jsonError(body, err)
+		return d.WordError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "unexpected data after the JSON object")
@@ -128,9 +113,9 @@ func (d Decoder) DecodeBytes(body []byte, dst any) error {
 	return nil
 }
 
-// jsonError words a decoding error as a validation error naming the
+// WordError words a decoding error as a validation error naming the
 // problem. A *sim.Error from a field's own UnmarshalJSON is kept.
-func (d Decoder) jsonError(body []byte, err error) error {
+func (d Decoder) WordError(err error) error {
 	var se *sim.Error
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -154,9 +139,6 @@ func (d Decoder) jsonError(body []byte, err error) error {
 		}
 		return sim.Errorf(sim.CodeValidation, sim.MsgWrongType, field, jsonTypeName(typ.Type), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		if d.UnknownField != nil {
-			return sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, fmt.Sprintf("%q", d.UnknownField(body)))
-		}
 		return sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
 		return sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, strings.TrimPrefix(err.Error(), "json: "))

@@ -36,14 +36,12 @@ func (a API) Handle(h HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// HeaderErrorDetail carries the detail of an error whose body message is a
-// documented text (sim.Error.Detail): the offending item and values, without
-// changing the documented body.
+// HeaderErrorDetail carries sim.Error.Detail (the offending item and
+// values) beside a documented body message.
 const HeaderErrorDetail = "X-Dubsim-Error-Detail"
 
-// WriteError writes err in the API's envelope, and its detail, if any, in
-// the X-Dubsim-Error-Detail header. Errors that are not domain errors are
-// logged and masked as internal errors.
+// WriteError writes err in the API's envelope, with its detail header.
+// Errors that are not domain errors are logged and masked.
 func (a API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if d := sim.ErrorDetail(err); d != "" {
 		w.Header().Set(HeaderErrorDetail, d)
@@ -86,8 +84,8 @@ func (a API) Recover(next http.Handler) http.Handler {
 // ContentTypeJSON is the Content-Type of every JSON answer.
 const ContentTypeJSON = "application/json; charset=utf-8"
 
-// Marshal encodes a response body: JSON without HTML escaping (an "&" in
-// a URL stays "&", as a JavaScript server writes it), without the newline.
+// Marshal encodes a response body without HTML escaping (an "&" in a URL
+// stays "&", as a JavaScript server writes it) and without a newline.
 func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -132,8 +130,8 @@ func AccountFrom(ctx context.Context) (sim.Account, bool) {
 	return a, ok
 }
 
-// Bearer extracts the key of an Authorization header; when there is none it
-// returns a hint saying why, for the X-Dubsim-Auth-Error header.
+// Bearer extracts the key of an Authorization header, or a hint saying why
+// there is none (for the X-Dubsim-Auth-Error header).
 func Bearer(h string) (key, hint string) {
 	if h == "" {
 		return "", "missing Authorization header; send Authorization: Bearer <API_KEY>"
@@ -157,12 +155,10 @@ func KeyScope(r *http.Request) string {
 	return acct.APIKey
 }
 
-// BaseURL is the base of the absolute URLs an answer holds (downloads,
-// presigned uploads, project and video links): public when set (the
-// --public-url flag), else the scheme (X-Forwarded-Proto when it names one,
-// for a client behind a TLS proxy) and the Host the request came in on;
-// followed by the path prefix the request was served under (WithBasePath),
-// so that links lead back to the same mount.
+// BaseURL is the base of the absolute URLs an answer holds: public when set
+// (--public-url), else the scheme (X-Forwarded-Proto, for a client behind a
+// TLS proxy) and Host of the request; then the path prefix it was served
+// under (WithBasePath), so that links lead back to the same mount.
 func BaseURL(r *http.Request, public string) string {
 	prefix := BasePath(r.Context())
 	if public != "" {
@@ -181,17 +177,13 @@ func BaseURL(r *http.Request, public string) string {
 type basePathKey struct{}
 
 // WithBasePath records that a request is served under a path prefix (such
-// as "/studio", without a trailing slash) that was removed from its path;
-// BaseURL puts it back in the links the answer holds. Prefixes compose: a
-// prefix recorded earlier (a sandbox's "/sbx/{id}") stays in front of the
-// new one ("/sbx/{id}/studio").
+// as "/studio") that was removed from its path, after any recorded before
+// ("/sbx/{id}/studio"); BaseURL puts it back in links.
 func WithBasePath(ctx context.Context, prefix string) context.Context {
 	return context.WithValue(ctx, basePathKey{}, BasePath(ctx)+prefix)
 }
 
-// BasePath is the path prefix a request is served under (WithBasePath):
-// "" when none, else a path starting with "/" and without a trailing slash.
-// Links an answer holds that are relative to its host start with it.
+// BasePath is the path prefix a request is served under (WithBasePath), or "".
 func BasePath(ctx context.Context) string {
 	prefix, _ := ctx.Value(basePathKey{}).(string)
 	return prefix

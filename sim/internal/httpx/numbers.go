@@ -11,27 +11,23 @@ import (
 )
 
 // JSON has one number type: 100, 100.0 and 1e2 are the same value, and a
-// client in JavaScript or Python may send an integer in any of these forms.
-// Go's decoder refuses all but the first for an integer field, so request
-// bodies pass through IntegralNumbers before they are decoded, and the
-// idempotency fingerprint of a JSON body is taken over its canonical form
-// (CanonicalJSON), in which the three are one.
+// client in JavaScript or Python may send an integer in any of these forms,
+// which Go's decoder refuses in an integer field but the first.
 
-// decimal is a JSON number literal taken apart exactly, without floating
-// point: the value is (-1 if neg) * digits * 10^exp, digits without leading
-// or trailing zeros ("" for zero).
+// decimal is a JSON number literal taken apart exactly: the value is
+// (-1 if neg) * digits * 10^exp, digits without leading or trailing zeros
+// ("" for zero).
 type decimal struct {
 	neg    bool
 	digits string
 	exp    int64
 }
 
-// maxExpDigits bounds the exponent a literal may carry for parseDecimal;
-// beyond it (1e1000000000) the literal is left as written.
+// maxExpDigits bounds the exponent parseDecimal takes: beyond it
+// (1e1000000000) the literal is left as written.
 const maxExpDigits = 9
 
-// parseDecimal parses a JSON number literal; ok is false for anything else
-// and for exponents of more than maxExpDigits digits.
+// parseDecimal parses a JSON number literal.
 func parseDecimal(lit []byte) (d decimal, ok bool) {
 	s := string(lit)
 	if strings.HasPrefix(s, "-") {
@@ -70,17 +66,9 @@ func parseDecimal(lit []byte) (d decimal, ok bool) {
 	return d, true
 }
 
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func allDigits(s string) bool { return strings.Trim(s, "0123456789") == "" }
 
-// int64Literal is the plain integer literal of d when d is an integer that
-// fits int64.
+// int64Literal is the plain integer literal of d, if d is an int64.
 func (d decimal) int64Literal() (string, bool) {
 	if d.digits == "" {
 		return "0", true
@@ -98,7 +86,6 @@ func (d decimal) int64Literal() (string, bool) {
 	return s, true
 }
 
-// integral reports whether d has an integral value (of any size).
 func (d decimal) integral() bool { return d.exp >= 0 }
 
 // canonical is one spelling per value: "0", or [-]digits"e"exp.
@@ -113,15 +100,12 @@ func (d decimal) canonical() string {
 	return s
 }
 
-// IntegralNumbers rewrites the number literals of a valid JSON text whose
-// value is an integer that fits int64 but which are written with a fraction
-// or an exponent (100.0, 1e2, 1.5e1, -0.0) as plain integer literals (100,
-// 15, 0), so that Go's decoder accepts them in integer fields; float
-// fields decode the same value either way. Fractions (100.5) and integers
-// out of the int64 range (1e30) are left as written, for the decoder to
-// refuse with their original spelling. Invalid JSON and bodies with nothing
-// to rewrite are returned as they are (the same slice), so a syntax error
-// keeps its offset.
+// IntegralNumbers respells the int64 values of a valid JSON text written
+// with a fraction or an exponent (100.0, 1e2, 1.5e1, -0.0) as plain
+// integers (100, 15, 0), for Go's decoder to accept them in integer fields.
+// Fractions and integers out of range are left for the decoder to refuse as
+// written; invalid JSON is returned as it is, so a syntax error keeps its
+// offset.
 func IntegralNumbers(body []byte) []byte {
 	if !bytes.ContainsAny(body, ".eE") {
 		return body
@@ -165,9 +149,7 @@ func IntegralNumbers(body []byte) []byte {
 	return append(out, body[last:]...)
 }
 
-func isNumberByte(c byte) bool {
-	return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
-}
+func isNumberByte(c byte) bool { return strings.IndexByte("0123456789.eE+-", c) >= 0 }
 
 // skipString returns the index after the string starting at body[i] ('"').
 func skipString(body []byte, i int) int {
@@ -182,10 +164,9 @@ func skipString(body []byte, i int) int {
 	return i
 }
 
-// IntegerTypeError words a refused number in an integer field, or returns
-// ok false when typ is not about a number in an integer field: an integral
-// value there is out of the field's range (1e30 in an int64), anything else
-// is a fraction.
+// IntegerTypeError words a number refused by an integer field: an integral
+// value is out of the field's range (1e30 in an int64), anything else a
+// fraction. ok is false for other type errors.
 func IntegerTypeError(typ *json.UnmarshalTypeError) (msg string, ok bool) {
 	t := typ.Type
 	for t.Kind() == reflect.Pointer {

@@ -187,16 +187,8 @@ func (v *Validator) Operations() []Operation {
 	return out
 }
 
-// Find returns the operation for a method and an escaped path: the one
+// find returns the operation for a method and an escaped path: the one
 // whose template matches with the most literal segments.
-func (v *Validator) Find(method, path string) (Operation, bool) {
-	o := v.find(method, path)
-	if o == nil {
-		return Operation{}, false
-	}
-	return o.Operation, true
-}
-
 func (v *Validator) find(method, path string) *operation {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	var best *operation
@@ -206,15 +198,7 @@ func (v *Validator) find(method, path string) *operation {
 		}
 		ok := true
 		for i, s := range o.segs {
-			if isParam(s) {
-				if segs[i] == "" {
-					ok = false
-					break
-				}
-			} else if s != segs[i] {
-				ok = false
-				break
-			}
+			ok = ok && (s == segs[i] || (isParam(s) && segs[i] != ""))
 		}
 		if ok && (best == nil || o.literals > best.literals) {
 			best = o
@@ -232,14 +216,12 @@ func (v *Validator) Check(method, path string, status int, h http.Header, body [
 	}
 	res := Result{Operation: o.ID, Method: o.Method, Path: o.Path}
 	code := strconv.Itoa(status)
-	r, key := o.responses[code], code
-	if r == nil {
-		key = code[:1] + "XX"
-		r = o.responses[key]
-	}
-	if r == nil {
-		key = "default"
-		r = o.responses[key]
+	var r *response
+	var key string
+	for _, key = range []string{code, code[:1] + "XX", "default"} {
+		if r = o.responses[key]; r != nil {
+			break
+		}
 	}
 	if r == nil {
 		return res, fmt.Errorf("%s (%s %s): status %d is not documented (documented: %s); body: %s",
@@ -277,12 +259,11 @@ func (v *Validator) Check(method, path string, status int, h http.Header, body [
 		errs = append(errs, fmt.Sprintf("Content-Type %q: %v", ct, err))
 		return res, joinErrs(res, key, errs)
 	}
-	c := r.contents[mt]
-	if c == nil {
-		c = r.contents[mt[:strings.Index(mt, "/")+1]+"*"]
-	}
-	if c == nil {
-		c = r.contents["*/*"]
+	var c *content
+	for _, k := range []string{mt, mt[:strings.Index(mt, "/")+1] + "*", "*/*"} {
+		if c = r.contents[k]; c != nil {
+			break
+		}
 	}
 	if c == nil {
 		docd := slices.Sorted(maps.Keys(r.contents))
