@@ -4,8 +4,8 @@
 // DUBSIM_CONTROL_TOKEN), the base URL in DUBSIM_URL. It also type-checks the JavaScript
 // client's declarations with tsc --strict.
 //
-// It needs python3, node and npm (it runs npm ci in js/ when the packages are missing); without them it skips,
-// unless DUBSIM_REQUIRE_TOOLS=1 (as in CI), where it fails.
+// It needs python3, node and npm (it runs npm ci in js/ when the packages are missing); without them it fails,
+// or skips with DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest).
 package clients
 
 import (
@@ -26,7 +26,7 @@ import (
 	"github.com/dubsim/dubsim/internal/proctest"
 )
 
-// tool finds a program the test needs, or skips (fails with DUBSIM_REQUIRE_TOOLS=1).
+// tool finds a program the test needs, or fails (skips with DUBSIM_REQUIRE_TOOLS=0).
 func tool(t *testing.T, name, hint string) string {
 	t.Helper()
 	return tooltest.Path(t, name, hint)
@@ -106,6 +106,7 @@ func childEnv(env ...string) []string {
 }
 
 func TestClientSuites(t *testing.T) {
+	t.Parallel()
 	modes := []struct {
 		name, token string
 	}{
@@ -115,6 +116,7 @@ func TestClientSuites(t *testing.T) {
 	for _, s := range suites {
 		for _, mode := range modes {
 			t.Run(s.lang+"/"+mode.name, func(t *testing.T) {
+				t.Parallel() // each run has its own dubsim process and data file
 				args := s.args(t)
 				dubsim := []string{"--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "dubsim.db"), "--log-level", "off"}
 				if mode.token != "" {
@@ -194,6 +196,7 @@ func journalAgents(t *testing.T, base, token, path string) []string {
 // TestJSDeclarations type-checks dubsim-control.d.ts with tsc --strict against
 // js/test/types-check.ts, which uses every call and expects wrong uses not to compile.
 func TestJSDeclarations(t *testing.T) {
+	t.Parallel()
 	node := tool(t, "node", "apt-get install nodejs")
 	tooltest.NodeModules(t, "js", "typescript/bin/tsc")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

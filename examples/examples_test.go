@@ -2,9 +2,9 @@
 // real dubsim process (built from ../cmd/dubsim), one fresh process per
 // example, and checks that it succeeds and prints its walkthrough.
 //
-// An example whose tool is missing (bash and curl, python3) is skipped, or
-// fails when DUBSIM_REQUIRE_TOOLS=1 (as in CI). The examples run with a PATH
-// that has no jq, which proves they need none.
+// An example whose tool is missing (bash and curl, python3) fails, or skips
+// with DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest). The examples run with a
+// PATH that has no jq, which proves they need none.
 package examples_test
 
 import (
@@ -96,8 +96,8 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// requireTool skips the test when a program is missing, or fails it when
-// DUBSIM_REQUIRE_TOOLS=1.
+// requireTool fails the test when a program is missing (skips it with
+// DUBSIM_REQUIRE_TOOLS=0).
 func requireTool(t *testing.T, name string) {
 	t.Helper()
 	tooltest.Path(t, name, "")

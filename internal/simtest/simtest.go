@@ -35,6 +35,10 @@ type Options struct {
 	// RandomIDs keys the store's identifiers by a value from crypto/rand
 	// (sim.Store.IDKey), as a simulator without an explicit seed does.
 	RandomIDs bool
+	// Memory holds the store in memory (store.OpenMemory) instead of
+	// dir/dubsim.db: for an instance nobody reopens, it seeds the fixtures
+	// in about a quarter of the time.
+	Memory bool
 	// Config changes the configuration last (it may replace the store,
 	// the clock, the blob directory...).
 	Config func(*app.Config)
@@ -50,7 +54,8 @@ type Instance struct {
 	Store  *store.Store
 	// Config is the configuration the server was built with.
 	Config app.Config
-	// Dir holds the store (dubsim.db) and the blob directory (blobs).
+	// Dir holds the store (dubsim.db, unless Options.Memory) and the blob
+	// directory (blobs).
 	Dir string
 }
 
@@ -68,7 +73,12 @@ func config(dir string, o Options) (app.Config, *store.Store, *sim.SimClock, err
 	if !o.RandomIDs {
 		opts = append(opts, store.KeySeed(o.Seed))
 	}
-	st, err := store.Open(filepath.Join(dir, "dubsim.db"), opts...)
+	var st *store.Store
+	if o.Memory {
+		st, err = store.OpenMemory(opts...)
+	} else {
+		st, err = store.Open(filepath.Join(dir, "dubsim.db"), opts...)
+	}
 	if err != nil {
 		return app.Config{}, nil, nil, err
 	}
@@ -113,11 +123,12 @@ func (i *Instance) Close() error {
 	return errors.Join(i.App.Close(context.Background()), i.Store.Close())
 }
 
-// New is Open in t.TempDir() with a clock frozen at start, closed at
-// t.Cleanup; it fails the test if the instance cannot start.
+// New is Open in t.TempDir() with the store in memory and a clock frozen
+// at start, closed at t.Cleanup; it fails the test if the instance cannot
+// start.
 func New(t testing.TB, start time.Time, config func(*app.Config)) *Instance {
 	t.Helper()
-	i, err := Open(t.TempDir(), Options{Start: start, Config: config})
+	i, err := Open(t.TempDir(), Options{Start: start, Memory: true, Config: config})
 	if err != nil {
 		t.Fatalf("simtest: %v", err)
 	}

@@ -24,16 +24,7 @@ import (
 // duration against ffprobe's format=duration.
 func TestProbeFFmpeg(t *testing.T) {
 	t.Parallel()
-	ffmpeg := tooltest.Path(t, "ffmpeg", "apt-get install ffmpeg")
-	ffprobe := tooltest.Path(t, "ffprobe", "apt-get install ffmpeg")
-	out, err := exec.CommandContext(t.Context(), ffmpeg, "-hide_banner", "-encoders").Output()
-	require.NoError(t, err)
-	encoders := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && len(f[0]) == 6 {
-			encoders[f[1]] = true
-		}
-	}
+	ffmpeg, ffprobe, encoders := probeTestTools(t)
 
 	audioIn := []string{"-f", "lavfi", "-i", "sine=frequency=440:duration=3.5"}
 	videoIn := []string{"-f", "lavfi", "-i", "color=c=blue:s=64x36:d=3.5:r=25"}
@@ -80,29 +71,19 @@ func TestProbeFFmpeg(t *testing.T) {
 		{"flac", "a.flac", a("-c:a", "flac"), []string{"flac"}, FormatFLAC},
 	}
 	dir := t.TempDir()
+	files := make([]probeTestMedia, len(tests))
+	for i, tc := range tests {
+		files[i] = probeTestMedia{tc.file, tc.args, tc.encoders}
+	}
+	probeTestGenerate(t, ffmpeg, dir, encoders, files)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			for _, enc := range tc.encoders {
-				if !encoders[enc] {
-					t.Skipf("ffmpeg encoder %s not available", enc)
-				}
-			}
+			probeTestNeedEncoders(t, encoders, tc.encoders)
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			path := filepath.Join(dir, tc.file)
-			args := append([]string{"-hide_banner", "-v", "error", "-y"}, tc.args...)
-			args = append(args, "-shortest", path)
-			cmd := exec.CommandContext(ctx, ffmpeg, args...)
-			msg, err := cmd.CombinedOutput()
-			require.NoError(t, err, "ffmpeg %s: %s", strings.Join(args, " "), msg)
-
-			msg, err = exec.CommandContext(ctx, ffprobe, "-v", "error", "-show_entries", "format=duration",
-				"-of", "default=noprint_wrappers=1:nokey=1", path).Output()
-			require.NoError(t, err)
-			secs, err := strconv.ParseFloat(strings.TrimSpace(string(msg)), 64)
-			require.NoError(t, err, "ffprobe output %q", msg)
-			want := probeTestSeconds(secs)
+			want, streams := probeTestFFprobe(t, ctx, ffprobe, path)
 
 			f, err := os.Open(path)
 			require.NoError(t, err)
@@ -124,7 +105,7 @@ func TestProbeFFmpeg(t *testing.T) {
 			if st.Size() > 1<<20 {
 				assert.Less(t, r.bytes.Load()*4, st.Size(), "read a small part of a large file")
 			}
-			probeTestAssertStreams(t, probeTestFFprobeStreams(t, ctx, ffprobe, path), info,
+			probeTestAssertStreams(t, streams, info,
 				!strings.Contains(tc.name, "fragmented") && tc.file != "dash.mp4")
 			t.Logf("%s: probe %v ffprobe %v (%d bytes, %d ReadAt, %d bytes read)",
 				tc.file, info.Duration, want, st.Size(), r.calls.Load(), r.bytes.Load())
@@ -133,8 +114,7 @@ func TestProbeFFmpeg(t *testing.T) {
 }
 
 // probeTestTools returns the paths of ffmpeg and ffprobe and ffmpeg's
-// encoders, or skips the test when they are missing (fails it when
-// DUBSIM_REQUIRE_TOOLS=1).
+// encoders, or ends the test when they are missing (internal/tooltest).
 func probeTestTools(t *testing.T) (ffmpeg, ffprobe string, encoders map[string]bool) {
 	t.Helper()
 	ffmpeg = tooltest.Path(t, "ffmpeg", "apt-get install ffmpeg")
@@ -150,15 +130,73 @@ func probeTestTools(t *testing.T) (ffmpeg, ffprobe string, encoders map[string]b
 	return ffmpeg, ffprobe, encoders
 }
 
-// probeTestFFprobeStreams returns what ffprobe reports of the first video
-// and the first audio stream of path, as a MediaInfo (frame rate: the
+// probeTestMedia is a file for ffmpeg to make: its name, ffmpeg's
+// arguments for it alone (its lavfi inputs, "-f lavfi -i SPEC", and its
+// output options) and the encoders they use.
+type probeTestMedia struct {
+	file           string
+	args, encoders []string
+}
+
+// probeTestGenerate makes in dir, in one run of ffmpeg, every file whose
+// encoders ffmpeg has: each output maps its own inputs. A start of ffmpeg
+// loads 215 libraries, about 0.3 s of CPU, more than encoding one of these
+// files.
+func probeTestGenerate(t *testing.T, ffmpeg, dir string, encoders map[string]bool, files []probeTestMedia) {
+	t.Helper()
+	var inputs, outputs []string
+	for _, m := range files {
+		if !probeTestHasEncoders(encoders, m.encoders) {
+			continue
+		}
+		for i := 0; i < len(m.args); i++ {
+			if i+3 < len(m.args) && m.args[i] == "-f" && m.args[i+1] == "lavfi" && m.args[i+2] == "-i" {
+				outputs = append(outputs, "-map", strconv.Itoa(len(inputs)/4))
+				inputs = append(inputs, m.args[i:i+4]...)
+				i += 3
+				continue
+			}
+			outputs = append(outputs, m.args[i])
+		}
+		outputs = append(outputs, "-shortest", filepath.Join(dir, m.file))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	args := slices.Concat([]string{"-hide_banner", "-v", "error", "-y"}, inputs, outputs)
+	msg, err := exec.CommandContext(ctx, ffmpeg, args...).CombinedOutput()
+	require.NoError(t, err, "ffmpeg %s: %s", strings.Join(args, " "), msg)
+}
+
+func probeTestHasEncoders(encoders map[string]bool, need []string) bool {
+	for _, enc := range need {
+		if !encoders[enc] {
+			return false
+		}
+	}
+	return true
+}
+
+// probeTestNeedEncoders skips t when ffmpeg lacks one of the encoders.
+func probeTestNeedEncoders(t *testing.T, encoders map[string]bool, need []string) {
+	t.Helper()
+	if !probeTestHasEncoders(encoders, need) {
+		t.Skipf("ffmpeg lacks one of the encoders %v", need)
+	}
+}
+
+// probeTestFFprobe returns what ffprobe reports of path, in one run (each
+// start of ffprobe costs about 0.3 s of CPU): its format's duration, and
+// its first video and first audio stream as a MediaInfo (frame rate: the
 // stream's r_frame_rate).
-func probeTestFFprobeStreams(t *testing.T, ctx context.Context, ffprobe, path string) MediaInfo {
+func probeTestFFprobe(t *testing.T, ctx context.Context, ffprobe, path string) (time.Duration, MediaInfo) {
 	t.Helper()
 	out, err := exec.CommandContext(ctx, ffprobe, "-v", "error", "-show_entries",
-		"stream=codec_type,codec_name,width,height,r_frame_rate,sample_rate,channels", "-of", "json", path).Output()
+		"format=duration:stream=codec_type,codec_name,width,height,r_frame_rate,sample_rate,channels", "-of", "json", path).Output()
 	require.NoError(t, err)
 	var doc struct {
+		Format struct {
+			Duration string `json:"duration"`
+		} `json:"format"`
 		Streams []struct {
 			CodecType  string `json:"codec_type"`
 			CodecName  string `json:"codec_name"`
@@ -187,7 +225,9 @@ func probeTestFFprobeStreams(t *testing.T, ctx context.Context, ffprobe, path st
 			require.NoError(t, err, "ffprobe sample_rate %q", s.SampleRate)
 		}
 	}
-	return mi
+	secs, err := strconv.ParseFloat(doc.Format.Duration, 64)
+	require.NoError(t, err, "ffprobe duration %q", doc.Format.Duration)
+	return probeTestSeconds(secs), mi
 }
 
 // probeTestAssertStreams compares Probe's stream facts with ffprobe's; the
@@ -248,22 +288,18 @@ func TestProbeFFmpegStreams(t *testing.T) {
 		{"webm vp9 vorbis", "b.webm", cat(color("128x72", "12"), sine(24000, 1), []string{"-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-c:a", "libvorbis"}), []string{"libvpx-vp9", "libvorbis"}},
 	}
 	dir := t.TempDir()
+	files := make([]probeTestMedia, len(tests))
+	for i, tc := range tests {
+		files[i] = probeTestMedia{tc.file, tc.args, tc.encoders}
+	}
+	probeTestGenerate(t, ffmpeg, dir, encoders, files)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			for _, enc := range tc.encoders {
-				if !encoders[enc] {
-					t.Skipf("ffmpeg encoder %s not available", enc)
-				}
-			}
+			probeTestNeedEncoders(t, encoders, tc.encoders)
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			path := filepath.Join(dir, tc.file)
-			args := append([]string{"-hide_banner", "-v", "error", "-y"}, tc.args...)
-			args = append(args, "-shortest", path)
-			msg, err := exec.CommandContext(ctx, ffmpeg, args...).CombinedOutput()
-			require.NoError(t, err, "ffmpeg %s: %s", strings.Join(args, " "), msg)
-
 			f, err := os.Open(path)
 			require.NoError(t, err)
 			defer f.Close()
@@ -271,7 +307,7 @@ func TestProbeFFmpegStreams(t *testing.T) {
 			require.NoError(t, err)
 			info, err := Probe(f, st.Size())
 			require.NoError(t, err)
-			want := probeTestFFprobeStreams(t, ctx, ffprobe, path)
+			_, want := probeTestFFprobe(t, ctx, ffprobe, path)
 			probeTestAssertStreams(t, want, info, true)
 			t.Logf("%s: probe %+v", tc.file, info)
 		})

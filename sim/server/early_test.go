@@ -6,7 +6,7 @@ package server_test
 // instead of a "connection reset by peer" (fidelity X1-X5).
 // Every test goes through the real listener with real clients: Go's
 // net/http, python3's urllib and curl, which the tests run when installed
-// (DUBSIM_REQUIRE_TOOLS=1 makes their absence a failure, as in CI).
+// (their absence fails the test; DUBSIM_REQUIRE_TOOLS=0 skips it instead).
 
 import (
 	"bufio"
@@ -41,8 +41,8 @@ const (
 	gb1  = 1 << 30
 )
 
-// needTool returns the path of a command line tool, or skips the test when
-// it is missing, unless DUBSIM_REQUIRE_TOOLS=1 (as in CI).
+// needTool returns the path of a command line tool, or ends the test when
+// it is missing (internal/tooltest).
 func needTool(t testing.TB, name string) string {
 	t.Helper()
 	return tooltest.Path(t, name, "apt-get install "+name)

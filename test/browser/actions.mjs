@@ -6,6 +6,8 @@
 // API_KEY, PROJECTS (how many projects the Go test made).
 import { launch } from './launch.mjs';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v; };
 const base = env('DUBSIM_URL');
@@ -126,7 +128,11 @@ try {
     for (const [id, kind] of [['#export-har', 'har'], ['#export-json', 'json']]) {
       const [dl] = await Promise.all([page.waitForEvent('download'), page.click(id)]);
       check(dl.suggestedFilename().endsWith('.' + kind), `file name ${dl.suggestedFilename()}`);
-      const doc = JSON.parse(fs.readFileSync(await dl.path(), 'utf8'));
+      // saveAs, not path: the browser may run in another process (launch.mjs).
+      const saved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dubsim-export-')), dl.suggestedFilename());
+      await dl.saveAs(saved);
+      const doc = JSON.parse(fs.readFileSync(saved, 'utf8'));
+      fs.rmSync(path.dirname(saved), { recursive: true });
       if (kind === 'har') {
         check(doc.log.version === '1.2', 'HAR version');
         check(doc.log.entries.length === journal.requests.length, `HAR has ${doc.log.entries.length} entries, journal ${journal.requests.length}`);

@@ -3,11 +3,12 @@
 // package.json and dashboard.mjs), against an in-process dubsim.
 //
 // It needs node, npm (it runs npm ci in this directory when the packages are
-// missing) and chromium; without them it skips, unless DUBSIM_REQUIRE_TOOLS=1 (as in CI), where it
-// fails. DUBSIM_SCREENSHOTS=dir keeps the screenshots it takes.
+// missing) and chromium; without them it fails, or skips with
+// DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest). DUBSIM_SCREENSHOTS=dir keeps the screenshots it takes.
 package browser_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -16,7 +17,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dubsim/dubsim/internal/tooltest"
 
@@ -39,7 +42,78 @@ func requireTools(t *testing.T) (node string) {
 		tooltest.Missing(t, "chromium ("+chromium()+", apt-get install chromium)")
 	}
 	tooltest.NodeModules(t, ".", "playwright-core/package.json")
+	shareBrowser(t, node)
 	return node
+}
+
+// browser is the chromium the scripts share (server.mjs): a start costs
+// about 3.5 s of CPU, and each script works in browser contexts of its
+// own. Its address is BROWSER_WS in the environment the scripts inherit;
+// one that has exited is started again.
+var browser struct {
+	sync.Mutex
+	cmd   *exec.Cmd
+	stdin io.Closer // closing it stops the browser
+	done  chan struct{}
+}
+
+func shareBrowser(t *testing.T, node string) {
+	t.Helper()
+	browser.Lock()
+	defer browser.Unlock()
+	if browser.done != nil {
+		select {
+		case <-browser.done:
+		default:
+			return
+		}
+	}
+	cmd := exec.Command(node, "server.mjs")
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium())
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	lines := bufio.NewScanner(stdout)
+	var ws string
+	for ws == "" && lines.Scan() {
+		if line := lines.Text(); strings.HasPrefix(line, "ws://") {
+			ws = line
+		} else {
+			t.Log("server.mjs: " + line)
+		}
+	}
+	go func() {
+		_, _ = io.Copy(io.Discard, stdout)
+		_ = cmd.Wait()
+		close(done)
+	}()
+	if ws == "" {
+		_ = stdin.Close()
+		<-done
+		t.Fatalf("server.mjs printed no address: %v\n%s", cmd.ProcessState, stderr.String())
+	}
+	browser.cmd, browser.stdin, browser.done = cmd, stdin, done
+	require.NoError(t, os.Setenv("BROWSER_WS", ws))
+}
+
+// TestMain stops the shared browser after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.done != nil {
+		_ = browser.stdin.Close()
+		select {
+		case <-browser.done:
+		case <-time.After(10 * time.Second):
+			_ = browser.cmd.Process.Kill()
+			<-browser.done
+		}
+	}
+	os.Exit(code)
 }
 
 // call sends one request to dubsim and decodes its JSON answer.

@@ -5,8 +5,9 @@
 // and the image index lists linux/amd64 and linux/arm64 with the OCI labels.
 //
 // It needs goreleaser (.ci/bin/goreleaser, as .ci/run installs it, or on
-// PATH) and buildah; without them it skips, unless DUBSIM_REQUIRE_TOOLS=1
-// (as in CI), where it fails. It rewrites dist/ at the repository root.
+// PATH) and buildah; without them it fails, or skips with
+// DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest). It rewrites dist/ at the
+// repository root.
 package release_test
 
 import (
