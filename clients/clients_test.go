@@ -4,8 +4,8 @@
 // DUBSIM_CONTROL_TOKEN), the base URL in DUBSIM_URL. It also type-checks the JavaScript
 // client's declarations with tsc --strict.
 //
-// It needs python3, node and npm (it runs npm ci in js/ when the packages are missing); without them it fails,
-// or skips with DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest).
+// It needs python3, node and npm (it runs npm ci in js/ when the packages are missing); without them it skips,
+// or fails with DUBSIM_REQUIRE_TOOLS=1 (internal/tooltest).
 package clients
 
 import (
@@ -26,7 +26,7 @@ import (
 	"github.com/dubsim/dubsim/internal/proctest"
 )
 
-// tool finds a program the test needs, or fails (skips with DUBSIM_REQUIRE_TOOLS=0).
+// tool finds a program the test needs, or skips (fails with DUBSIM_REQUIRE_TOOLS=1).
 func tool(t *testing.T, name, hint string) string {
 	t.Helper()
 	return tooltest.Path(t, name, hint)

@@ -2,8 +2,8 @@
 // real dubsim process (built from ../cmd/dubsim), one fresh process per
 // example, and checks that it succeeds and prints its walkthrough.
 //
-// An example whose tool is missing (bash and curl, python3) fails, or skips
-// with DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest). The examples run with a
+// An example whose tool is missing (bash and curl, python3) skips, or fails
+// with DUBSIM_REQUIRE_TOOLS=1 (internal/tooltest). The examples run with a
 // PATH that has no jq, which proves they need none.
 package examples_test
 
@@ -96,8 +96,8 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// requireTool fails the test when a program is missing (skips it with
-// DUBSIM_REQUIRE_TOOLS=0).
+// requireTool skips the test when a program is missing (fails it with
+// DUBSIM_REQUIRE_TOOLS=1).
 func requireTool(t *testing.T, name string) {
 	t.Helper()
 	tooltest.Path(t, name, "")

@@ -1,12 +1,15 @@
 // Package tooltest is how a test finds a program it needs that may not be
-// installed (ffprobe, node, chromium, haproxy, ...). A missing program
-// fails the test with one line that names it and how to install it: `go
-// test` shows nothing of a package that passes, so a skip would read as a
-// silent ok. DUBSIM_REQUIRE_TOOLS=0 turns these failures into skips, for a
-// machine that cannot have the tools (`go test -v` still names each skip).
+// installed (ffprobe, node, chromium, haproxy, ...). Without it the tests
+// that need it skip, so that the README's `go test ./...` passes on a
+// fresh machine; and since `go test` shows nothing of a package that
+// passes, the skip is said in one line on the terminal (/dev/tty), once
+// per program and package, naming it and how to install it.
+// DUBSIM_REQUIRE_TOOLS=1 (as .ci/run sets) makes a missing program a
+// failure instead.
 package tooltest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,33 +18,61 @@ import (
 	"testing"
 )
 
-// Required reports whether a missing tool fails the test: unless
-// DUBSIM_REQUIRE_TOOLS=0.
-func Required() bool { return os.Getenv("DUBSIM_REQUIRE_TOOLS") != "0" }
+// Required reports whether a missing tool fails the test
+// (DUBSIM_REQUIRE_TOOLS=1).
+func Required() bool { return os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" }
 
 // Missing ends t for a missing tool: what names it and how to install it
-// ("chromium (apt-get install chromium)"). The first test of the package
-// that misses it fails with one line; the others skip, so a package says
-// so once per tool.
+// ("chromium (apt-get install chromium)"). It fails t when Required, else
+// skips it; the first test of the package that misses it also says so on
+// the terminal, where go test cannot hide it.
 func Missing(t testing.TB, what string) {
 	t.Helper()
-	if !Required() {
-		t.Skipf("%s is missing (DUBSIM_REQUIRE_TOOLS=0)", what)
+	if Required() {
+		t.Fatalf("%s is missing (DUBSIM_REQUIRE_TOOLS=1)", what)
 	}
 	reportedMu.Lock()
 	first := !reported[what]
 	reported[what] = true
 	reportedMu.Unlock()
 	if first {
-		t.Fatalf("%s is missing: install it, or set DUBSIM_REQUIRE_TOOLS=0 to skip the tests that need it", what)
+		tell(fmt.Sprintf("%s: skipping the tests that need %s; DUBSIM_REQUIRE_TOOLS=1 makes this a failure\n", packageDir(), what))
 	}
-	t.Skipf("%s is missing (the failure above says so)", what)
+	t.Skipf("%s is missing (DUBSIM_REQUIRE_TOOLS=1 makes this a failure)", what)
 }
 
 var (
 	reportedMu sync.Mutex
 	reported   = map[string]bool{}
+	// tell writes a line where the person running go test sees it: the
+	// terminal, when there is one (a test replaces it).
+	tell = func(line string) {
+		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+			_, _ = tty.WriteString(line)
+			_ = tty.Close()
+		}
+	}
 )
+
+// packageDir is the test's package as go test names it: its working
+// directory relative to the module's root (the folder with go.mod).
+func packageDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "?"
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if rel, err := filepath.Rel(dir, wd); err == nil {
+				return "./" + filepath.ToSlash(rel)
+			}
+			return wd
+		}
+		if filepath.Dir(dir) == dir {
+			return wd
+		}
+	}
+}
 
 // Path is the path of the program name, from PATH or /usr/sbin (where
 // Debian puts haproxy and nginx, which a user's PATH may lack); when it is

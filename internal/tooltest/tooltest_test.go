@@ -36,24 +36,29 @@ func (r *recorder) missing(what string) {
 	Missing(r, what)
 }
 
-func TestMissingFailsOncePerTool(t *testing.T) {
+func TestMissingSaysSoOncePerToolAndSkips(t *testing.T) {
 	t.Setenv("DUBSIM_REQUIRE_TOOLS", "")
+	var told []string
+	was := tell
+	tell = func(line string) { told = append(told, line) }
+	t.Cleanup(func() { tell = was })
 	what := "tool-" + t.Name() + " (apt-get install it)"
 	r := &recorder{}
 	r.missing(what)
 	r.missing(what)
 	r.missing("other-" + what)
 	assert.Equal(t, []string{
-		what + " is missing: install it, or set DUBSIM_REQUIRE_TOOLS=0 to skip the tests that need it",
-		"other-" + what + " is missing: install it, or set DUBSIM_REQUIRE_TOOLS=0 to skip the tests that need it",
-	}, r.failed)
-	assert.Equal(t, []string{what + " is missing (the failure above says so)"}, r.skipped)
+		"./internal/tooltest: skipping the tests that need " + what + "; DUBSIM_REQUIRE_TOOLS=1 makes this a failure\n",
+		"./internal/tooltest: skipping the tests that need other-" + what + "; DUBSIM_REQUIRE_TOOLS=1 makes this a failure\n",
+	}, told)
+	assert.Empty(t, r.failed)
+	assert.Len(t, r.skipped, 3)
 }
 
-func TestMissingSkipsWhenNotRequired(t *testing.T) {
-	t.Setenv("DUBSIM_REQUIRE_TOOLS", "0")
+func TestMissingFailsWhenRequired(t *testing.T) {
+	t.Setenv("DUBSIM_REQUIRE_TOOLS", "1")
 	r := &recorder{}
 	r.missing("tool-" + t.Name())
-	assert.Empty(t, r.failed)
-	assert.Equal(t, []string{"tool-" + t.Name() + " is missing (DUBSIM_REQUIRE_TOOLS=0)"}, r.skipped)
+	assert.Empty(t, r.skipped)
+	assert.Equal(t, []string{"tool-" + t.Name() + " is missing (DUBSIM_REQUIRE_TOOLS=1)"}, r.failed)
 }

@@ -299,7 +299,7 @@ func benchmarkWAVReader(b *testing.B, tr Track) {
 }
 
 // wavRequireTools returns the paths of the named command-line tools, or
-// fails the test when one is missing (skips it with DUBSIM_REQUIRE_TOOLS=0).
+// skips the test when one is missing (fails it with DUBSIM_REQUIRE_TOOLS=1).
 func wavRequireTools(t *testing.T, names ...string) []string {
 	t.Helper()
 	paths := make([]string, len(names))

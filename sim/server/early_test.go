@@ -6,7 +6,7 @@ package server_test
 // instead of a "connection reset by peer" (fidelity X1-X5).
 // Every test goes through the real listener with real clients: Go's
 // net/http, python3's urllib and curl, which the tests run when installed
-// (their absence fails the test; DUBSIM_REQUIRE_TOOLS=0 skips it instead).
+// (their absence skips the test; DUBSIM_REQUIRE_TOOLS=1 fails it instead).
 
 import (
 	"bufio"

@@ -3,8 +3,8 @@
 // package.json and dashboard.mjs), against an in-process dubsim.
 //
 // It needs node, npm (it runs npm ci in this directory when the packages are
-// missing) and chromium; without them it fails, or skips with
-// DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest). DUBSIM_SCREENSHOTS=dir keeps the screenshots it takes.
+// missing) and chromium; without them it skips, or fails with
+// DUBSIM_REQUIRE_TOOLS=1 (internal/tooltest). DUBSIM_SCREENSHOTS=dir keeps the screenshots it takes.
 package browser_test
 
 import (

@@ -8,8 +8,8 @@
 //
 // The npm tools are pinned in package.json and package-lock.json (the test
 // runs npm ci in this directory when they are missing); oapi-codegen and its runtime come from the Go module proxy
-// at the versions below. Without node or the npm packages the test fails, or
-// skips with DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest).
+// at the versions below. Without node or the npm packages the test skips, or
+// fails with DUBSIM_REQUIRE_TOOLS=1 (internal/tooltest).
 package generators
 
 import (

@@ -5,8 +5,8 @@
 // and the image index lists linux/amd64 and linux/arm64 with the OCI labels.
 //
 // It needs goreleaser (.ci/bin/goreleaser, as .ci/run installs it, or on
-// PATH) and buildah; without them it fails, or skips with
-// DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest). It rewrites dist/ at the
+// PATH) and buildah; without them it skips, or fails with
+// DUBSIM_REQUIRE_TOOLS=1 (internal/tooltest). It rewrites dist/ at the
 // repository root.
 package release_test
 

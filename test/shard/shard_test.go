@@ -4,7 +4,7 @@
 // docs/sharding/nginx.conf.
 //
 // It needs haproxy and nginx (Debian's packages); without one that balancer
-// fails, or skips with DUBSIM_REQUIRE_TOOLS=0 (internal/tooltest).
+// skips, or fails with DUBSIM_REQUIRE_TOOLS=1 (internal/tooltest).
 package shard
 
 import (
@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 }
 
 // tool finds a balancer's binary (Debian puts them in /usr/sbin, which a
-// user's PATH may lack), or fails (skips with DUBSIM_REQUIRE_TOOLS=0).
+// user's PATH may lack), or skips (fails with DUBSIM_REQUIRE_TOOLS=1).
 func tool(t *testing.T, name string) string {
 	t.Helper()
 	return tooltest.Path(t, name, "apt-get install "+name)
