@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,7 +163,26 @@ for line in sys.stdin:
 type python struct {
 	stdin  io.WriteCloser
 	out    *bufio.Reader
-	errOut *bytes.Buffer
+	errOut *lockedBuffer
+}
+
+// lockedBuffer is python3's stderr: exec's goroutine writes it while a
+// failing call reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startPython starts pythonClient; it ends with the test t.
@@ -176,7 +196,7 @@ func startPython(t testing.TB) (*python, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &python{stdin: stdin, out: bufio.NewReader(stdout), errOut: &bytes.Buffer{}}
+	p := &python{stdin: stdin, out: bufio.NewReader(stdout), errOut: &lockedBuffer{}}
 	cmd.Stderr = p.errOut
 	if err := cmd.Start(); err != nil {
 		return nil, err
