@@ -57,8 +57,8 @@ const (
 )
 
 // It measures latency, which the other packages of a parallel `go test
-// ./...` disturb, so it runs only when asked (docs/design/tenancy.md):
-// DUBSIM_NOISY=1 go test -count=1 -v -run TestNoisyNeighbours ./test/hostile/
+// ./...` disturb, so it runs only when asked (.ci/run does, as a step of
+// its own): DUBSIM_NOISY=1 go test -count=1 -v -run TestNoisyNeighbours ./test/hostile/
 func TestNoisyNeighbours(t *testing.T) {
 	if os.Getenv("DUBSIM_NOISY") != "1" {
 		t.Skip("a latency comparison: DUBSIM_NOISY=1 runs it")
