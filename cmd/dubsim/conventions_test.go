@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -133,7 +133,7 @@ func TestUnknownVariableWarnedAtStart(t *testing.T) {
 	t.Setenv("DUBSIM_NOT_A_SETTING_AT_ALL", "1")
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	var logs syncBuffer
+	var logs proctest.Buffer
 	errc := make(chan error, 1)
 	go func() {
 		err := run(ctx, []string{"--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "d.db")}, noEnv, pw, &logs)
@@ -149,23 +149,4 @@ func TestUnknownVariableWarnedAtStart(t *testing.T) {
 	assert.Contains(t, logs.String(), `level=WARN msg="unknown environment variable, ignored; did you mean DUBSIM_TIME_SCALE?" variable=DUBSIM_TIME_SCAEL closest=DUBSIM_TIME_SCALE`)
 	assert.Contains(t, logs.String(), `level=WARN msg="unknown environment variable, ignored (dubsim -help lists the DUBSIM_* variables)" variable=DUBSIM_NOT_A_SETTING_AT_ALL`)
 	assert.NotContains(t, logs.String(), "DUBSIM_URL", "a known variable is not reported")
-}
-
-// syncBuffer is a bytes.Buffer written by run's goroutine and read by the
-// test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ import (
 type run2 struct {
 	base   string
 	banner string
-	log    *syncBuffer
+	log    *proctest.Buffer
 	stop   func() error
 }
 
@@ -35,7 +36,7 @@ func startRun(t *testing.T, env map[string]string, args ...string) *run2 {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
-	logs := &syncBuffer{}
+	logs := &proctest.Buffer{}
 	go func() {
 		err := run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, pw, logs)
 		pw.Close()

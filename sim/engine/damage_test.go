@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/fixtures"
+	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/assert"
@@ -56,24 +56,6 @@ func (s *damagedStore) Batch(ctx context.Context, fn func(sim.Tx) error) error {
 	return s.Store.Batch(ctx, s.wrap(fn))
 }
 
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A record that panics when the sweep reads it is skipped and reported
 // once; the others still complete, and later sweeps neither panic nor
 // report it again (fidelity HD5).
@@ -86,7 +68,7 @@ func TestSweepSkipsARecordThatPanics(t *testing.T) {
 	ds := &damagedStore{Store: st}
 	fx, err := fixtures.Load(fixtures.FS)
 	require.NoError(t, err)
-	var logs syncBuffer
+	var logs proctest.Buffer
 	clock := sim.NewSimClock(func() time.Time { return t0 }, 0)
 	e := New(Config{Store: ds, Clock: clock, IDs: sim.NewIDs(7), Prober: fakeProber{}, Timing: sim.DefaultTiming,
 		Fixtures: fx, Log: slog.New(slog.NewTextHandler(&logs, nil))})

@@ -25,10 +25,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/dubsim/dubsim/sim/app"
 
@@ -163,26 +163,7 @@ for line in sys.stdin:
 type python struct {
 	stdin  io.WriteCloser
 	out    *bufio.Reader
-	errOut *lockedBuffer
-}
-
-// lockedBuffer is python3's stderr: exec's goroutine writes it while a
-// failing call reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	errOut *proctest.Buffer
 }
 
 // startPython starts pythonClient; it ends with the test t.
@@ -196,7 +177,7 @@ func startPython(t testing.TB) (*python, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &python{stdin: stdin, out: bufio.NewReader(stdout), errOut: &lockedBuffer{}}
+	p := &python{stdin: stdin, out: bufio.NewReader(stdout), errOut: &proctest.Buffer{}}
 	cmd.Stderr = p.errOut
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -40,7 +40,6 @@ package docs_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -49,7 +48,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -289,27 +287,8 @@ type session struct {
 	dir    string // where the command files go
 	next   *os.File
 	status *bufio.Reader
-	stderr lockedBuffer // the shell's own messages; commands write theirs to files
+	stderr proctest.Buffer // the shell's own messages; commands write theirs to files
 	n      int
-}
-
-// lockedBuffer is a bytes.Buffer that exec's copying goroutine writes while
-// a failure report reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startSession starts bash in work with DUBSIM_URL=base and binDir first on

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,7 +75,7 @@ func checkA(lb string, s lostSandbox) error {
 }
 
 // waitLog polls a balancer's log until it holds every one of lines.
-func waitLog(t *testing.T, logs *logBuffer, lines ...string) {
+func waitLog(t *testing.T, logs *proctest.Buffer, lines ...string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

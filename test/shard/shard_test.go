@@ -73,24 +73,6 @@ func shards(t *testing.T) (a, b *proctest.Proc) {
 // hostPort is the host:port of a dubsim's base URL.
 func hostPort(p *proctest.Proc) string { return strings.TrimPrefix(p.Base, "http://") }
 
-// logBuffer collects a balancer's output for the failure message.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // probe asks a balancer whether it serves yet.
 var probe = &http.Client{Timeout: 2 * time.Second}
 
@@ -98,9 +80,9 @@ var probe = &http.Client{Timeout: 2 * time.Second}
 // and waits until base answers /_sim/health. Files in handed are the
 // child's (ExtraFiles): closed here once it has them. It returns the
 // balancer's output, which grows as it runs.
-func balancer(t *testing.T, cmd *exec.Cmd, base string, handed ...*os.File) *logBuffer {
+func balancer(t *testing.T, cmd *exec.Cmd, base string, handed ...*os.File) *proctest.Buffer {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &proctest.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	// A group of its own: nginx's workers outlive a killed master (and
 	// hold the output pipe), so the cleanup kills the whole group.
@@ -148,7 +130,7 @@ func balancer(t *testing.T, cmd *exec.Cmd, base string, handed ...*os.File) *log
 // front of a and b. Its listening socket is opened here and handed over as
 // fd 3 (bind "fd@3"), so no port is guessed. It returns the balancer's
 // address and its log.
-func startHAProxy(t *testing.T, a, b *proctest.Proc) (string, *logBuffer) {
+func startHAProxy(t *testing.T, a, b *proctest.Proc) (string, *proctest.Buffer) {
 	t.Helper()
 	bin := tool(t, "haproxy")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
