@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dubsim/dubsim/sim/server"
 	"golang.org/x/net/netutil"
 )
 
@@ -53,10 +54,12 @@ func (a *App) Listen(l Listen) (_ *Listeners, err error) {
 			}
 		}
 	}()
+	only := func(iface string) func(string, string) string { return func(string, string) string { return iface } }
 	for i, in := range []struct {
 		name, addr string
 		h          http.Handler
-	}{{"addr", l.Addr, a.Handler}, {"studio-addr", l.StudioAddr, a.StudioHandler}, {"control-addr", l.ControlAddr, a.ControlHandler}} {
+		iface      func(method, path string) string
+	}{{"addr", l.Addr, a.Handler, sharedInterface}, {"studio-addr", l.StudioAddr, a.StudioHandler, only(server.Studio)}, {"control-addr", l.ControlAddr, a.ControlHandler, only(server.Control)}} {
 		if in.addr == "" && i > 0 {
 			continue
 		}
@@ -71,7 +74,7 @@ func (a *App) Listen(l Listen) (_ *Listeners, err error) {
 		if l.MaxConnections > 0 {
 			ln = netutil.LimitListener(ln, l.MaxConnections)
 		}
-		ln = slowRefusals{Listener: ln, sleep: time.Sleep}
+		ln = slowRefusals{Listener: ln, sleep: time.Sleep, iface: in.iface}
 		srv := ls.server(in.h, l)
 		ls.servers = append(ls.servers, srv)
 		go func() { ls.errs <- serve(srv, ln) }()

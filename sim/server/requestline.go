@@ -16,6 +16,18 @@ const MaxRequestURI = 8 << 10
 // msgURITooLong takes the target's length and the limit.
 const msgURITooLong = "The request target (path and query) is %d bytes long; dubsim accepts at most %d bytes"
 
+// msgURIOver takes how much of the target came before the listener
+// stopped reading and the limit.
+const msgURIOver = "The request target (path and query) is over %d bytes long; dubsim accepts at most %d bytes"
+
+// URITooLongEnvelope is the 414 body, in the envelope of iface, of a
+// request whose line the listener stopped reading after read bytes of its
+// target (sim/app: a line past the whole head's limit never reaches
+// limitURI).
+func URITooLongEnvelope(iface string, read int) (contentType string, body []byte) {
+	return EnvelopeOf(iface, "URITooLongError", fmt.Sprintf(msgURIOver, read, MaxRequestURI))
+}
+
 func uriTooLong(r *http.Request) bool { return len(r.RequestURI) > MaxRequestURI }
 
 // limitURI answers 414 to a request whose target is too long, before any
