@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
 )
 
@@ -54,13 +55,9 @@ func (l slowRefusals) Accept() (net.Conn, error) {
 }
 
 // sharedInterface is the interface whose envelope answers path on the
-// main address (a sandbox's path without its /sbx/<id> prefix).
+// main address.
 func sharedInterface(method, path string) string {
-	if rest, ok := strings.CutPrefix(path, "/sbx/"); ok {
-		_, path, _ = strings.Cut(rest, "/")
-		path = "/" + path
-	}
-	return server.InterfaceOf(&http.Request{Method: method, URL: &url.URL{Path: path}, Header: http.Header{}})
+	return sandbox.InterfaceOf(&http.Request{Method: method, URL: &url.URL{Path: path}, Header: http.Header{}})
 }
 
 type refusalConn struct {

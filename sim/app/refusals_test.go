@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,8 +64,8 @@ func TestRefusalOfALongLine(t *testing.T) {
 	}{
 		{"platform path", "GET /api/v1/projects/" + long, sharedInterface,
 			"HTTP/1.1 414 Request URI Too Long\r\n" + `{"error":"URITooLongError","message":"The request target (path and query) is over 12305 bytes long; dubsim accepts at most 8192 bytes"}`},
-		{"studio path in a sandbox", "GET /sbx/s1/api/v1/artifacts/" + long, sharedInterface,
-			"HTTP/1.1 414 Request URI Too Long\r\n" + `{"error":"The request target (path and query) is over 12313 bytes long; dubsim accepts at most 8192 bytes"}`},
+		{"studio path in a sandbox", "GET /sbx/" + sandbox.NewID() + "/api/v1/artifacts/" + long, sharedInterface,
+			"HTTP/1.1 414 Request URI Too Long\r\n" + `{"error":"The request target (path and query) is over 12327 bytes long; dubsim accepts at most 8192 bytes"}`},
 		{"control address", "GET /_sim/" + long + "?x=1", func(string, string) string { return server.Control },
 			"HTTP/1.1 414 Request URI Too Long\r\n" + `{"error":"URITooLongError","message":"The request target (path and query) is over 12298 bytes long; dubsim accepts at most 8192 bytes"}`},
 		{"long headers after a short line", "GET /api/v1/voices HTTP/1.1\r\nX-Big: " + long, sharedInterface, ""},

@@ -76,6 +76,17 @@ func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 	})
 }
 
+// InterfaceOf is the interface whose envelope answers r on the main
+// address, a sandbox's path judged as the sandbox serves it.
+func InterfaceOf(r *http.Request) string {
+	if _, rest, byPath := target(r); byPath {
+		r2, u := *r, *r.URL
+		u.Path, r2.URL = rest, &u
+		return server.InterfaceOf(&r2)
+	}
+	return server.InterfaceOf(r)
+}
+
 // target returns the sandbox a request names and, when it names it by its
 // path, the path the sandbox serves.
 func target(r *http.Request) (id, rest string, byPath bool) {
