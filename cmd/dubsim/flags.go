@@ -143,7 +143,7 @@ func envHelp(fs *flag.FlagSet, skip ...string) {
 // read by dubsim's subcommands, its examples and its test suites: they are
 // not typos.
 var otherVariables = []string{
-	"DUBSIM_URL", "DUBSIM_API_KEY", "DUBSIM_IMAGE", "DUBSIM_REQUIRE_TOOLS", "DUBSIM_INSECURE", "DUBSIM_MANAGER_EMAIL",
+	"DUBSIM_URL", "DUBSIM_API_KEY", "DUBSIM_IMAGE", "DUBSIM_REQUIRE_TOOLS", "DUBSIM_LONG", "DUBSIM_INSECURE", "DUBSIM_MANAGER_EMAIL",
 	// Test suites (test/crash, test/browser, sim/server) and bench/.
 	"DUBSIM_CRASH_SEED", "DUBSIM_CRASH_ITERATIONS", "DUBSIM_CRASH_SKIP_UNACKED_REPLAY", "DUBSIM_CRASH_STUDIO_SKIP_CLOCK",
 	"DUBSIM_CRASH_STUDIO_ITERATIONS", "DUBSIM_CONCURRENCY_SEED", "DUBSIM_BLACKBOX_SEED", "DUBSIM_BLACKBOX_REQUESTS",

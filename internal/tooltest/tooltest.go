@@ -6,6 +6,11 @@
 // per program and package, naming it and how to install it.
 // DUBSIM_REQUIRE_TOOLS=1 (as .ci/run sets) makes a missing program a
 // failure instead.
+//
+// It is also how a test asks for the long run: DUBSIM_LONG=1 (as .ci/run
+// sets) runs the tests that build the release or prove a bound at full
+// scale, which the README's `go test ./...` skips or runs smaller so that
+// it ends within two minutes on two cores.
 package tooltest
 
 import (
@@ -39,6 +44,29 @@ func Missing(t testing.TB, what string) {
 		tell(fmt.Sprintf("%s: skipping the tests that need %s; DUBSIM_REQUIRE_TOOLS=1 makes this a failure\n", packageDir(), what))
 	}
 	t.Skipf("%s is missing (DUBSIM_REQUIRE_TOOLS=1 makes this a failure)", what)
+}
+
+// Long reports whether the long run was asked for (DUBSIM_LONG=1): a test
+// that proves a bound runs at full scale then, and at a smaller scale that
+// still fails without the bound otherwise.
+func Long() bool { return os.Getenv("DUBSIM_LONG") == "1" }
+
+// LongOnly skips t unless Long, saying so on the terminal once per package:
+// for a test with no smaller scale worth running (what says what it does).
+func LongOnly(t testing.TB, what string) {
+	t.Helper()
+	if Long() {
+		return
+	}
+	key := "long:" + what
+	reportedMu.Lock()
+	first := !reported[key]
+	reported[key] = true
+	reportedMu.Unlock()
+	if first {
+		tell(fmt.Sprintf("%s: skipping %s; DUBSIM_LONG=1 runs it, as CI does\n", packageDir(), what))
+	}
+	t.Skipf("%s: DUBSIM_LONG=1 runs it", what)
 }
 
 var (

@@ -62,3 +62,34 @@ func TestMissingFailsWhenRequired(t *testing.T) {
 	assert.Empty(t, r.skipped)
 	assert.Equal(t, []string{"tool-" + t.Name() + " is missing (DUBSIM_REQUIRE_TOOLS=1)"}, r.failed)
 }
+
+func (r *recorder) longOnly(what string) {
+	defer func() {
+		if v := recover(); v != nil && v != (ended{}) {
+			panic(v)
+		}
+	}()
+	LongOnly(r, what)
+}
+
+func TestLongOnlySkipsAndSaysSoOnceUnlessLong(t *testing.T) {
+	var told []string
+	was := tell
+	tell = func(line string) { told = append(told, line) }
+	t.Cleanup(func() { tell = was })
+	what := "the build of " + t.Name()
+
+	t.Setenv("DUBSIM_LONG", "")
+	r := &recorder{}
+	r.longOnly(what)
+	r.longOnly(what)
+	assert.Equal(t, []string{"./internal/tooltest: skipping " + what + "; DUBSIM_LONG=1 runs it, as CI does\n"}, told)
+	assert.Len(t, r.skipped, 2)
+
+	t.Setenv("DUBSIM_LONG", "1")
+	r = &recorder{}
+	r.longOnly(what)
+	assert.Empty(t, r.skipped)
+	assert.Empty(t, r.failed)
+	assert.True(t, Long())
+}
