@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,7 +20,14 @@ func TestMain(m *testing.M) {
 	// times the memory (the probes attack peaked at 497 MB with it, 103 MB
 	// without). Data races of the server are the other suites' to find.
 	proctest.BuildRace = false
-	m.Run()
+	var err error
+	if stateDir, err = os.MkdirTemp("", "dubsim-hostile-state-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(stateDir)
+	os.Exit(code)
 }
 
 // start runs dubsim on a data file of its own with logs off, plus args.

@@ -45,7 +45,7 @@ func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
 
 // Forty creations whose source_video_url is dubsim's own /_sim/state, over
 // a store of long projects, would take the process to 4 GB (2.5 GB over
-// these 2,000 projects) if each probe made the server build a whole state
+// 2,000 such projects) if each probe made the server build a whole state
 // dump and buffered it. Probes run a few at a time with bounded buffers,
 // and state dumps are pages written a few at a time, so the loop through
 // the server's own control plane is bounded too; each creation is told the
@@ -56,28 +56,28 @@ func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
 // 400) unless the soft memory limit (HM1) holds it back.
 // That limit is one the runtime honours: with the default, 256 MiB, the
 // attack peaks near it; without one (GOMEMLIMIT=off) it peaks near the
-// collector's target (about 530 MB). Unbounded: 2,527 MB.
+// collector's target (430-570 MB).
 func TestProbesOfTheServersOwnStateAreBounded(t *testing.T) {
-	limited := probesOwnState(t, start(t))
-	unlimited := probesOwnState(t, startEnv(t, []string{"GOMEMLIMIT=off"}))
+	limited := probesOwnState(t, stateStart(t))
+	unlimited := probesOwnState(t, stateStart(t, "GOMEMLIMIT=off"))
 	t.Logf("peak with the default limit (256 MiB): %s; with none: %s", mb(limited), mb(unlimited))
 	assert.Less(t, unlimited, int64(800<<20), "peak resident memory without a soft limit")
 	assert.Less(t, limited, int64(340<<20), "peak resident memory under the default 256 MiB limit")
 	assert.Less(t, limited, unlimited*3/4, "the limit must lower the peak")
 }
 
-// probesOwnState stores 2,000 long projects on p, then makes 40 parallel
-// creations whose source_video_url is p's own /_sim/state; each must be
-// told the URL is no video. It returns the peak resident memory.
+// probesOwnState makes 40 parallel creations on p, started on the long
+// projects of stateData, whose source_video_url is p's own /_sim/state;
+// each must be told the URL is no video. It returns the peak resident
+// memory.
 func probesOwnState(t *testing.T, p *proctest.Proc) int64 {
 	t.Helper()
-	stateFill(t, p, 2000)
 	_, before := memory(t, p)
 	sourceURL := p.Base + "/_sim/state?limit=1000"
 	const creations = 40
 	probesCreate(t, p, sourceURL, creations)
 	rss, peak := memory(t, p)
-	t.Logf("resident memory: %s after filling, %s after %d parallel probes of /_sim/state (peak %s)", mb(before), mb(rss), creations, mb(peak))
+	t.Logf("resident memory: %s at start, %s after %d parallel probes of /_sim/state (peak %s)", mb(before), mb(rss), creations, mb(peak))
 	require.True(t, p.Alive())
 	return peak
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,13 +18,50 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stateProjects is how many projects the state attack stores.
+// stateProjects is how many projects the state attacks store.
 const stateProjects = 3000
 
-// stateFill creates n projects with a 500-character name and an 8 KB source
-// URL (the longest each accepts) on a new account, in parallel, and returns
-// the account's key.
-func stateFill(t *testing.T, p *proctest.Proc, n int) string {
+// The data file holding stateProjects long projects (stateFill), made once
+// by the first test that asks for it (filling it is seconds of CPU); each
+// attack starts a dubsim of its own on a fresh copy.
+var (
+	stateOnce   sync.Once
+	stateDir    string // made and removed by TestMain
+	stateFilled string // the data file, "" when filling it failed
+)
+
+// stateData returns the path of a fresh copy of the filled data file.
+func stateData(t *testing.T) string {
+	t.Helper()
+	stateOnce.Do(func() {
+		data := filepath.Join(stateDir, "dubsim.db")
+		p := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", data, "--log-level", "off")
+		began := time.Now()
+		stateFill(t, p)
+		p.Terminate(t)
+		t.Logf("%d projects stored in %s", stateProjects, time.Since(began).Round(time.Millisecond))
+		stateFilled = data
+	})
+	if stateFilled == "" {
+		t.Fatal("filling the data file failed (see the first test that asked for it)")
+	}
+	b, err := os.ReadFile(stateFilled)
+	require.NoError(t, err)
+	data := filepath.Join(t.TempDir(), "dubsim.db")
+	require.NoError(t, os.WriteFile(data, b, 0o600))
+	return data
+}
+
+// stateStart runs dubsim on a fresh copy of the filled data file, with env
+// added to its environment.
+func stateStart(t *testing.T, env ...string) *proctest.Proc {
+	t.Helper()
+	return proctest.Start(t, proctest.Binary(t), env, "--addr", "127.0.0.1:0", "--data", stateData(t), "--log-level", "off")
+}
+
+// stateFill creates stateProjects projects with a 500-character name and an
+// 8 KB source URL (the longest each accepts) on a new account, in parallel.
+func stateFill(t *testing.T, p *proctest.Proc) {
 	t.Helper()
 	st, body := controlCall(t, p, "POST", "/_sim/accounts", "", map[string]string{"Content-Type": "application/json"},
 		`{"plan":"enterprise","balance_minutes":100000000}`)
@@ -34,7 +73,7 @@ func stateFill(t *testing.T, p *proctest.Proc, n int) string {
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
+			for next.Add(1) <= stateProjects {
 				i := next.Load()
 				name := fmt.Sprintf("%06d-%s", i, strings.Repeat("n", 493))
 				b := `{"name":"` + name + `","source_lang":"en","target_lang":"fr-FR","source_video_url":"` + url + `"}`
@@ -60,7 +99,6 @@ func stateFill(t *testing.T, p *proctest.Proc, n int) string {
 	}
 	wg.Wait()
 	require.Zero(t, failed.Load(), "creations that failed")
-	return key
 }
 
 // 40 parallel reads of /_sim/state would take the process to 3.4 GB if
@@ -71,11 +109,9 @@ func stateFill(t *testing.T, p *proctest.Proc, n int) string {
 // of the largest page over 3,000 projects with the longest names and URLs
 // stay far below it, every answer whole.
 func TestParallelStateDumpsStayBounded(t *testing.T) {
-	p := start(t)
-	began := time.Now()
-	stateFill(t, p, stateProjects)
+	p := stateStart(t)
 	_, before := memory(t, p)
-	t.Logf("%d projects stored in %s; peak %s", stateProjects, time.Since(began).Round(time.Millisecond), mb(before))
+	t.Logf("peak at start on %d projects: %s", stateProjects, mb(before))
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 40)
