@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/dubsim/dubsim/sim/app"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -170,7 +171,11 @@ func TestMegabyteRequestLinesAreCutShort(t *testing.T) {
 // MB. The process runs with GOGC=100, so that resident memory follows the
 // live heap rather than the headroom dubsim's own collector target
 // (defaultGCPercent) leaves for garbage.
+//
+// Outside the long run, TestManyBusySandboxesStayUnder512MBByDefault fills
+// the same journals once (40 entries a sandbox) and checks the same bound.
 func TestFullJournalsOfManySandboxesStayBounded(t *testing.T) {
+	tooltest.LongOnly(t, "the journals of 200 sandboxes filled three times over")
 	t.Parallel()
 	const sandboxes, each = 200, 120
 	p := startGOGC100(t, "--sandbox-max", fmt.Sprint(sandboxes))
