@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -93,6 +94,28 @@ func TestExamples(t *testing.T) {
 			assert.Equal(t, "\n", out, "the last line is done")
 		})
 	}
+}
+
+// TestReadmeRunsTheseExamples: the block of README.md that runs the
+// examples from the repository root holds the commands TestExamples runs
+// here, so the doc test (test/docs), which skips that block, need not run
+// them a second time.
+func TestReadmeRunsTheseExamples(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	var lines []string
+	for _, ex := range examples {
+		args := slices.Clone(ex.args)
+		dir := args[len(args)-1] // relative to this directory
+		args[len(args)-1] = path.Join("examples", dir)
+		if strings.HasPrefix(dir, "./") {
+			args[len(args)-1] = "./" + args[len(args)-1]
+		}
+		lines = append(lines, strings.Join(args, " "))
+	}
+	block := "```sh\n" + strings.Join(lines, "\n") + "\n```\n"
+	assert.Contains(t, string(readme), block, "README.md runs the examples from the repository root")
 }
 
 // requireTool skips the test when a program is missing (fails it with
