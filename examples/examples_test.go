@@ -1,6 +1,8 @@
 // Package examples_test runs every client example of this directory against a
-// real dubsim process (built from ../cmd/dubsim), one fresh process per
-// example, and checks that it succeeds and prints its walkthrough.
+// real dubsim process (cmd/dubsim, built once per checkout by
+// internal/proctest and shared with the other process suites), one fresh
+// process per example, and checks that it succeeds and prints its
+// walkthrough.
 //
 // An example whose tool is missing (bash and curl, python3) skips, or fails
 // with DUBSIM_REQUIRE_TOOLS=1 (internal/tooltest). The examples run with a
@@ -8,22 +10,20 @@
 package examples_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/dubsim/dubsim/internal/tooltest"
 
 	"github.com/stretchr/testify/assert"
@@ -60,6 +60,7 @@ var expected = []string{
 }
 
 func TestExamples(t *testing.T) {
+	path := pathWithout(t, "jq") // one for the three: it links thousands of programs
 	for _, ex := range examples {
 		t.Run(ex.name, func(t *testing.T) {
 			t.Parallel()
@@ -67,7 +68,6 @@ func TestExamples(t *testing.T) {
 				requireTool(t, tool)
 			}
 			base := startDubsim(t)
-			path := pathWithout(t, "jq")
 
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 			defer cancel()
@@ -96,6 +96,28 @@ func TestExamples(t *testing.T) {
 	}
 }
 
+// TestReadmeRunsTheseExamples: the block of README.md that runs the
+// examples from the repository root holds the commands TestExamples runs
+// here, so the doc test (test/docs), which skips that block, need not run
+// them a second time.
+func TestReadmeRunsTheseExamples(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	var lines []string
+	for _, ex := range examples {
+		args := slices.Clone(ex.args)
+		dir := args[len(args)-1] // relative to this directory
+		args[len(args)-1] = path.Join("examples", dir)
+		if strings.HasPrefix(dir, "./") {
+			args[len(args)-1] = "./" + args[len(args)-1]
+		}
+		lines = append(lines, strings.Join(args, " "))
+	}
+	block := "```sh\n" + strings.Join(lines, "\n") + "\n```\n"
+	assert.Contains(t, string(readme), block, "README.md runs the examples from the repository root")
+}
+
 // requireTool skips the test when a program is missing (fails it with
 // DUBSIM_REQUIRE_TOOLS=1).
 func requireTool(t *testing.T, name string) {
@@ -103,55 +125,18 @@ func requireTool(t *testing.T, name string) {
 	tooltest.Path(t, name, "")
 }
 
-var bannerRe = regexp.MustCompile(`^dubsim \S+ listening on (http://\S+) `)
-
 // startDubsim runs a fresh dubsim on a free loopback port, with a frozen
-// clock and its own data file, and returns its base URL. The process is
-// killed when the test ends.
+// clock and its own data file, checks that it answers, and returns its
+// base URL. The process is killed when the test ends.
 func startDubsim(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(dubsimBinary(t), "--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "d.db"),
+	p := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "d.db"),
 		"--time-scale", "0", "--log-level", "off")
-	cmd.Env = environWithoutDubsim()
-	var stderr bytes.Buffer // read only after Wait
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-
-	banner := make(chan string, 1)
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		r := bufio.NewReader(stdout)
-		line, _ := r.ReadString('\n')
-		banner <- line
-		_, _ = io.Copy(io.Discard, r)
-	}()
-	stop := sync.OnceFunc(func() {
-		_ = cmd.Process.Kill()
-		<-drained // the pipe is read to its end before Wait closes it
-		_ = cmd.Wait()
-	})
-	t.Cleanup(stop) // runs before the TempDir's removal (cleanups run last first)
-
-	var line string
-	select {
-	case line = <-banner:
-	case <-time.After(time.Minute):
-	}
-	m := bannerRe.FindStringSubmatch(line)
-	if m == nil {
-		stop()
-		t.Fatalf("dubsim did not start: first line %q, stderr:\n%s", line, &stderr)
-	}
-	// The banner is printed once the listener is open, so the kernel queues
-	// this first probe until dubsim answers it: no retry loop is needed.
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(m[1] + "/_sim/health")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(p.Base + "/_sim/health")
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, "GET /_sim/health")
-	return m[1]
+	return p.Base
 }
 
 // pathWithout returns a PATH of one directory that links every program of
@@ -209,35 +194,12 @@ func environWithoutDubsim() []string {
 	return env
 }
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// dubsimBinary builds cmd/dubsim once per test run, into a temporary
-// directory that TestMain removes.
-func dubsimBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if buildDir, buildErr = os.MkdirTemp("", "dubsim-examples-"); buildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, "dubsim"), "../cmd/dubsim").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build ../cmd/dubsim: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, buildErr)
-	return filepath.Join(buildDir, "dubsim")
-}
-
+// TestMain builds dubsim without the race detector, as a user runs it:
+// the examples check what the clients print, and the server's data races
+// are the other suites' to find.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
+	proctest.BuildRace = false
+	m.Run()
 }
 
 // TestShippedClipIsTheWalkthroughsWAV: examples/clip.wav, the sample the

@@ -16,6 +16,7 @@ import (
 // project pages and its event stream (actions.mjs) against a dubsim with
 // two pages of projects.
 func TestDashboardActionsInChromium(t *testing.T) {
+	t.Parallel()
 	node := requireTools(t)
 	sim := dubsimtest.Start(t) // frozen clock
 	const projects = 60

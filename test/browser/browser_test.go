@@ -1,6 +1,9 @@
 // Package browser runs the dashboard and the projectUrl page in a real
 // browser: Debian's chromium, driven by playwright-core from npm (see
 // package.json and dashboard.mjs), against an in-process dubsim.
+// The tests run in parallel: each has a dubsim and browser contexts of its
+// own in the one chromium they share, and much of a scenario is waiting
+// (idle windows in which nothing may happen, the page's refreshes).
 //
 // It needs node, npm (it runs npm ci in this directory when the packages are
 // missing) and chromium; without them it skips, or fails with
@@ -139,6 +142,7 @@ func call(t *testing.T, method, url, key, body string, want int, out any) {
 }
 
 func TestDashboardInChromium(t *testing.T) {
+	t.Parallel()
 	node := requireTools(t)
 	sim := dubsimtest.Start(t) // frozen clock: only the dashboard's buttons move it
 

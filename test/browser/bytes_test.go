@@ -17,6 +17,7 @@ import (
 // idle: one round of the former polling (read every second) against the
 // event stream over a window, through the real handler.
 func TestDashboardBytes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("creates 2,000 projects")
 	}

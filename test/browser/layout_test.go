@@ -19,6 +19,7 @@ import (
 // (layout.mjs). It keeps a screenshot of the first screen and one of the
 // whole page.
 func TestDashboardLayoutInChromium(t *testing.T) {
+	t.Parallel()
 	node := requireTools(t)
 	sim := dubsimtest.Start(t) // frozen clock
 	for i := range 55 {

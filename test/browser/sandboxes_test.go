@@ -29,6 +29,7 @@ func withSandboxes(t *testing.T, start time.Time) string {
 // /_sim/sandboxes/{id}/ui/), which shows that sandbox's data only and whose
 // actions and reads stay below /sbx/{id}; Delete removes one (sandboxes.mjs).
 func TestDashboardSandboxesInChromium(t *testing.T) {
+	t.Parallel()
 	node := requireTools(t)
 	t0 := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 	url := withSandboxes(t, t0)

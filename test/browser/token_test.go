@@ -16,6 +16,7 @@ import (
 // sends it with every call (an advance, the audio) and never puts it in an
 // address (token.mjs; fidelity HC4).
 func TestDashboardControlTokenInChromium(t *testing.T) {
+	t.Parallel()
 	node := requireTools(t)
 	const token = "browser-test-control-token-5c1e"
 	sim := dubsimtest.Start(t, dubsimtest.WithControlToken(token))

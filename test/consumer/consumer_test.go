@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,7 +40,8 @@ const (
 // in testdata/consumer, a module with no replace directive. Third-party
 // modules come from the local module cache when it holds them, else from
 // the machine's GOPROXY; checksums of the dubsim modules are not looked up
-// (GONOSUMDB), those of every other module are. A fresh module cache keeps
+// (GONOSUMDB), those of every other module are. The module cache is
+// moduleCache's: the dubsim modules are removed from it first, which keeps
 // an earlier run's v0.1.0 out.
 func TestConsumerModule(t *testing.T) {
 	if testing.Short() {
@@ -63,15 +65,7 @@ func TestConsumerModule(t *testing.T) {
 
 	work := filepath.Join(t.TempDir(), "consumer")
 	require.NoError(t, os.CopyFS(work, os.DirFS("testdata/consumer")))
-	modcache := filepath.Join(t.TempDir(), "modcache")
-	t.Cleanup(func() {
-		// The module cache is read-only; go clean removes it.
-		cmd := exec.Command("go", "clean", "-modcache")
-		cmd.Env = append(os.Environ(), "GOMODCACHE="+modcache, "GOFLAGS=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("go clean -modcache: %v\n%s", err, out)
-		}
-	})
+	modcache := moduleCache(t)
 
 	shared := goEnv(t, "GOMODCACHE")
 	upstream := goEnv(t, "GOPROXY")
@@ -79,7 +73,7 @@ func TestConsumerModule(t *testing.T) {
 		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(shared, "cache", "download"))+","+upstream,
 		// -trimpath: the build cache then serves packages of a module
 		// cache at another path, as this one is new every run.
-		"GONOSUMDB="+mainPath, "GONOPROXY=", "GOPRIVATE=", "GOFLAGS=-mod=mod -trimpath", "GOWORK=off",
+		"GONOSUMDB="+mainPath, "GONOPROXY=", "GOPRIVATE=", "GOFLAGS=-mod=mod -trimpath -modcacherw", "GOWORK=off",
 		"GOTOOLCHAIN=local", "GOMODCACHE="+modcache,
 	)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
@@ -108,6 +102,44 @@ func TestConsumerModule(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
 		assert.Contains(t, line, " "+version+" "+modcache, "module from the proxy: %s", line)
 	}
+	// And from this run's proxy: the module cache holds the zips written
+	// above, not an earlier run's.
+	for _, path := range []string{mainPath, tcPath} {
+		esc, err := module.EscapePath(path)
+		require.NoError(t, err)
+		zip := filepath.Join(filepath.FromSlash(esc), "@v", version+".zip")
+		want, err := os.ReadFile(filepath.Join(proxy, zip))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(modcache, "cache", "download", zip))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(want, got), "%s@%s in the module cache is the zip of this run's proxy", path, version)
+	}
+}
+
+// moduleCache is the consumer's module cache, locked for t: one kept
+// between runs in the user's cache directory, since extracting the
+// third-party modules (310 MB: testcontainers, moby, otel, ...) into an
+// empty one was most of the test's work. The dubsim modules are removed
+// from it first (it is written with -modcacherw, so they can be), so that
+// every run extracts this tree's v0.1.0 from the file proxy; the
+// third-party modules in it are verified against go.sum and the checksum
+// database as any module cache's are.
+func moduleCache(t *testing.T) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "dubsim-consumer-modcache")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lock.Close() }) // and so unlocked
+	require.NoError(t, syscall.Flock(int(lock.Fd()), syscall.LOCK_EX), "lock %s", lock.Name())
+	for _, d := range []string{filepath.Join(dir, "github.com", "dubsim"), filepath.Join(dir, "cache", "download", "github.com", "dubsim")} {
+		require.NoError(t, os.RemoveAll(d))
+	}
+	return dir
 }
 
 // trackedFiles lists the files of the working tree that Git tracks or

@@ -6,8 +6,10 @@
 // all blocks of one document in one bash session (a variable set by one block
 // is there for the next), against a dubsim process of its own (frozen clock,
 // temporary data file, a free port), in a fresh temporary working directory
-// that holds a copy of the repository files blocks name (examples/clip.wav,
-// the client examples and go.mod).
+// that holds a copy of the repository files blocks name (examples/clip.wav).
+// The block of examples/README.md that runs the client walkthroughs is
+// skipped: examples/examples_test.go runs them, each against a fresh dubsim,
+// checks what they print, and checks that the block names them.
 // The session has DUBSIM_URL set to that dubsim, its dubsim binary first on
 // PATH (for dubsim ctl and dubsim parity), and TMPDIR set to a directory of
 // its own.
@@ -15,8 +17,8 @@
 // Conventions in the markdown:
 //
 //   - A block that cannot run in CI (it starts a server, runs the test suite,
-//     needs docker, kubectl or the real service) has, on the line before its
-//     fence, the marker
+//     needs docker, kubectl or the real service), or that another suite runs
+//     (test/shard, examples), has, on the line before its fence, the marker
 //     <!-- doc-test: skip: REASON -->
 //     with a reason. Any other block must run and pass.
 //   - Blocks use $DUBSIM_URL, never a fixed port; the first block of a
@@ -67,11 +69,7 @@ var shellLangs = map[string]bool{"sh": true, "bash": true, "shell": true}
 
 // repoFiles are copied into each document's working directory, at the
 // same relative path: the files blocks read.
-var repoFiles = []string{
-	"examples/clip.wav",
-	// examples/README.md runs the walkthroughs; go run needs the module.
-	"go.mod", "go.sum", "examples/goclient/main.go", "examples/curl/walkthrough.sh", "examples/python/walkthrough.py",
-}
+var repoFiles = []string{"examples/clip.wav"}
 
 // tools the blocks use, with how to install each.
 var tools = [][2]string{{"bash", ""}, {"curl", "apt-get install curl"}, {"jq", "apt-get install jq"}, {"python3", "apt-get install python3"}}

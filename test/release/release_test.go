@@ -8,6 +8,10 @@
 // PATH) and buildah; without them it skips, or fails with
 // DUBSIM_REQUIRE_TOOLS=1 (internal/tooltest). It rewrites dist/ at the
 // repository root.
+//
+// It runs only in the long run (DUBSIM_LONG=1, as .ci/run sets): the
+// snapshot cross-builds six binaries and two images, half a minute of both
+// cores even with a warm cache, and there is no smaller release to build.
 package release_test
 
 import (
@@ -51,6 +55,7 @@ func requireTools(t *testing.T) {
 }
 
 func TestReleaseSnapshot(t *testing.T) {
+	tooltest.LongOnly(t, "the release snapshot (six cross-built binaries and a two-arch image)")
 	requireTools(t)
 	cmd := exec.Command("scripts/release-snapshot")
 	cmd.Dir = root

@@ -102,6 +102,7 @@ func waitLog(t *testing.T, logs *proctest.Buffer, lines ...string) {
 // then reach a, which does not know them; a's sandboxes and the default
 // simulator answer every request meanwhile.
 func TestHAProxyProcessLost(t *testing.T) {
+	t.Parallel()
 	a, b := shards(t)
 	lb, logs := startHAProxy(t, a, b)
 	// A server HAProxy has not checked yet goes down at its first failed
@@ -195,13 +196,17 @@ func TestHAProxyProcessLost(t *testing.T) {
 	}()
 
 	// Meanwhile, and once more after: a's sandboxes and the default
-	// simulator answer every request, with their own data.
+	// simulator answer every request, with their own data. A round every
+	// 50 ms samples the whole loss (seconds long) without the loop taking
+	// a core from the processes it watches.
+	pace := time.NewTicker(50 * time.Millisecond)
+	defer pace.Stop()
 	rounds := 0
 	for polling := true; polling; rounds++ {
 		select {
 		case <-done:
 			polling = false
-		default:
+		case <-pace.C:
 		}
 		for _, s := range sbA {
 			require.NoError(t, checkA(lb, s), "round %d, %v after the loss", rounds, time.Since(killed))

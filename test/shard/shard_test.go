@@ -3,6 +3,9 @@
 // docs/sharding/haproxy.cfg as it is, and nginx with
 // docs/sharding/nginx.conf.
 //
+// The balancer tests run in parallel, each with its own two dubsims and
+// balancer: most of their time is waiting for HAProxy's health checks.
+//
 // It needs haproxy and nginx (Debian's packages); without one that balancer
 // skips, or fails with DUBSIM_REQUIRE_TOOLS=1 (internal/tooltest).
 package shard
@@ -177,6 +180,7 @@ func startNginx(t *testing.T, a, b *proctest.Proc) string {
 }
 
 func TestHAProxy(t *testing.T) {
+	t.Parallel()
 	a, b := shards(t)
 	lb, _ := startHAProxy(t, a, b)
 	suite(t, lb, a, b)
@@ -206,6 +210,7 @@ func TestHAProxy(t *testing.T) {
 }
 
 func TestNginx(t *testing.T) {
+	t.Parallel()
 	a, b := shards(t)
 	suite(t, startNginx(t, a, b), a, b)
 }
