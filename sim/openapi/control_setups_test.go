@@ -253,13 +253,24 @@ func ctlSloppyClient(t *testing.T, e *env) string {
 
 // ctlFaultRules adds two rules: slow-create (unlimited, never expires) and
 // flt_1 (3 uses, expires in a minute).
-// ctlOutcomesFull adds as many outcome rules as a simulator keeps.
+// ctlOutcomesFull stores as many outcome rules as a simulator keeps, in
+// one transaction where the engine keeps them (its meta record
+// "outcome_rules"): adding them one by one rewrites the whole list each
+// time, seconds of CPU for a thousand. That AddOutcomeRule reaches the
+// bound and refuses past it is sim/engine's TestOutcomeRuleBounds; if the
+// engine kept its rules elsewhere, the case's add would not be refused.
 func ctlOutcomesFull(t *testing.T, e *env) string {
 	t.Helper()
-	for range engine.MaxOutcomeRules {
-		_, err := e.srv.Engine.Outcomes.AddOutcomeRule(t.Context(), sim.OutcomeRule{Outcome: sim.ForceReady, Remaining: 1})
-		require.NoError(t, err)
+	rules := make([]sim.OutcomeRule, engine.MaxOutcomeRules)
+	for i := range rules {
+		rules[i] = sim.OutcomeRule{ID: "out_" + strconv.Itoa(i+1), Outcome: sim.ForceReady, Remaining: 1, CreatedAt: t0}
 	}
+	b, err := json.Marshal(rules)
+	require.NoError(t, err)
+	require.NoError(t, e.store.Update(t.Context(), func(tx sim.Tx) error { return tx.PutMeta("outcome_rules", b) }))
+	got, err := e.srv.Engine.Outcomes.OutcomeRules(t.Context())
+	require.NoError(t, err)
+	require.Len(t, got, engine.MaxOutcomeRules, "the engine reads the rules stored")
 	return ""
 }
 

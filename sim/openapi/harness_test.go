@@ -101,6 +101,7 @@ type env struct {
 	srv   *server.Server
 	url   string
 	clock *sim.SimClock
+	store sim.Store // newEnv's; nil for the sandbox environments
 }
 
 func newEnv(t *testing.T, mod func(*app.Config)) *env {
@@ -113,7 +114,7 @@ func newEnv(t *testing.T, mod func(*app.Config)) *env {
 	})
 	hs := httptest.NewServer(i.Server.Handler)
 	t.Cleanup(hs.Close)
-	return &env{t: t, srv: i.Server, url: hs.URL, clock: i.Clock}
+	return &env{t: t, srv: i.Server, url: hs.URL, clock: i.Clock, store: i.Store}
 }
 
 // resp is a checked answer.
