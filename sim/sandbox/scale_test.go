@@ -11,26 +11,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/dubsim/dubsim/sim/sandbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// scaleSandboxes is how many sandboxes TestParallelSandboxScenarios drives
-// at once: the number sandboxes are sized for, and the default cap.
-const scaleSandboxes = sandbox.DefaultMax
-
-// TestParallelSandboxScenarios: one process, 200 sandboxes, each driven at
+// TestParallelSandboxScenarios: one process, many sandboxes, each driven at
 // the same time by a client of its own through a whole scenario (create,
 // project, advance, ready, output download, re-translation, advance, new
 // translation, journal, state, delete). Every sandbox's project has the
 // same id (the same explicit seed), its own name, clock start and translated text,
 // so an answer from another sandbox fails the scenario that reads it. All
-// 200 exist at once (the cap: one more is a 429) before any goes on; at
-// the end the manager holds none and their directory is empty.
+// exist at once (the cap: one more is a 429) before any goes on; at the
+// end the manager holds none and their directory is empty. The long run
+// (tooltest.Long) drives sandbox.DefaultMax of them under the default cap,
+// the number sandboxes are sized for; by default 50, under a cap of 50.
 func TestParallelSandboxScenarios(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	scaleSandboxes, capped := 50, func(c *sandbox.Config) { c.Max = 50 }
+	if tooltest.Long() {
+		scaleSandboxes, capped = sandbox.DefaultMax, nil
+	}
+	e := newEnv(t, capped)
 	var (
 		created, done sync.WaitGroup
 		goOn          = make(chan struct{})

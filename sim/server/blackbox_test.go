@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/fixtures"
+	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/audio"
@@ -367,8 +368,15 @@ func fixtureRestoreBody(t testing.TB) []byte {
 	return b
 }
 
+// blackboxRequests is DUBSIM_BLACKBOX_REQUESTS, else 5000 in the long run
+// (tooltest.Long) and 2000 by default: each route's share of the weights
+// is at least 1%, so 2000 requests still send each route about twenty of
+// its random variants, with a new seed on every run.
 func blackboxRequests(t *testing.T) int {
-	n := 5000
+	n := 2000
+	if tooltest.Long() {
+		n = 5000
+	}
 	if s := os.Getenv(envBlackboxRequests); s != "" {
 		v, err := strconv.Atoi(s)
 		require.NoError(t, err, envBlackboxRequests)

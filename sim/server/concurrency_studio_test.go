@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/server"
@@ -513,9 +514,16 @@ func TestConcurrentStudioClients(t *testing.T) {
 		weights += o.weight
 	}
 
-	opsPerClient := 25
-	if testing.Short() {
+	// The hundred clients run at once whatever their length: with 10
+	// operations each, every kind of operation still races with the others
+	// (the rarest, the clock read, about nine times); the long run
+	// (tooltest.Long) sends 25.
+	opsPerClient := 10
+	switch {
+	case testing.Short():
 		opsPerClient = 8
+	case tooltest.Long():
+		opsPerClient = 25
 	}
 	began := time.Now()
 	start := make(chan struct{})

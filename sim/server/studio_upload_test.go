@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/audio"
@@ -304,11 +305,13 @@ func freeBytes(t testing.TB, dir string) uint64 {
 	return fs.Bavail * uint64(fs.Bsize)
 }
 
-// TestPresignedUploadStreamsGigabytes PUTs a WAV of 2 GiB and 64 MiB,
-// generated on the fly, through the real HTTP handler on loopback and checks
-// that the heap does not grow with the size of the file (streamed to disk),
-// then that the artifact made of it has the file's size and duration (past
-// 2 GiB: sizes and offsets that do not fit an int32).
+// TestPresignedUploadStreamsGigabytes PUTs a WAV generated on the fly
+// through the real HTTP handler on loopback and checks that the heap does
+// not grow with the size of the file (streamed to disk), then that the
+// artifact made of it has the file's size and duration. The long run
+// (tooltest.Long) sends 2 GiB and 64 MiB: sizes and offsets past 2 GiB do
+// not fit an int32. By default it sends 320 MiB, five times the heap bound,
+// so that a file held in memory still fails the bound.
 //
 // Not parallel: the heap is the process's, and parallel tests would add
 // their own allocations to the measure (parallel tests wait while this one
@@ -317,11 +320,14 @@ func TestPresignedUploadStreamsGigabytes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 2 GiB to disk; skipped with -short")
 	}
-	const size = 2<<30 + 64<<20
 	const maxGrowth = 64 << 20
+	size := int64(5 * maxGrowth)
+	if tooltest.Long() {
+		size = 2<<30 + 64<<20
+	}
 	blobs := t.TempDir()
-	if free := freeBytes(t, blobs); free < 3<<30 {
-		t.Skipf("needs 3 GiB free in %s; %d MiB available", blobs, free>>20)
+	if free := freeBytes(t, blobs); free < uint64(size)+1<<30 {
+		t.Skipf("needs %d MiB free in %s; %d MiB available", (size+1<<30)>>20, blobs, free>>20)
 	}
 	in := start(t, func(c *app.Config) { c.BlobDir = blobs })
 	const key = "dubsim-free"
