@@ -51,6 +51,11 @@ func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, 
 		// The request ended while it waited for the budget.
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
+	if r.ContentLength < 0 || r.ContentLength > limit {
+		// Unknown (chunked) or too large: the buffer grows as bytes come,
+		// rather than holding the route's whole limit for a small body.
+		size = 0
+	}
 	body, err := readAllSized(http.MaxBytesReader(w, r.Body, limit), size)
 	if err != nil {
 		var mb *http.MaxBytesError

@@ -2,10 +2,16 @@ package httpx
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type decodeInner struct {
@@ -73,4 +79,23 @@ func TestDecodeBytesMessages(t *testing.T) {
 			assert.Equal(t, sim.CodeValidation, sim.ErrorCode(err))
 		})
 	}
+}
+
+// A small body of unknown length (chunked) to a route with a large limit
+// takes memory for its bytes, not for the limit: ten 20-byte bodies under a
+// 64 MiB limit allocate far less than one limit's worth.
+func TestReadJSONBodyOfUnknownLengthTakesItsSize(t *testing.T) {
+	const limit = 64 << 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		r := httptest.NewRequest(http.MethodPost, "/", io.NopCloser(strings.NewReader(`{"name":"a chunked body"}`)))
+		r.ContentLength = -1
+		r.Header.Set("Content-Type", "application/json")
+		body, err := ReadJSONBody(httptest.NewRecorder(), r, limit)
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"name":"a chunked body"}`, string(body))
+	}
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(limit/8), "bytes allocated by ten small chunked bodies")
 }
