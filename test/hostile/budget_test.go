@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,6 +39,7 @@ type budgetCase struct {
 // for it: every request still gets its answer, the process stays alive,
 // and the peak stays far below.
 func TestBudgetParallelHugeJSONBodies(t *testing.T) {
+	tooltest.LongOnly(t, "the peak memory of 400 parallel 10 MiB bodies")
 	// Under a 256 MiB soft limit the peak follows the live heap, not the
 	// collector's target (GOGC 400): with --body-memory 0 (no budget) this
 	// attack peaks at 973-1,077 MB, with the default budget at 266-279 MB.

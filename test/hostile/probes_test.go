@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,6 +59,7 @@ func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
 // attack peaks near it; without one (GOMEMLIMIT=off) it peaks near the
 // collector's target (430-570 MB).
 func TestProbesOfTheServersOwnStateAreBounded(t *testing.T) {
+	tooltest.LongOnly(t, "the peak memory of 40 parallel probes of the server's own state, twice")
 	limited := probesOwnState(t, stateStart(t))
 	unlimited := probesOwnState(t, stateStart(t, "GOMEMLIMIT=off"))
 	t.Logf("peak with the default limit (256 MiB): %s; with none: %s", mb(limited), mb(unlimited))

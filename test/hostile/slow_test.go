@@ -93,6 +93,7 @@ func slowNoLeak(t *testing.T, body string, paths ...string) {
 // upload that takes 3.2 s at 1 s of --body-idle-timeout (so it would be cut
 // by a whole-request timeout of that length) is stored.
 func TestSlowUploadThatKeepsSendingIsStored(t *testing.T) {
+	t.Parallel() // it mostly waits for the body timeouts
 	p, _ := slowStart(t, "--body-idle-timeout", "1s")
 	target := slowUploadTarget(t, p)
 	c := slowDial(t, p)
@@ -113,6 +114,7 @@ func TestSlowUploadThatKeepsSendingIsStored(t *testing.T) {
 // addresses: it gets S3's RequestTimeout (400, the documented text) once no
 // byte arrived for --body-idle-timeout, naming no address.
 func TestStalledUploadGetsS3RequestTimeout(t *testing.T) {
+	t.Parallel() // it mostly waits for the body timeouts
 	p, _ := slowStart(t, "--body-idle-timeout", "1s")
 	target := slowUploadTarget(t, p)
 	c := slowDial(t, p)

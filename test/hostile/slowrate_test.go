@@ -51,6 +51,7 @@ func slowrateCut(t *testing.T, p *proctest.Proc, method, target string, header .
 // 1 s grace is over: the presigned PUT gets S3's RequestTimeout and a JSON
 // route its 400 about 1 s in, while a steady 32 KB/s upload is stored.
 func TestTrickledBodyIsCutByTheMinimumRate(t *testing.T) {
+	t.Parallel() // it mostly waits for the body timeouts
 	p, _ := slowStart(t, "--body-idle-timeout", "1s", "--body-min-rate", "100")
 
 	status, body, took := slowrateCut(t, p, http.MethodPut, slowUploadTarget(t, p))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -109,6 +110,7 @@ func stateFill(t *testing.T, p *proctest.Proc) {
 // of the largest page over 3,000 projects with the longest names and URLs
 // stay far below it, every answer whole.
 func TestParallelStateDumpsStayBounded(t *testing.T) {
+	tooltest.LongOnly(t, "the peak memory of 40 parallel state dumps of 3,000 projects")
 	p := stateStart(t)
 	_, before := memory(t, p)
 	t.Logf("peak at start on %d projects: %s", stateProjects, mb(before))
