@@ -230,13 +230,15 @@ func ReserveBodyFor(r *http.Request, limit int64) (int64, error) {
 }
 
 // readAllSized reads r to its end into a buffer of capacity size+1 to
-// start with (the +1 sees the end without growing it).
+// start with (the +1 sees the end without growing it). Of unknown size
+// (-1), the buffer starts small and doubles, so that a small body takes
+// little and the copies of a large one add up to less than its size.
 func readAllSized(r io.Reader, size int64) ([]byte, error) {
 	const maxPrealloc = 64 << 20
-	b := make([]byte, 0, min(size, maxPrealloc)+1)
+	b := make([]byte, 0, min(max(size, 511), maxPrealloc)+1)
 	for {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			b = append(make([]byte, 0, 2*cap(b)), b...)
 		}
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

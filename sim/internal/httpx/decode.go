@@ -46,17 +46,20 @@ func (d Decoder) Decode(w http.ResponseWriter, r *http.Request, dst any) error {
 // order: the size limit (CodeTooLarge), a non-empty body, and a JSON
 // Content-Type. Its bytes come out of the body budget (ReserveBody).
 func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	size, err := ReserveBodyFor(r, limit)
-	if err != nil {
+	if _, err := ReserveBodyFor(r, limit); err != nil {
 		// The request ended while it waited for the budget.
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
-	if r.ContentLength < 0 || r.ContentLength > limit {
-		// Unknown (chunked) or too large: the buffer grows as bytes come,
-		// rather than holding the route's whole limit for a small body.
-		size = 0
+	src := http.MaxBytesReader(w, r.Body, limit)
+	var body []byte
+	var err error
+	if r.ContentLength > limit {
+		// Too large by its own length: read to the limit for the 413,
+		// keeping none of it.
+		_, err = io.Copy(io.Discard, src)
+	} else {
+		body, err = readAllSized(src, r.ContentLength)
 	}
-	body, err := readAllSized(http.MaxBytesReader(w, r.Body, limit), size)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {

@@ -99,3 +99,19 @@ func TestReadJSONBodyOfUnknownLengthTakesItsSize(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(limit/8), "bytes allocated by ten small chunked bodies")
 }
+
+// A body past the limit is refused with CodeTooLarge whether its length is
+// declared or not.
+func TestReadJSONBodyPastTheLimit(t *testing.T) {
+	const limit = 64 << 10
+	big := `{"name":"` + strings.Repeat("x", 4*limit) + `"}`
+	for _, length := range []int64{int64(len(big)), -1} {
+		r := httptest.NewRequest(http.MethodPost, "/", io.NopCloser(strings.NewReader(big)))
+		r.ContentLength = length
+		r.Header.Set("Content-Type", "application/json")
+		_, err := ReadJSONBody(httptest.NewRecorder(), r, limit)
+		var e *sim.Error
+		require.ErrorAs(t, err, &e, "Content-Length %d", length)
+		assert.Equal(t, sim.CodeTooLarge, e.Code, "Content-Length %d", length)
+	}
+}
