@@ -150,6 +150,7 @@ func TestCrashTempFilesAreRemovedAtStart(t *testing.T) {
 // are bounded: refused past 500 characters and 8192 bytes (here 9 MB
 // each), with a message naming the field and the limit.
 func TestHugeStringFieldsAreRefused(t *testing.T) {
+	t.Parallel()
 	p := start(t)
 	huge := strings.Repeat("n", 9<<20)
 	cases := []struct{ name, body, msg string }{

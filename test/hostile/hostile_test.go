@@ -3,6 +3,7 @@
 package hostile
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +25,15 @@ func TestMain(m *testing.M) {
 	if stateDir, err = os.MkdirTemp("", "dubsim-hostile-state-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	// Most of the parallel tests wait on the server's timeouts and delays
+	// (slow bodies, the 431's second): four at once unless -parallel says
+	// otherwise, where go test's default, GOMAXPROCS, would let two.
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", "4")
 	}
 	code := m.Run()
 	_ = os.RemoveAll(stateDir)

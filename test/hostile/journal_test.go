@@ -18,6 +18,7 @@ import (
 // peak follows what is kept rather than the garbage the binary's own
 // collector target lets grow.
 func TestHugeHeadersDoNotStayInTheJournal(t *testing.T) {
+	t.Parallel()
 	p := startGOGC100(t)
 	_, before := memory(t, p)
 	ua := strings.Repeat("a", 10<<10)
