@@ -36,13 +36,7 @@ func Missing(t testing.TB, what string) {
 	if Required() {
 		t.Fatalf("%s is missing (DUBSIM_REQUIRE_TOOLS=1)", what)
 	}
-	reportedMu.Lock()
-	first := !reported[what]
-	reported[what] = true
-	reportedMu.Unlock()
-	if first {
-		tell(fmt.Sprintf("%s: skipping the tests that need %s; DUBSIM_REQUIRE_TOOLS=1 makes this a failure\n", packageDir(), what))
-	}
+	tellOnce(what, fmt.Sprintf("%s: skipping the tests that need %s; DUBSIM_REQUIRE_TOOLS=1 makes this a failure\n", packageDir(), what))
 	t.Skipf("%s is missing (DUBSIM_REQUIRE_TOOLS=1 makes this a failure)", what)
 }
 
@@ -58,15 +52,19 @@ func LongOnly(t testing.TB, what string) {
 	if Long() {
 		return
 	}
-	key := "long:" + what
+	tellOnce("long:"+what, fmt.Sprintf("%s: skipping %s; DUBSIM_LONG=1 runs it, as CI does\n", packageDir(), what))
+	t.Skipf("%s: DUBSIM_LONG=1 runs it", what)
+}
+
+// tellOnce tells line the first time key is reported in this process.
+func tellOnce(key, line string) {
 	reportedMu.Lock()
 	first := !reported[key]
 	reported[key] = true
 	reportedMu.Unlock()
 	if first {
-		tell(fmt.Sprintf("%s: skipping %s; DUBSIM_LONG=1 runs it, as CI does\n", packageDir(), what))
+		tell(line)
 	}
-	t.Skipf("%s: DUBSIM_LONG=1 runs it", what)
 }
 
 var (

@@ -27,21 +27,34 @@ func (r *recorder) Skipf(format string, args ...any) {
 	panic(ended{})
 }
 
-func (r *recorder) missing(what string) {
+// end runs f, which may end r (as Fatalf and Skipf do, by panicking).
+func (r *recorder) end(f func(testing.TB, string), what string) {
 	defer func() {
 		if v := recover(); v != nil && v != (ended{}) {
 			panic(v)
 		}
 	}()
-	Missing(r, what)
+	f(r, what)
+}
+
+func (r *recorder) missing(what string) { r.end(Missing, what) }
+
+func (r *recorder) longOnly(what string) { r.end(LongOnly, what) }
+
+// capture records the lines told during t, from a fresh record of what
+// was told (which lasts for the process, so across -count runs too).
+func capture(t *testing.T) *[]string {
+	var told []string
+	wasTell, wasReported := tell, reported
+	tell = func(line string) { told = append(told, line) }
+	reported = map[string]bool{}
+	t.Cleanup(func() { tell, reported = wasTell, wasReported })
+	return &told
 }
 
 func TestMissingSaysSoOncePerToolAndSkips(t *testing.T) {
 	t.Setenv("DUBSIM_REQUIRE_TOOLS", "")
-	var told []string
-	was := tell
-	tell = func(line string) { told = append(told, line) }
-	t.Cleanup(func() { tell = was })
+	told := capture(t)
 	what := "tool-" + t.Name() + " (apt-get install it)"
 	r := &recorder{}
 	r.missing(what)
@@ -50,7 +63,7 @@ func TestMissingSaysSoOncePerToolAndSkips(t *testing.T) {
 	assert.Equal(t, []string{
 		"./internal/tooltest: skipping the tests that need " + what + "; DUBSIM_REQUIRE_TOOLS=1 makes this a failure\n",
 		"./internal/tooltest: skipping the tests that need other-" + what + "; DUBSIM_REQUIRE_TOOLS=1 makes this a failure\n",
-	}, told)
+	}, *told)
 	assert.Empty(t, r.failed)
 	assert.Len(t, r.skipped, 3)
 }
@@ -63,27 +76,15 @@ func TestMissingFailsWhenRequired(t *testing.T) {
 	assert.Equal(t, []string{"tool-" + t.Name() + " is missing (DUBSIM_REQUIRE_TOOLS=1)"}, r.failed)
 }
 
-func (r *recorder) longOnly(what string) {
-	defer func() {
-		if v := recover(); v != nil && v != (ended{}) {
-			panic(v)
-		}
-	}()
-	LongOnly(r, what)
-}
-
 func TestLongOnlySkipsAndSaysSoOnceUnlessLong(t *testing.T) {
-	var told []string
-	was := tell
-	tell = func(line string) { told = append(told, line) }
-	t.Cleanup(func() { tell = was })
+	told := capture(t)
 	what := "the build of " + t.Name()
 
 	t.Setenv("DUBSIM_LONG", "")
 	r := &recorder{}
 	r.longOnly(what)
 	r.longOnly(what)
-	assert.Equal(t, []string{"./internal/tooltest: skipping " + what + "; DUBSIM_LONG=1 runs it, as CI does\n"}, told)
+	assert.Equal(t, []string{"./internal/tooltest: skipping " + what + "; DUBSIM_LONG=1 runs it, as CI does\n"}, *told)
 	assert.Len(t, r.skipped, 2)
 
 	t.Setenv("DUBSIM_LONG", "1")
