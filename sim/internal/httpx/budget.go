@@ -222,13 +222,6 @@ func ReserveSize(r *http.Request, limit int64) int64 {
 	return satAdd1(limit)
 }
 
-// ReserveBodyFor is ReserveBody for a reader of r's body up to limit bytes
-// (the route's limit); it returns the size reserved, for the buffer.
-func ReserveBodyFor(r *http.Request, limit int64) (int64, error) {
-	n := ReserveSize(r, limit)
-	return n, ReserveBody(r, n)
-}
-
 // readAllSized reads r to its end into a buffer of capacity size+1 to
 // start with (the +1 sees the end without growing it). Of unknown size
 // (-1), the buffer starts small and doubles, so that a small body takes

@@ -46,7 +46,7 @@ func (d Decoder) Decode(w http.ResponseWriter, r *http.Request, dst any) error {
 // order: the size limit (CodeTooLarge), a non-empty body, and a JSON
 // Content-Type. Its bytes come out of the body budget (ReserveBody).
 func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if _, err := ReserveBodyFor(r, limit); err != nil {
+	if err := ReserveBody(r, ReserveSize(r, limit)); err != nil {
 		// The request ended while it waited for the budget.
 		return nil, sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
