@@ -3,37 +3,18 @@
 // clock). The dashboard must ask for the token, say when a token is
 // refused, load once the right one is given, send it with its actions, and
 // never put it in an address.
-// Environment: DUBSIM_URL, CHROMIUM, CONTROL_TOKEN, PROJECT_ID, SCREENSHOTS.
-import { launch } from './launch.mjs';
-import path from 'node:path';
-
-const env = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
-const base = env('DUBSIM_URL');
-const token = env('CONTROL_TOKEN');
-const projectID = env('PROJECT_ID');
-const shots = env('SCREENSHOTS');
+// Environment: DUBSIM_URL, CONTROL_TOKEN, PROJECT_ID, SCREENSHOTS (optional).
 const wrong = 'not-the-token-0123';
 const timeout = 10_000;
 
-let current = 'start';
-const step = async (name, fn) => {
-  current = name;
-  const t = Date.now();
-  await fn();
-  console.log(`ok   ${name} (${Date.now() - t} ms)`);
-};
-const check = (cond, msg) => { if (!cond) throw new Error(msg); };
+export default async ({ env, step, check, problems, newContext, shot }) => {
+  const base = env('DUBSIM_URL');
+  const token = env('CONTROL_TOKEN');
+  const projectID = env('PROJECT_ID');
+  const urls = []; // every address the page asked for
+  const controlCalls = []; // {method, url, auth} of every /_sim/ call but the dashboard's files
 
-const browser = await launch('--metrics-recording-only', '--no-default-browser-check');
-const problems = [];
-const urls = []; // every address the page asked for
-const controlCalls = []; // {method, url, auth} of every /_sim/ call but the dashboard's files
-try {
-  const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const context = await newContext({ viewport: { width: 1366, height: 768 } });
   const own = new URL(base).host;
   await context.route('**/*', (route) => {
     const u = new URL(route.request().url());
@@ -88,7 +69,7 @@ try {
     await err.filter({ hasText: /token/i }).waitFor();
     const text = await err.textContent();
     check(!text.includes(wrong), 'the error repeats the token');
-    await page.screenshot({ path: path.join(shots, 'token-01-refused.png'), fullPage: true });
+    await shot(page, 'token-01-refused.png', { fullPage: true });
     const sent = controlCalls.filter((c) => c.auth === `Bearer ${wrong}`);
     check(sent.length > 0, 'the wrong token was never sent');
   });
@@ -106,7 +87,7 @@ try {
     await page.locator('#clock-now').filter({ hasText: /\d{4}-\d\d-\d\dT/ }).waitFor();
     await page.locator(`tr[data-project-id="${projectID}"] .status`).filter({ hasText: /^in_progress$/ }).waitFor();
     await page.locator('#clock-error').filter({ hasText: /^$/ }).waitFor({ state: 'attached' });
-    await page.screenshot({ path: path.join(shots, 'token-02-loaded.png'), fullPage: true });
+    await shot(page, 'token-02-loaded.png', { fullPage: true });
   });
 
   await step('one prompt was enough: calls refused before it do not ask again', async () => {
@@ -166,15 +147,4 @@ try {
     const bare = controlCalls.slice(i).filter((c) => c.auth !== `Bearer ${token}` && c.path !== '/_sim/health');
     check(bare.length === 0, `calls without the token: ${JSON.stringify(bare.slice(0, 5))}`);
   });
-
-  await step('no script error happened', async () => {
-    check(problems.length === 0, problems.join('\n'));
-  });
-  console.log('ALL STEPS PASSED');
-} catch (e) {
-  console.log(`FAIL ${current}: ${e.message}`);
-  if (problems.length) console.log(problems.join('\n'));
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+};
