@@ -16,6 +16,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -164,8 +165,16 @@ func requireShots(t *testing.T, dir string, names ...string) {
 	}
 }
 
-// TestMain stops the runner after the tests.
+// TestMain stops the runner after the tests; it lets every test run at
+// once unless -parallel says otherwise, where go test's default,
+// GOMAXPROCS, would let two: most of a scenario is the browser's waits.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", "8")
+	}
 	code := m.Run()
 	if runner.done != nil {
 		_ = runner.stdin.Close()
