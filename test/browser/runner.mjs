@@ -30,6 +30,9 @@ if (process.argv[2]) {
     await browser.close();
   }
 } else {
+  // A scenario that failed may leave a promise to reject later (a dialog
+  // it no longer waits for): said on stderr, not the end of the others.
+  process.on('unhandledRejection', (e) => console.error('unhandled rejection:', e));
   const browser = await launch();
   const server = http.createServer(async (req, res) => {
     try {
