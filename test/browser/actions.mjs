@@ -2,44 +2,27 @@
 // dubsim with more than one page of platform projects (frozen clock). Each
 // action is driven through the dashboard and its effect read back through
 // the control API; an idle dashboard must not read /_sim/state.
-// Environment: DUBSIM_URL, CHROMIUM, PROJECT_ID, ARTIFACT_ID, VIDEO_ID,
-// API_KEY, PROJECTS (how many projects the Go test made).
-import { launch } from './launch.mjs';
+// Environment: DUBSIM_URL, PROJECT_ID, ARTIFACT_ID, VIDEO_ID, API_KEY,
+// PROJECTS (how many projects the Go test made).
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
-const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v; };
-const base = env('DUBSIM_URL');
-const projectID = env('PROJECT_ID');
-const artifactID = env('ARTIFACT_ID');
-const videoID = env('VIDEO_ID');
-const apiKey = env('API_KEY');
-const total = Number(env('PROJECTS'));
 const timeout = 10_000;
 const IDLE_MS = 3000; // the explicit idleness window
 
-const control = async (method, p, body) => {
-  const res = await fetch(base + '/_sim' + p, { method, headers: { 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-  return res.json();
-};
-const until = async (what, fn) => {
-  const end = Date.now() + timeout;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
-let current = 'start';
-const step = async (name, fn) => { current = name; const t = Date.now(); await fn(); console.log(`ok   ${name} (${Date.now() - t} ms)`); };
-const check = (cond, msg) => { if (!cond) throw new Error(msg); };
+export default async ({ env, step, check, until, problems, newContext }) => {
+  const base = env('DUBSIM_URL');
+  const projectID = env('PROJECT_ID');
+  const artifactID = env('ARTIFACT_ID');
+  const videoID = env('VIDEO_ID');
+  const apiKey = env('API_KEY');
+  const total = Number(env('PROJECTS'));
+  const control = async (method, p, body) => {
+    const res = await fetch(base + '/_sim' + p, { method, headers: { 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
 
-const browser = await launch();
-const problems = [];
-try {
-  const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, acceptDownloads: true });
+  const context = await newContext({ viewport: { width: 1366, height: 900 }, acceptDownloads: true });
   const page = await context.newPage();
   page.setDefaultTimeout(timeout);
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
@@ -128,11 +111,7 @@ try {
     for (const [id, kind] of [['#export-har', 'har'], ['#export-json', 'json']]) {
       const [dl] = await Promise.all([page.waitForEvent('download'), page.click(id)]);
       check(dl.suggestedFilename().endsWith('.' + kind), `file name ${dl.suggestedFilename()}`);
-      // saveAs, not path: the browser may run in another process (launch.mjs).
-      const saved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dubsim-export-')), dl.suggestedFilename());
-      await dl.saveAs(saved);
-      const doc = JSON.parse(fs.readFileSync(saved, 'utf8'));
-      fs.rmSync(path.dirname(saved), { recursive: true });
+      const doc = JSON.parse(fs.readFileSync(await dl.path(), 'utf8'));
       if (kind === 'har') {
         check(doc.log.version === '1.2', 'HAR version');
         check(doc.log.entries.length === journal.requests.length, `HAR has ${doc.log.entries.length} entries, journal ${journal.requests.length}`);
@@ -158,12 +137,4 @@ try {
     await until('the made account is gone', async () => !(await control('GET', '/state?limit=1')).accounts.some((a) => a.api_key === 'ui-made'));
     await page.locator('tr[data-api-key="ui-made"]').waitFor({ state: 'detached' });
   });
-  check(problems.length === 0, problems.join('\n'));
-  console.log('ALL STEPS PASSED');
-} catch (e) {
-  console.log(`FAIL ${current}: ${e.message}`);
-  for (const p of problems) console.log(p);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+};

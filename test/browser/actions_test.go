@@ -1,15 +1,11 @@
 package browser_test
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
 	"testing"
 
 	"github.com/dubsim/dubsim/dubsimtest"
-	"github.com/stretchr/testify/require"
 )
 
 // TestDashboardActionsInChromium drives the dashboard's actions, its
@@ -17,7 +13,7 @@ import (
 // two pages of projects.
 func TestDashboardActionsInChromium(t *testing.T) {
 	t.Parallel()
-	node := requireTools(t)
+	requireTools(t)
 	sim := dubsimtest.Start(t) // frozen clock
 	const projects = 60
 	var ids []string
@@ -35,20 +31,12 @@ func TestDashboardActionsInChromium(t *testing.T) {
 	call(t, "POST", sim.URL+"/api/v1/artifacts/create", dubsimtest.KeyPro,
 		`{"name":"Trailer","type":"video","url":"https://media.dubsim.test/short.mp4"}`, 200, &artifact)
 
-	cmd := exec.Command(node, "actions.mjs")
-	cmd.Env = append(os.Environ(),
-		"DUBSIM_URL="+sim.URL,
-		"CHROMIUM="+chromium(),
-		"PROJECT_ID="+ids[0],
-		"ARTIFACT_ID="+artifact.ID,
-		"VIDEO_ID=683b275c0a4e53a77de3f4d1", // a fixture video, status new
-		"API_KEY="+dubsimtest.KeyPro,
-		"PROJECTS="+strconv.Itoa(projects),
-	)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	t.Logf("actions.mjs:\n%s", out.String())
-	require.NoError(t, err, "the browser scenario failed (output above)")
-	require.Contains(t, out.String(), "ALL STEPS PASSED")
+	scenario(t, "actions.mjs", map[string]string{
+		"DUBSIM_URL":  sim.URL,
+		"PROJECT_ID":  ids[0],
+		"ARTIFACT_ID": artifact.ID,
+		"VIDEO_ID":    "683b275c0a4e53a77de3f4d1", // a fixture video, status new
+		"API_KEY":     dubsimtest.KeyPro,
+		"PROJECTS":    strconv.Itoa(projects),
+	})
 }

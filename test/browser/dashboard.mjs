@@ -1,49 +1,27 @@
 // The browser scenario of browser_test.go: Debian's chromium, driven by
 // playwright-core, against a dubsim the Go test started (frozen clock) and
 // filled (one platform project, one refused request). Every step checks
-// what a person would see; a failure exits 1 with the step's name.
-// Environment: DUBSIM_URL, CHROMIUM, PROJECT_ID, PROJECT_NAME, API_KEY,
-// ARTIFACT_ID, STUDIO_PROJECT_URL, STUDIO_PROJECT_NAME, SCREENSHOTS.
-import { launch } from './launch.mjs';
-import path from 'node:path';
-
-const env = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
-const base = env('DUBSIM_URL');
-const projectID = env('PROJECT_ID');
-const artifactID = env('ARTIFACT_ID');
-const projectName = env('PROJECT_NAME');
-const apiKey = env('API_KEY');
-const studioURL = env('STUDIO_PROJECT_URL');
-const studioName = env('STUDIO_PROJECT_NAME');
-const shots = env('SCREENSHOTS');
+// what a person would see; a failure names the step.
+// Environment: DUBSIM_URL, PROJECT_ID, PROJECT_NAME, API_KEY, ARTIFACT_ID,
+// STUDIO_PROJECT_URL, STUDIO_PROJECT_NAME, SCREENSHOTS (optional).
 const timeout = 10_000;
 
-const control = async (p) => {
-  const res = await fetch(base + p);
-  if (!res.ok) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
-  return res.json();
-};
+export default async ({ env, step, check, problems, newContext, shot }) => {
+  const base = env('DUBSIM_URL');
+  const projectID = env('PROJECT_ID');
+  const artifactID = env('ARTIFACT_ID');
+  const projectName = env('PROJECT_NAME');
+  const apiKey = env('API_KEY');
+  const studioURL = env('STUDIO_PROJECT_URL');
+  const studioName = env('STUDIO_PROJECT_NAME');
+  const control = async (p) => {
+    const res = await fetch(base + p);
+    if (!res.ok) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  const offsite = [];
 
-let current = 'start';
-const step = async (name, fn) => {
-  current = name;
-  const t = Date.now();
-  await fn();
-  console.log(`ok   ${name} (${Date.now() - t} ms)`);
-};
-const check = (cond, msg) => { if (!cond) throw new Error(msg); };
-
-// Flags that keep chromium off the network (this machine has none) and
-// quiet: no background services, no component updates, no sync.
-const browser = await launch('--metrics-recording-only', '--no-default-browser-check', '--autoplay-policy=no-user-gesture-required');
-const offsite = [];
-const problems = [];
-try {
-  const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const context = await newContext({ viewport: { width: 1366, height: 768 } });
   // Offline: anything not on dubsim's own address is refused and reported.
   const own = new URL(base).host;
   await context.route('**/*', (route) => {
@@ -70,7 +48,7 @@ try {
     await page.locator(`tr[data-artifact-id="${artifactID}"] td.status`).filter({ hasText: /^created$/ }).waitFor();
     await page.locator('#clock-now').filter({ hasText: /\d{4}-\d\d-\d\dT/ }).waitFor();
     check(await page.locator('#sandboxes').isHidden(), 'no Sandboxes panel without sandboxes');
-    await page.screenshot({ path: path.join(shots, '01-dashboard.png'), fullPage: true });
+    await shot(page, '01-dashboard.png', { fullPage: true });
   });
 
   await step('keyboard: the first Tab reaches the skip link', async () => {
@@ -118,7 +96,7 @@ try {
     check(after !== before, `the clock still shows ${after}`);
     const p = await control(`/_sim/projects/${projectID}`);
     check(p.status === 'ready', `the API says ${p.status}`);
-    await page.screenshot({ path: path.join(shots, '02-after-advance.png'), fullPage: true });
+    await shot(page, '02-after-advance.png', { fullPage: true });
   });
 
   await step('the project detail shows timeline, scripts and playable audio', async () => {
@@ -145,7 +123,7 @@ try {
     }));
     check(Math.abs(seconds - p.duration_ms / 1000) < 0.1, `audio plays ${seconds} s, project lasts ${p.duration_ms} ms`);
     await detail.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(shots, '03-project-detail.png'), fullPage: true });
+    await shot(page, '03-project-detail.png', { fullPage: true });
   });
 
   await step('the journal shows the refused request with its body and the rule behind it', async () => {
@@ -160,7 +138,7 @@ try {
     await journal.getByText(/ValidationError/).first().waitFor();
     await journal.getByText(/documented/i).first().waitFor();
     await journal.scrollIntoViewIfNeeded();
-    await journal.screenshot({ path: path.join(shots, '04-journal.png') });
+    await shot(journal, '04-journal.png');
   });
 
   await step('a fault rule is added with the form and removed with its button', async () => {
@@ -177,7 +155,7 @@ try {
     check(rules.length === 1 && rules[0].path === '/api/v1/balance' && rules[0].action.status === 503,
       `the API has ${JSON.stringify(rules)}`);
     await faults.scrollIntoViewIfNeeded();
-    await faults.screenshot({ path: path.join(shots, '05-faults.png') });
+    await shot(faults, '05-faults.png');
     await faults.getByRole('button', { name: `Remove fault ${rules[0].id}` }).click();
     await faults.locator('td, li').filter({ hasText: '/api/v1/balance' }).first().waitFor({ state: 'detached' });
     check((await control('/_sim/faults')).rules.length === 0, 'the rule is still there');
@@ -189,7 +167,7 @@ try {
     const report = page.locator('#report-body');
     await report.getByText('post-without-idempotency-key').first().waitFor();
     await report.scrollIntoViewIfNeeded();
-    await page.locator('#report').screenshot({ path: path.join(shots, '06-report.png') });
+    await shot(page.locator('#report'), '06-report.png');
   });
 
   await step('the studio section links to the projectUrl, which opens the project page', async () => {
@@ -203,21 +181,14 @@ try {
     await page.getByRole('heading', { name: /^Videos/ }).waitFor();
     const low = await page.evaluate(contrastAudit);
     check(low.length === 0, `low contrast on the project page:\n  ${low.join('\n  ')}`);
-    await page.screenshot({ path: path.join(shots, '07-studio-project.png'), fullPage: true });
+    await shot(page, '07-studio-project.png', { fullPage: true });
   });
 
   await step('nothing left dubsim\'s address and no script error happened', async () => {
     check(offsite.length === 0, `requests to other hosts: ${offsite.join(', ')}`);
     check(problems.length === 0, problems.join('\n'));
   });
-  console.log('ALL STEPS PASSED');
-} catch (e) {
-  console.log(`FAIL ${current}: ${e.message}`);
-  if (problems.length) console.log(problems.join('\n'));
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+};
 
 // contrastAudit runs in the page: every visible element with its own text,
 // its colour against the background it is drawn on (ancestors' backgrounds

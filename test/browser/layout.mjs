@@ -2,27 +2,19 @@
 // dubsim with a full page of platform projects and a journal. What a person
 // opens the dashboard for (the projects and the requests) must start on the
 // first screen, before the action forms; the positions measured are printed
-// as JSON and the first screen and the whole page are saved as PNGs.
-// Environment: DUBSIM_URL, CHROMIUM, SCREENSHOTS.
-import { launch } from './launch.mjs';
-import path from 'node:path';
-
-const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v; };
-const base = env('DUBSIM_URL');
-const shots = env('SCREENSHOTS');
+// as JSON, the first screen is saved as FIRST_SCREEN (a PNG) and the whole
+// page in SCREENSHOTS when it is set.
+// Environment: DUBSIM_URL, FIRST_SCREEN, SCREENSHOTS (optional).
 // Generous: the machine running the test may be busy; nothing here is timed.
 const timeout = 30_000;
 const width = 1400;
 const height = 1000;
 
-let current = 'start';
-const step = async (name, fn) => { current = name; const t = Date.now(); await fn(); console.log(`ok   ${name} (${Date.now() - t} ms)`); };
-const check = (cond, msg) => { if (!cond) throw new Error(msg); };
+export default async ({ env, step, check, problems, newContext, shot, log }) => {
+  const base = env('DUBSIM_URL');
+  const firstScreen = env('FIRST_SCREEN');
 
-const browser = await launch();
-const problems = [];
-try {
-  const context = await browser.newContext({ viewport: { width, height } });
+  const context = await newContext({ viewport: { width, height } });
   const page = await context.newPage();
   page.setDefaultTimeout(timeout);
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
@@ -54,11 +46,11 @@ try {
     out.page = { height: document.documentElement.scrollHeight };
     return out;
   });
-  console.log('POSITIONS ' + JSON.stringify(boxes));
+  log('POSITIONS ' + JSON.stringify(boxes));
 
-  await step('screenshots of the first screen and of the whole page', async () => {
-    await page.screenshot({ path: path.join(shots, `layout-${width}x${height}.png`), timeout: 2 * timeout });
-    await page.screenshot({ path: path.join(shots, 'layout-full.png'), fullPage: true, timeout: 2 * timeout });
+  await step('a screenshot of the first screen (and of the whole page with SCREENSHOTS)', async () => {
+    await page.screenshot({ path: firstScreen, timeout: 2 * timeout });
+    await shot(page, 'layout-full.png', { fullPage: true, timeout: 2 * timeout });
   });
 
   const content = { 'the projects table': '#projects-body table', 'the first project': '#projects-body tbody tr[data-project-id]',
@@ -80,13 +72,4 @@ try {
       }
     }
   });
-
-  check(problems.length === 0, problems.join('\n'));
-  console.log('ALL STEPS PASSED');
-} catch (e) {
-  console.log(`FAIL ${current}: ${e.message}`);
-  for (const p of problems) console.log(p);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+};

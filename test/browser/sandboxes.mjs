@@ -4,35 +4,19 @@
 // dashboard lists both; Open leads to A's dashboard, which shows A's data,
 // sends every request below /sbx/A and whose actions change A only; the
 // alias /_sim/sandboxes/A/ui/ is the same dashboard; Delete removes B.
-// Environment: DUBSIM_URL, CHROMIUM, SBX_A, SBX_B.
-import { launch } from './launch.mjs';
-
-const env = (k) => { const v = process.env[k]; if (!v) throw new Error(`${k} is not set`); return v; };
-const base = env('DUBSIM_URL');
-const A = env('SBX_A');
-const B = env('SBX_B');
+// Environment: DUBSIM_URL, SBX_A, SBX_B.
 const timeout = 10_000;
 
-const control = async (method, p) => {
-  const res = await fetch(base + p, { method, headers: { 'X-Dubsim-Control': '1' } });
-  return { status: res.status, body: res.status === 204 ? null : await res.json() };
-};
-const until = async (what, fn) => {
-  const end = Date.now() + timeout;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
-let current = 'start';
-const step = async (name, fn) => { current = name; const t = Date.now(); await fn(); console.log(`ok   ${name} (${Date.now() - t} ms)`); };
-const check = (cond, msg) => { if (!cond) throw new Error(msg); };
+export default async ({ env, step, check, until, problems, newContext }) => {
+  const base = env('DUBSIM_URL');
+  const A = env('SBX_A');
+  const B = env('SBX_B');
+  const control = async (method, p) => {
+    const res = await fetch(base + p, { method, headers: { 'X-Dubsim-Control': '1' } });
+    return { status: res.status, body: res.status === 204 ? null : await res.json() };
+  };
 
-const browser = await launch();
-const problems = [];
-try {
-  const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const context = await newContext({ viewport: { width: 1366, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(timeout);
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
@@ -113,13 +97,4 @@ try {
     const sum = await page.locator('#sandboxes-summary').textContent();
     check(sum.startsWith('1 of at most'), `summary: ${sum}`);
   });
-
-  check(problems.length === 0, problems.join('\n'));
-  console.log('ALL STEPS PASSED');
-} catch (e) {
-  console.log(`FAIL ${current}: ${e.message}`);
-  for (const p of problems) console.log(p);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+};

@@ -1,10 +1,7 @@
 package browser_test
 
 import (
-	"bytes"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -30,7 +27,7 @@ func withSandboxes(t *testing.T, start time.Time) string {
 // actions and reads stay below /sbx/{id}; Delete removes one (sandboxes.mjs).
 func TestDashboardSandboxesInChromium(t *testing.T) {
 	t.Parallel()
-	node := requireTools(t)
+	requireTools(t)
 	t0 := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 	url := withSandboxes(t, t0)
 	type box struct {
@@ -45,12 +42,5 @@ func TestDashboardSandboxesInChromium(t *testing.T) {
 	require.NotEmpty(t, keyA, "sandbox A has a key for %s: %v", dubsimtest.KeyPro, a.APIKeys)
 	call(t, "POST", url+"/api/v1/projects", keyA, `{"name":"Sandbox A only","source_lang":"en","target_lang":"es-ES","source_video_url":"https://media.dubsim.test/short.mp4"}`, 200, nil)
 
-	cmd := exec.Command(node, "sandboxes.mjs")
-	cmd.Env = append(os.Environ(), "DUBSIM_URL="+url, "CHROMIUM="+chromium(), "SBX_A="+a.ID, "SBX_B="+b.ID)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	t.Logf("sandboxes.mjs:\n%s", out.String())
-	require.NoError(t, err, "the browser scenario failed (output above)")
-	require.Contains(t, out.String(), "ALL STEPS PASSED")
+	scenario(t, "sandboxes.mjs", map[string]string{"DUBSIM_URL": url, "SBX_A": a.ID, "SBX_B": b.ID})
 }

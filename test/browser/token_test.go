@@ -1,14 +1,9 @@
 package browser_test
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/dubsim/dubsim/dubsimtest"
-	"github.com/stretchr/testify/require"
 )
 
 // TestDashboardControlTokenInChromium: with --control-token the dashboard
@@ -17,7 +12,7 @@ import (
 // address (token.mjs; fidelity HC4).
 func TestDashboardControlTokenInChromium(t *testing.T) {
 	t.Parallel()
-	node := requireTools(t)
+	requireTools(t)
 	const token = "browser-test-control-token-5c1e"
 	sim := dubsimtest.Start(t, dubsimtest.WithControlToken(token))
 
@@ -27,32 +22,14 @@ func TestDashboardControlTokenInChromium(t *testing.T) {
 	call(t, "POST", sim.URL+"/api/v1/projects", dubsimtest.KeyPro,
 		`{"name":"Token demo","source_lang":"en","target_lang":"es-ES","source_video_url":"https://media.dubsim.test/short.mp4"}`, 200, &created)
 
-	shots := os.Getenv("DUBSIM_SCREENSHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	}
-	require.NoError(t, os.MkdirAll(shots, 0o755))
-
-	cmd := exec.Command(node, "token.mjs")
-	cmd.Env = append(os.Environ(),
-		"DUBSIM_URL="+sim.URL,
-		"CHROMIUM="+chromium(),
-		"CONTROL_TOKEN="+token,
-		"PROJECT_ID="+created.ID,
-		"SCREENSHOTS="+shots,
-	)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	t.Logf("token.mjs:\n%s", out.String())
-	require.NoError(t, err, "the browser scenario failed (output above)")
-	require.Contains(t, out.String(), "ALL STEPS PASSED")
-	for _, name := range []string{"token-01-refused.png", "token-02-loaded.png"} {
-		st, err := os.Stat(filepath.Join(shots, name))
-		if err == nil {
-			require.Greater(t, st.Size(), int64(5000), "%s is not an empty image", name)
-		} else {
-			t.Errorf("screenshot %s: %v", name, err)
-		}
+	shots := screenshots(t)
+	scenario(t, "token.mjs", map[string]string{
+		"DUBSIM_URL":    sim.URL,
+		"CONTROL_TOKEN": token,
+		"PROJECT_ID":    created.ID,
+		"SCREENSHOTS":   shots,
+	})
+	if shots != "" {
+		requireShots(t, shots, "token-01-refused.png", "token-02-loaded.png")
 	}
 }
