@@ -176,7 +176,8 @@ func TestMegabyteRequestLinesAreCutShort(t *testing.T) {
 // (defaultGCPercent) leaves for garbage.
 //
 // Outside the long run, TestManyBusySandboxesStayUnder512MBByDefault fills
-// the same journals once (40 entries a sandbox) and checks the same bound.
+// the journals of 50 sandboxes once (40 entries a sandbox) and checks the
+// same total bound.
 func TestFullJournalsOfManySandboxesStayBounded(t *testing.T) {
 	tooltest.LongOnly(t, "the journals of 200 sandboxes filled three times over")
 	t.Parallel()
