@@ -107,6 +107,7 @@ func datafileRefused(t *testing.T, path string, want ...string) {
 }
 
 func TestDatafileEmptyIsRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "dubsim.db")
 	require.NoError(t, os.WriteFile(path, nil, 0o600))
 	datafileRefused(t, path, "dubsim: store: "+path+" is empty (0 bytes)", "will not overwrite it", "move it away", "restore the file from a backup")
@@ -116,6 +117,7 @@ func TestDatafileEmptyIsRefused(t *testing.T) {
 }
 
 func TestDatafileTruncatedIsRefused(t *testing.T) {
+	t.Parallel()
 	good := datafileMake(t)
 	for _, size := range []int{len(good) / 2, len(good)/2 + 100, 4096 + 80, 5000} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
@@ -127,6 +129,7 @@ func TestDatafileTruncatedIsRefused(t *testing.T) {
 }
 
 func TestDatafileGarbageIsRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "dubsim.db")
 	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("not a database\n"), 1000), 0o600))
 	datafileRefused(t, path, "dubsim: store: "+path+" is not a dubsim data file", "move the file away")
@@ -171,6 +174,7 @@ func datafileDamage(t *testing.T, path, name string) int {
 // page answer 500 in the envelope, the sweep skips the records it cannot
 // read and reports them once, and the process keeps serving.
 func TestDatafileDamagedPageKeepsServing(t *testing.T) {
+	t.Parallel()
 	good := datafileMake(t)
 	path := filepath.Join(t.TempDir(), "dubsim.db")
 	require.NoError(t, os.WriteFile(path, good, 0o600))

@@ -182,6 +182,7 @@ func slowSockets(t *testing.T, pid string) int {
 // process with at most 20 of them open (the others wait in the kernel's
 // accept queue); once they close, new requests are answered.
 func TestSlowBodyConnectionsBeyondTheCap(t *testing.T) {
+	t.Parallel()
 	const limit, conns = 20, 200
 	p, data := slowStart(t, "--max-connections", fmt.Sprint(limit), "--body-idle-timeout", "30s", "--log-level", "off")
 	pid := slowPid(t, data)
@@ -250,6 +251,7 @@ func slowJournal(t *testing.T, p *proctest.Proc, path string, n int) []int {
 // stored: unexpected EOF") nor an ERROR line; a JSON route likewise
 // records 400, not 500 nor "must be a JSON object".
 func TestAbortedClientIsNotAServerError(t *testing.T) {
+	t.Parallel()
 	p, _ := slowStart(t)
 	target := slowUploadTarget(t, p)
 	c := slowDial(t, p)
@@ -285,6 +287,7 @@ func TestAbortedClientIsNotAServerError(t *testing.T) {
 // EOF" nor (when shorter than its Content-Length) "Request body must be a
 // JSON object", on both interfaces, under Content-Length and chunked.
 func TestTruncatedJSONSaysItEndsEarly(t *testing.T) {
+	t.Parallel()
 	p, _ := slowStart(t, "--log-level", "off")
 	for _, tc := range []struct{ name, body string }{
 		{"studio", `{"name": "x", "targetLanguages": ["de"]`},
@@ -313,6 +316,7 @@ func TestTruncatedJSONSaysItEndsEarly(t *testing.T) {
 // without the cause's path ("open /home/.../dubsim.db.blobs/.tmp-...: no
 // such file or directory"): the log keeps it.
 func TestUploadErrorsNameNoPath(t *testing.T) {
+	t.Parallel()
 	p, data := slowStart(t)
 	target := slowUploadTarget(t, p)
 	blobs := data + ".blobs"
