@@ -105,7 +105,7 @@ func TestSlowUploadThatKeepsSendingIsStored(t *testing.T) {
 	for range chunks {
 		time.Sleep(200 * time.Millisecond)
 		_, err := c.Write(make([]byte, size))
-		require.NoError(t, err)
+		require.NoError(t, err, "after %s; dubsim's log:\n%s", time.Since(start).Round(time.Millisecond), p.Stderr())
 	}
 	status, body := slowAnswer(t, c, 10*time.Second)
 	t.Logf("%d bytes in %s at 1 s idle timeout: %d %s", chunks*size, time.Since(start).Round(time.Millisecond), status, body)
