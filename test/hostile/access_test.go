@@ -56,6 +56,7 @@ func accessReady(t *testing.T, p *proctest.Proc, key string) (id, audioURL, vide
 // answer 404 and no media; the victim's own URLs work, and still do after a
 // restart on the same data file.
 func TestOutputURLsCannotBeComputed(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "dubsim.db")
 	p := accessStart(t, data)
 	id, audioURL, videoURL := accessReady(t, p, "dubsim-pro")

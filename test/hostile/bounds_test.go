@@ -61,6 +61,7 @@ func (z *zeros) Read(p []byte) (int, error) {
 // Create Project writes at most 10 MiB there, and the route answers its
 // own 413.
 func TestIdempotencyKeySpoolsNoMoreThanTheRouteLimit(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	p := boundsStart(t, []string{"TMPDIR=" + tmp})
 	post := func(size int64, key string) (*zeros, *http.Request) {
@@ -123,6 +124,7 @@ func TestIdempotencyKeySpoolsNoMoreThanTheRouteLimit(t *testing.T) {
 // Temp files a crash left (a spooled request body, a partial upload) are
 // removed at the next start: dubsim removes its own, and only those.
 func TestCrashTempFilesAreRemovedAtStart(t *testing.T) {
+	t.Parallel()
 	tmp, dataDir := t.TempDir(), t.TempDir()
 	data := filepath.Join(dataDir, "dubsim.db")
 	blobs := data + ".blobs"
@@ -213,6 +215,7 @@ func boundsPut(t *testing.T, url string, size int) (int, string) {
 // company quota of 3 MB and a total of 5 MB, uploads past either are
 // refused with 403 QuotaExceeded and not stored, and presigns are capped.
 func TestUploadsBeyondTheQuotaAreRefused(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "dubsim.db")
 	p := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0", "--data", data, "--log-level", "off",
 		"--company-blob-quota", "3000000", "--blob-quota", "5000000", "--presigns-per-company", "3")

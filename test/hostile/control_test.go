@@ -44,6 +44,7 @@ func controlState(t *testing.T, p *proctest.Proc, header map[string]string) stri
 // freeze and resume, gets 403 (foreign Origin), 415 without an Origin, and
 // the state is intact.
 func TestCrossSiteFormCannotResetTheControlPlane(t *testing.T) {
+	t.Parallel()
 	p := start(t)
 	st, body := controlCall(t, p, "POST", "/_sim/accounts", "", map[string]string{"Content-Type": "application/json"}, `{"plan":"pro","balance_minutes":7}`)
 	require.Equal(t, http.StatusCreated, st, "%s", body)
@@ -74,6 +75,7 @@ func TestCrossSiteFormCannotResetTheControlPlane(t *testing.T) {
 // /_sim/state, which lists every API key, with Host: evil.example; it
 // gets 403, and no key in the answer.
 func TestForeignHostCannotReadTheControlState(t *testing.T) {
+	t.Parallel()
 	p := start(t)
 	st, body := controlCall(t, p, "GET", "/_sim/state", "evil.example", nil, "")
 	t.Logf("GET /_sim/state with Host: evil.example: %d %s", st, strings.TrimSpace(body))
@@ -89,6 +91,7 @@ func TestForeignHostCannotReadTheControlState(t *testing.T) {
 
 // With --control-token every control call needs it, whatever the Host.
 func TestControlTokenIsRequired(t *testing.T) {
+	t.Parallel()
 	const token = "hostile-test-token"
 	p := start(t, "--control-token", token)
 	st, body := controlCall(t, p, "GET", "/_sim/state", "", nil, "")

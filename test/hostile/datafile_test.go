@@ -38,10 +38,13 @@ var (
 
 // datafileMake returns the bytes of a data file the real binary wrote:
 // it starts dubsim, creates an account and datafileProjects projects
-// through the API, and stops it with SIGTERM. Built once per test binary.
+// through the API, and stops it with SIGTERM. Built once per test binary,
+// by the first test that asks; the tests that ask while it runs wait.
 func datafileMake(t *testing.T) []byte {
 	t.Helper()
 	datafileOnce.Do(func() {
+		// What the others are told if a step fails t and ends this early.
+		datafileErr = errors.New("making the data file failed (see the test that made it)")
 		dir, err := os.MkdirTemp("", "dubsim-datafile-")
 		if err != nil {
 			datafileErr = err
@@ -56,11 +59,19 @@ func datafileMake(t *testing.T) []byte {
 		status, body := call(t, "POST", p.Base+"/_sim/accounts", "", `{"plan":"enterprise","balance_minutes":100000}`)
 		require.Equal(t, http.StatusCreated, status, body)
 		require.NoError(t, json.Unmarshal([]byte(body), &acct))
-		for i := range datafileProjects {
-			status, body := call(t, "POST", p.Base+"/api/v1/projects", acct.APIKey, fmt.Sprintf(
-				`{"name":"datafile-project-%04d","source_lang":"en","target_lang":"fr-FR","source_video_url":"https://example.com/v.mp4"}`, i))
-			require.Equal(t, http.StatusOK, status, body)
-		}
+		// Eight at a time: the store commits the creations that meet in one
+		// write, where one at a time each waited for its own.
+		counts, bodies := sendMany(t, datafileProjects, 8, func(i int) *http.Request {
+			req, err := http.NewRequest(http.MethodPost, p.Base+"/api/v1/projects", strings.NewReader(fmt.Sprintf(
+				`{"name":"datafile-project-%04d","source_lang":"en","target_lang":"fr-FR","source_video_url":"https://example.com/v.mp4"}`, i)))
+			if err != nil {
+				panic(err) // the URL is built above: a bad one is the test's error
+			}
+			req.Header.Set("Authorization", "Bearer "+acct.APIKey)
+			req.Header.Set("Content-Type", "application/json")
+			return req
+		})
+		require.Equal(t, map[int]int{http.StatusOK: datafileProjects}, counts, "%v", bodies)
 		p.Terminate(t)
 		datafileGood, datafileErr = os.ReadFile(path)
 	})
@@ -96,6 +107,7 @@ func datafileRefused(t *testing.T, path string, want ...string) {
 }
 
 func TestDatafileEmptyIsRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "dubsim.db")
 	require.NoError(t, os.WriteFile(path, nil, 0o600))
 	datafileRefused(t, path, "dubsim: store: "+path+" is empty (0 bytes)", "will not overwrite it", "move it away", "restore the file from a backup")
@@ -105,6 +117,7 @@ func TestDatafileEmptyIsRefused(t *testing.T) {
 }
 
 func TestDatafileTruncatedIsRefused(t *testing.T) {
+	t.Parallel()
 	good := datafileMake(t)
 	for _, size := range []int{len(good) / 2, len(good)/2 + 100, 4096 + 80, 5000} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
@@ -116,6 +129,7 @@ func TestDatafileTruncatedIsRefused(t *testing.T) {
 }
 
 func TestDatafileGarbageIsRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "dubsim.db")
 	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("not a database\n"), 1000), 0o600))
 	datafileRefused(t, path, "dubsim: store: "+path+" is not a dubsim data file", "move the file away")
@@ -160,6 +174,7 @@ func datafileDamage(t *testing.T, path, name string) int {
 // page answer 500 in the envelope, the sweep skips the records it cannot
 // read and reports them once, and the process keeps serving.
 func TestDatafileDamagedPageKeepsServing(t *testing.T) {
+	t.Parallel()
 	good := datafileMake(t)
 	path := filepath.Join(t.TempDir(), "dubsim.db")
 	require.NoError(t, os.WriteFile(path, good, 0o600))

@@ -37,6 +37,7 @@ func fetchClosedPort(t *testing.T) string {
 // machine. Every failed probe gets the same words whatever the reason;
 // only the URL it quotes differs.
 func TestFetchErrorsDoNotMapPorts(t *testing.T) {
+	t.Parallel()
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(notFound.Close)
 	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -71,6 +72,7 @@ func TestFetchErrorsDoNotMapPorts(t *testing.T) {
 // and the service behind it sees no request. By default *.localhost is
 // fetched from 127.0.0.1 without asking DNS (RFC 6761).
 func TestLoopbackFetchingCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	var mu sync.Mutex
 	var hosts []string

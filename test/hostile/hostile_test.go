@@ -26,14 +26,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// Most of the parallel tests wait on the server's timeouts and delays
-	// (slow bodies, the 431's second): four at once unless -parallel says
-	// otherwise, where go test's default, GOMAXPROCS, would let two.
+	// Every test runs its own dubsim, and most of them wait on the server's
+	// timeouts and delays (slow bodies, paced sandbox creations, the 431's
+	// second): eight at once unless -parallel says otherwise, where go
+	// test's default, GOMAXPROCS, would let two.
 	flag.Parse()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
-		_ = flag.Set("test.parallel", "4")
+		_ = flag.Set("test.parallel", "8")
 	}
 	code := m.Run()
 	_ = os.RemoveAll(stateDir)

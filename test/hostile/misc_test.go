@@ -65,6 +65,7 @@ func miscSettle(t *testing.T, p *proctest.Proc, key string, ids ...string) (stat
 // 4 at once, the rest queued, and a company may have 100 pending: the next
 // creation is refused with 403 (fidelity HX1).
 func TestArtifactDownloadsAreBounded(t *testing.T) {
+	t.Parallel()
 	var now, most atomic.Int64
 	hold := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -113,6 +114,7 @@ func TestArtifactDownloadsAreBounded(t *testing.T) {
 // 404 fail with the same message: the cause ("connection refused", "HTTP
 // 404 Not Found") would make dubsim a port scanner (fidelity HX3).
 func TestArtifactDownloadErrorsAreGeneric(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	closed := "http://" + ln.Addr().String() + "/x.wav"
@@ -140,6 +142,7 @@ func TestArtifactDownloadErrorsAreGeneric(t *testing.T) {
 // company quota, the third 400 KB download fails the artifact naming the
 // quota (fidelity HX2).
 func TestArtifactDownloadsCountTowardTheQuota(t *testing.T) {
+	t.Parallel()
 	const data = 400_000
 	wav := append(audio.WAVHeader(16000, 1, 16, data), make([]byte, data)...)
 	var mu sync.Mutex

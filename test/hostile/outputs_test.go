@@ -22,6 +22,7 @@ import (
 // the render is still ten times a read (210 ms against 10-20 ms), and
 // without the cache each download costs the render again (180-200 ms).
 func TestRepeatedOutputDownloadsCostARead(t *testing.T) {
+	t.Parallel()
 	source, size := "https://example.com/video.mp4", int64(26_460_044)
 	if tooltest.Long() {
 		source, size = "https://media.dubsim.test/long.mp4", 317_520_044

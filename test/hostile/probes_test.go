@@ -28,6 +28,7 @@ func (probesZeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 // gets its answer (the zeros are no video: 400 "Unable to read video
 // info").
 func TestParallelProbesOfALargeFileAreBounded(t *testing.T) {
+	t.Parallel()
 	media := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "video/mp4")
 		_, _ = io.Copy(w, io.LimitReader(probesZeros{}, 64<<20))

@@ -22,6 +22,7 @@ import (
 // fresh processes of one seed generate three different keys, none of them
 // the seed's.
 func TestGeneratedKeysAreNotTheSeeds(t *testing.T) {
+	t.Parallel()
 	seedKey := "dsk_" + sim.NewIDs(0).Token(16, "account", "1") // what the seed alone gave
 	seen := map[string]int{}
 	for i := range 3 {
@@ -44,6 +45,7 @@ func TestGeneratedKeysAreNotTheSeeds(t *testing.T) {
 // the seed's signature on the real id is refused (403), and a signature
 // of another store of the same seed does not validate here (403).
 func TestUploadURLsCannotBeForged(t *testing.T) {
+	t.Parallel()
 	p := start(t, "--seed", "0", "--time-scale", "0")
 	// The victim (dubsim-pro) presigns and uploads; the attacker
 	// (dubsim-free, another company) presigns its own slot and so learns

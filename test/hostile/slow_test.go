@@ -91,19 +91,21 @@ func slowNoLeak(t *testing.T, body string, paths ...string) {
 // A whole-request read timeout of 5 minutes would cut any 5 GB upload
 // slower than 17 MB/s. The body's deadline moves while bytes arrive: an
 // upload that takes 3.2 s at 1 s of --body-idle-timeout (so it would be cut
-// by a whole-request timeout of that length) is stored.
+// by a whole-request timeout of that length) is stored. A chunk goes every
+// 200 ms, so that a client or server held off the processor for most of a
+// second (a loaded machine) still leaves no second without a byte.
 func TestSlowUploadThatKeepsSendingIsStored(t *testing.T) {
 	t.Parallel() // it mostly waits for the body timeouts
 	p, _ := slowStart(t, "--body-idle-timeout", "1s")
 	target := slowUploadTarget(t, p)
 	c := slowDial(t, p)
-	const chunks, size = 8, 4096
+	const chunks, size = 16, 2048
 	slowHead(t, c, http.MethodPut, target, chunks*size)
 	start := time.Now()
 	for range chunks {
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 		_, err := c.Write(make([]byte, size))
-		require.NoError(t, err)
+		require.NoError(t, err, "after %s; dubsim's log:\n%s", time.Since(start).Round(time.Millisecond), p.Stderr())
 	}
 	status, body := slowAnswer(t, c, 10*time.Second)
 	t.Logf("%d bytes in %s at 1 s idle timeout: %d %s", chunks*size, time.Since(start).Round(time.Millisecond), status, body)
@@ -112,10 +114,13 @@ func TestSlowUploadThatKeepsSendingIsStored(t *testing.T) {
 
 // A stalled upload is the client's doing, and an i/o timeout names
 // addresses: it gets S3's RequestTimeout (400, the documented text) once no
-// byte arrived for --body-idle-timeout, naming no address.
+// byte arrived for --body-idle-timeout, naming no address. The minimum rate
+// is off: it would judge the same bodies at the same instant (once the idle
+// timeout has passed since the body started), and which of the two answers
+// first is then a race; TestTrickledBodyIsCutByTheMinimumRate has it.
 func TestStalledUploadGetsS3RequestTimeout(t *testing.T) {
 	t.Parallel() // it mostly waits for the body timeouts
-	p, _ := slowStart(t, "--body-idle-timeout", "1s")
+	p, _ := slowStart(t, "--body-idle-timeout", "1s", "--body-min-rate", "0")
 	target := slowUploadTarget(t, p)
 	c := slowDial(t, p)
 	slowHead(t, c, http.MethodPut, target, 1<<20)
@@ -177,6 +182,7 @@ func slowSockets(t *testing.T, pid string) int {
 // process with at most 20 of them open (the others wait in the kernel's
 // accept queue); once they close, new requests are answered.
 func TestSlowBodyConnectionsBeyondTheCap(t *testing.T) {
+	t.Parallel()
 	const limit, conns = 20, 200
 	p, data := slowStart(t, "--max-connections", fmt.Sprint(limit), "--body-idle-timeout", "30s", "--log-level", "off")
 	pid := slowPid(t, data)
@@ -245,6 +251,7 @@ func slowJournal(t *testing.T, p *proctest.Proc, path string, n int) []int {
 // stored: unexpected EOF") nor an ERROR line; a JSON route likewise
 // records 400, not 500 nor "must be a JSON object".
 func TestAbortedClientIsNotAServerError(t *testing.T) {
+	t.Parallel()
 	p, _ := slowStart(t)
 	target := slowUploadTarget(t, p)
 	c := slowDial(t, p)
@@ -280,6 +287,7 @@ func TestAbortedClientIsNotAServerError(t *testing.T) {
 // EOF" nor (when shorter than its Content-Length) "Request body must be a
 // JSON object", on both interfaces, under Content-Length and chunked.
 func TestTruncatedJSONSaysItEndsEarly(t *testing.T) {
+	t.Parallel()
 	p, _ := slowStart(t, "--log-level", "off")
 	for _, tc := range []struct{ name, body string }{
 		{"studio", `{"name": "x", "targetLanguages": ["de"]`},
@@ -308,6 +316,7 @@ func TestTruncatedJSONSaysItEndsEarly(t *testing.T) {
 // without the cause's path ("open /home/.../dubsim.db.blobs/.tmp-...: no
 // such file or directory"): the log keeps it.
 func TestUploadErrorsNameNoPath(t *testing.T) {
+	t.Parallel()
 	p, data := slowStart(t)
 	target := slowUploadTarget(t, p)
 	blobs := data + ".blobs"

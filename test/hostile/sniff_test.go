@@ -37,6 +37,7 @@ func sniffPost(t *testing.T, base, body string) (int, string, map[string]any) {
 // platform's, and the platform says the name is too long, in its envelope,
 // not the studio's ({"error": ...}).
 func TestSniffHugeNameDoesNotHideThePlatformFields(t *testing.T) {
+	t.Parallel()
 	p := start(t)
 	name := strings.Repeat("x", 100_000)
 	status, iface, m := sniffPost(t, p.Base, `{"name":"`+name+`","source_lang":"en","target_lang":"fr-FR",`+
