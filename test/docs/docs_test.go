@@ -42,7 +42,6 @@ package docs_test
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -83,15 +82,8 @@ func TestMain(m *testing.M) {
 	proctest.BuildRace = false
 	// Each document's session is a chain of short processes (bash, curl,
 	// jq, dubsim ctl) that mostly wait on one another and on dubsim, and
-	// TestFailureReport waits on its command timeout: four tests at once
-	// unless -parallel says otherwise, where go test's default,
-	// GOMAXPROCS, would let two.
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", "4")
-	}
+	// TestFailureReport waits on its command timeout.
+	tooltest.Parallel(4)
 	m.Run()
 }
 
