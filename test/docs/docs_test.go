@@ -125,11 +125,7 @@ func TestDocs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			blocks, err := parseBlocks(doc, string(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			runDocument(t, root, doc, blocks)
+			runDocument(t, root, doc, string(src))
 		})
 	}
 }
@@ -417,9 +413,28 @@ func (s *session) run(text string) (result, error) {
 	return r, nil
 }
 
-func runDocument(t *testing.T, root, doc string, blocks []block) {
+// runDocument runs the shell blocks of doc, whose text is src. The blocks
+// are split into commands (bash -n, line by line) while dubsim starts.
+func runDocument(t *testing.T, root, doc, src string) {
+	type parsed struct {
+		blocks []block
+		err    error
+	}
+	split := make(chan parsed, 1)
+	go func() {
+		blocks, err := parseBlocks(doc, src)
+		split <- parsed{blocks, err}
+	}()
+	commands := func() []block {
+		r := <-split
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.blocks
+	}
+	found, _, _ := findBlocks(doc, src) // its error is parseBlocks's too
 	runnable, skipped := 0, 0
-	for _, b := range blocks {
+	for _, b := range found {
 		if b.skip != "" {
 			skipped++
 		} else {
@@ -427,6 +442,7 @@ func runDocument(t *testing.T, root, doc string, blocks []block) {
 		}
 	}
 	if runnable == 0 {
+		commands()
 		t.Logf("%s: 0 shell blocks run, %d skipped", doc, skipped)
 		totalSkipped.Add(int64(skipped))
 		return
@@ -439,6 +455,7 @@ func runDocument(t *testing.T, root, doc string, blocks []block) {
 	p := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0",
 		"--data", filepath.Join(t.TempDir(), "dubsim.db"), "--time-scale", "0", "--log-level", "warn")
 	s := startSession(t, work, p.Base, filepath.Dir(proctest.Binary(t)))
+	blocks := commands()
 
 	began := time.Now()
 	n, failures := runBlocks(s, blocks)
