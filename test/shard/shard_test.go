@@ -52,9 +52,6 @@ func TestMain(m *testing.M) {
 	// under CI's -race run of every package made 50 parallel downloads
 	// time out.
 	proctest.BuildRace = false
-	// The three balancer tests at once, where go test's default,
-	// GOMAXPROCS, would let two.
-	tooltest.Parallel(4)
 	m.Run()
 }
 
