@@ -18,7 +18,6 @@ import (
 
 	mediapkg "github.com/dubsim/dubsim/sim/media"
 
-	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/dubsim/dubsim/sim/audio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -325,13 +324,4 @@ func TestControlAddrAndToken(t *testing.T) {
 	out.Reset()
 	err := run(t.Context(), []string{"ctl", "--control-token", "wrong", "reset"}, func(k string) string { return env[k] }, &out, io.Discard)
 	assert.EqualError(t, err, "POST /_sim/reset: HTTP 401")
-}
-
-// TestMain lets eight tests run at once, where go test's default,
-// GOMAXPROCS, would let two: most wait on a dubsim of their own, some on
-// its graceful stop (a second per listener that an idle HTTP/2 client
-// connection holds, in the TLS tests).
-func TestMain(m *testing.M) {
-	tooltest.Parallel(8)
-	m.Run()
 }
