@@ -199,9 +199,6 @@ func environWithoutDubsim() []string {
 // are the other suites' to find.
 func TestMain(m *testing.M) {
 	proctest.BuildRace = false
-	// The three examples at once: each is a client waiting on its own
-	// dubsim (and go run on the go command).
-	tooltest.Parallel(4)
 	m.Run()
 }
 
