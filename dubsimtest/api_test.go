@@ -1,8 +1,10 @@
 package dubsimtest_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"go/importer"
 	"go/token"
 	"go/types"
@@ -11,6 +13,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,6 +32,7 @@ const (
 // wire format, not on the simulator's packages. It reads the compiler's
 // export data of the package (go list -export).
 func TestExportedAPI(t *testing.T) {
+	t.Parallel()
 	pkg := loadExported(t, pkgPath)
 	leaks := apiLeaks(pkg)
 	assert.Empty(t, leaks, "exported API of %s naming another package of the module", pkgPath)
@@ -39,30 +43,41 @@ func TestExportedAPI(t *testing.T) {
 // is one: the fields of the package server's exported *server.Server and
 // server.Parts name sim/engine and sim/control types.
 func TestExportedAPIFindsLeaks(t *testing.T) {
+	t.Parallel()
 	leaks := apiLeaks(loadExported(t, modulePath+"/sim/server"))
 	assert.NotEmpty(t, leaks)
 	assert.True(t, strings.Contains(strings.Join(leaks, "\n"), modulePath+"/sim"), "%v", leaks)
 }
 
+// exportFiles are the compiler's export data files of the packages the
+// tests read and of their dependencies, by import path: one go list for
+// both tests.
+var exportFiles = sync.OnceValues(func() (map[string]string, error) {
+	cmd := exec.Command("go", "list", "-export", "-deps", "-json", pkgPath, modulePath+"/sim/server")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -export: %w", err)
+	}
+	exports := map[string]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct{ ImportPath, Export string }
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			return exports, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("go list -export: %w", err)
+		}
+		exports[p.ImportPath] = p.Export
+	}
+})
+
 // loadExported reads the type information of path from the compiler's
 // export data, that of its dependencies too.
 func loadExported(t *testing.T, path string) *types.Package {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-export", "-deps", "-json", path)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "go list -export")
-	exports := map[string]string{}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for {
-		var p struct{ ImportPath, Export string }
-		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-			break
-		} else {
-			require.NoError(t, err)
-		}
-		exports[p.ImportPath] = p.Export
-	}
+	exports, err := exportFiles()
+	require.NoError(t, err)
 	imp := importer.ForCompiler(token.NewFileSet(), "gc", func(p string) (io.ReadCloser, error) {
 		f, ok := exports[p]
 		if !ok || f == "" {

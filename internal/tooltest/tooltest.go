@@ -14,10 +14,12 @@
 package tooltest
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -176,4 +178,21 @@ func lastLine(out []byte) string {
 		s = s[i+1:]
 	}
 	return s
+}
+
+// Parallel sets go test's -parallel to n unless the command line gives
+// it, for a package whose parallel tests mostly wait (on processes they
+// start, on timeouts), where go test's default, GOMAXPROCS, would run two
+// at once. TestMain calls it before m.Run.
+func Parallel(n int) {
+	flag.Parse()
+	setParallel(flag.CommandLine, n)
+}
+
+func setParallel(fs *flag.FlagSet, n int) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = fs.Set("test.parallel", strconv.Itoa(n))
+	}
 }

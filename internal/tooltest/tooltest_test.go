@@ -1,10 +1,12 @@
 package tooltest
 
 import (
+	"flag"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // recorder is a testing.TB that records how Missing ended it.
@@ -93,4 +95,23 @@ func TestLongOnlySkipsAndSaysSoOnceUnlessLong(t *testing.T) {
 	assert.Empty(t, r.skipped)
 	assert.Empty(t, r.failed)
 	assert.True(t, Long())
+}
+
+func TestParallelUnlessGiven(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not given", nil, "4"},
+		{"given", []string{"-test.parallel=1"}, "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.Int("test.parallel", 2, "")
+			require.NoError(t, fs.Parse(tc.args))
+			setParallel(fs, 4)
+			assert.Equal(t, tc.want, fs.Lookup("test.parallel").Value.String())
+		})
+	}
 }

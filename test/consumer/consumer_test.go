@@ -67,8 +67,8 @@ func TestConsumerModule(t *testing.T) {
 	require.NoError(t, os.CopyFS(work, os.DirFS("testdata/consumer")))
 	modcache := moduleCache(t)
 
-	shared := goEnv(t, "GOMODCACHE")
-	upstream := goEnv(t, "GOPROXY")
+	vars := goEnv(t, "GOMODCACHE", "GOPROXY")
+	shared, upstream := vars[0], vars[1]
 	env := append(os.Environ(),
 		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(shared, "cache", "download"))+","+upstream,
 		// -trimpath: the build cache then serves packages of a module
@@ -205,9 +205,13 @@ func (f osFile) Path() string                 { return f.path }
 func (f osFile) Lstat() (os.FileInfo, error)  { return os.Lstat(f.file) }
 func (f osFile) Open() (io.ReadCloser, error) { return os.Open(f.file) }
 
-func goEnv(t *testing.T, name string) string {
+// goEnv is the values of the go command's variables names, in order,
+// from one go env.
+func goEnv(t *testing.T, names ...string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "env", name).Output()
+	out, err := exec.Command("go", append([]string{"env"}, names...)...).Output()
 	require.NoError(t, err)
-	return strings.TrimSpace(string(out))
+	values := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	require.Len(t, values, len(names), "go env %v: %q", names, out)
+	return values
 }

@@ -145,6 +145,9 @@ func TestCrashConsistency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: runs dubsim as a process and kills it repeatedly")
 	}
+	// Beside its studio twin: each has its own process, data file and seed,
+	// and much of each one's time is waiting (a commit's fsync, a restart).
+	t.Parallel()
 	iterations := defaultIterations
 	if tooltest.Long() {
 		iterations = longIterations

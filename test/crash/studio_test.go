@@ -80,6 +80,7 @@ func TestCrashConsistencyStudio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: runs dubsim as a process and kills it repeatedly")
 	}
+	t.Parallel() // beside TestCrashConsistency
 	iterations := envInt(t, "DUBSIM_CRASH_STUDIO_ITERATIONS", defaultStudioIterations)
 	seed := uint64(time.Now().UnixNano()) & (1<<53 - 1)
 	if s := os.Getenv("DUBSIM_CRASH_SEED"); s != "" {

@@ -57,12 +57,13 @@ import (
 
 	"github.com/dubsim/dubsim/internal/proctest"
 	"github.com/dubsim/dubsim/internal/tooltest"
+	"golang.org/x/sync/errgroup"
 )
 
 // commandTimeout bounds each command of a block. The slowest, a whole
 // client walkthrough (examples/curl/walkthrough.sh, a few hundred curl,
 // grep and sed processes), took up to 24 s on 2 cores under a load of 25.
-var commandTimeout = 60 * time.Second
+const commandTimeout = 60 * time.Second
 
 // shellLangs are the fence tags whose blocks run.
 var shellLangs = map[string]bool{"sh": true, "bash": true, "shell": true}
@@ -79,6 +80,10 @@ func TestMain(m *testing.M) {
 	// each under -race on a loaded machine, 3 s without. The test checks
 	// the documents; the server's data races are the other suites' to find.
 	proctest.BuildRace = false
+	// Each document's session is a chain of short processes (bash, curl,
+	// jq, dubsim ctl) that mostly wait on one another and on dubsim, and
+	// TestFailureReport waits on its command timeout.
+	tooltest.Parallel(4)
 	m.Run()
 }
 
@@ -89,6 +94,7 @@ var (
 )
 
 func TestDocs(t *testing.T) {
+	t.Parallel() // beside the tests of the parser and the session, which need no dubsim
 	for _, tool := range tools {
 		tooltest.Path(t, tool[0], tool[1])
 	}
@@ -119,11 +125,7 @@ func TestDocs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			blocks, err := parseBlocks(doc, string(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			runDocument(t, root, doc, blocks)
+			runDocument(t, root, doc, string(src))
 		})
 	}
 }
@@ -152,26 +154,53 @@ var (
 )
 
 // parseBlocks finds the shell blocks of a markdown document and splits each
-// into commands.
+// into commands. The blocks are split at once (each split runs bash -n
+// once per line); of the errors, the first in the document is returned.
 func parseBlocks(file, src string) ([]block, error) {
+	blocks, bodies, scanErr := findBlocks(file, src)
+	splitErrs := make([]error, len(blocks))
+	var g errgroup.Group
+	g.SetLimit(4)
+	for k := range blocks {
+		g.Go(func() error {
+			blocks[k].cmds, splitErrs[k] = splitCommands(file, blocks[k].line+1, bodies[k])
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range splitErrs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if scanErr != nil {
+		return nil, scanErr
+	}
+	return blocks, nil
+}
+
+// findBlocks finds the shell blocks of a markdown document, with the lines
+// of each; on an error, it returns the blocks before it too.
+func findBlocks(file, src string) ([]block, [][]string, error) {
 	lines := strings.Split(src, "\n")
 	var blocks []block
+	var bodies [][]string
 	pendingSkip, pendingLine := "", 0
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		if m := skipRe.FindStringSubmatch(line); m != nil {
 			if m[1] == "" {
-				return nil, fmt.Errorf("%s:%d: a skip marker needs a reason: <!-- doc-test: skip: REASON -->", file, i+1)
+				return blocks, bodies, fmt.Errorf("%s:%d: a skip marker needs a reason: <!-- doc-test: skip: REASON -->", file, i+1)
 			}
 			pendingSkip, pendingLine = m[1], i+1
 			continue
 		} else if markerRe.MatchString(line) {
-			return nil, fmt.Errorf("%s:%d: unknown doc-test marker %q (the one marker is <!-- doc-test: skip: REASON -->)", file, i+1, line)
+			return blocks, bodies, fmt.Errorf("%s:%d: unknown doc-test marker %q (the one marker is <!-- doc-test: skip: REASON -->)", file, i+1, line)
 		}
 		m := fenceRe.FindStringSubmatch(line)
 		if m == nil {
 			if pendingSkip != "" && strings.TrimSpace(line) != "" {
-				return nil, fmt.Errorf("%s:%d: the skip marker is not on the line before a shell block's fence", file, pendingLine)
+				return blocks, bodies, fmt.Errorf("%s:%d: the skip marker is not on the line before a shell block's fence", file, pendingLine)
 			}
 			continue
 		}
@@ -186,23 +215,18 @@ func parseBlocks(file, src string) ([]block, error) {
 		}
 		if !shellLangs[lang] {
 			if pendingSkip != "" {
-				return nil, fmt.Errorf("%s:%d: the skip marker is before a %q block, which does not run anyway", file, pendingLine, lang)
+				return blocks, bodies, fmt.Errorf("%s:%d: the skip marker is before a %q block, which does not run anyway", file, pendingLine, lang)
 			}
 			continue
 		}
-		b := block{file: file, line: start + 1, skip: pendingSkip}
+		blocks = append(blocks, block{file: file, line: start + 1, skip: pendingSkip})
+		bodies = append(bodies, body)
 		pendingSkip = ""
-		cmds, err := splitCommands(file, start+2, body)
-		if err != nil {
-			return nil, err
-		}
-		b.cmds = cmds
-		blocks = append(blocks, b)
 	}
 	if pendingSkip != "" {
-		return nil, fmt.Errorf("%s:%d: the skip marker is not on the line before a shell block's fence", file, pendingLine)
+		return blocks, bodies, fmt.Errorf("%s:%d: the skip marker is not on the line before a shell block's fence", file, pendingLine)
 	}
-	return blocks, nil
+	return blocks, bodies, nil
 }
 
 // splitCommands cuts a block's lines into complete commands: a line, or the
@@ -287,13 +311,16 @@ type session struct {
 	status *bufio.Reader
 	stderr proctest.Buffer // the shell's own messages; commands write theirs to files
 	n      int
+	// timeout bounds each command (commandTimeout; a test of the session
+	// sets less).
+	timeout time.Duration
 }
 
 // startSession starts bash in work with DUBSIM_URL=base and binDir first on
 // PATH.
 func startSession(t *testing.T, work, base, binDir string) *session {
 	t.Helper()
-	s := &session{dir: t.TempDir()}
+	s := &session{dir: t.TempDir(), timeout: commandTimeout}
 	drv := filepath.Join(s.dir, "driver.sh")
 	if err := os.WriteFile(drv, []byte(driver), 0o600); err != nil {
 		t.Fatal(err)
@@ -345,7 +372,7 @@ type result struct {
 }
 
 // run runs one command in the session and waits for it, at most
-// commandTimeout.
+// s.timeout.
 func (s *session) run(text string) (result, error) {
 	s.n++
 	f := filepath.Join(s.dir, fmt.Sprintf("cmd%03d.sh", s.n))
@@ -365,7 +392,7 @@ func (s *session) run(text string) (result, error) {
 		got <- line{l, err}
 	}()
 	var r result
-	timer := time.NewTimer(commandTimeout)
+	timer := time.NewTimer(s.timeout)
 	defer timer.Stop()
 	select {
 	case l := <-got:
@@ -386,9 +413,28 @@ func (s *session) run(text string) (result, error) {
 	return r, nil
 }
 
-func runDocument(t *testing.T, root, doc string, blocks []block) {
+// runDocument runs the shell blocks of doc, whose text is src. The blocks
+// are split into commands (bash -n, line by line) while dubsim starts.
+func runDocument(t *testing.T, root, doc, src string) {
+	type parsed struct {
+		blocks []block
+		err    error
+	}
+	split := make(chan parsed, 1)
+	go func() {
+		blocks, err := parseBlocks(doc, src)
+		split <- parsed{blocks, err}
+	}()
+	commands := func() []block {
+		r := <-split
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.blocks
+	}
+	found, _, _ := findBlocks(doc, src) // its error is parseBlocks's too
 	runnable, skipped := 0, 0
-	for _, b := range blocks {
+	for _, b := range found {
 		if b.skip != "" {
 			skipped++
 		} else {
@@ -396,6 +442,7 @@ func runDocument(t *testing.T, root, doc string, blocks []block) {
 		}
 	}
 	if runnable == 0 {
+		commands()
 		t.Logf("%s: 0 shell blocks run, %d skipped", doc, skipped)
 		totalSkipped.Add(int64(skipped))
 		return
@@ -408,6 +455,7 @@ func runDocument(t *testing.T, root, doc string, blocks []block) {
 	p := proctest.Start(t, proctest.Binary(t), nil, "--addr", "127.0.0.1:0",
 		"--data", filepath.Join(t.TempDir(), "dubsim.db"), "--time-scale", "0", "--log-level", "warn")
 	s := startSession(t, work, p.Base, filepath.Dir(proctest.Binary(t)))
+	blocks := commands()
 
 	began := time.Now()
 	n, failures := runBlocks(s, blocks)
@@ -456,7 +504,7 @@ func runBlocks(s *session, blocks []block) (tally, []string) {
 			if len(c.expect) > 0 {
 				n.checked++
 			}
-			if msg := judge(c, r); msg != "" {
+			if msg := judge(c, r, s.timeout); msg != "" {
 				failures = append(failures, fmt.Sprintf("%s:%d (block at line %d): %s\ncommand:\n%s\n%s%s%s",
 					b.file, c.line, b.line, msg, indent(c.text), expected(c), tail("stdout", r.stdout), tail("stderr", r.stderr)))
 			}
@@ -469,11 +517,11 @@ func runBlocks(s *session, blocks []block) (tally, []string) {
 	return n, failures
 }
 
-// judge says what is wrong with a command's result, or "".
-func judge(c command, r result) string {
+// judge says what is wrong with a command's result (run with timeout), or "".
+func judge(c command, r result, timeout time.Duration) string {
 	switch {
 	case r.timedOut:
-		return fmt.Sprintf("did not finish within %s (killed)", commandTimeout)
+		return fmt.Sprintf("did not finish within %s (killed)", timeout)
 	case r.exited:
 		return "the shell exited (a block must not run exit)"
 	case r.status != 0:

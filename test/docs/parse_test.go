@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseBlocks(t *testing.T) {
+	t.Parallel()
 	const doc = "# Title\n" + // 1
 		"```sh\n" + // 2
 		"A=1   # a comment\n" + // 3
@@ -46,6 +47,7 @@ func TestParseBlocks(t *testing.T) {
 }
 
 func TestParseBlocksRefuses(t *testing.T) {
+	t.Parallel()
 	for name, doc := range map[string]string{
 		"skip without a reason":      "<!-- doc-test: skip: -->\n```sh\nls\n```\n",
 		"skip before prose":          "<!-- doc-test: skip: x -->\ntext\n```sh\nls\n```\n",
@@ -63,6 +65,7 @@ func TestParseBlocksRefuses(t *testing.T) {
 }
 
 func TestMatches(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		expect []string
@@ -86,9 +89,7 @@ func TestMatches(t *testing.T) {
 // TestFailureReport runs failing commands in a session (no dubsim) and
 // checks that each report names what a reader needs to fix the document.
 func TestFailureReport(t *testing.T) {
-	old := commandTimeout
-	commandTimeout = 2 * time.Second
-	t.Cleanup(func() { commandTimeout = old })
+	t.Parallel()
 	const doc = "```sh\n" + // 1
 		"X=hello\n" + // 2
 		"echo \"$X\"; echo oops >&2\n" + // 3
@@ -113,6 +114,7 @@ func TestFailureReport(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	s := startSession(t, t.TempDir(), srv.URL, t.TempDir())
+	s.timeout = 2 * time.Second
 	n, failures := runBlocks(s, blocks)
 	require.Len(t, failures, 6, "%q", failures)
 	assert.Equal(t, 7, n.commands)

@@ -27,6 +27,7 @@ func read(t *testing.T, path string) string {
 // TestDocsShowTheTestedConfigs: docs/sharding.md shows the two balancer
 // configurations the sharding tests run, verbatim, so they cannot drift.
 func TestDocsShowTheTestedConfigs(t *testing.T) {
+	t.Parallel()
 	doc := read(t, "docs/sharding.md")
 	for _, f := range []string{"docs/sharding/haproxy.cfg", "docs/sharding/nginx.conf"} {
 		assert.Contains(t, doc, "\n"+read(t, f)+"```\n", "docs/sharding.md shows %s as it is, in a code block of its own", f)
@@ -87,6 +88,7 @@ func manifests(t *testing.T, path string) []k8sObject {
 // names one server per StatefulSet replica by its stable DNS name with a
 // fixed id, routes with the tested rules, and is valid for haproxy -c.
 func TestK8sManifests(t *testing.T) {
+	t.Parallel()
 	objs := map[string]k8sObject{}
 	for _, f := range []string{"docs/k8s/dubsim.yaml", "docs/k8s/haproxy.yaml"} {
 		for _, o := range manifests(t, f) {

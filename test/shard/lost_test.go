@@ -105,14 +105,11 @@ func TestHAProxyProcessLost(t *testing.T) {
 	t.Parallel()
 	a, b := shards(t)
 	lb, logs := startHAProxy(t, a, b)
-	// A server HAProxy has not checked yet goes down at its first failed
-	// check; one that passed a check at the third (fall 3). The loss of a
-	// running process is the second case: wait for the passed checks.
-	waitLog(t, logs, "server sandboxes/a succeeded", "server sandboxes/b succeeded", "server default/a succeeded")
 	def := defaultProject(t, lb)
 
 	// Sandboxes through the balancer until both processes hold some, each
-	// with one project of its own.
+	// with one project of its own (HAProxy routes to a server it has not
+	// checked yet, so they are made while it checks).
 	var all []lostSandbox
 	var onA, onB map[string]bool
 	for len(all) < 10 || len(onA) == 0 || len(onB) == 0 {
@@ -136,6 +133,11 @@ func TestHAProxyProcessLost(t *testing.T) {
 			sbB = append(sbB, s)
 		}
 	}
+
+	// A server HAProxy has not checked yet goes down at its first failed
+	// check; one that passed a check at the third (fall 3). The loss of a
+	// running process is the second case: wait for the passed checks.
+	waitLog(t, logs, "server sandboxes/a succeeded", "server sandboxes/b succeeded", "server default/a succeeded")
 
 	killed := time.Now()
 	b.Kill(t)
