@@ -16,7 +16,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -171,12 +170,7 @@ func requireShots(t *testing.T, dir string, names ...string) {
 // Not all six: their first page loads at once, on a loaded machine, came
 // to the scenarios' 10 s waits.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", "4")
-	}
+	tooltest.Parallel(4)
 	code := m.Run()
 	if runner.done != nil {
 		_ = runner.stdin.Close()

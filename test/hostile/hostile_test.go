@@ -3,7 +3,6 @@
 package hostile
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/dubsim/dubsim/internal/tooltest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,12 +30,7 @@ func TestMain(m *testing.M) {
 	// timeouts and delays (slow bodies, paced sandbox creations, the 431's
 	// second): eight at once unless -parallel says otherwise, where go
 	// test's default, GOMAXPROCS, would let two.
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", "8")
-	}
+	tooltest.Parallel(8)
 	code := m.Run()
 	_ = os.RemoveAll(stateDir)
 	os.Exit(code)
