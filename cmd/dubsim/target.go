@@ -66,6 +66,9 @@ func envBool(v string) bool {
 
 func (t target) transport() http.RoundTripper {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// One request per command: no connection is left idle for the server's
+	// graceful stop to wait on (when the command runs inside a test).
+	tr.DisableKeepAlives = true
 	switch {
 	case t.Insecure:
 		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for: a self-signed dubsim, or --insecure

@@ -40,6 +40,7 @@ func match(t *testing.T, re, s string) string {
 // banner printed.
 func pinnedClient(fp string) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableKeepAlives = true // nothing idle for the server's graceful stop to wait on
 	tr.TLSClientConfig = &tls.Config{
 		InsecureSkipVerify: true, //nolint:gosec // the fingerprint is checked
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
