@@ -1,8 +1,12 @@
 package probe
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/big"
 	"os"
@@ -28,6 +32,7 @@ import (
 // duration sources (faststart or not, fragments, large payloads, Xing).
 func TestProbeFFmpeg(t *testing.T) {
 	t.Parallel()
+	probeTestRecordAnswers(t)
 	ffmpeg, ffprobe, encoders := probeTestTools(t)
 
 	audioIn := []string{"-f", "lavfi", "-i", "sine=frequency=440:duration=3.5"}
@@ -175,7 +180,7 @@ func probeTestGenerate(t *testing.T, ffmpeg, dir string, encoders map[string]boo
 			}
 			outputs = append(outputs, m.args[i])
 		}
-		outputs = append(outputs, "-shortest", filepath.Join(dir, m.file))
+		outputs = append(outputs, "-fflags", "+bitexact", "-shortest", filepath.Join(dir, m.file))
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
@@ -201,15 +206,85 @@ func probeTestNeedEncoders(t *testing.T, encoders map[string]bool, need []string
 	}
 }
 
-// probeTestFFprobe returns what ffprobe reports of path, in one run (each
-// start of ffprobe costs about 0.3 s of CPU): its format's duration, and
-// its first video and first audio stream as a MediaInfo (frame rate: the
-// stream's r_frame_rate).
+// probeTestAnswers are ffprobe's answers (its JSON output) for files these
+// tests generate, by the SHA-256 of the file (testdata/ffprobe.json). A
+// start of ffprobe costs about 0.25 s of CPU, more than the check it
+// serves, and ffmpeg makes the same bytes from the same arguments (-fflags
+// +bitexact: no random ids), so a file answered before needs no ffprobe.
+// A file not in it (another ffmpeg, other arguments) asks ffprobe. The long
+// run always asks ffprobe, and fails when a recorded answer for the same
+// bytes says otherwise; -update records the answers of the files seen.
+var probeTestAnswers struct {
+	once sync.Once
+	mu   sync.Mutex
+	file map[string]json.RawMessage // as read from testdata
+	seen map[string]json.RawMessage // this run's, for -update
+}
+
+var probeTestUpdate = flag.Bool("update", false, "record ffprobe's answers in testdata/ffprobe.json")
+
+const probeTestAnswersPath = "testdata/ffprobe.json"
+
+// probeTestRecordAnswers writes this run's answers at the end of t, when
+// -update is given (run it on the whole package: the file keeps only the
+// answers seen).
+func probeTestRecordAnswers(t *testing.T) {
+	if !*probeTestUpdate {
+		return
+	}
+	t.Cleanup(func() {
+		a := &probeTestAnswers
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		b, err := json.MarshalIndent(a.seen, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(probeTestAnswersPath), 0o755))
+		require.NoError(t, os.WriteFile(probeTestAnswersPath, append(b, '\n'), 0o644))
+	})
+}
+
+// probeTestFFprobe returns what ffprobe reports of path (asked, or recorded
+// for the same bytes): its format's duration, and its first video and first
+// audio stream as a MediaInfo (frame rate: the stream's r_frame_rate).
 func probeTestFFprobe(t *testing.T, ctx context.Context, ffprobe, path string) (time.Duration, MediaInfo) {
 	t.Helper()
+	a := &probeTestAnswers
+	a.once.Do(func() {
+		a.seen = map[string]json.RawMessage{}
+		if b, err := os.ReadFile(probeTestAnswersPath); err == nil {
+			require.NoError(t, json.Unmarshal(b, &a.file), probeTestAnswersPath)
+		}
+	})
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	sum := sha256.Sum256(b)
+	key := hex.EncodeToString(sum[:])
+	recorded, ok := a.file[key]
+	if ok && !tooltest.Long() && !*probeTestUpdate {
+		a.mu.Lock()
+		a.seen[key] = recorded
+		a.mu.Unlock()
+		return probeTestParseFFprobe(t, recorded)
+	}
 	out, err := exec.CommandContext(ctx, ffprobe, "-v", "error", "-show_entries",
 		"format=duration:stream=codec_type,codec_name,width,height,r_frame_rate,sample_rate,channels", "-of", "json", path).Output()
 	require.NoError(t, err)
+	out = bytes.TrimSpace(out)
+	a.mu.Lock()
+	a.seen[key] = json.RawMessage(out)
+	a.mu.Unlock()
+	d, mi := probeTestParseFFprobe(t, out)
+	if ok && !*probeTestUpdate {
+		rd, rmi := probeTestParseFFprobe(t, recorded)
+		require.Equal(t, d, rd, "ffprobe's duration of %s is not the one recorded in %s for its bytes (go test -update)", path, probeTestAnswersPath)
+		require.Equal(t, mi, rmi, "ffprobe's streams of %s are not the ones recorded in %s for its bytes (go test -update)", path, probeTestAnswersPath)
+	}
+	return d, mi
+}
+
+// probeTestParseFFprobe reads ffprobe's JSON output.
+func probeTestParseFFprobe(t *testing.T, out []byte) (time.Duration, MediaInfo) {
+	t.Helper()
 	var doc struct {
 		Format struct {
 			Duration string `json:"duration"`
@@ -238,6 +313,7 @@ func probeTestFFprobe(t *testing.T, ctx context.Context, ffprobe, path string) (
 		case s.CodecType == "audio" && !sound:
 			sound = true
 			mi.AudioCodec, mi.Channels = s.CodecName, s.Channels
+			var err error
 			mi.SampleRate, err = strconv.Atoi(s.SampleRate)
 			require.NoError(t, err, "ffprobe sample_rate %q", s.SampleRate)
 		}
@@ -268,6 +344,7 @@ func probeTestAssertStreams(t *testing.T, want, got MediaInfo, withRate bool) {
 // TestProbeFFmpeg does.
 func TestProbeFFmpegStreams(t *testing.T) {
 	t.Parallel()
+	probeTestRecordAnswers(t)
 	ffmpeg, ffprobe, encoders := probeTestTools(t)
 	sine := func(rate, channels int) []string {
 		return []string{"-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=440:duration=1:sample_rate=%d", rate), "-ac", strconv.Itoa(channels)}
