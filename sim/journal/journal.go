@@ -219,6 +219,14 @@ func (j *Journal) store(e *Entry) uint64 {
 		j.kept, j.head = j.kept[:n], 0
 	}
 	j.kept = append(j.kept, e)
+	// The entries stay in the order the requests arrived: an answer sent
+	// before its request's body was read (an early refusal) reaches the
+	// client before the journal has read that body, so the client's next
+	// request can be stored first. Its sequence id stays the later one, so
+	// that ?since= still finds every entry stored after an earlier read.
+	for i := len(j.kept) - 1; i > j.head && j.kept[i-1].Time.After(j.kept[i].Time); i-- {
+		j.kept[i-1], j.kept[i] = j.kept[i], j.kept[i-1]
+	}
 	j.grow(e.size())
 	for len(j.kept)-j.head > 1 && j.bytes.Load() > j.cfg.MaxBytes {
 		j.dropLocked()

@@ -277,3 +277,42 @@ func TestKeepsTheNewestInOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestEntriesKeepTheOrderOfArrival: a request stored after a later one
+// (its answer went out before the journal had read its body, so the
+// client's next request was stored first) is listed in the order the two
+// arrived, and keeps the later sequence id, so that ?since= finds it.
+func TestEntriesKeepTheOrderOfArrival(t *testing.T) {
+	c := newClock()
+	j := newJournal(c, journal.Config{})
+	release := make(chan struct{})
+	arrived := make(chan struct{})
+	h := j.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/first" {
+			close(arrived)
+			<-release
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serve(h, newRequest("GET", "/api/v1/first", ""))
+	}()
+	<-arrived
+	c.Advance(time.Millisecond)
+	serve(h, newRequest("GET", "/api/v1/second", ""))
+	close(release)
+	<-done
+
+	var paths []string
+	var seqs []uint64
+	for _, e := range j.Entries(journal.Filter{}) {
+		paths, seqs = append(paths, e.Path), append(seqs, e.Seq)
+	}
+	assert.Equal(t, []string{"/api/v1/second", "/api/v1/first"}, paths, "newest arrival first")
+	assert.Equal(t, []uint64{1, 2}, seqs, "sequence ids in the order stored")
+	since := j.Entries(journal.Filter{Since: 1})
+	require.Len(t, since, 1)
+	assert.Equal(t, "/api/v1/first", since[0].Path)
+}
