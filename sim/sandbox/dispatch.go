@@ -42,7 +42,7 @@ func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 		}
 		sb := m.acquire(id)
 		if sb == nil {
-			m.unknown(w, r, id, rest, byPath, def)
+			m.unknown(w, r, id, byPath, def)
 			return
 		}
 		defer m.release(sb)
@@ -132,18 +132,14 @@ func cutID(s string) (id, rest string, ok bool) {
 // (fidelity SB5): the default simulator does, by key or by
 // /_sim/sandboxes/<id>/...; by /sbx/<id>/... a 404 in the envelope of the
 // interface the rest names.
-func (m *Manager) unknown(w http.ResponseWriter, r *http.Request, id, rest string, byPath bool, def http.Handler) {
+func (m *Manager) unknown(w http.ResponseWriter, r *http.Request, id string, byPath bool, def http.Handler) {
 	msg := notFound(id).Error()
 	w.Header().Set(HeaderError, msg)
 	if !byPath || strings.HasPrefix(r.URL.Path, controlPrefix) {
 		def.ServeHTTP(w, r)
 		return
 	}
-	r2 := *r
-	u := *r.URL
-	u.Path, u.RawPath = rest, ""
-	r2.URL = &u
-	answer(w, http.StatusNotFound, server.InterfaceOf(&r2), msg)
+	answer(w, http.StatusNotFound, InterfaceOf(r), msg)
 }
 
 // answer writes a NotFoundError of the dispatcher itself.

@@ -25,12 +25,8 @@ type record struct {
 	Options  Options   `json:"options"`
 }
 
-func (sb *Sandbox) record() record {
-	return record{ID: sb.ID, Created: sb.Created, LastUsed: sb.LastUsed(), Options: sb.Options}
-}
-
 func (sb *Sandbox) writeRecord(ctx context.Context) error {
-	rec := sb.record()
+	rec := record{ID: sb.ID, Created: sb.Created, LastUsed: sb.LastUsed(), Options: sb.Options}
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return err

@@ -6,15 +6,16 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,6 @@ type Config struct {
 // Instance is what a sandbox's simulator is built over (Config.New); Seed
 // nil is the process's.
 type Instance struct {
-	ID        string
 	KeyPrefix string
 	Store     *store.Store
 	Clock     *sim.SimClock
@@ -164,17 +164,10 @@ func NewID() string {
 	return string(b[:])
 }
 
-// ValidID reports whether id has the shape of a sandbox id.
+// ValidID reports whether id has the shape of a sandbox id: IDLength
+// characters of idAlphabet.
 func ValidID(id string) bool {
-	if len(id) != IDLength {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if strings.IndexByte(idAlphabet, id[i]) < 0 {
-			return false
-		}
-	}
-	return true
+	return len(id) == IDLength && strings.Trim(id, idAlphabet) == ""
 }
 
 // KeyPrefix is the start of every API key of sandbox id.
@@ -321,7 +314,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		// out late by the time until Restore's own reading: +1 ms under load).
 		clock.Restore(sim.StandingAt(rec.Options.Start))
 	}
-	srv, err := m.cfg.New(ctx, Instance{ID: id, KeyPrefix: KeyPrefix(id), Store: st, Clock: clock, BlobDir: blobDir, Seed: rec.Options.Seed, Log: m.log.With("sandbox", id)})
+	srv, err := m.cfg.New(ctx, Instance{KeyPrefix: KeyPrefix(id), Store: st, Clock: clock, BlobDir: blobDir, Seed: rec.Options.Seed, Log: m.log.With("sandbox", id)})
 	if err != nil {
 		return nil, err
 	}
@@ -357,25 +350,10 @@ func (m *Manager) Get(id string) *Sandbox {
 // List returns the sandboxes, oldest first.
 func (m *Manager) List() []*Sandbox {
 	m.mu.RLock()
-	out := make([]*Sandbox, 0, len(m.boxes))
-	for _, sb := range m.boxes {
-		out = append(out, sb)
-	}
+	out := slices.Collect(maps.Values(m.boxes))
 	m.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Created.Equal(out[j].Created) {
-			return out[i].Created.Before(out[j].Created)
-		}
-		return out[i].ID < out[j].ID
-	})
+	slices.SortFunc(out, func(a, b *Sandbox) int { return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID)) })
 	return out
-}
-
-// Len is the number of sandboxes.
-func (m *Manager) Len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.boxes)
 }
 
 // acquire takes sandbox id for one request (nil: it does not exist or is
@@ -583,7 +561,7 @@ func (m *Manager) Tick(ctx context.Context) error {
 	}
 	// Each save is a write of its own (fsynced): 200 running sandboxes
 	// saved on one tick held the ticker for 170-290 ms.
-	sort.Slice(save, func(i, j int) bool { return save[i].lastSave.Before(save[j].lastSave) })
+	slices.SortFunc(save, func(a, b *Sandbox) int { return a.lastSave.Compare(b.lastSave) })
 	for _, sb := range save[:min(len(save), maxClockSaves)] {
 		if !sb.hold() {
 			continue

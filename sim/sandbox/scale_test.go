@@ -64,7 +64,7 @@ func TestParallelSandboxScenarios(t *testing.T) {
 	}
 	created.Wait()
 	if !t.Failed() {
-		assert.Equal(t, scaleSandboxes, e.m.Len(), "all at once")
+		assert.Len(t, e.m.List(), scaleSandboxes, "all at once")
 		st, m := e.json("POST", "/_sim/sandboxes", "", "")
 		assert.Equal(t, http.StatusTooManyRequests, st, "one more than the cap: %v", m)
 	}
@@ -77,7 +77,7 @@ func TestParallelSandboxScenarios(t *testing.T) {
 	ids := map[string]bool{}
 	projectIDs.Range(func(_, v any) bool { ids[v.(string)] = true; return true })
 	assert.Len(t, ids, 1, "the same explicit seed: every sandbox's project has the same id")
-	assert.Zero(t, e.m.Len(), "every sandbox deleted")
+	assert.Empty(t, e.m.List(), "every sandbox deleted")
 	_, list := e.json("GET", "/_sim/sandboxes", "", "")
 	assert.EqualValues(t, 0, list["total"])
 	entries, err := os.ReadDir(e.cfg.Dir)
