@@ -47,9 +47,8 @@ type Config struct {
 	Log              *slog.Logger
 
 	FetchHosts       []string
-	MediaHTTP        *http.Client // nil: a default client
-	NoLoopbackFetch  bool         // fidelity HF1
-	FetchErrorDetail bool         // fidelity HF2
+	NoLoopbackFetch  bool // fidelity HF1
+	FetchErrorDetail bool // fidelity HF2
 
 	PublicURL           string
 	RejectUnknownFields bool
@@ -187,7 +186,7 @@ func newEngine(cfg Config) (*engine.Engine, error) {
 		return nil, err
 	}
 	ids := sim.NewIDs(cfg.Seed)
-	resolver := &media.Resolver{AllowHosts: cfg.FetchHosts, IDs: ids, Client: cfg.MediaHTTP,
+	resolver := &media.Resolver{AllowHosts: cfg.FetchHosts, IDs: ids,
 		NoLoopback: cfg.NoLoopbackFetch, GenericErrors: !cfg.FetchErrorDetail, Log: cfg.Log, Process: cfg.Shared.probes}
 	e := engine.New(engine.Config{
 		Store: cfg.Store, Clock: cfg.Clock, IDs: ids, Prober: resolver, Timing: cfg.Timing,

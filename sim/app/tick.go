@@ -36,27 +36,28 @@ func (a *App) Tick(ctx context.Context, t Ticks) (stop func()) {
 	}
 	clock := a.Default.Engine.Clock
 	lastSave := time.Now()
-	wg.Add(1)
-	go every(ctx, &wg, t.Every, func(ctx context.Context) {
-		if !t.SkipFrozen || !clock.Frozen() {
-			report(ctx, "transition sweep", func() error { _, err := clock.Tick(ctx); return err })
-		}
-		if t.SaveClock && time.Since(lastSave) >= time.Second {
-			lastSave = time.Now()
-			report(ctx, "save clock", func() error { return clock.SaveClock(ctx) })
-		}
+	wg.Go(func() {
+		every(ctx, t.Every, func(ctx context.Context) {
+			if !t.SkipFrozen || !clock.Frozen() {
+				report(ctx, "transition sweep", func() error { _, err := clock.Tick(ctx); return err })
+			}
+			if t.SaveClock && time.Since(lastSave) >= time.Second {
+				lastSave = time.Now()
+				report(ctx, "save clock", func() error { return clock.SaveClock(ctx) })
+			}
+		})
 	})
 	if m := a.Sandboxes; m != nil {
-		wg.Add(1)
-		go every(ctx, &wg, t.Every, func(ctx context.Context) {
-			report(ctx, "sandbox sweep", func() error { return m.Tick(ctx) })
+		wg.Go(func() {
+			every(ctx, t.Every, func(ctx context.Context) {
+				report(ctx, "sandbox sweep", func() error { return m.Tick(ctx) })
+			})
 		})
 	}
 	return func() { cancel(); wg.Wait() }
 }
 
-func every(ctx context.Context, wg *sync.WaitGroup, period time.Duration, fn func(context.Context)) {
-	defer wg.Done()
+func every(ctx context.Context, period time.Duration, fn func(context.Context)) {
 	tk := time.NewTicker(period)
 	defer tk.Stop()
 	for {
