@@ -11,11 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// headerControl marks a program's control call, which no HTML form can
-// send: dubsim needs it (or a JSON body) on calls that change state.
-const headerControl = "X-Dubsim-Control"
+	"github.com/dubsim/dubsim/sim/server"
+)
 
 // Outcomes of forced outcomes and outcome rules.
 const (
@@ -110,7 +108,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set(headerControl, "1")
+	req.Header.Set(server.HeaderControl, "1") // also on calls without a body (reset, freeze)
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
@@ -135,6 +133,13 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("dubsim: %s %s: decoding the answer: %w", method, path, err)
 	}
 	return nil
+}
+
+// call makes one control call whose 2xx answer is a T.
+func call[T any](ctx context.Context, c *Client, method, path string, in any) (T, error) {
+	var out T
+	err := c.do(ctx, method, path, in, &out)
+	return out, err
 }
 
 func apiError(method, path string, resp *http.Response) error {
@@ -169,8 +174,7 @@ type Health struct {
 // Health asks whether the simulator is up (GET /_sim/health; answered also
 // when the control API is disabled).
 func (c *Client) Health(ctx context.Context) (Health, error) {
-	var h Health
-	return h, c.do(ctx, http.MethodGet, "/_sim/health", nil, &h)
+	return call[Health](ctx, c, http.MethodGet, "/_sim/health", nil)
 }
 
 // Clock is the simulated clock. Times are reported to the millisecond.
@@ -213,8 +217,7 @@ type ClockAPI struct {
 
 // Get reads the simulated clock.
 func (g *ClockAPI) Get(ctx context.Context) (Clock, error) {
-	var ck Clock
-	return ck, g.client.do(ctx, http.MethodGet, "/_sim/clock", nil, &ck)
+	return call[Clock](ctx, g.client, http.MethodGet, "/_sim/clock", nil)
 }
 
 // Advance moves simulated time forward by d, applies every transition that
@@ -224,8 +227,7 @@ func (g *ClockAPI) Get(ctx context.Context) (Clock, error) {
 // its processing time), or with a 504 *APIError naming those still running
 // after the server's --advance-wait.
 func (g *ClockAPI) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
-	var ck Clock
-	err := g.client.do(ctx, http.MethodPost, "/_sim/clock/advance", map[string]float64{"seconds": d.Seconds()}, &ck)
+	ck, err := call[Clock](ctx, g.client, http.MethodPost, "/_sim/clock/advance", map[string]float64{"seconds": d.Seconds()})
 	return ck.Now, err
 }
 
@@ -248,28 +250,25 @@ func (g *ClockAPI) AdvanceTo(ctx context.Context, t time.Time) (time.Time, error
 // SetScale sets the speed of simulated time from now on (0 stops it) and
 // ends a Freeze.
 func (g *ClockAPI) SetScale(ctx context.Context, scale float64) (Clock, error) {
-	var ck Clock
-	return ck, g.client.do(ctx, http.MethodPost, "/_sim/clock/scale", map[string]float64{"time_scale": scale}, &ck)
+	return call[Clock](ctx, g.client, http.MethodPost, "/_sim/clock/scale", map[string]float64{"time_scale": scale})
 }
 
 // Freeze stops simulated time; Resume restarts it at the scale it had.
 func (g *ClockAPI) Freeze(ctx context.Context) (Clock, error) {
-	var ck Clock
-	return ck, g.client.do(ctx, http.MethodPost, "/_sim/clock/freeze", nil, &ck)
+	return call[Clock](ctx, g.client, http.MethodPost, "/_sim/clock/freeze", nil)
 }
 
 // Resume restarts simulated time stopped by Freeze.
 func (g *ClockAPI) Resume(ctx context.Context) (Clock, error) {
-	var ck Clock
-	return ck, g.client.do(ctx, http.MethodPost, "/_sim/clock/resume", nil, &ck)
+	return call[Clock](ctx, g.client, http.MethodPost, "/_sim/clock/resume", nil)
 }
 
 // ----- state and accounts -----
 
 // Reset restores the fixture accounts and deletes every other account,
-// project and idempotency key; the clock and id sequences carry on. It
-// does not touch fault rules, the journal (see Faults.Clear, Journal.Clear)
-// or, as of this writing, forced-outcome rules (see Outcomes.RemoveRule).
+// project, studio record, uploaded file, idempotency key and forced-outcome
+// rule; the clock and id sequences carry on. It does not touch fault rules
+// or the journal (see Faults.Clear, Journal.Clear).
 func (c *Client) Reset(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/_sim/reset", nil, nil)
 }
@@ -277,8 +276,7 @@ func (c *Client) Reset(ctx context.Context) error {
 // State dumps accounts, projects, pending transitions and rules; a
 // non-empty apiKey limits it to that account.
 func (c *Client) State(ctx context.Context, apiKey string) (State, error) {
-	var st State
-	return st, c.do(ctx, http.MethodGet, "/_sim/state"+query("api_key", apiKey), nil, &st)
+	return call[State](ctx, c, http.MethodGet, "/_sim/state"+query("api_key", apiKey), nil)
 }
 
 // Ptr is a pointer to v, for the optional fields of AccountSpec.
@@ -328,8 +326,7 @@ type AccountsAPI struct {
 
 // Create adds an isolated account (and its studio user).
 func (g *AccountsAPI) Create(ctx context.Context, spec AccountSpec) (Account, error) {
-	var a Account
-	return a, g.client.do(ctx, http.MethodPost, "/_sim/accounts", spec, &a)
+	return call[Account](ctx, g.client, http.MethodPost, "/_sim/accounts", spec)
 }
 
 // AccountPatch changes a key's studio settings. A nil field leaves the
@@ -359,8 +356,7 @@ func (p AccountPatch) MarshalJSON() ([]byte, error) {
 
 // Update changes a key's storage credentials and rate limit.
 func (g *AccountsAPI) Update(ctx context.Context, apiKey string, patch AccountPatch) (Account, error) {
-	var a Account
-	return a, g.client.do(ctx, http.MethodPatch, "/_sim/accounts/"+url.PathEscape(apiKey), patch, &a)
+	return call[Account](ctx, g.client, http.MethodPatch, "/_sim/accounts/"+url.PathEscape(apiKey), patch)
 }
 
 // Reset deletes one account's projects and idempotency keys and gives it
@@ -420,14 +416,12 @@ type Forced struct {
 // ForceProject decides how the current run of a platform project in
 // progress ends (409 ConflictError when it is not in progress).
 func (g *OutcomesAPI) ForceProject(ctx context.Context, projectID string, o Outcome) (Forced, error) {
-	var f Forced
-	return f, g.client.do(ctx, http.MethodPost, "/_sim/projects/"+url.PathEscape(projectID)+"/outcome", o, &f)
+	return call[Forced](ctx, g.client, http.MethodPost, "/_sim/projects/"+url.PathEscape(projectID)+"/outcome", o)
 }
 
 // ForceArtifact decides how a studio artifact's processing ends.
 func (g *OutcomesAPI) ForceArtifact(ctx context.Context, artifactID string, o Outcome) (Forced, error) {
-	var f Forced
-	return f, g.client.do(ctx, http.MethodPost, "/_sim/artifacts/"+url.PathEscape(artifactID)+"/outcome", o, &f)
+	return call[Forced](ctx, g.client, http.MethodPost, "/_sim/artifacts/"+url.PathEscape(artifactID)+"/outcome", o)
 }
 
 // VideoStatus is the answer of OutcomesAPI.SetVideoStatus.
@@ -440,9 +434,8 @@ type VideoStatus struct {
 // SetVideoStatus gives a studio video a status (new, in_progress,
 // completed) now; with auto its automatic lifecycle continues from there.
 func (g *OutcomesAPI) SetVideoStatus(ctx context.Context, videoID, status string, auto bool) (VideoStatus, error) {
-	var v VideoStatus
 	body := map[string]any{"status": status, "auto": auto}
-	return v, g.client.do(ctx, http.MethodPost, "/_sim/videos/"+url.PathEscape(videoID)+"/status", body, &v)
+	return call[VideoStatus](ctx, g.client, http.MethodPost, "/_sim/videos/"+url.PathEscape(videoID)+"/status", body)
 }
 
 // OutcomeRuleSpec is a rule for the outcome of the next Count projects (or
@@ -459,8 +452,7 @@ type OutcomeRuleSpec struct {
 
 // AddRule adds a forced-outcome rule.
 func (g *OutcomesAPI) AddRule(ctx context.Context, spec OutcomeRuleSpec) (OutcomeRule, error) {
-	var r OutcomeRule
-	return r, g.client.do(ctx, http.MethodPost, "/_sim/outcomes", spec, &r)
+	return call[OutcomeRule](ctx, g.client, http.MethodPost, "/_sim/outcomes", spec)
 }
 
 // Rules lists the forced-outcome rules not used up.
@@ -498,8 +490,7 @@ type Fault struct {
 
 // Add adds an HTTP fault rule, evaluated after the ones already there.
 func (g *FaultsAPI) Add(ctx context.Context, rule FaultRule) (Fault, error) {
-	var f Fault
-	return f, g.client.do(ctx, http.MethodPost, "/_sim/faults", rule, &f)
+	return call[Fault](ctx, g.client, http.MethodPost, "/_sim/faults", rule)
 }
 
 // List lists the live fault rules in evaluation order.
@@ -627,15 +618,13 @@ type NearMiss struct {
 // (at least one when m.Times is zero). A failed check is not an
 // error: see VerifyResult.OK.
 func (g *JournalAPI) Verify(ctx context.Context, m Match) (VerifyResult, error) {
-	var v VerifyResult
-	return v, g.client.do(ctx, http.MethodPost, "/_sim/requests/verify", m, &v)
+	return call[VerifyResult](ctx, g.client, http.MethodPost, "/_sim/requests/verify", m)
 }
 
 // Report returns the conformance report of the requests of apiKey in the
 // journal.
 func (g *JournalAPI) Report(ctx context.Context, apiKey string) (Report, error) {
-	var r Report
-	return r, g.client.do(ctx, http.MethodGet, "/_sim/report"+query("api_key", apiKey), nil, &r)
+	return call[Report](ctx, g.client, http.MethodGet, "/_sim/report"+query("api_key", apiKey), nil)
 }
 
 func query(key, value string) string {
