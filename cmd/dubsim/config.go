@@ -36,9 +36,6 @@ type config struct {
 	UnknownFields string
 	Tick          time.Duration
 	LogLevel      string
-	NoControl     bool
-	ControlToken  string
-	ControlHosts  []string
 	ControlAddr   string
 	SandboxMax    int
 	SandboxIdle   time.Duration
@@ -58,10 +55,6 @@ type config struct {
 
 	TLSCert, TLSKey string
 	TLSSelfSigned   bool
-	// CORSOrigins is --cors-origins as given; CORS its parsed list (nil:
-	// no CORS).
-	CORSOrigins string
-	CORS        []string
 	// tlsFingerprint is set at start, for the banner.
 	tlsFingerprint string
 
@@ -136,8 +129,7 @@ func defaultDataPath(getenv func(string) string) string {
 	return filepath.Join(dir, "dubsim", "dubsim.db")
 }
 
-// listFlags are the flags parsed into config's lists (parseLists).
-type listFlags struct{ fetchHosts, controlHosts, rateLimit string }
+type listFlags struct{ fetchHosts, controlHosts, rateLimit, corsOrigins string }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	var c config
@@ -240,7 +232,7 @@ func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.TLSCert, flagTLSCert, "", "PEM certificate `file` (with --tls-key): every listener serves HTTPS")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
 	fs.BoolVar(&c.TLSSelfSigned, flagTLSSelfSigned, false, "serve HTTPS on every listener with a certificate made at start (ECDSA P-256, for localhost, 127.0.0.1, ::1 and the listen hosts; its SHA-256 fingerprint is printed)")
-	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated `origins` (https://app.example.com) whose pages may call the platform and studio interfaces (CORS, preflight answered); * any, none: no CORS. Never the control API")
+	fs.StringVar(&l.corsOrigins, "cors-origins", "*", "comma-separated `origins` (https://app.example.com) whose pages may call the platform and studio interfaces (CORS, preflight answered); * any, none: no CORS. Never the control API")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log lines as `text|json` (key=value, or an object a line); the access log and lifecycle events included")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, how long to wait for open requests and background downloads before closing them (0 = close at once)")
 	fs.IntVar(&c.SandboxMax, "sandbox-max", sandbox.DefaultMax, "sandboxes (POST /_sim/sandboxes: a simulator of its own per test, reached by its keys or /sbx/ID) the process holds at most; past it, creation answers 429 (0 = no sandboxes)")
@@ -251,21 +243,15 @@ func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
 }
 
 func (c *config) parseLists(l listFlags) error {
-	for _, h := range strings.Split(l.fetchHosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			c.FetchHosts = append(c.FetchHosts, h)
-		}
-	}
-	for _, h := range strings.Split(l.controlHosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			if strings.ContainsAny(h, "/:@ ") {
-				return fmt.Errorf("control-hosts must list host names without scheme or port, such as dubsim,ci-runner; got %q", h)
-			}
-			c.ControlHosts = append(c.ControlHosts, h)
+	c.FetchHosts = splitList(l.fetchHosts)
+	c.ControlHosts = splitList(l.controlHosts)
+	for _, h := range c.ControlHosts {
+		if strings.ContainsAny(h, "/:@ ") {
+			return fmt.Errorf("control-hosts must list host names without scheme or port, such as dubsim,ci-runner; got %q", h)
 		}
 	}
 	var err error
-	if c.CORS, err = parseOrigins(c.CORSOrigins); err != nil {
+	if c.CORSOrigins, err = parseOrigins(l.corsOrigins); err != nil {
 		return err
 	}
 	c.StudioRateLimit, err = parseRateLimit(l.rateLimit)
@@ -319,6 +305,18 @@ func (c *config) check() error {
 		c.BlobDir = c.Data + ".blobs"
 	}
 	return nil
+}
+
+// splitList is the non-empty entries of a comma-separated list, trimmed
+// (nil: none).
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func parseRateLimit(s string) (sim.RateLimit, error) {

@@ -175,7 +175,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "stray argument", args: []string{"serve"}, wantErr: `unexpected argument "serve" (dubsim -help lists the commands and flags)`},
 		{name: "TLS off, CORS for any origin by default", check: func(t *testing.T, c config) {
 			assert.False(t, c.tlsOn())
-			assert.Equal(t, []string{"*"}, c.CORS)
+			assert.Equal(t, []string{"*"}, c.CORSOrigins)
 		}},
 		{name: "self-signed TLS", env: map[string]string{"DUBSIM_TLS_SELF_SIGNED": "true"}, check: func(t *testing.T, c config) {
 			assert.True(t, c.tlsOn())
@@ -187,10 +187,10 @@ func TestParseConfig(t *testing.T) {
 		{name: "TLS cert without key", env: map[string]string{"DUBSIM_TLS_CERT": "c.pem"}, wantErr: "tls-cert and tls-key go together: give both files or neither"},
 		{name: "TLS files and self-signed", args: []string{"--tls-self-signed", "--tls-cert", "c.pem", "--tls-key", "k.pem"}, wantErr: "tls-self-signed makes its own certificate: give it or tls-cert and tls-key, not both"},
 		{name: "CORS origins", env: map[string]string{"DUBSIM_CORS_ORIGINS": "https://app.example.com, http://localhost:3000/"}, check: func(t *testing.T, c config) {
-			assert.Equal(t, []string{"https://app.example.com", "http://localhost:3000"}, c.CORS)
+			assert.Equal(t, []string{"https://app.example.com", "http://localhost:3000"}, c.CORSOrigins)
 		}},
 		{name: "CORS off", args: []string{"--cors-origins", "none"}, check: func(t *testing.T, c config) {
-			assert.Nil(t, c.CORS)
+			assert.Nil(t, c.CORSOrigins)
 		}},
 		{name: "bad CORS origin", args: []string{"--cors-origins", "app.example.com"}, wantErr: `cors-origins must be *, none or origins such as https://app.example.com,http://localhost:3000; got "app.example.com"`},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope (dubsim -help lists the flags)"},

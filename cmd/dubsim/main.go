@@ -65,17 +65,11 @@ func main() {
 }
 
 func newLogger(level, format string, w io.Writer) *slog.Logger {
-	var l slog.Level
-	switch level {
-	case "off":
+	if level == "off" {
 		return slog.New(slog.DiscardHandler)
-	case "debug":
-		l = slog.LevelDebug
-	case "warn":
-		l = slog.LevelWarn
-	case "error":
-		l = slog.LevelError
 	}
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level)) // debug, info, warn or error: config.check
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 	}
@@ -98,7 +92,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
 	prepareProcess(cfg, getenv, log)
-	fsys, fx, err := loadFixtures(cfg.Fixtures)
+	fsys, err := app.FixtureFS(cfg.Fixtures)
+	if err != nil {
+		return err
+	}
+	fx, err := fixtures.Load(fsys)
 	if err != nil {
 		return err
 	}
@@ -194,22 +192,12 @@ func prepareProcess(cfg config, getenv func(string) string, log *slog.Logger) {
 	}
 }
 
-func loadFixtures(dir string) (fs.FS, *sim.Fixtures, error) {
-	fsys, err := app.FixtureFS(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	fx, err := fixtures.Load(fsys)
-	return fsys, fx, err
-}
-
 // appConfig is the default simulator's configuration: the flags'
 // values, with a flag's 0 ("off") as the configuration's negative.
 func appConfig(cfg config, st sim.Store, clock *sim.SimClock, fx *sim.Fixtures, fsys fs.FS, log *slog.Logger) app.Config {
 	a := cfg.Config
 	a.Store, a.Clock, a.Fixtures, a.FixtureFS, a.Log = st, clock, fx, fsys, log
-	a.NoControl, a.ControlToken, a.ControlHosts, a.SeparateControl = cfg.NoControl, cfg.ControlToken, cfg.ControlHosts, cfg.ControlAddr != ""
-	a.CORSOrigins, a.Version, a.NoLoopbackFetch = cfg.CORS, version, !cfg.FetchLoopback
+	a.SeparateControl, a.Version, a.NoLoopbackFetch = cfg.ControlAddr != "", version, !cfg.FetchLoopback
 	a.RejectUnknownFields, a.StudioLaxEnums = cfg.UnknownFields == "reject", cfg.StudioEnums == "lax"
 	a.DrainMaxBytes, a.BodyMinRate, a.BodyMemory = zeroOff(cfg.DrainMaxBytes), zeroOff(cfg.BodyMinRate), zeroOff(cfg.BodyMemory)
 	a.BodyIdleTimeout = zeroOff(cfg.BodyIdleTimeout)

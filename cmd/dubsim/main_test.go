@@ -18,7 +18,9 @@ import (
 
 	mediapkg "github.com/dubsim/dubsim/sim/media"
 
+	"github.com/dubsim/dubsim/sim/app"
 	"github.com/dubsim/dubsim/sim/audio"
+	"github.com/dubsim/dubsim/sim/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -244,23 +246,23 @@ func TestControlBanner(t *testing.T) {
 	tests := []struct {
 		name              string
 		addr, controlAddr string
-		cfg               config
+		srv               server.Config
 		want              []string
 		warn              bool
 	}{
 		{name: "loopback, no token", addr: "127.0.0.1:8080", want: []string{"protection: no token; Host must be localhost, *.localhost, IP addresses; no other site's Origin"}},
-		{name: "all interfaces, no token", addr: "[::]:8080", cfg: config{ControlHosts: []string{"dubsim"}},
+		{name: "all interfaces, no token", addr: "[::]:8080", srv: server.Config{ControlHosts: []string{"dubsim"}},
 			want: []string{"IP addresses, dubsim;", "WARNING: the control API listens beyond loopback ([::]:8080) without a token"}, warn: true},
-		{name: "all interfaces, token", addr: "0.0.0.0:8080", cfg: config{ControlToken: "t"}, want: []string{"protection: token (Authorization: Bearer TOKEN or X-Dubsim-Control-Token: TOKEN)"}},
+		{name: "all interfaces, token", addr: "0.0.0.0:8080", srv: server.Config{ControlToken: "t"}, want: []string{"protection: token (Authorization: Bearer TOKEN or X-Dubsim-Control-Token: TOKEN)"}},
 		{name: "own loopback address", addr: "0.0.0.0:8080", controlAddr: "127.0.0.1:9090",
 			want: []string{"control API: http://127.0.0.1:9090/_sim (its own address; the main address serves only /_sim/health)"}},
-		{name: "off", addr: "0.0.0.0:8080", cfg: config{NoControl: true}, want: []string{"control API: off (--no-control)"}},
+		{name: "off", addr: "0.0.0.0:8080", srv: server.Config{NoControl: true}, want: []string{"control API: off (--no-control)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var b strings.Builder
-			controlBanner(&b, tc.addr, tc.controlAddr, tc.cfg)
+			controlBanner(&b, tc.addr, tc.controlAddr, config{Config: app.Config{Config: tc.srv}})
 			for _, w := range tc.want {
 				assert.Contains(t, b.String(), w)
 			}

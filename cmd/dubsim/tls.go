@@ -105,11 +105,7 @@ func selfSigned(now time.Time, listenAddrs []string) (tls.Certificate, error) {
 // (AB:CD:...), to compare with `openssl x509 -fingerprint -sha256`.
 func fingerprint(der []byte) string {
 	sum := sha256.Sum256(der)
-	parts := make([]string, len(sum))
-	for i, b := range sum {
-		parts[i] = fmt.Sprintf("%02X", b)
-	}
-	return strings.Join(parts, ":")
+	return strings.ReplaceAll(fmt.Sprintf("% X", sum[:]), " ", ":")
 }
 
 // parseOrigins reads --cors-origins: "*" (any), "none" (no CORS, nil) or
@@ -123,10 +119,7 @@ func parseOrigins(s string) ([]string, error) {
 		return []string{"*"}, nil
 	}
 	var out []string
-	for _, o := range strings.Split(s, ",") {
-		if o = strings.TrimSpace(o); o == "" {
-			continue
-		}
+	for _, o := range splitList(s) {
 		u, err := url.Parse(o)
 		if o != "*" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "") {
 			return nil, fmt.Errorf("cors-origins must be *, none or origins such as https://app.example.com,http://localhost:3000; got %q", o)
