@@ -2,6 +2,7 @@ package dubsimtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,10 +34,7 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	name := e.Name
-	if name == "" {
-		name = http.StatusText(e.Status)
-	}
+	name := cmp.Or(e.Name, http.StatusText(e.Status))
 	return fmt.Sprintf("dubsim: %s %s: %d %s: %s", e.Method, e.Path, e.Status, name, e.Message)
 }
 
@@ -113,11 +111,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	req.Header.Set("Accept", "application/json")
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := cmp.Or(c.HTTPClient, http.DefaultClient).Do(req)
 	if err != nil {
 		return err
 	}

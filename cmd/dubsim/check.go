@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -29,10 +30,7 @@ func runCheck(_ context.Context, args []string, getenv func(string) string, stdo
 	if fs.NArg() > 0 {
 		return fmt.Errorf("check: unexpected argument %q", fs.Arg(0))
 	}
-	path := *data
-	if path == "" {
-		path = getenv("DUBSIM_DATA")
-	}
+	path := cmp.Or(*data, getenv("DUBSIM_DATA"))
 	if path == "" {
 		return errors.New("check: which data file? Give --data FILE (or DUBSIM_DATA): without one, dubsim serves from a temporary store removed at exit")
 	}

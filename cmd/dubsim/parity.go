@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -54,9 +55,7 @@ Flags:
 	if *platformURL == "" {
 		return errors.New("parity: --platform-url is required")
 	}
-	if *apiKey == "" {
-		*apiKey = getenv("DUBSIM_API_KEY")
-	}
+	*apiKey = cmp.Or(*apiKey, getenv("DUBSIM_API_KEY"))
 	if *apiKey == "" {
 		return errors.New("parity: --api-key (or $DUBSIM_API_KEY) is required")
 	}

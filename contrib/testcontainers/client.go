@@ -2,6 +2,7 @@ package dubsim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -106,11 +107,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	req.Header.Set("Accept", "application/json")
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := cmp.Or(c.HTTPClient, http.DefaultClient).Do(req)
 	if err != nil {
 		return err
 	}

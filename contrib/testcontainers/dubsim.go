@@ -17,6 +17,7 @@
 package dubsim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -62,15 +63,12 @@ type Container struct {
 // with an error when it was created, so that the caller can terminate it
 // (testcontainers.CleanupContainer does both).
 func Run(ctx context.Context, image string, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
-	if image == "" {
-		image = DefaultImage
-	}
 	all := append([]testcontainers.ContainerCustomizer{
 		testcontainers.WithExposedPorts(Port),
 		testcontainers.WithEnv(map[string]string{"DUBSIM_TIME_SCALE": "0"}),
 		testcontainers.WithWaitStrategy(wait.ForHTTP(HealthPath).WithPort(Port)),
 	}, opts...)
-	ctr, err := testcontainers.Run(ctx, image, all...)
+	ctr, err := testcontainers.Run(ctx, cmp.Or(image, DefaultImage), all...)
 	var c *Container
 	if ctr != nil {
 		c = &Container{Container: ctr}

@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -101,10 +102,7 @@ type Shared struct {
 // NewShared makes the shared resources from cfg's BodyMemory,
 // OutputCacheBytes and JournalMemory.
 func NewShared(cfg Config) (*Shared, error) {
-	bodyMemory := cfg.BodyMemory
-	if bodyMemory == 0 {
-		bodyMemory = server.DefaultBodyMemory
-	}
+	bodyMemory := cmp.Or(cfg.BodyMemory, server.DefaultBodyMemory)
 	dir, err := server.MakeTempOutputDir()
 	if err != nil {
 		return nil, err
@@ -144,9 +142,7 @@ func (u undo) run() error {
 // of its control API (the process's sandboxes). Its Close releases what
 // NewServer made, not the store.
 func NewServer(ctx context.Context, cfg Config, exts ...control.Extension) (_ *server.Server, err error) {
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg.Log = cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
 	var made undo
 	defer func() {
 		if err != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,9 +74,7 @@ func NewSandboxes(base Config, sc sandbox.Config) (*sandbox.Manager, error) {
 	if sc.DefaultNow == nil && base.Clock != nil {
 		sc.DefaultNow = base.Clock.Now
 	}
-	if sc.Log == nil {
-		sc.Log = base.Log
-	}
+	sc.Log = cmp.Or(sc.Log, base.Log)
 	base.Store, base.Clock = nil, nil
 	sc.New = func(ctx context.Context, in sandbox.Instance) (*server.Server, error) {
 		c := base

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -68,10 +69,7 @@ func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 		w2, r3, done := sb.fenced(w, r2)
 		h.ServeHTTP(w2, r3)
 		if iface, ended := done(); ended {
-			if iface == "" {
-				iface = server.InterfaceOf(r2)
-			}
-			answer(w, http.StatusNotFound, iface, fmt.Sprintf(msgFenced, id))
+			answer(w, http.StatusNotFound, cmp.Or(iface, server.InterfaceOf(r2)), fmt.Sprintf(msgFenced, id))
 		}
 	})
 }

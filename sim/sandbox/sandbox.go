@@ -126,9 +126,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("sandbox: Config.Dir is required")
 	}
-	if cfg.Max == 0 {
-		cfg.Max = DefaultMax
-	}
+	cfg.Max = cmp.Or(cfg.Max, DefaultMax)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -138,10 +136,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.DrainWait <= 0 {
 		cfg.DrainWait = DefaultDrainWait
 	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
