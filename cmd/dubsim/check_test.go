@@ -44,7 +44,7 @@ func TestCheckCommand(t *testing.T) {
 	require.NoError(t, db.Close())
 	out, err = checkRun(t, "--data", path)
 	require.ErrorIs(t, err, errCheckFailed)
-	assert.Contains(t, out, `problem: accounts "k2": store: corrupt value: invalid character 'g' looking for beginning of value`)
+	assert.Contains(t, out, `problem: accounts "k2": store: corrupt value: not a binary record`)
 	assert.Contains(t, out, "1 problem(s) found")
 	assert.NotContains(t, out, "ok\n")
 

@@ -41,16 +41,13 @@ func goTool() string {
 	return filepath.Join(runtime.GOROOT(), "bin", "go") //nolint:staticcheck // SA1019: the toolchain that built the test, when no go is on PATH
 }
 
-// Binary builds ./cmd/dubsim (with -race when BuildRace) from the module
-// root found through `go env GOMOD`, once per test binary. The binary goes
-// to a directory of the user's cache named after the module root, shared by
-// the test binaries of that checkout: go build leaves an up-to-date binary
-// as it is, so of the packages of one `go test ./...` only the first links
-// it (seconds of CPU each), and a lock file makes the others wait for it.
-// The others do not even ask go build (whose up-to-date check alone costs
-// about 0.7 s of CPU): a stamp beside the binary names the go command that
-// ran the test binary which built it, and a test binary run by the same go
-// command takes the binary as it is.
+// Binary builds ./cmd/dubsim (with -race when BuildRace) once per test
+// binary, into a directory of the user's cache shared, under a file lock,
+// by the test binaries of the checkout: go build leaves an up-to-date
+// binary as it is, so of the packages of one `go test ./...` only the first
+// links it (seconds of CPU each). The others skip go build, whose
+// up-to-date check alone costs about 0.7 s of CPU, when a stamp beside the
+// binary names the go command that runs them (goRun).
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() { binPath, buildErr = build() })
@@ -126,51 +123,12 @@ func goRun() string {
 	if err != nil || strings.TrimSpace(string(comm)) != "go" {
 		return ""
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ppid))
-	if err != nil {
+	fields, err := statFields(ppid)
+	if err != nil || len(fields) < 20 {
 		return ""
 	}
-	// The fields after the command name's ")" start at the third; the
-	// start time is the 22nd.
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(fields) < 20 {
-		return ""
-	}
+	// The start time is field 22 of proc(5).
 	return strconv.Itoa(ppid) + " " + fields[19]
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader;
-// a reader can wait for the next write.
-type syncBuffer struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	written chan struct{} // closed (and replaced) by each write
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.written != nil {
-		close(s.written)
-		s.written = nil
-	}
-	return s.b.Write(p)
-}
-
-// next is the text so far and a channel closed at the next write.
-func (s *syncBuffer) next() (string, <-chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.written == nil {
-		s.written = make(chan struct{})
-	}
-	return s.b.String(), s.written
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var listenRe = regexp.MustCompile(`listening on (http://\S+)`)
@@ -208,7 +166,7 @@ type Proc struct {
 	// Base is the address its banner names, such as http://127.0.0.1:41234.
 	Base   string
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *Buffer
 	// Exited is closed when the process has exited; Err is then its result.
 	Exited  chan struct{}
 	waitErr error
@@ -226,7 +184,7 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Proc {
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	p := &Proc{cmd: cmd, stderr: &syncBuffer{}, Exited: make(chan struct{})}
+	p := &Proc{cmd: cmd, stderr: &Buffer{}, Exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	addr := make(chan string, 1)
 	cmd.Stdout = &bannerWatcher{addr: addr}
@@ -323,12 +281,6 @@ func (p *Proc) Terminate(t testing.TB) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && p.Alive() {
 		t.Fatalf("SIGTERM: %v", err)
 	}
-	p.WaitExit(t)
-}
-
-// WaitExit waits for an exit requested by SIGTERM and expects status 0.
-func (p *Proc) WaitExit(t testing.TB) {
-	t.Helper()
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
 	select {
@@ -369,19 +321,11 @@ func (p *Proc) Memory() (rss, peak int64, err error) {
 // CPU is the processor time the process has used so far (user + system),
 // from /proc/PID/stat, in clock ticks of 1/100 s.
 func (p *Proc) CPU() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	f, err := statFields(p.cmd.Process.Pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may hold spaces; the fields after it
-	// start past its closing parenthesis: state is field 3, utime 14.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
+	if len(f) < 13 { // utime and stime are fields 14 and 15 of proc(5)
 		return 0, errors.New("unexpected /proc stat format")
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
@@ -390,4 +334,18 @@ func (p *Proc) CPU() (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// statFields are the fields of /proc/PID/stat after the command name, which
+// may hold spaces: the first is field 3 of proc(5), the state.
+func statFields(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, errors.New("unexpected /proc stat format")
+	}
+	return strings.Fields(string(b[i+1:])), nil
 }

@@ -52,11 +52,6 @@ type Instance struct {
 	Server *server.Server
 	Clock  *sim.SimClock
 	Store  *store.Store
-	// Config is the configuration the server was built with.
-	Config app.Config
-	// Dir holds the store (dubsim.db, unless Options.Memory) and the blob
-	// directory (blobs).
-	Dir string
 }
 
 // config opens the store of dir and makes the configuration o describes.
@@ -115,7 +110,7 @@ func open(dir string, o Options, sbx *sandbox.Config) (*Instance, error) {
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	return &Instance{App: a, Server: a.Default, Clock: clock, Store: st, Config: cfg, Dir: dir}, nil
+	return &Instance{App: a, Server: a.Default, Clock: clock, Store: st}, nil
 }
 
 // Close stops the background work, the sandboxes and the store Open made.
@@ -149,20 +144,22 @@ func cleanup(t testing.TB, c interface{ Close() error }) {
 type Sandboxed struct {
 	*Instance
 	Manager *sandbox.Manager
-	Shared  *app.Shared
 	// Handler serves the main listener: the default and every sandbox.
 	Handler http.Handler
 	// Sandbox is the manager's configuration.
 	Sandbox sandbox.Config
 }
 
-// OpenSandboxed assembles a Sandboxed: the default in dir/default (o, as
-// Open), sandboxes in dir/sandboxes, not fsynced. sbx, when set, changes
-// the manager's configuration last; its DefaultNow is the default's clock.
-func OpenSandboxed(dir string, o Options, sbx func(*sandbox.Config)) (*Sandboxed, error) {
+// NewSandboxed assembles a Sandboxed in t.TempDir() (the default as Open
+// does, the sandboxes not fsynced), closed at t.Cleanup; it fails the test
+// if it cannot start. sbx, when set, changes the manager's configuration
+// last; its DefaultNow is the default's clock.
+func NewSandboxed(t testing.TB, o Options, sbx func(*sandbox.Config)) *Sandboxed {
+	t.Helper()
+	dir := t.TempDir()
 	def := filepath.Join(dir, "default")
 	if err := os.MkdirAll(def, 0o755); err != nil {
-		return nil, err
+		t.Fatalf("simtest: %v", err)
 	}
 	s := &Sandboxed{Sandbox: sandbox.Config{Dir: filepath.Join(dir, "sandboxes"), StoreOptions: []store.Option{store.NoSync()}}}
 	if sbx != nil {
@@ -170,20 +167,9 @@ func OpenSandboxed(dir string, o Options, sbx func(*sandbox.Config)) (*Sandboxed
 	}
 	i, err := open(def, o, &s.Sandbox)
 	if err != nil {
-		return nil, err
-	}
-	s.Instance, s.Manager, s.Shared, s.Handler = i, i.App.Sandboxes, i.App.Shared, i.App.Handler
-	return s, nil
-}
-
-// NewSandboxed is OpenSandboxed in t.TempDir(), closed at t.Cleanup; it
-// fails the test if the instance cannot start.
-func NewSandboxed(t testing.TB, o Options, sbx func(*sandbox.Config)) *Sandboxed {
-	t.Helper()
-	s, err := OpenSandboxed(t.TempDir(), o, sbx)
-	if err != nil {
 		t.Fatalf("simtest: %v", err)
 	}
+	s.Instance, s.Manager, s.Handler = i, i.App.Sandboxes, i.App.Handler
 	cleanup(t, s)
 	return s
 }

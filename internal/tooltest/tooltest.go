@@ -25,17 +25,13 @@ import (
 	"testing"
 )
 
-// Required reports whether a missing tool fails the test
-// (DUBSIM_REQUIRE_TOOLS=1).
-func Required() bool { return os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" }
-
 // Missing ends t for a missing tool: what names it and how to install it
-// ("chromium (apt-get install chromium)"). It fails t when Required, else
-// skips it; the first test of the package that misses it also says so on
-// the terminal, where go test cannot hide it.
+// ("chromium (apt-get install chromium)"). It fails t when
+// DUBSIM_REQUIRE_TOOLS=1, else skips it; the first test of the package
+// that misses it also says so on the terminal, where go test cannot hide it.
 func Missing(t testing.TB, what string) {
 	t.Helper()
-	if Required() {
+	if os.Getenv("DUBSIM_REQUIRE_TOOLS") == "1" {
 		t.Fatalf("%s is missing (DUBSIM_REQUIRE_TOOLS=1)", what)
 	}
 	tellOnce(what, fmt.Sprintf("%s: skipping the tests that need %s; DUBSIM_REQUIRE_TOOLS=1 makes this a failure\n", packageDir(), what))

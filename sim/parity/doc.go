@@ -10,12 +10,10 @@
 //
 // # The scenario
 //
-// scenario() lists the steps: the platform interface (a project created,
-// waited on, re-translated and deleted), then the studio interface (a
-// presigned upload of ToneWAV, an artifact, a project and a video), each
-// with its error cases, whose 4xx statuses are recorded, not assumed.
-// Everything the kit creates is named Name; the studio has no delete, so on
-// the real service the studio project, artifact and video stay.
+// scenario() lists the steps, each interface with its error cases, whose
+// 4xx statuses are recorded, not assumed. Everything the kit creates is
+// named Name; the studio has no delete, so on the real service the studio
+// project, artifact and video stay.
 //
 // # The shared address
 //

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -410,6 +411,8 @@ func (r *runner) runStep(ctx context.Context, s step) Result {
 	return res
 }
 
+var pathParam = regexp.MustCompile(`\{[^}]*\}`)
+
 // target returns the URL of a step, the escaped path (without the base
 // URL's own path and without the query) to validate, and the document.
 func (r *runner) target(s step) (target, checkPath, doc string) {
@@ -425,20 +428,14 @@ func (r *runner) target(s step) (target, checkPath, doc string) {
 	if s.iface == ifaceStudio {
 		base = r.studio
 	}
-	p := s.path
-	for {
-		i := strings.IndexByte(p, '{')
-		j := strings.IndexByte(p, '}')
-		if i < 0 || j < i {
-			break
-		}
-		name := p[i+1 : j]
+	p := pathParam.ReplaceAllStringFunc(s.path, func(m string) string {
+		name := m[1 : len(m)-1]
 		v, ok := s.params[name]
 		if !ok {
 			v = r.vars[name]
 		}
-		p = p[:i] + url.PathEscape(v) + p[j+1:]
-	}
+		return url.PathEscape(v)
+	})
 	target = base.String() + p
 	if s.query != nil {
 		target += "?" + s.query(r).Encode()

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dubsim/dubsim/sim/openapi/validate"
 )
 
 // Type classes of a JSON value. Strings are classified further, so that
@@ -65,7 +67,7 @@ func ShapeOf(status int, contentType string, body []byte) Shape {
 	switch {
 	case len(bytes.TrimSpace(body)) == 0:
 		s.Body = BodyEmpty
-	case isJSONType(s.ContentType):
+	case validate.IsJSON(s.ContentType):
 		v, err := decodeJSON(body)
 		if err != nil {
 			s.Body = BodyInvalidJSON
@@ -73,7 +75,7 @@ func ShapeOf(status int, contentType string, body []byte) Shape {
 		}
 		s.Body = BodyJSON
 		s.Fields = fields(v)
-	case isXMLType(s.ContentType):
+	case validate.IsXML(s.ContentType):
 		s.Body = BodyXML
 	case strings.HasPrefix(s.ContentType, "text/"):
 		s.Body = BodyText
@@ -210,10 +212,4 @@ func mediaType(ct string) string {
 		mt = strings.TrimSpace(mt)
 	}
 	return strings.ToLower(mt)
-}
-
-func isJSONType(mt string) bool { return mt == "application/json" || strings.HasSuffix(mt, "+json") }
-
-func isXMLType(mt string) bool {
-	return mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml")
 }

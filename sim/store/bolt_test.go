@@ -5,9 +5,12 @@ package store
 // store_test.go and studio_test.go.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -112,7 +115,7 @@ func TestOpenRejectsOtherSchemaVersions(t *testing.T) {
 		wantErr string
 	}{
 		{"newer version", be64(SchemaVersion + 1), fmt.Sprintf("store schema %d, this one reads %d", SchemaVersion+1, SchemaVersion)},
-		{"schema 2", be64(2), "store schema 2, this one reads 3"},
+		{"schema 3", be64(3), "store schema 3, this one reads 4"},
 		{"older version", be64(0), "store schema 0"},
 		{"malformed version", []byte{1}, "schema version"},
 		{"empty version", []byte{}, "schema version"},
@@ -152,6 +155,61 @@ func TestOpenRejectsOtherSchemaVersions(t *testing.T) {
 			}))
 		})
 	}
+}
+
+// TestOpenRefusesSchema3: a file of the layout before schema 4, where
+// accounts and projects could be JSON records and a project's history could
+// sit in its body record, is refused (by Open and by Check) with the one
+// line that names the file and the way out (a new file), and left byte for
+// byte as it was: its records are never read.
+func TestOpenRefusesSchema3(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	jsonRecord := func(v any) []byte {
+		b, err := json.Marshal(envelope{V: valueVersion, D: v})
+		require.NoError(t, err)
+		return b
+	}
+	records := []struct{ bucket, key, value []byte }{
+		{bMeta, keySchema, be64(3)},
+		{bMeta, keyKeySeed, be64(0)},
+		{bMeta, keySecret, make([]byte, SecretBytes)},
+		{bAccounts, []byte("k1"), jsonRecord(account("k1", 5))},
+		{bProjects, be64(1), jsonRecord(project("100000001", sim.StatusReady, time.Time{}))},
+		{bBodies, be64(1), jsonRecord(map[string]any{"history": []sim.Event{{At: t0, Kind: sim.EventCompleted}}})},
+	}
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		for _, r := range records {
+			b, err := tx.CreateBucketIfNotExists(r.bucket)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(r.key, r.value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, db.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	s, err := Open(path)
+	require.Error(t, err)
+	assert.Nil(t, s)
+	assert.ErrorIs(t, err, ErrOtherSchema)
+	assert.Equal(t, "store: "+path+" was written by another dubsim version (store schema 3, this one reads 4): "+
+		"move it away (or give another --data file) to start fresh, or open it with the dubsim that wrote it", err.Error())
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(before, after), "the refused file is left as it was")
+
+	// dubsim check says the same, not that its records are damaged.
+	_, err = Check(path)
+	assert.ErrorIs(t, err, ErrOtherSchema)
+	assert.Equal(t, fmt.Sprintf(MsgOtherSchema, path, 3, SchemaVersion), err.Error())
 }
 
 // TestOpenLockedFile: a second Open of a file another store holds fails

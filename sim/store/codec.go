@@ -10,11 +10,8 @@ import (
 )
 
 // The records every request reads (accounts, project heads and bodies) are
-// stored in a compact binary form: encoding/json spent a third of a Get
-// Project's time decoding the head. Every other record stays versioned
-// JSON, and records of these three kinds written as JSON by an earlier
-// dubsim are still read (a JSON value starts with '{', a binary one with
-// binTag).
+// stored in a compact binary form, after binTag: encoding/json spent a third
+// of a Get Project's time decoding the head.
 //
 // The layout is the fields in declaration order: integers as varints,
 // strings with a uvarint length, booleans as one byte, times as a length
@@ -25,7 +22,7 @@ import (
 // one of these types and not here.
 const binTag = 0xB1
 
-// errCorrupt is wrapped by every decoding error of a binary record.
+// errCorrupt is wrapped by every decoding error of a record.
 // It is sim.ErrDamaged to the engine, which then skips the record.
 var errCorrupt error = corruptError{}
 
@@ -34,28 +31,9 @@ type corruptError struct{}
 func (corruptError) Error() string        { return "store: corrupt value" }
 func (corruptError) Is(target error) bool { return target == sim.ErrDamaged }
 
-// binEncode returns the binary form of v and true, or false when v's type
-// is stored as JSON.
-func binEncode(v any) ([]byte, bool) {
-	c := codec{b: make([]byte, 0, 256)}
-	c.b = append(c.b, binTag)
-	switch x := v.(type) {
-	case sim.Project:
-		c.project(&x)
-	case projectBody:
-		c.body(&x)
-	case sim.Account:
-		c.account(&x)
-	default: // the other types, and pointers (the store passes values)
-		return nil, false
-	}
-	return c.b, true
-}
-
-// binDecode decodes a binary record into v (a pointer to one of the binary
-// types).
-func binDecode(b []byte, v any) error {
-	c := codec{b: b[1:], reading: true}
+// record codes v, a pointer to a record of a binary type; false for the
+// other types.
+func (c *codec) record(v any) bool {
 	switch x := v.(type) {
 	case *sim.Project:
 		c.project(x)
@@ -64,18 +42,14 @@ func binDecode(b []byte, v any) error {
 	case *sim.Account:
 		c.account(x)
 	default:
-		return fmt.Errorf("%w: binary record read as %T", errCorrupt, v)
+		return false
 	}
-	if c.err == nil && len(c.b) != 0 {
-		c.fail("%d trailing bytes", len(c.b))
-	}
-	return c.err
+	return true
 }
 
 // codec writes values to b, or, reading, decodes them from b into the
-// values. A read never writes to a value it has failed to read; after the
-// first error every read fails and err keeps that error. Writing never
-// writes to the values (the caller may share them).
+// values. After the first error every read fails and err keeps that error.
+// Writing never modifies the values (the caller may share them).
 type codec struct {
 	b       []byte
 	reading bool
@@ -152,29 +126,21 @@ func (c *codec) str(s *string) {
 	}
 }
 
-// byte codes one byte, which must be at most max.
-func (c *codec) byte(v *byte, max byte) {
+func (c *codec) bool(v *bool) {
 	if !c.reading {
-		c.b = append(c.b, *v)
+		b := byte(0)
+		if *v {
+			b = 1
+		}
+		c.b = append(c.b, b)
 		return
 	}
 	switch b := c.take(1); {
 	case b == nil:
-	case b[0] > max:
-		c.fail("bad byte %d, at most %d", b[0], max)
+	case b[0] > 1:
+		c.fail("bad boolean %d", b[0])
 	default:
-		*v = b[0]
-	}
-}
-
-func (c *codec) bool(v *bool) {
-	var b byte
-	if *v {
-		b = 1
-	}
-	c.byte(&b, 1)
-	if c.reading {
-		*v = b == 1
+		*v = b[0] == 1
 	}
 }
 
@@ -229,7 +195,6 @@ func slice[T any](c *codec, s *[]T, min int, elem func(*codec, *T)) {
 	}
 }
 
-// pointer codes a presence byte, then the value.
 func pointer[T any](c *codec, p **T, elem func(*codec, *T)) {
 	present := *p != nil
 	c.bool(&present)
@@ -272,7 +237,7 @@ func (c *codec) project(p *sim.Project) {
 	c.small(&p.TranslationsCount)
 	c.small(&p.OutputGen)
 	c.bool(&p.ScriptsPending)
-	c.scriptInput(&p.ScriptInput)
+	pointer(c, &p.ScriptInput, (*codec).scriptInput)
 	slice(c, &p.SourceScript, 4, (*codec).segment)
 	slice(c, &p.TargetScript, 4, (*codec).segment)
 	slice(c, &p.Speakers, 3, (*codec).speaker)
@@ -281,12 +246,11 @@ func (c *codec) project(p *sim.Project) {
 }
 
 func (c *codec) body(b *projectBody) {
-	c.scriptInput(&b.ScriptInput)
+	pointer(c, &b.ScriptInput, (*codec).scriptInput)
 	slice(c, &b.SourceScript, 4, (*codec).segment)
 	slice(c, &b.TargetScript, 4, (*codec).segment)
 	slice(c, &b.Speakers, 3, (*codec).speaker)
 	pointer(c, &b.Pending, (*codec).retranslation)
-	slice(c, &b.History, 4, (*codec).event)
 }
 
 func (c *codec) segment(s *sim.Segment) {
@@ -296,35 +260,13 @@ func (c *codec) segment(s *sim.Segment) {
 	c.small(&s.SpeakerID)
 }
 
-// scriptInput starts with 0 for nil, 1 for an input without a glossary (the
-// form earlier dubsims wrote), 2 for one with a glossary after the rest.
-func (c *codec) scriptInput(in **sim.ScriptInput) {
-	var tag byte
-	if *in != nil {
-		tag = 1
-		if (*in).Glossary != nil {
-			tag = 2
-		}
-	}
-	c.byte(&tag, 2)
-	if c.reading {
-		*in = nil
-		if tag == 0 || c.err != nil {
-			return
-		}
-		*in = &sim.ScriptInput{}
-	}
-	if tag == 0 {
-		return
-	}
-	slice(c, &(*in).SourceScript, 4, (*codec).segment)
-	slice(c, &(*in).Utterances, 1, (*codec).str)
-	if tag == 2 {
-		slice(c, &(*in).Glossary, 2, func(c *codec, g *sim.GlossaryTerm) {
-			c.str(&g.Source)
-			c.str(&g.Target)
-		})
-	}
+func (c *codec) scriptInput(in *sim.ScriptInput) {
+	slice(c, &in.SourceScript, 4, (*codec).segment)
+	slice(c, &in.Utterances, 1, (*codec).str)
+	slice(c, &in.Glossary, 2, func(c *codec, g *sim.GlossaryTerm) {
+		c.str(&g.Source)
+		c.str(&g.Target)
+	})
 }
 
 func (c *codec) speaker(s *sim.Speaker) {

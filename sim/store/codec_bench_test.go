@@ -51,14 +51,14 @@ func bench[T any](b *testing.B, name string, v T) {
 			func(raw []byte, v any) error { return json.Unmarshal(raw, &envelope{D: v}) }},
 	}
 	for _, c := range codecs {
-		raw, err := c.encode(v)
+		raw, err := c.encode(&v)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(name+"/"+c.name+"/encode", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.encode(v); err != nil {
+				if _, err := c.encode(&v); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -37,15 +37,6 @@ const (
 // truncated, not a bbolt file, damaged).
 var ErrUnsound = errors.New("store: not a sound data file")
 
-type unsoundError struct{ msg string }
-
-func (e *unsoundError) Error() string        { return e.msg }
-func (e *unsoundError) Is(target error) bool { return target == ErrUnsound }
-
-func unsound(format string, args ...any) error {
-	return &unsoundError{msg: fmt.Sprintf(format, args...)}
-}
-
 // The layout of a bbolt file (go.etcd.io/bbolt, internal/common): pages
 // 0 and 1 are meta pages, each a 16-byte page header (id, flags, count,
 // overflow) and then the meta, in the machine's byte order.
@@ -68,7 +59,6 @@ const (
 type boltMeta struct {
 	pageSize uint32
 	pgid     uint64 // the high-water mark: pages below it are in use
-	txid     uint64
 }
 
 // parseMeta decodes the meta in the page at the start of b; the error says
@@ -90,7 +80,7 @@ func parseMeta(b []byte) (boltMeta, error) {
 	if h.Sum64() != ne.Uint64(m[metaSumBytes:]) {
 		return boltMeta{}, errors.New("meta page checksum mismatch")
 	}
-	meta := boltMeta{pageSize: ne.Uint32(m[8:]), pgid: ne.Uint64(m[40:]), txid: ne.Uint64(m[48:])}
+	meta := boltMeta{pageSize: ne.Uint32(m[8:]), pgid: ne.Uint64(m[40:])}
 	if ps := meta.pageSize; ps < minPageSize || ps > maxPageSize || ps&(ps-1) != 0 {
 		return boltMeta{}, fmt.Errorf("page size %d", ps)
 	}
@@ -99,7 +89,7 @@ func parseMeta(b []byte) (boltMeta, error) {
 
 // checkHeader returns nil when path does not exist (Open creates it) or is
 // a bbolt file whose meta pages agree with its size; otherwise an error
-// wrapping ErrUnsound that says what is wrong and how to recover.
+// wrapping ErrUnsound.
 func checkHeader(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -114,11 +104,11 @@ func checkHeader(path string) error {
 		return fmt.Errorf("store: %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return unsound(MsgNotStore, path, "not a regular file")
+		return refuse(ErrUnsound, MsgNotStore, path, "not a regular file")
 	}
 	size := st.Size()
 	if size == 0 {
-		return unsound(MsgEmptyFile, path)
+		return refuse(ErrUnsound, MsgEmptyFile, path)
 	}
 	read := func(off int64, n int) []byte {
 		b := make([]byte, n)
@@ -148,9 +138,9 @@ func checkHeader(path string) error {
 	}
 	if len(metas) == 0 {
 		if size < pageHeaderSize+metaSize {
-			return unsound(MsgNotStore, path, fmt.Sprintf("%d bytes, too short for a header", size))
+			return refuse(ErrUnsound, MsgNotStore, path, fmt.Sprintf("%d bytes, too short for a header", size))
 		}
-		return unsound(MsgNotStore, path, "no valid bbolt meta page: "+err0.Error())
+		return refuse(ErrUnsound, MsgNotStore, path, "no valid bbolt meta page: "+err0.Error())
 	}
 	ps := int64(metas[0].pageSize) // meta page 1 was only looked for at meta page 0's size
 	var pages uint64
@@ -159,9 +149,9 @@ func checkHeader(path string) error {
 	}
 	switch {
 	case size%ps != 0:
-		return unsound(MsgTruncated, path, fmt.Sprintf("%d bytes is not a whole number of %d-byte pages", size, ps))
+		return refuse(ErrUnsound, MsgTruncated, path, fmt.Sprintf("%d bytes is not a whole number of %d-byte pages", size, ps))
 	case pages > uint64(size/ps) || size < 2*ps:
-		return unsound(MsgTruncated, path, fmt.Sprintf("%d bytes (%d pages of %d bytes), but its header says it holds %d pages", size, size/ps, ps, max(pages, 2)))
+		return refuse(ErrUnsound, MsgTruncated, path, fmt.Sprintf("%d bytes (%d pages of %d bytes), but its header says it holds %d pages", size, size/ps, ps, max(pages, 2)))
 	}
 	return nil
 }
@@ -173,12 +163,11 @@ func guard(path string, fn func() error) error {
 	err := recovered(fn)
 	var pe panicError
 	if errors.As(err, &pe) {
-		return unsound(MsgDamaged, path, pe.v)
+		return refuse(ErrUnsound, MsgDamaged, path, pe.v)
 	}
 	return err
 }
 
-// panicError is a recovered panic.
 type panicError struct{ v any }
 
 func (e panicError) Error() string { return fmt.Sprintf("bbolt panicked: %v", e.v) }
@@ -198,8 +187,7 @@ func recovered(fn func() error) (err error) {
 type CheckReport struct {
 	Size     int64
 	PageSize int
-	// Records counts the records of each bucket that holds records (every
-	// one decoded), in the order of checkedBuckets.
+	// Records counts the records of each bucket of checkedBuckets.
 	Records []BucketCount
 	// Problems are bbolt's consistency errors, then the records that do
 	// not decode; empty for a sound file.
@@ -215,8 +203,7 @@ type BucketCount struct {
 // maxProblems bounds the problems Check lists.
 const maxProblems = 100
 
-// checkedBuckets are the buckets of records Check decodes, with a decoder
-// of one value each.
+// checkedBuckets are the buckets of records Check decodes.
 var checkedBuckets = []struct {
 	name   []byte
 	decode func([]byte) error
@@ -240,12 +227,13 @@ func decodeAs[T any](b []byte) error {
 	return decode(b, &v)
 }
 
-// Check opens the data file at path read-only (it waits at most a second
+const msgCheckLocked = "store: %s is in use (a running dubsim holds it): stop it first, or check a copy"
+
+// Check opens the data file at path read-only (waiting at most a second
 // for a dubsim that has it open) and reports what is wrong with it: the
-// header (as Open checks it), bbolt's consistency check (tx.Check: every
-// page reachable once, none both used and free) and the decoding of every
-// record. The error is for a file it cannot read at all (missing, empty,
-// truncated, not a bbolt file, in use).
+// header (as Open checks it), bbolt's consistency check and the decoding of
+// every record. The error is for a file it cannot read at all (missing,
+// empty, truncated, not a bbolt file, in use) or of another schema version.
 func Check(path string) (CheckReport, error) {
 	var r CheckReport
 	st, err := os.Stat(path)
@@ -253,21 +241,9 @@ func Check(path string) (CheckReport, error) {
 		return r, fmt.Errorf("store: %w", err)
 	}
 	r.Size = st.Size()
-	if err := checkHeader(path); err != nil {
+	db, err := openBolt(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second}, msgCheckLocked)
+	if err != nil {
 		return r, err
-	}
-	var db *bolt.DB
-	if err := guard(path, func() (err error) {
-		db, err = bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-		return err
-	}); err != nil {
-		if errors.Is(err, bolt.ErrTimeout) { //nolint:staticcheck // SA1019: the same error as bbolt/errors', which the import rule keeps out of sim/store
-			return r, fmt.Errorf("store: %s is in use (a running dubsim holds it): stop it first, or check a copy", path)
-		}
-		if errors.Is(err, ErrUnsound) {
-			return r, err
-		}
-		return r, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	defer db.Close()
 	r.PageSize = db.Info().PageSize
@@ -276,7 +252,17 @@ func Check(path string) (CheckReport, error) {
 			r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 		}
 	}
-	_ = db.View(func(tx *bolt.Tx) error {
+	err = db.View(func(tx *bolt.Tx) error {
+		var version []byte
+		_ = recovered(func() error { // a damaged page is the consistency check's to report
+			if b := tx.Bucket(bMeta); b != nil {
+				version = b.Get(keySchema)
+			}
+			return nil
+		})
+		if len(version) == 8 && binary.BigEndian.Uint64(version) != SchemaVersion {
+			return refuse(ErrOtherSchema, MsgOtherSchema, path, binary.BigEndian.Uint64(version), SchemaVersion)
+		}
 		if err := recovered(func() error {
 			for err := range tx.Check() {
 				problem("bbolt: %v", err)
@@ -306,5 +292,5 @@ func Check(path string) (CheckReport, error) {
 		}
 		return nil
 	})
-	return r, nil
+	return r, err
 }

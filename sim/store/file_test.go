@@ -187,7 +187,7 @@ func TestCheck(t *testing.T) {
 	r, err = Check(path)
 	require.NoError(t, err)
 	require.Len(t, r.Problems, 1)
-	assert.Equal(t, `accounts "key-0007": store: corrupt value: unexpected end of JSON input`, r.Problems[0])
+	assert.Equal(t, `accounts "key-0007": store: corrupt value: not a binary record`, r.Problems[0])
 	assert.Contains(t, r.Records, BucketCount{Bucket: "accounts", N: 300})
 	assert.True(t, errors.Is(fmt.Errorf("x: %w", errCorrupt), sim.ErrDamaged))
 }

@@ -17,7 +17,7 @@ func (t platformTx) Account(key string) (sim.Account, error) {
 	return getAs[sim.Account](t.txn, bAccounts, key)
 }
 
-func (t platformTx) PutAccount(a sim.Account) error { return t.put(bAccounts, a.APIKey, a) }
+func (t platformTx) PutAccount(a sim.Account) error { return t.put(bAccounts, a.APIKey, &a) }
 
 func (t platformTx) ForEachAccount(fn func(sim.Account) error) error {
 	return forEach(t.txn, bAccounts, fn)
@@ -26,8 +26,7 @@ func (t platformTx) ForEachAccount(fn func(sim.Account) error) error {
 // projectKey is the key of project id in the projects and project_bodies
 // buckets: the eight big-endian bytes of the sequence number the id was made
 // from (below 2^30, so the first byte is 0), which keeps creations at the end
-// of the B+tree; any other string after a 0xFF byte. The mapping is one to
-// one, and values hold the id, so nothing reads it back.
+// of the B+tree; any other string after a 0xFF byte.
 func (s *Store) projectKey(id string) []byte {
 	if seq, ok := s.keys.PlatformProjectSeq(id); ok {
 		return be64(seq)
@@ -58,12 +57,10 @@ type projectBody struct {
 	TargetScript []sim.Segment      `json:"target_script"`
 	Speakers     []sim.Speaker      `json:"speakers"`
 	Pending      *sim.Retranslation `json:"pending,omitempty"`
-	// History is read from bodies written before it moved to the head.
-	History []sim.Event `json:"history,omitempty"`
 }
 
 func (b projectBody) empty() bool {
-	return b.ScriptInput == nil && b.SourceScript == nil && b.TargetScript == nil && b.Speakers == nil && b.Pending == nil && b.History == nil
+	return b.ScriptInput == nil && b.SourceScript == nil && b.TargetScript == nil && b.Speakers == nil && b.Pending == nil
 }
 
 func split(p sim.Project) (sim.Project, projectBody) {
@@ -83,9 +80,6 @@ func (t platformTx) withBody(p sim.Project) (sim.Project, error) {
 		return p, err
 	}
 	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending = b.ScriptInput, b.SourceScript, b.TargetScript, b.Speakers, b.Pending
-	if b.History != nil {
-		p.History = b.History
-	}
 	return p, nil
 }
 
@@ -129,11 +123,11 @@ func (t platformTx) PutProject(p sim.Project) error {
 		}
 	case body.empty():
 	default:
-		if err := t.putKey(bBodies, key, body); err != nil {
+		if err := t.putKey(bBodies, key, &body); err != nil {
 			return err
 		}
 	}
-	return t.putKey(bProjects, key, head)
+	return t.putKey(bProjects, key, &head)
 }
 
 func (t platformTx) DeleteProject(id string) error {

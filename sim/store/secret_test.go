@@ -7,7 +7,6 @@ import (
 	"github.com/dubsim/dubsim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	bolt "go.etcd.io/bbolt"
 )
 
 // TestSecret: a new store makes a random secret of SecretBytes and keeps
@@ -43,44 +42,34 @@ func TestSecret(t *testing.T) {
 	assert.Equal(t, sec, again.Secret(), "a reopen reads the same secret")
 }
 
-// TestSecretAddedToAnOlderFile: a store made before secrets existed gets
-// one at its next open, and keeps that one after.
-func TestSecretAddedToAnOlderFile(t *testing.T) {
+// TestOpenRefusesABadSecret: a file without its secret, or with one of
+// another length, is damage, not something to replace silently (keys and
+// signatures handed out depend on it).
+func TestOpenRefusesABadSecret(t *testing.T) {
 	t.Parallel()
-	s, path := openTemp(t)
-	require.NoError(t, s.Close())
-	db, err := bolt.Open(path, 0o600, nil)
-	require.NoError(t, err)
-	require.NoError(t, db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Delete(keySecret) }))
-	require.NoError(t, db.Close())
+	for name, tc := range map[string]struct {
+		secret []byte
+		want   string
+	}{
+		"missing":   {nil, "without secret"},
+		"malformed": {[]byte("short"), "malformed secret: 5 bytes, want 32"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, path := openTemp(t)
+			require.NoError(t, s.kv.update(func(tx kvTx) error {
+				if tc.secret == nil {
+					return tx.del(bMeta, keySecret)
+				}
+				return tx.put(bMeta, keySecret, tc.secret)
+			}))
+			require.NoError(t, s.Close())
 
-	s, err = Open(path)
-	require.NoError(t, err)
-	sec := s.Secret()
-	require.Len(t, sec, SecretBytes)
-	require.NoError(t, s.Close())
-
-	s, err = Open(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	assert.Equal(t, sec, s.Secret(), "made once")
-}
-
-// TestOpenRefusesAMalformedSecret: a secret of another length is damage,
-// not something to replace silently (keys and signatures handed out
-// depend on it).
-func TestOpenRefusesAMalformedSecret(t *testing.T) {
-	t.Parallel()
-	s, path := openTemp(t)
-	require.NoError(t, s.Close())
-	db, err := bolt.Open(path, 0o600, nil)
-	require.NoError(t, err)
-	require.NoError(t, db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(keySecret, []byte("short")) }))
-	require.NoError(t, db.Close())
-
-	s, err = Open(path)
-	require.Error(t, err)
-	assert.Nil(t, s)
-	assert.Contains(t, err.Error(), "malformed secret: 5 bytes, want 32")
-	assert.Contains(t, err.Error(), filepath.Base(path))
+			s, err := Open(path)
+			require.Error(t, err)
+			assert.Nil(t, s)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), filepath.Base(path))
+		})
+	}
 }

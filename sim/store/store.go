@@ -13,9 +13,9 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// SchemaVersion is the version of the stored layout. Version 3 keys
-// projects by sequence number (projectKey).
-const SchemaVersion = 3
+// SchemaVersion is the version of the stored layout. Open refuses a file
+// of any other version: nothing is migrated (fidelity DS1).
+const SchemaVersion = 4
 
 // MsgOtherSchema is the error of a store written in another layout; %[1]s
 // is the path, %[2]d the file's schema version, %[3]d SchemaVersion.
@@ -26,15 +26,19 @@ const MsgOtherSchema = "store: %[1]s was written by another dubsim version (stor
 // schema version.
 var ErrOtherSchema = errors.New("store: data file of another schema version")
 
-type otherSchemaError struct {
-	path    string
-	version uint64
+// refusal is an error with a message of its own that wraps kind
+// (ErrOtherSchema, ErrLocked, ErrUnsound).
+type refusal struct {
+	kind error
+	msg  string
 }
 
-func (e *otherSchemaError) Error() string {
-	return fmt.Sprintf(MsgOtherSchema, e.path, e.version, SchemaVersion)
+func (e *refusal) Error() string { return e.msg }
+func (e *refusal) Unwrap() error { return e.kind }
+
+func refuse(kind error, format string, args ...any) error {
+	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
-func (e *otherSchemaError) Is(target error) bool { return target == ErrOtherSchema }
 
 var (
 	bMeta     = []byte("_meta")
@@ -45,20 +49,17 @@ var (
 	bIdem     = []byte("idempotency")
 	bIdemExp  = []byte("idempotency_by_time")
 	bSeq      = []byte("sequences")
-	// allData are the buckets ResetData empties; allBuckets every bucket
-	// (Open creates them also in a file written before they existed).
+	// allData are the buckets ResetData empties; allBuckets every bucket.
 	allData    = append([][]byte{bAccounts, bProjects, bBodies, bDue, bIdem, bIdemExp}, studioData...)
 	allBuckets = append([][]byte{bMeta, bSeq}, allData...)
 	keySchema  = []byte("schema_version")
 	// keyKeySeed is the key of the id permutation (IDKey), which
-	// projectKey inverts, recorded when the store is made: the ids made and
-	// the keys of stored projects depend on it, so it never changes.
+	// projectKey inverts, and keySecret the store's random secret: both are
+	// made with the store and never change, since the ids, the keys of
+	// stored projects, and the generated keys and upload signatures handed
+	// out depend on them.
 	keyKeySeed = []byte("project_key_seed")
-	// keySecret is the store's random secret (SecretBytes, from
-	// crypto/rand), made when the store is made, or at the first open of a
-	// file made before it existed, and never changed: the generated keys
-	// and upload signatures stored or handed out depend on it.
-	keySecret = []byte("secret")
+	keySecret  = []byte("secret")
 )
 
 // SecretBytes is the length of a store's secret.
@@ -70,17 +71,15 @@ type Store struct {
 	kv   backend
 	path string // "" in memory
 	// keys inverts project ids to the sequence numbers they were made from.
-	keys *sim.IDs
-	// secret is the value of keySecret.
+	keys   *sim.IDs
 	secret []byte
 }
 
 var _ sim.Store = (*Store)(nil)
 
 type options struct {
-	noSync     bool
-	keySeed    uint64
-	keySeedSet bool
+	noSync  bool
+	keySeed *uint64 // nil: drawn from crypto/rand
 }
 
 // Option configures Open and OpenMemory.
@@ -96,7 +95,7 @@ func NoSync() Option { return func(o *options) { o.noSync = true } }
 // the same ids. A file keeps the key it was made with; the option only
 // counts for a new file.
 func KeySeed(seed uint64) Option {
-	return func(o *options) { o.keySeed, o.keySeedSet = seed, true }
+	return func(o *options) { o.keySeed = &seed }
 }
 
 // OpenMemory makes a store held in memory, gone when the process ends.
@@ -122,52 +121,43 @@ func (s *Store) init(tx kvTx, o options) error {
 			return fmt.Errorf("malformed schema version %x, this dubsim reads %d", v, SchemaVersion)
 		}
 		if version := binary.BigEndian.Uint64(v); version != SchemaVersion {
-			return &otherSchemaError{path: s.path, version: version}
+			return refuse(ErrOtherSchema, MsgOtherSchema, s.path, version, SchemaVersion)
 		}
 	}
-	switch v := tx.get(bMeta, keyKeySeed); {
-	case v == nil && !made:
-		return fmt.Errorf("schema version %d without %s", SchemaVersion, keyKeySeed)
-	case v == nil:
-		key := o.keySeed
-		if !o.keySeedSet {
-			var b [8]byte
-			if _, err := rand.Read(b[:]); err != nil {
-				return fmt.Errorf("making the id key: %w", err)
-			}
-			key = binary.BigEndian.Uint64(b[:])
+	key, err := metaValue(tx, keyKeySeed, 8, made, func(b []byte) {
+		if o.keySeed != nil {
+			binary.BigEndian.PutUint64(b, *o.keySeed)
+		} else {
+			_, _ = rand.Read(b) // never fails
 		}
-		if err := tx.put(bMeta, keyKeySeed, be64(key)); err != nil {
-			return err
-		}
-		s.keys = sim.NewIDs(key)
-	case len(v) != 8:
-		return fmt.Errorf("malformed %s %x", keyKeySeed, v)
-	default:
-		s.keys = sim.NewIDs(binary.BigEndian.Uint64(v))
-	}
-	sec, err := secret(tx)
+	})
 	if err != nil {
 		return err
 	}
-	s.secret = sec
+	s.keys = sim.NewIDs(binary.BigEndian.Uint64(key))
+	s.secret, err = metaValue(tx, keySecret, SecretBytes, made, func(b []byte) { _, _ = rand.Read(b) })
+	if err != nil {
+		return err
+	}
 	return tx.put(bMeta, keySchema, be64(SchemaVersion))
 }
 
-// secret reads the store's secret from the meta bucket, making and storing
-// one when there is none (a new store, or a file made before secrets existed).
-func secret(tx kvTx) ([]byte, error) {
-	if v := tx.get(bMeta, keySecret); v != nil {
-		if len(v) != SecretBytes {
-			return nil, fmt.Errorf("malformed %s: %d bytes, want %d", keySecret, len(v), SecretBytes)
-		}
-		return bytes.Clone(v), nil
+// metaValue returns the n-byte value of key in _meta. A new store (made)
+// stores what fill writes first; in an existing one, a value missing or
+// of another length is damage.
+func metaValue(tx kvTx, key []byte, n int, made bool, fill func([]byte)) ([]byte, error) {
+	v := tx.get(bMeta, key)
+	switch {
+	case v == nil && made:
+		v = make([]byte, n)
+		fill(v)
+		return v, tx.put(bMeta, key, v)
+	case v == nil:
+		return nil, fmt.Errorf("schema version %d without %s", SchemaVersion, key)
+	case len(v) != n:
+		return nil, fmt.Errorf("malformed %s: %d bytes, want %d", key, len(v), n)
 	}
-	v := make([]byte, SecretBytes)
-	if _, err := rand.Read(v); err != nil {
-		return nil, fmt.Errorf("making the store secret: %w", err)
-	}
-	return v, tx.put(bMeta, keySecret, v)
+	return bytes.Clone(v), nil
 }
 
 // Secret returns the store's random secret (see sim.Store).
@@ -249,16 +239,30 @@ type envelope struct {
 
 const valueVersion = 1
 
+// encode stores v: a pointer to a record of a binary type (codec.go) in
+// the binary form, anything else as versioned JSON.
 func encode(v any) ([]byte, error) {
-	if b, ok := binEncode(v); ok {
-		return b, nil
+	c := codec{b: append(make([]byte, 0, 256), binTag)}
+	if c.record(v) {
+		return c.b, nil
 	}
 	return json.Marshal(envelope{V: valueVersion, D: v})
 }
 
+// decode reads a record into v, a pointer. A record of a binary type must
+// be in the binary form.
 func decode(b []byte, v any) error {
-	if len(b) > 0 && b[0] == binTag {
-		return binDecode(b, v)
+	c := codec{reading: true}
+	if rest, ok := bytes.CutPrefix(b, []byte{binTag}); ok {
+		c.b = rest
+	} else {
+		c.fail("not a binary record")
+	}
+	if c.record(v) {
+		if c.err == nil && len(c.b) != 0 {
+			c.fail("%d trailing bytes", len(c.b))
+		}
+		return c.err
 	}
 	e := envelope{D: v}
 	if err := json.Unmarshal(b, &e); err != nil {
@@ -289,7 +293,7 @@ func timeKey(t time.Time, suffix string) []byte {
 const timeKeyLen = 12
 
 // txn is one transaction; the records live in its per-resource views
-// (platformTx, companyTx, workTx), which wrap assembles into a sim.Tx.
+// (platformTx, companyTx, workTx).
 type txn struct {
 	kv kvTx
 	s  *Store
@@ -310,6 +314,7 @@ func (t *txn) getKey(bucket, key []byte, v any) error {
 	return decode(b, v)
 }
 
+// put stores v (a pointer for the binary types) under key.
 func (t *txn) put(bucket []byte, key string, v any) error {
 	return t.putKey(bucket, []byte(key), v)
 }

@@ -147,7 +147,7 @@ func newOperation(where, p, m string, raw json.RawMessage, compile func(ptr ...s
 		for mt, ct := range r.Content {
 			cc := &content{}
 			if ct.Schema != nil {
-				if isJSON(mt) {
+				if IsJSON(mt) {
 					s, err := compile("paths", p, m, "responses", code, "content", mt, "schema")
 					if err != nil {
 						return nil, fmt.Errorf("%s %s: %w", where, code, err)
@@ -280,7 +280,7 @@ func (v *Validator) Check(method, path string, status int, h http.Header, body [
 		if err := c.schema.Validate(inst); err != nil {
 			errs = append(errs, fmt.Sprintf("body does not match the schema: %v\nbody: %s", err, clip(body)))
 		}
-	case isXML(mt):
+	case IsXML(mt):
 		root, err := xmlRoot(body)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("body is not XML: %v: %s", err, clip(body)))
@@ -330,12 +330,14 @@ func xmlRoot(b []byte) (string, error) {
 
 func isParam(s string) bool { return strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") }
 
-func isJSON(mt string) bool {
+// IsJSON reports whether a media type (without parameters) is JSON.
+func IsJSON(mt string) bool {
 	mt = strings.ToLower(mt)
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
-func isXML(mt string) bool {
+// IsXML reports whether a lower-case media type (without parameters) is XML.
+func IsXML(mt string) bool {
 	return mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml")
 }
 
