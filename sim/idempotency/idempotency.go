@@ -155,7 +155,7 @@ func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) h
 				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, msgKeyLength, maxKey))
 				return
 			}
-			body, fp, legacy, err := m.spool(r)
+			body, fp, err := m.spool(r)
 			if err != nil {
 				m.API.WriteError(w, r, err)
 				return
@@ -179,7 +179,7 @@ func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) h
 			}
 			if found {
 				slots.mu.Unlock()
-				m.replay(w, r, key, fp, legacy, rec)
+				m.replay(w, r, key, fp, rec)
 				return
 			}
 			if slots.inflight == nil {
@@ -230,8 +230,8 @@ func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) h
 	}
 }
 
-func (m *Middleware) replay(w http.ResponseWriter, r *http.Request, key, fp, legacy string, rec sim.IdemRecord) {
-	if rec.Fingerprint != fp && (legacy == "" || rec.Fingerprint != legacy) {
+func (m *Middleware) replay(w http.ResponseWriter, r *http.Request, key, fp string, rec sim.IdemRecord) {
+	if rec.Fingerprint != fp {
 		m.API.WriteError(w, r, sim.Errorf(sim.CodeIdempotency, sim.MsgIdempotencyMismatch, key))
 		return
 	}
@@ -287,17 +287,16 @@ func (s *spooledBody) Close() error {
 }
 
 // fpCanonicalJSON prefixes the fingerprint of a JSON body taken over its
-// canonical form; a request also matches a record that holds the hash of
-// its raw bytes (legacy), the rule of records stored before.
+// canonical form, so that it never equals one taken over bytes: a record
+// of a JSON body fingerprinted by its bytes is a mismatch, never a replay.
 const fpCanonicalJSON = "json1:"
 
 // spool reads the body, fingerprints the request, and returns a reader over
 // the same bytes. A multipart body is fingerprinted by its parts, so a
 // retry with a new random boundary is the same request; a JSON body by its
 // canonical form, so a retry that spells the same value differently (key
-// order, whitespace, 100.0 for 100) is too. legacy is the fingerprint by
-// the raw bytes when fp is not.
-func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string, err error) {
+// order, whitespace, 100.0 for 100) is too.
+func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp string, err error) {
 	limit := int64(httpx.DefaultMaxBody)
 	if m.Limit != nil {
 		if l := m.Limit(r); l > 0 {
@@ -309,7 +308,7 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 	// Reserve the bytes kept here and the route's own copy at once (fidelity HY1).
 	size := httpx.ReserveSize(r, limit)
 	if err := httpx.ReserveBody(r, min(size, memBody)+size); err != nil {
-		return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+		return nil, "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
 	ct := r.Header.Get("Content-Type")
 	var head bytes.Buffer
@@ -334,19 +333,19 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 	var mem bytes.Buffer
 	n, err := io.Copy(&mem, io.TeeReader(io.LimitReader(r.Body, memBody), raw))
 	if err != nil {
-		return nil, "", "", spoolError(err)
+		return nil, "", spoolError(err)
 	}
 	sb = &spooledBody{mem: mem.Bytes()}
 	if n == memBody && n <= limit {
 		f, err := os.CreateTemp("", SpoolPattern)
 		if err != nil {
-			return nil, "", "", spoolError(err)
+			return nil, "", spoolError(err)
 		}
 		sb.file = f
 		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, limit+1-n), raw))
 		if err != nil {
 			sb.Close()
-			return nil, "", "", spoolError(err)
+			return nil, "", spoolError(err)
 		}
 		n += rest
 	}
@@ -357,17 +356,17 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 	fp = fingerprint(h)
 	if boundary == "" && httpx.IsJSONContentType(ct) {
 		if cfp, ok := canonicalFingerprint(head.Bytes(), mt, sb); ok {
-			fp, legacy = cfp, fp
+			fp = cfp
 		}
 	}
 	if err := sb.rewind(); err != nil {
 		sb.Close()
-		return nil, "", "", err
+		return nil, "", err
 	}
 	if sb.over {
 		sb.Reader = io.MultiReader(sb.Reader, r.Body)
 	}
-	return sb, fp, legacy, nil
+	return sb, fp, nil
 }
 
 // spoolError words a failure to spool a body: the client's (the body did
