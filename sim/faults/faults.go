@@ -84,16 +84,13 @@ func (e *entry) live() bool { return e.state == StateActive }
 func (e *entry) view() RuleView {
 	v := RuleView{Rule: e.rule, Hits: e.hits, State: e.state}
 	if v.Probability != nil {
-		p := *v.Probability
-		v.Probability = &p
+		v.Probability = new(*v.Probability)
 	}
 	if e.rule.Count > 0 {
-		rem := e.rule.Count - e.hits
-		v.Remaining = &rem
+		v.Remaining = new(e.rule.Count - e.hits)
 	}
 	if !e.expiresAt.IsZero() {
-		t := e.expiresAt
-		v.ExpiresAt = &t
+		v.ExpiresAt = new(e.expiresAt)
 	}
 	return v
 }
@@ -112,8 +109,7 @@ type RuleView struct {
 func (v RuleView) MarshalJSON() ([]byte, error) {
 	var exp *string
 	if v.ExpiresAt != nil {
-		s := v.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z")
-		exp = &s
+		exp = new(v.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z"))
 	}
 	return json.Marshal(struct {
 		Rule
@@ -160,20 +156,14 @@ func Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Add validates rule and appends it after the existing rules; the rule is
-// returned with its id (generated as "flt_<n>" when empty).
-func (f *Faults) Add(rule Rule) (Rule, error) {
-	v, err := f.add(rule)
-	return v.Rule, err
-}
-
-func (f *Faults) add(rule Rule) (RuleView, error) {
+// returned as listed, with its id (generated as "flt_<n>" when empty).
+func (f *Faults) Add(rule Rule) (RuleView, error) {
 	if err := rule.Validate(); err != nil {
 		return RuleView{}, err
 	}
 	e := &entry{rule: rule, state: StateActive}
 	if rule.Probability != nil {
-		p := *rule.Probability
-		e.rule.Probability = &p
+		e.rule.Probability = new(*rule.Probability)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -99,9 +99,9 @@ func (hs *harness) add(t *testing.T, js string) Rule {
 	t.Helper()
 	r, err := DecodeRule([]byte(js))
 	require.NoError(t, err)
-	r, err = hs.f.Add(r)
+	v, err := hs.f.Add(r)
 	require.NoError(t, err, js)
-	return r
+	return v.Rule
 }
 
 // serve runs one request; fired is the id OnFire reported ("" = none).

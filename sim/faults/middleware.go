@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"net/http"
 	"strconv"
@@ -18,9 +19,8 @@ const MaxTruncateBuffer = 64 << 20
 // handler has written past the cut, so a streaming handler stops early.
 var errTruncated = errors.New("faults: response truncated by a fault rule")
 
-// Middleware applies the rules to every request that is not exempt. Drop
-// and truncate abort the connection with panic(http.ErrAbortHandler), which
-// net/http closes without logging (see the package doc).
+// Middleware applies the rules to every request that is not exempt (drop
+// and truncate: see the package doc).
 func (f *Faults) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.cfg.Exempt != nil && f.cfg.Exempt(r) {
@@ -86,10 +86,7 @@ func (a Action) message(id string) string {
 	if a.Type == ActionRateLimit {
 		return "Rate limit exceeded; retry after " + strconv.FormatInt(a.RetryAfterSeconds, 10) + " seconds (injected by dubsim fault rule " + id + ")"
 	}
-	text := http.StatusText(a.Status)
-	if text == "" {
-		text = "Error " + strconv.Itoa(a.Status)
-	}
+	text := cmp.Or(http.StatusText(a.Status), "Error "+strconv.Itoa(a.Status))
 	return text + " (injected by dubsim fault rule " + id + ")"
 }
 

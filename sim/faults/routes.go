@@ -10,10 +10,8 @@ import (
 // MaxBodyBytes limits the body of POST /faults.
 const MaxBodyBytes = 64 << 10
 
-// Routes returns the fault control API of the package doc, to be mounted
-// under /_sim. Errors use the control envelope: ValidationError,
-// ConflictError (past MaxLive or MaxRuleBytes), NotFoundError and
-// MethodNotAllowedError.
+// Routes returns the fault control API, to be mounted under /_sim; errors
+// use the control envelope (ConflictError past MaxLive or MaxRuleBytes).
 func (f *Faults) Routes() chi.Router {
 	r := httpx.NewControlRouter(api)
 	r.Get("/faults", api.Handle(f.handleList))
@@ -37,7 +35,7 @@ func (f *Faults) handleAdd(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := f.add(rule)
+	v, err := f.Add(rule)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -201,11 +202,7 @@ func (a Action) validate() error {
 	for _, f := range a.setFields() {
 		if !slices.Contains(allowed, f) {
 			if a.Type == ActionLatency {
-				kind := a.Distribution
-				if kind == "" {
-					kind = "fixed"
-				}
-				return validationErr(MsgFieldNotForLatency, f, kind)
+				return validationErr(MsgFieldNotForLatency, f, cmp.Or(a.Distribution, "fixed"))
 			}
 			return validationErr(MsgFieldNotAllowed, f, a.Type)
 		}

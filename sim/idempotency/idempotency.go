@@ -88,19 +88,17 @@ func Write[T any](r *http.Request, render func(T) (int, any), write func(*sim.Id
 type Replayer func(w http.ResponseWriter, r *http.Request, recipe []byte) error
 
 // Middleware implements the Idempotency-Key header on POST requests, scoped
-// to the caller's API key: the same key with the same method, path and body
-// (a JSON body compared by value, a multipart body by its parts) replays the
-// first answer with Idempotent-Replayed: true and no second effect; the
-// same key with another request is refused (CodeIdempotency), and so is a
-// request while the first is in flight (CodeConflict). 5xx answers are not
-// stored, so a retry after a server error runs again.
+// to the caller's API key (fidelity I1 to I4, B3): the same request again
+// replays the first answer with Idempotent-Replayed: true; another request
+// under the key is refused (CodeIdempotency), and so is one while the first
+// is in flight (CodeConflict). 5xx answers are not stored, so a retry after
+// a server error runs again. Answers larger than MaxStored are replayed
+// from a recipe (SetReplayRecipe), or not stored.
 //
-// The body is fingerprinted before the handler runs: up to MemBody bytes in
-// memory, the rest spooled to a temporary file, so large uploads never sit
-// in memory. At most the route's own limit plus one byte is read ahead: a
-// larger body is identified by those bytes, and the route refuses it as it
-// would without a key. Answers larger than MaxStored are replayed from a
-// recipe (SetReplayRecipe), or not stored.
+// The body is read ahead before the handler runs, no further than the
+// route's own limit plus one byte (the route refuses a larger one as it
+// would without a key): up to MemBody bytes in memory, the rest spooled to
+// a temporary file, so large uploads never sit in memory.
 type Middleware struct {
 	Store Store
 	API   httpx.API
@@ -113,8 +111,6 @@ type Middleware struct {
 	// Slots is the set of keys in flight; APIs whose records share a store
 	// must share it (nil: a set of this middleware's own).
 	Slots *Slots
-
-	own Slots
 }
 
 // Slots is the set of Idempotency-Key slots (scope and key) whose first
@@ -124,13 +120,6 @@ type Middleware struct {
 type Slots struct {
 	mu       sync.Mutex
 	inflight map[string]bool
-}
-
-func (m *Middleware) slots() *Slots {
-	if m.Slots != nil {
-		return m.Slots
-	}
-	return &m.own
 }
 
 func orDefault[T int | int64](v, def T) T {
@@ -143,6 +132,10 @@ func orDefault[T int | int64](v, def T) T {
 // Wrap wraps the routes of an API. scope returns the key space of a
 // request (the API key); requests without one pass through.
 func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) http.Handler {
+	if m.Slots == nil {
+		m.Slots = &Slots{}
+	}
+	slots := m.Slots
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key := r.Header.Get(HeaderKey)
@@ -155,7 +148,7 @@ func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) h
 				m.API.WriteError(w, r, sim.Errorf(sim.CodeValidation, msgKeyLength, maxKey))
 				return
 			}
-			body, fp, legacy, err := m.spool(r)
+			body, fp, err := m.spool(r)
 			if err != nil {
 				m.API.WriteError(w, r, err)
 				return
@@ -164,7 +157,6 @@ func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) h
 			r.Body = body
 			slot := sc + "\x00" + key
 
-			slots := m.slots()
 			slots.mu.Lock()
 			if slots.inflight[slot] {
 				slots.mu.Unlock()
@@ -179,7 +171,7 @@ func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) h
 			}
 			if found {
 				slots.mu.Unlock()
-				m.replay(w, r, key, fp, legacy, rec)
+				m.replay(w, r, key, fp, rec)
 				return
 			}
 			if slots.inflight == nil {
@@ -190,20 +182,17 @@ func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) h
 			// The slot is released, and the record saved, before the client
 			// can see a byte of the answer: a client that retries the moment
 			// it has the answer must get the replay, not a 409.
-			var once sync.Once
-			release := func() {
-				once.Do(func() {
-					slots.mu.Lock()
-					delete(slots.inflight, slot)
-					slots.mu.Unlock()
-				})
-			}
+			release := sync.OnceFunc(func() {
+				slots.mu.Lock()
+				delete(slots.inflight, slot)
+				slots.mu.Unlock()
+			})
 			defer release()
 
 			intent := &request{scope: sc, key: key, fp: fp}
 			r = r.WithContext(context.WithValue(r.Context(), requestKey{}, intent))
 			cw := &captureWriter{ResponseWriter: w, status: http.StatusOK, limit: orDefault(m.MaxStored, DefaultMaxStored)}
-			cw.commit = func() {
+			cw.commit = sync.OnceFunc(func() {
 				defer release()
 				if cw.status >= 500 || intent.saved.Load() {
 					return // a write that stored its record in its own transaction is done
@@ -223,15 +212,15 @@ func (m *Middleware) Wrap(scope func(*http.Request) string) func(http.Handler) h
 				if err := m.Store.IdempotencySave(context.WithoutCancel(r.Context()), sc, key, rec); err != nil && m.API.Log != nil {
 					m.API.Log.Error("idempotency: save", "err", err)
 				}
-			}
+			})
 			next.ServeHTTP(cw, r)
 			cw.finish()
 		})
 	}
 }
 
-func (m *Middleware) replay(w http.ResponseWriter, r *http.Request, key, fp, legacy string, rec sim.IdemRecord) {
-	if rec.Fingerprint != fp && (legacy == "" || rec.Fingerprint != legacy) {
+func (m *Middleware) replay(w http.ResponseWriter, r *http.Request, key, fp string, rec sim.IdemRecord) {
+	if rec.Fingerprint != fp {
 		m.API.WriteError(w, r, sim.Errorf(sim.CodeIdempotency, sim.MsgIdempotencyMismatch, key))
 		return
 	}
@@ -287,17 +276,16 @@ func (s *spooledBody) Close() error {
 }
 
 // fpCanonicalJSON prefixes the fingerprint of a JSON body taken over its
-// canonical form; a request also matches a record that holds the hash of
-// its raw bytes (legacy), the rule of records stored before.
+// canonical form, so that it never equals one taken over bytes: a record
+// of a JSON body fingerprinted by its bytes is a mismatch, never a replay.
 const fpCanonicalJSON = "json1:"
 
 // spool reads the body, fingerprints the request, and returns a reader over
 // the same bytes. A multipart body is fingerprinted by its parts, so a
 // retry with a new random boundary is the same request; a JSON body by its
 // canonical form, so a retry that spells the same value differently (key
-// order, whitespace, 100.0 for 100) is too. legacy is the fingerprint by
-// the raw bytes when fp is not.
-func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string, err error) {
+// order, whitespace, 100.0 for 100) is too.
+func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp string, err error) {
 	limit := int64(httpx.DefaultMaxBody)
 	if m.Limit != nil {
 		if l := m.Limit(r); l > 0 {
@@ -309,44 +297,35 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 	// Reserve the bytes kept here and the route's own copy at once (fidelity HY1).
 	size := httpx.ReserveSize(r, limit)
 	if err := httpx.ReserveBody(r, min(size, memBody)+size); err != nil {
-		return nil, "", "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
+		return nil, "", sim.Errorf(sim.CodeValidation, sim.MsgMalformedJSON, "the body could not be read")
 	}
 	ct := r.Header.Get("Content-Type")
-	var head bytes.Buffer
-	for _, part := range []string{r.Method, r.URL.EscapedPath(), r.URL.RawQuery} {
-		head.WriteString(part)
-		head.WriteByte(0)
-	}
+	head := []byte(r.Method + "\x00" + r.URL.EscapedPath() + "\x00" + r.URL.RawQuery + "\x00")
 	h := sha256.New()
-	h.Write(head.Bytes())
+	h.Write(head)
 	mt, params, _ := mime.ParseMediaType(ct)
-	boundary := ""
-	if strings.HasPrefix(mt, "multipart/") {
-		boundary = params["boundary"]
+	boundary, typ := "", ct // a multipart body is hashed by its parts, without its boundary
+	if strings.HasPrefix(mt, "multipart/") && params["boundary"] != "" {
+		boundary, typ = params["boundary"], mt
 	}
-	if boundary == "" {
-		h.Write([]byte(ct))
-	} else {
-		h.Write([]byte(mt))
-	}
-	h.Write([]byte{0})
+	h.Write([]byte(typ + "\x00"))
 	raw := sha256.New()
 	var mem bytes.Buffer
 	n, err := io.Copy(&mem, io.TeeReader(io.LimitReader(r.Body, memBody), raw))
 	if err != nil {
-		return nil, "", "", spoolError(err)
+		return nil, "", spoolError(err)
 	}
 	sb = &spooledBody{mem: mem.Bytes()}
 	if n == memBody && n <= limit {
 		f, err := os.CreateTemp("", SpoolPattern)
 		if err != nil {
-			return nil, "", "", spoolError(err)
+			return nil, "", spoolError(err)
 		}
 		sb.file = f
 		rest, err := io.Copy(f, io.TeeReader(io.LimitReader(r.Body, limit+1-n), raw))
 		if err != nil {
 			sb.Close()
-			return nil, "", "", spoolError(err)
+			return nil, "", spoolError(err)
 		}
 		n += rest
 	}
@@ -356,18 +335,18 @@ func (m *Middleware) spool(r *http.Request) (sb *spooledBody, fp, legacy string,
 	}
 	fp = fingerprint(h)
 	if boundary == "" && httpx.IsJSONContentType(ct) {
-		if cfp, ok := canonicalFingerprint(head.Bytes(), mt, sb); ok {
-			fp, legacy = cfp, fp
+		if cfp, ok := canonicalFingerprint(head, mt, sb); ok {
+			fp = cfp
 		}
 	}
 	if err := sb.rewind(); err != nil {
 		sb.Close()
-		return nil, "", "", err
+		return nil, "", err
 	}
 	if sb.over {
 		sb.Reader = io.MultiReader(sb.Reader, r.Body)
 	}
-	return sb, fp, legacy, nil
+	return sb, fp, nil
 }
 
 // spoolError words a failure to spool a body: the client's (the body did
@@ -394,8 +373,7 @@ func canonicalFingerprint(head []byte, mt string, sb *spooledBody) (string, bool
 	}
 	h := sha256.New()
 	h.Write(head)
-	h.Write([]byte(mt))
-	h.Write([]byte{0})
+	h.Write([]byte(mt + "\x00"))
 	if httpx.CanonicalJSON(h, sb) != nil {
 		return "", false
 	}
@@ -418,10 +396,7 @@ func hashParts(h hash.Hash, sb *spooledBody, boundary string) bool {
 		if err != nil {
 			return false
 		}
-		for _, s := range []string{p.FormName(), p.FileName()} {
-			ph.Write([]byte(s))
-			ph.Write([]byte{0})
-		}
+		ph.Write([]byte(p.FormName() + "\x00" + p.FileName() + "\x00"))
 		if _, err := io.Copy(ph, p); err != nil {
 			return false
 		}
@@ -486,15 +461,7 @@ type captureWriter struct {
 	recipe      []byte
 	// commit saves the record and releases the slot, once, before anything
 	// reaches the client.
-	commit    func()
-	committed bool
-}
-
-func (c *captureWriter) doCommit() {
-	if !c.committed {
-		c.committed = true
-		c.commit()
-	}
+	commit func()
 }
 
 func (c *captureWriter) forward() {
@@ -510,7 +477,7 @@ func (c *captureWriter) WriteHeader(status int) {
 	}
 	c.status, c.wroteHeader = status, true
 	if c.recipeKind != "" {
-		c.doCommit()
+		c.commit()
 		c.forward()
 	}
 }
@@ -527,7 +494,7 @@ func (c *captureWriter) Write(b []byte) (int, error) {
 	}
 	// Too large to store: no record (a retry runs again); stream from here.
 	c.overflow = true
-	c.doCommit()
+	c.commit()
 	c.forward()
 	held := c.body.Bytes()
 	c.body = bytes.Buffer{}
@@ -538,7 +505,7 @@ func (c *captureWriter) Write(b []byte) (int, error) {
 }
 
 func (c *captureWriter) finish() {
-	c.doCommit()
+	c.commit()
 	if c.forwarded {
 		return
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// legacyFingerprint is the rule of the records stored before canonical
-// JSON fingerprints: method, path, query, Content-Type and the raw body.
-func legacyFingerprint(method, path, query, ct, body string) string {
+// bytesFingerprint is the rule of a body compared by its bytes: method,
+// path, query, Content-Type and the raw body.
+func bytesFingerprint(method, path, query, ct, body string) string {
 	h := sha256.New()
 	for _, p := range []string{method, path, query, ct} {
 		h.Write([]byte(p))
@@ -42,11 +42,11 @@ func TestIdempotencyComparesJSONByValue(t *testing.T) {
 		{"another value", nil, "application/json", `{"name":"a","start_ms":101,"tags":["x","y"]}`, false},
 		{"array order matters", nil, "application/json", `{"name":"a","start_ms":100,"tags":["y","x"]}`, false},
 		{"not JSON is compared by bytes", nil, "application/json", `{"name":"a",`, false},
-		{"record of an earlier version, same bytes", func(string) string {
-			return legacyFingerprint("POST", "/things", "", "application/json", first)
-		}, "application/json", first, true},
-		{"record of an earlier version, respelled: compared by its rule", func(string) string {
-			return legacyFingerprint("POST", "/things", "", "application/json", first)
+		{"record of a JSON body by its bytes, same bytes: a mismatch, never a replay", func(string) string {
+			return bytesFingerprint("POST", "/things", "", "application/json", first)
+		}, "application/json", first, false},
+		{"record of a JSON body by its bytes, respelled: a mismatch", func(string) string {
+			return bytesFingerprint("POST", "/things", "", "application/json", first)
 		}, "application/json", `{"start_ms":100,"name":"a","tags":["x","y"]}`, false},
 	}
 	for _, tc := range tests {
@@ -100,9 +100,8 @@ func TestIdempotencyFingerprintOfOtherBodies(t *testing.T) {
 	m := &Middleware{}
 	r := httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`))
 	r.Header.Set("Content-Type", "text/plain")
-	sb, fp, legacy, err := m.spool(r)
+	sb, fp, err := m.spool(r)
 	require.NoError(t, err)
 	defer sb.Close()
-	assert.Equal(t, legacyFingerprint("POST", "/x", "", "text/plain", `{"a":1}`), fp)
-	assert.Empty(t, legacy)
+	assert.Equal(t, bytesFingerprint("POST", "/x", "", "text/plain", `{"a":1}`), fp)
 }

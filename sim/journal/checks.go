@@ -111,9 +111,6 @@ func checkPolling(a *analysis) ([]hit, string) {
 		}
 		last[e.Path] = e
 	}
-	if len(hits) == 0 {
-		return nil, ""
-	}
 	return hits, fmt.Sprintf("%s sooner than %s after the previous read of the same resource; shortest interval %s (GET %s)",
 		plural(len(hits), "read", "reads"), a.minPoll, shortest.Round(time.Millisecond), shortestPath)
 }
@@ -161,9 +158,6 @@ func checkRetryAfter(a *analysis) ([]hit, string) {
 			}
 		}
 	}
-	if len(hits) == 0 {
-		return nil, ""
-	}
 	return hits, fmt.Sprintf("%s before the Retry-After elapsed; up to %s too early", plural(len(hits), "request", "requests"), worst.Round(time.Millisecond))
 }
 
@@ -194,45 +188,39 @@ const maxVoiceKeys = 64
 // voiceKeys returns the voice_key string values of a JSON body, reading as
 // far as the body goes (a kept body may be cut off).
 func voiceKeys(body string) []string {
-	type frame struct {
-		obj, wantKey bool
-		key          string
-	}
-	var stack []frame
 	var keys []string
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].obj {
-			stack[n-1].wantKey = true
-		}
-	}
 	dec := json.NewDecoder(strings.NewReader(body))
-	for len(keys) < maxVoiceKeys {
+	// walk reads one value, the member key of an object ("" for others);
+	// false when the body ends or breaks, or enough keys are found.
+	var walk func(key string) bool
+	walk = func(key string) bool {
 		tok, err := dec.Token()
-		if err != nil {
-			return keys
+		if err != nil || len(keys) >= maxVoiceKeys {
+			return false
 		}
-		if d, ok := tok.(json.Delim); ok {
-			switch d {
-			case '{':
-				stack = append(stack, frame{obj: true, wantKey: true})
-			case '[':
-				stack = append(stack, frame{})
-			default:
-				stack = stack[:len(stack)-1]
-				valueDone()
-			}
-			continue
-		}
-		n := len(stack)
-		if n > 0 && stack[n-1].obj && stack[n-1].wantKey {
-			stack[n-1].key, _ = tok.(string)
-			stack[n-1].wantKey = false
-			continue
-		}
-		if s, ok := tok.(string); ok && n > 0 && stack[n-1].obj && stack[n-1].key == "voice_key" {
+		if s, ok := tok.(string); ok && key == "voice_key" {
 			keys = append(keys, s)
 		}
-		valueDone()
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return true
+		}
+		for dec.More() {
+			member := ""
+			if d == '{' {
+				if tok, err = dec.Token(); err != nil {
+					return false
+				}
+				member, _ = tok.(string)
+			}
+			if !walk(member) {
+				return false
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err == nil
+	}
+	for walk("") {
 	}
 	return keys
 }

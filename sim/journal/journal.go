@@ -100,7 +100,6 @@ func (j *Journal) Close() { j.cfg.Memory.leave(j) }
 const (
 	InterfacePlatform = "platform"
 	InterfaceStudio   = "studio"
-	InterfaceFiles    = "files"
 	InterfaceControl  = "control"
 	InterfaceOther    = "other"
 )
@@ -119,11 +118,8 @@ const (
 var (
 	requestHeaders  = []string{HeaderContentType, HeaderIdempotencyKey, HeaderUserAgent, HeaderContentLength}
 	responseHeaders = []string{HeaderIdempotentReplayed, HeaderRetryAfter}
+	recordedHeaders = slices.Concat(requestHeaders, responseHeaders)
 )
-
-func isRecordedHeader(name string) bool {
-	return slices.Contains(requestHeaders, name) || slices.Contains(responseHeaders, name)
-}
 
 // Entry is one recorded request. MarshalJSON writes the first four fields.
 type Entry struct {
@@ -183,12 +179,6 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		DurationMS float64 `json:"duration_ms"`
 		fields
 	}{e.Seq, formatTime(e.Time), formatTime(e.SimTime), float64(e.Duration.Microseconds()) / 1000, fields(e)})
-}
-
-func (e Entry) clone() Entry {
-	e.Headers = maps.Clone(e.Headers)
-	e.Notes = maps.Clone(e.Notes)
-	return e
 }
 
 // add stores e with the next sequence id, within MaxBytes and then within
@@ -261,31 +251,6 @@ func (j *Journal) dropOldest() bool {
 	return true
 }
 
-// clear forgets every entry and their memory, and keeps no more.
-func (j *Journal) clear() {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.closed = true
-	j.kept, j.head = nil, 0
-	j.grow(-j.bytes.Load())
-}
-
-// stored is the entries kept, oldest first; j.mu is held.
-func (j *Journal) stored() []*Entry { return j.kept[j.head:] }
-
-// snapshot returns the stored entries, oldest first, sharing their maps
-// with the journal: callers must not change them.
-func (j *Journal) snapshot() ([]Entry, Stats) {
-	j.mu.RLock()
-	defer j.mu.RUnlock()
-	kept := j.stored()
-	out := make([]Entry, len(kept))
-	for i, e := range kept {
-		out[i] = *e
-	}
-	return out, j.statsLocked()
-}
-
 // Stats describes the journal's fill; Total and Dropped count since the
 // last Reset.
 type Stats struct {
@@ -310,6 +275,15 @@ func (j *Journal) statsLocked() Stats {
 		Total: j.total, Dropped: j.dropped, LastSeq: j.seq}
 }
 
+// clear forgets every entry and their memory, and keeps no more.
+func (j *Journal) clear() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
+	j.kept, j.head = nil, 0
+	j.grow(-j.bytes.Load())
+}
+
 // Reset forgets every entry; sequence ids carry on.
 func (j *Journal) Reset() {
 	j.mu.Lock()
@@ -330,13 +304,9 @@ type Filter struct {
 }
 
 func (f Filter) match(e *Entry) bool {
-	return e.Seq > f.Since && matchMethod(f.Method, e.Method) && matchPath(f.Path, e.Path) &&
+	return e.Seq > f.Since && (f.Method == "" || strings.EqualFold(f.Method, e.Method)) &&
+		(f.Path == "" || sim.GlobMatch(f.Path, e.Path)) &&
 		f.Status.Match(e.Status) && (f.APIKey == "" || f.APIKey == e.APIKey)
-}
-
-func matchMethod(want, got string) bool { return want == "" || strings.EqualFold(want, got) }
-func matchPath(pattern, path string) bool {
-	return pattern == "" || sim.GlobMatch(pattern, path)
 }
 
 // Entries returns copies of the entries f selects, newest first.
@@ -350,13 +320,15 @@ func (j *Journal) entries(f Filter) ([]Entry, Stats) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	out := []Entry{}
-	kept := j.stored()
+	kept := j.kept[j.head:]
 	for i := len(kept) - 1; i >= 0; i-- {
 		e := kept[i]
 		if !f.match(e) {
 			continue
 		}
-		out = append(out, e.clone())
+		c := *e
+		c.Headers, c.Notes = maps.Clone(e.Headers), maps.Clone(e.Notes)
+		out = append(out, c)
 		if f.Limit > 0 && len(out) == f.Limit {
 			break
 		}

@@ -30,12 +30,6 @@ func NewMemory(limit int64) *Memory {
 	return &Memory{limit: limit, journals: map[*Journal]struct{}{}}
 }
 
-// Limit is the bound in bytes.
-func (m *Memory) Limit() int64 { return m.limit }
-
-// Used is the bytes the journals keep now.
-func (m *Memory) Used() int64 { return m.used.Load() }
-
 func (m *Memory) join(j *Journal) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -309,11 +309,9 @@ type recorder struct {
 }
 
 func (w *recorder) WriteHeader(code int) {
-	if w.wroteHeader || (code >= 100 && code < 200 && code != http.StatusSwitchingProtocols) {
-		w.ResponseWriter.WriteHeader(code)
-		return
+	if !w.wroteHeader && (code < 100 || code >= 200 || code == http.StatusSwitchingProtocols) {
+		w.snapshot(code) // the final status: informational answers come before it
 	}
-	w.snapshot(code)
 	w.ResponseWriter.WriteHeader(code)
 }
 

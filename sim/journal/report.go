@@ -170,7 +170,8 @@ var rules = []rule{
 
 // Report analyses the stored requests of apiKey against the contract.
 func (j *Journal) Report(apiKey string) Report {
-	entries, stats := j.snapshot()
+	entries, stats := j.entries(Filter{})
+	slices.Reverse(entries) // oldest first
 	a := &analysis{minPoll: j.cfg.MinPollInterval}
 	for i := range entries {
 		e := &entries[i]
@@ -230,26 +231,18 @@ var endpoints = []string{
 func endpointOf(path string) string {
 	segs := strings.Split(path, "/")
 	for _, p := range endpoints {
-		ps := strings.Split(p, "/")
-		if len(ps) != len(segs) {
-			continue
-		}
-		ok := true
-		for i := range ps {
-			if strings.HasPrefix(ps[i], "{") {
-				ok = segs[i] != ""
-			} else {
-				ok = ps[i] == segs[i]
-			}
-			if !ok {
-				break
-			}
-		}
-		if ok {
+		if slices.EqualFunc(strings.Split(p, "/"), segs, segmentMatch) {
 			return p
 		}
 	}
 	return path
+}
+
+func segmentMatch(pattern, seg string) bool {
+	if strings.HasPrefix(pattern, "{") {
+		return seg != ""
+	}
+	return pattern == seg
 }
 
 func statusClass(code int) string {

@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,20 +121,8 @@ func acceptQuality(accept, typ, sub string) float64 {
 	best, q := -1, 0.0
 	for _, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		t, s, _ := strings.Cut(mt, "/")
-		spec := -1
-		switch {
-		case t == typ && s == sub:
-			spec = 2
-		case t == typ && s == "*":
-			spec = 1
-		case t == "*" && s == "*":
-			spec = 0
-		}
-		if spec <= best {
+		spec := slices.Index([]string{"*/*", typ + "/*", typ + "/" + sub}, mt)
+		if err != nil || spec <= best {
 			continue
 		}
 		v := 1.0

@@ -63,8 +63,8 @@ func (m Matcher) Validate() error {
 			return sim.Errorf(sim.CodeValidation, msgHeaderTwice, canon)
 		}
 		seen[canon] = true
-		if !isRecordedHeader(canon) {
-			return sim.Errorf(sim.CodeValidation, msgHeaderNotRecorded, name, strings.Join(append(slices.Clone(requestHeaders), responseHeaders...), ", "))
+		if !slices.Contains(recordedHeaders, canon) {
+			return sim.Errorf(sim.CodeValidation, msgHeaderNotRecorded, name, strings.Join(recordedHeaders, ", "))
 		}
 	}
 	for _, c := range []struct {
@@ -176,19 +176,15 @@ func (m Matcher) mismatches(e *Entry) []string {
 // Verify counts the stored requests m selects against its expectation; it
 // does not validate m.
 func (j *Journal) Verify(m Matcher) VerifyResult {
-	entries, stats := j.snapshot()
+	entries, stats := j.entries(Filter{Method: m.Method, Path: m.Path})
 	res := VerifyResult{Expected: m.expected(), NearMisses: []NearMiss{}}
 	var near []NearMiss
-	for i := len(entries) - 1; i >= 0; i-- {
-		e := &entries[i]
-		if !matchMethod(m.Method, e.Method) || !matchPath(m.Path, e.Path) {
-			continue
-		}
-		why := m.mismatches(e)
+	for i := range entries {
+		why := m.mismatches(&entries[i])
 		if len(why) == 0 {
 			res.Matched++
 		} else if len(near) < maxNearMisses {
-			near = append(near, NearMiss{Entry: e.clone(), Reason: strings.Join(why, "; ")})
+			near = append(near, NearMiss{Entry: entries[i], Reason: strings.Join(why, "; ")})
 		}
 	}
 	lo, hi := m.bounds()
@@ -212,15 +208,11 @@ func decodeMatcher(body []byte) (Matcher, error) {
 		return Matcher{}, err
 	}
 	m.Method = strings.ToUpper(m.Method)
-	if len(m.Headers) == 0 {
-		m.Headers = nil
-	} else {
-		h := make(map[string]string, len(m.Headers))
-		for k, v := range m.Headers {
-			h[http.CanonicalHeaderKey(k)] = v
-		}
-		m.Headers = h
+	h := make(map[string]string, len(m.Headers))
+	for k, v := range m.Headers {
+		h[http.CanonicalHeaderKey(k)] = v
 	}
+	m.Headers = h
 	return m, nil
 }
 

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -16,13 +17,7 @@ func RoutePath(r *http.Request) string {
 	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePath != "" {
 		return rctx.RoutePath
 	}
-	if r.URL.RawPath != "" {
-		return r.URL.RawPath
-	}
-	if r.URL.Path == "" {
-		return "/"
-	}
-	return r.URL.Path
+	return cmp.Or(r.URL.RawPath, r.URL.Path, "/")
 }
 
 // Allowed lists the methods routes serves on path, in allowProbe's order.

@@ -72,16 +72,12 @@ func BodyFailure(err error) error {
 // IdleBody makes the reading of request bodies end when no byte arrives
 // for idle (fidelity HW1), instead of a whole-request timeout that cuts a
 // long upload at any rate: each read moves the connection's read deadline
-// to now+idle, and the end of the body clears it (net/http then watches
-// the connection for the client closing it, which a deadline would turn
-// into a cancelled request). A body that does not arrive fails with a
-// *BodyError, logged at INFO: the client's doing. idle <= 0 sets no
-// deadline but still words the failures.
-//
-// minRate > 0 also bounds a body that keeps arriving too slowly (fidelity
-// HW5), as Apache's mod_reqtimeout MinRate does: after a grace of idle,
-// every byte buys 1/minRate seconds, so one byte every idle-1 seconds
-// cannot hold a connection forever.
+// to now+idle, and the end of the body clears it (a deadline left would
+// turn the client closing the connection into a cancelled request).
+// minRate > 0 also bounds a body that keeps arriving too slowly (HW5, as
+// Apache's mod_reqtimeout MinRate): after a grace of idle, every byte buys
+// 1/minRate seconds. A body that does not arrive fails with a *BodyError,
+// logged at INFO; idle <= 0 sets no deadline but still words the failures.
 func IdleBody(idle time.Duration, minRate int64, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {

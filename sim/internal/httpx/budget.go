@@ -11,23 +11,15 @@ import (
 )
 
 // BodyBudget is the process-wide bound on request-body bytes held in
-// memory (fidelity HY1, docs/design/tenancy.md): every read of a whole
-// body into memory (JSON bodies, the shared address's create routing read,
-// the idempotency read-ahead) first takes its bytes from it, and waits
-// while they are not there. A waiting request holds no body bytes: the
-// rest of its body stays in the kernel's buffers and the client's.
-//
-// Each tenant (the default simulator, each sandbox) takes its bytes
-// through its own BodyTenant, which holds at most a share of the bound:
-// one tenant's slow bodies fill its share, never the whole bound. A
-// request not yet authenticated takes nothing from it (the routing's read
-// before authentication is a small prefix outside the budget, Decide).
-//
-// A nil *BodyBudget is no budget: every reservation succeeds at once.
+// memory (fidelity HY1 and TB1, docs/design/tenancy.md): every read of a
+// whole body into memory first takes its bytes from it, through the
+// tenant's BodyTenant, and waits while they are not there. A waiting
+// request holds no body bytes: the rest of its body stays in the kernel's
+// buffers and the client's. A nil *BodyBudget is no budget.
 type BodyBudget struct {
-	size, share int64
-	total       *semaphore.Weighted
-	used        atomic.Int64
+	share int64
+	total *semaphore.Weighted
+	used  atomic.Int64
 }
 
 // ShareDivisor is how many tenants' full shares the bound holds: each
@@ -41,23 +33,7 @@ func NewBodyBudget(size int64) *BodyBudget {
 	if size <= 0 {
 		return nil
 	}
-	return &BodyBudget{size: size, share: max(1, size/ShareDivisor), total: semaphore.NewWeighted(size)}
-}
-
-// Size is the budget in bytes (0 for no budget).
-func (b *BodyBudget) Size() int64 {
-	if b == nil {
-		return 0
-	}
-	return b.size
-}
-
-// Share is the most one tenant holds (0 for no budget).
-func (b *BodyBudget) Share() int64 {
-	if b == nil {
-		return 0
-	}
-	return b.share
+	return &BodyBudget{share: max(1, size/ShareDivisor), total: semaphore.NewWeighted(size)}
 }
 
 // Used is the number of bytes taken by every tenant together.
@@ -79,7 +55,8 @@ func (b *BodyBudget) Tenant() *BodyTenant {
 
 // BodyTenant is one tenant's part of a BodyBudget: its requests wait, first
 // come first served, for bytes of its own share, then for bytes of the
-// process's bound. A nil *BodyTenant is no budget.
+// process's bound, so that one tenant's slow bodies fill its share, never
+// the whole bound. A nil *BodyTenant is no budget.
 type BodyTenant struct {
 	b    *BodyBudget
 	own  *semaphore.Weighted
@@ -175,17 +152,12 @@ func (t *BodyTenant) Middleware(next http.Handler) http.Handler {
 
 // ReserveBody makes r's request hold at least n bytes of its tenant's
 // share (clamped to the share) before it reads that much of its body into
-// memory, waiting while r's context lives. Every in-memory reader of one
-// request shares its reservation: a reader that needs no more than the
-// request holds (the handler decoding the bytes the routing read) takes
-// nothing more. A request that must grow its reservation takes the rest at
-// once if it is free; else it gives back what it holds and waits for the
-// whole amount, so that no two requests wait for each other's bytes.
-//
-// It is called before the first byte is read: a request waiting here has
-// not started its body, and the body idle timeout (IdleBody), which starts
-// at its first read, does not run while it waits. Without a budget, or
-// outside BodyTenant.Middleware, it does nothing.
+// memory, waiting while r's context lives; every in-memory reader of one
+// request shares its reservation. A request that must grow it takes the
+// rest at once if it is free, else gives back what it holds and waits for
+// the whole amount, so that no two requests wait for each other's bytes.
+// Called before the first byte is read, it runs before the body idle
+// timeout (IdleBody) starts. Outside BodyTenant.Middleware it does nothing.
 func ReserveBody(r *http.Request, n int64) error {
 	l, ok := r.Context().Value(bodyLeaseKey{}).(*bodyLease)
 	if !ok {

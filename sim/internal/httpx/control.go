@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"cmp"
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
@@ -34,11 +35,7 @@ func RenderControl(err error) (int, any) {
 	if !ok {
 		m = controlName{http.StatusInternalServerError, "InternalServerError"}
 	}
-	msg := sim.ErrorMessage(err)
-	if msg == "" {
-		msg = sim.MsgInternal
-	}
-	return m.status, ControlEnvelope{Error: m.name, Message: msg}
+	return m.status, ControlEnvelope{Error: m.name, Message: cmp.Or(sim.ErrorMessage(err), sim.MsgInternal)}
 }
 
 // NewControlRouter returns a router of the control API, with mw first: an

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/dubsim/dubsim/sim"
@@ -61,8 +63,7 @@ func ReadJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, 
 		body, err = readAllSized(src, r.ContentLength)
 	}
 	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, sim.Errorf(sim.CodeTooLarge, sim.MsgBodyTooLarge, limit)
 		}
 		if ferr := BodyFailure(err); ferr != nil {
@@ -142,10 +143,7 @@ func (d Decoder) WordError(err error) error {
 		if tmpl, ok := d.TypeMessages[field]; ok {
 			return sim.Errorf(sim.CodeValidation, tmpl, typ.Value)
 		}
-		if msg, ok := IntegerTypeError(typ); ok {
-			return sim.Errorf(sim.CodeValidation, "%s", msg)
-		}
-		return sim.Errorf(sim.CodeValidation, sim.MsgWrongType, field, jsonTypeName(typ.Type), typ.Value)
+		return typeError(typ)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return sim.Errorf(sim.CodeValidation, sim.MsgUnknownField, strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
@@ -153,10 +151,32 @@ func (d Decoder) WordError(err error) error {
 	}
 }
 
-func jsonTypeName(t reflect.Type) string {
+// typeError words a value of the wrong JSON type for its field. A number
+// refused by an integer field is a fraction, or an integral value out of
+// the field's range (1e30 in an int64).
+func typeError(typ *json.UnmarshalTypeError) error {
+	t := typ.Type
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	var lo, hi string
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		top := int64(math.MaxInt64 >> (64 - t.Bits()))
+		lo, hi = strconv.FormatInt(-top-1, 10), strconv.FormatInt(top, 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		lo, hi = "0", strconv.FormatUint(uint64(math.MaxUint64)>>(64-t.Bits()), 10)
+	}
+	if lit, isNumber := strings.CutPrefix(typ.Value, "number "); isNumber && hi != "" {
+		if d, ok := parseDecimal([]byte(lit)); !ok || d.exp >= 0 {
+			return sim.Errorf(sim.CodeValidation, "%s must be an integer from %s to %s; got %s", typ.Field, lo, hi, lit)
+		}
+		return sim.Errorf(sim.CodeValidation, "%s must be an integer; got %s", typ.Field, typ.Value)
+	}
+	return sim.Errorf(sim.CodeValidation, sim.MsgWrongType, typ.Field, jsonTypeName(t), typ.Value)
+}
+
+func jsonTypeName(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"

@@ -50,8 +50,7 @@ func (a API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		if a.Log != nil {
 			a.Log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
-		var e *sim.Error
-		if !errors.As(err, &e) {
+		if _, ok := errors.AsType[*sim.Error](err); !ok {
 			err = sim.Errorf(sim.CodeInternal, sim.MsgInternal)
 		}
 	}

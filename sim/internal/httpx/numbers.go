@@ -3,9 +3,6 @@ package httpx
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"math"
-	"reflect"
 	"strconv"
 	"strings"
 )
@@ -86,8 +83,6 @@ func (d decimal) int64Literal() (string, bool) {
 	return s, true
 }
 
-func (d decimal) integral() bool { return d.exp >= 0 }
-
 // canonical is one spelling per value: "0", or [-]digits"e"exp.
 func (d decimal) canonical() string {
 	if d.digits == "" {
@@ -162,32 +157,4 @@ func skipString(body []byte, i int) int {
 		}
 	}
 	return i
-}
-
-// IntegerTypeError words a number refused by an integer field: an integral
-// value is out of the field's range (1e30 in an int64), anything else a
-// fraction. ok is false for other type errors.
-func IntegerTypeError(typ *json.UnmarshalTypeError) (msg string, ok bool) {
-	t := typ.Type
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	lit, isNumber := strings.CutPrefix(typ.Value, "number ")
-	var lo, hi string
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		top := int64(math.MaxInt64 >> (64 - t.Bits()))
-		lo, hi = strconv.FormatInt(-top-1, 10), strconv.FormatInt(top, 10)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		lo, hi = "0", strconv.FormatUint(uint64(math.MaxUint64)>>(64-t.Bits()), 10)
-	default:
-		return "", false
-	}
-	if !isNumber {
-		return "", false
-	}
-	if d, ok := parseDecimal([]byte(lit)); !ok || d.integral() {
-		return fmt.Sprintf("%s must be an integer from %s to %s; got %s", typ.Field, lo, hi, lit), true
-	}
-	return fmt.Sprintf("%s must be an integer; got %s", typ.Field, typ.Value), true
 }

@@ -11,22 +11,16 @@ import (
 )
 
 // Turns is the process-wide bound on requests whose handlers run at once
-// (docs/design/tenancy.md, "Running requests"). Every client is a closed
-// loop: a cheaper answer only brings its next request sooner, so what
-// bounds one tenant's part of a busy process is how many of its requests
-// run. When every place is taken, a place given back goes to the tenants
-// that wait in turn, first come first served within each: a tenant with
-// one request waiting waits for at most one request of each other tenant,
-// however many the others send. A tenant alone (every running request its
-// own, none waiting) runs as many as it sends: the places bound what
-// tenants take from each other, not what one takes from an idle process,
-// whose store commits more writes at once the more there are.
+// (docs/design/tenancy.md, "Running requests"): every client is a closed
+// loop, so what bounds one tenant's part of a busy process is how many of
+// its requests run. When every place is taken, a place given back goes to
+// the waiting tenants in turn, first come first served within each. A
+// tenant alone runs as many as it sends: the places bound what tenants
+// take from each other, not what one takes from an idle process.
 //
 // A request keeps its place for at most TurnsHold: one that runs longer
-// waits on something other than the processors (its client, an event
-// stream, another bound), and runs on without a place, so that no request
-// holds one for long and none can wait for another that waits for a
-// place.
+// waits on something other than the processors, and runs on without a
+// place, so that none can wait for another that waits for a place.
 //
 // A nil *Turns is no bound: every request runs at once.
 type Turns struct {
@@ -47,10 +41,9 @@ type Turns struct {
 // milliseconds at most, a sandbox creation about ten).
 const TurnsHold = 100 * time.Millisecond
 
-// DefaultTurns is the places of a process: one per processor. More let
-// the requests of a tenant that sends many run beside the others' and
-// share the processors with them, which is what the turns are to prevent
-// (docs/design/tenancy.md, "Where the victims' time goes").
+// DefaultTurns is the places of a process: one per processor. More would
+// let a tenant that sends many share the processors with the others'
+// requests (docs/design/tenancy.md, "Where the victims' time goes").
 func DefaultTurns() int { return runtime.GOMAXPROCS(0) }
 
 // NewTurns returns n places (nil, no bound, when n <= 0).
@@ -61,14 +54,6 @@ func NewTurns(n int) *Turns {
 	t := &Turns{size: n, after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }}
 	t.unattributed = t.Tenant()
 	return t
-}
-
-// Size is the number of places (0 for no bound).
-func (t *Turns) Size() int {
-	if t == nil {
-		return 0
-	}
-	return t.size
 }
 
 // Tenant returns a new tenant of t (nil for no bound).
