@@ -26,27 +26,23 @@ type Original struct {
 	Duck   bool      // lower the original under the voice's segments
 }
 
+// The levels and timings Original describes.
 const (
-	// originalSpeechDB is the level of the original speech relative to the
-	// synthesiser's voice.
 	originalSpeechDB = -4.0
-	// originalDuckDB is the depth of the ducking under the voice.
-	originalDuckDB = -15.0
-	// originalDuckRamp is how long the ducking takes to reach its depth
-	// and to leave it.
+	originalDuckDB   = -15.0
 	originalDuckRamp = 150 * time.Millisecond
 	// bedWindow is the length of the bed's moving sum: a low-pass with
 	// its first null at sampleRate/bedWindow (689 Hz at 22050 Hz).
 	bedWindow = 32
-	// bedPeak bounds the bed, in 16-bit PCM units.
-	bedPeak = 0.1 * 32767
+	bedPeak   = 0.1 * 32767 // in 16-bit PCM units
 	// bedUnit is the half-range of one integer noise sample; the moving
 	// sum stays exact in an int64, so a sample does not depend on where a
 	// read started.
 	bedUnit = 1 << 20
-	// mixChunk is how many samples a mixer computes at a time.
-	mixChunk = 1024
 )
+
+// mixChunk is how many samples a mixer computes at a time.
+const mixChunk = 1024
 
 // dbGain converts decibels to a linear gain (0 dB is exactly 1).
 func dbGain(db float64) float64 {
