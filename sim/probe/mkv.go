@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -83,12 +84,10 @@ func mkvReadElem(p *probeReader, off int64) (mkvElem, error) {
 // mkvVintLen returns the length of a vint from its first byte (1-8), or 0
 // for the invalid first byte 0x00.
 func mkvVintLen(first byte) int {
-	for n := 1; n <= 8; n++ {
-		if first&(0x80>>(n-1)) != 0 {
-			return n
-		}
+	if first == 0 {
+		return 0
 	}
-	return 0
+	return bits.LeadingZeros8(first) + 1
 }
 
 // mkvWalk calls fn for each child element in [start, end) until fn returns

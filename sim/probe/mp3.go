@@ -56,14 +56,9 @@ func mp3ParseHeader(h []byte) (mp3Frame, bool) {
 		mono:       h[3]>>6 == 3,
 	}
 	mpeg1 := version == 3
-	var table int
-	switch {
-	case mpeg1:
+	table := min(f.layer, 2) + 2 // MPEG-2/2.5: layer I, or layers II and III
+	if mpeg1 {
 		table = f.layer - 1
-	case f.layer == 1:
-		table = 3
-	default:
-		table = 4
 	}
 	f.bitrate = mp3Bitrates[table][brIndex]
 	padding := int(h[2]>>1) & 1
