@@ -155,6 +155,9 @@ func (m *mixer) applyDuck(first int64, dst []float64) {
 	// First span that ends after first: the one sample first is in or
 	// the next one.
 	si := sort.Search(len(spans), func(i int) bool { return spans[i].end > first })
+	// near is the depth d samples away from a segment: 1 inside it (d <= 0),
+	// 0 a ramp or more away.
+	near := func(d int64) float64 { return synthSmooth(1 - float64(d)/float64(m.ramp)) }
 	for i := range dst {
 		n := first + int64(i)
 		for si < len(spans) && spans[si].end <= n {
@@ -162,16 +165,10 @@ func (m *mixer) applyDuck(first int64, dst []float64) {
 		}
 		depth := 0.0
 		if si < len(spans) {
-			if d := spans[si].start - n; d <= 0 {
-				depth = 1
-			} else if d < m.ramp {
-				depth = synthSmooth(1 - float64(d)/float64(m.ramp))
-			}
+			depth = near(spans[si].start - n)
 		}
-		if si > 0 && depth < 1 {
-			if d := n - spans[si-1].end; d < m.ramp {
-				depth = max(depth, synthSmooth(1-float64(d)/float64(m.ramp)))
-			}
+		if si > 0 {
+			depth = max(depth, near(n-spans[si-1].end))
 		}
 		if depth > 0 {
 			dst[i] *= 1 - (1-floor)*depth
