@@ -95,9 +95,6 @@ func mp3SideInfoLen(f mp3Frame) int {
 // computes the duration from a Xing/Info or VBRI header, or else from the
 // bitrate and the file size (CBR). A FLAC stream behind an ID3v2 tag is
 // recognised too, hence the returned format.
-//
-// The first frame header gives the codec (its layer), sample rate and
-// channels.
 func mp3ProbeDuration(p *probeReader, mi *MediaInfo) (string, time.Duration, error) {
 	start := int64(0)
 	for i := 0; i < 16; i++ {

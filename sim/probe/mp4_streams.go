@@ -219,7 +219,7 @@ func mp4ParseEsds(b []byte) (asc []byte, oti byte, ok bool) {
 	}
 	b = b[4:]
 	// descriptor returns the payload of the descriptor of tag at the
-	// start of b, and what follows it.
+	// start of b.
 	descriptor := func(b []byte, tag byte) (body []byte, ok bool) {
 		if len(b) < 2 || b[0] != tag {
 			return nil, false

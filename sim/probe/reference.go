@@ -238,15 +238,10 @@ func referenceDecode(w referenceWAV) referenceSignal {
 			default:
 				v = float64(int32(le.Uint32(b))) / (1 << 31)
 			}
-			switch {
-			case math.IsNaN(v):
+			if math.IsNaN(v) {
 				v = 0
-			case v > 1e3: // Inf and absurd floats
-				v = 1e3
-			case v < -1e3:
-				v = -1e3
 			}
-			sum += v
+			sum += max(-1e3, min(1e3, v)) // Inf and absurd floats are clamped
 		}
 		y := lp2.step(lp1.step(sum * inv))
 		if (i+1)%decim == 0 {
