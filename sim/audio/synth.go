@@ -114,11 +114,7 @@ func synthSampleAt(d time.Duration, sr int) int64 {
 	if s >= synthMaxSamples/int64(sr)+1 {
 		return synthMaxSamples
 	}
-	n := s*int64(sr) + (rem*int64(sr)+sec/2)/sec
-	if n > synthMaxSamples {
-		return synthMaxSamples
-	}
-	return n
+	return min(s*int64(sr)+(rem*int64(sr)+sec/2)/sec, synthMaxSamples)
 }
 
 // synthMix is the splitmix64 finaliser.
@@ -136,12 +132,7 @@ func synthUnit(h uint64) float64 {
 
 // synthSmooth is the smoothstep of x clamped to [0, 1].
 func synthSmooth(x float64) float64 {
-	if x <= 0 {
-		return 0
-	}
-	if x >= 1 {
-		return 1
-	}
+	x = max(0, min(1, x))
 	return x * x * (3 - 2*x)
 }
 
