@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
 	"time"
 )
 
@@ -155,10 +156,7 @@ func mkvProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 		if err != nil {
 			return true, err
 		}
-		for len(b) > 0 && b[len(b)-1] == 0 {
-			b = b[:len(b)-1]
-		}
-		docType = string(b)
+		docType = strings.TrimRight(string(b), "\x00")
 		return true, nil
 	})
 	if err != nil {
