@@ -26,27 +26,23 @@ type Original struct {
 	Duck   bool      // lower the original under the voice's segments
 }
 
+// The levels and timings Original describes.
 const (
-	// originalSpeechDB is the level of the original speech relative to the
-	// synthesiser's voice.
 	originalSpeechDB = -4.0
-	// originalDuckDB is the depth of the ducking under the voice.
-	originalDuckDB = -15.0
-	// originalDuckRamp is how long the ducking takes to reach its depth
-	// and to leave it.
+	originalDuckDB   = -15.0
 	originalDuckRamp = 150 * time.Millisecond
 	// bedWindow is the length of the bed's moving sum: a low-pass with
 	// its first null at sampleRate/bedWindow (689 Hz at 22050 Hz).
 	bedWindow = 32
-	// bedPeak bounds the bed, in 16-bit PCM units.
-	bedPeak = 0.1 * 32767
+	bedPeak   = 0.1 * 32767 // in 16-bit PCM units
 	// bedUnit is the half-range of one integer noise sample; the moving
 	// sum stays exact in an int64, so a sample does not depend on where a
 	// read started.
 	bedUnit = 1 << 20
-	// mixChunk is how many samples a mixer computes at a time.
-	mixChunk = 1024
 )
+
+// mixChunk is how many samples a mixer computes at a time.
+const mixChunk = 1024
 
 // dbGain converts decibels to a linear gain (0 dB is exactly 1).
 func dbGain(db float64) float64 {
@@ -159,6 +155,9 @@ func (m *mixer) applyDuck(first int64, dst []float64) {
 	// First span that ends after first: the one sample first is in or
 	// the next one.
 	si := sort.Search(len(spans), func(i int) bool { return spans[i].end > first })
+	// near is the depth d samples away from a segment: 1 inside it (d <= 0),
+	// 0 a ramp or more away.
+	near := func(d int64) float64 { return synthSmooth(1 - float64(d)/float64(m.ramp)) }
 	for i := range dst {
 		n := first + int64(i)
 		for si < len(spans) && spans[si].end <= n {
@@ -166,16 +165,10 @@ func (m *mixer) applyDuck(first int64, dst []float64) {
 		}
 		depth := 0.0
 		if si < len(spans) {
-			if d := spans[si].start - n; d <= 0 {
-				depth = 1
-			} else if d < m.ramp {
-				depth = synthSmooth(1 - float64(d)/float64(m.ramp))
-			}
+			depth = near(spans[si].start - n)
 		}
-		if si > 0 && depth < 1 {
-			if d := n - spans[si-1].end; d < m.ramp {
-				depth = max(depth, synthSmooth(1-float64(d)/float64(m.ramp)))
-			}
+		if si > 0 {
+			depth = max(depth, near(n-spans[si-1].end))
 		}
 		if depth > 0 {
 			dst[i] *= 1 - (1-floor)*depth

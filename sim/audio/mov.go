@@ -24,7 +24,6 @@ import (
 )
 
 const (
-	// movWidth and movHeight are the size of the video frame.
 	movWidth  = 320
 	movHeight = 180
 	// movMaxSampleRate is the highest rate of a version 0 sound description
@@ -32,11 +31,10 @@ const (
 	movMaxSampleRate = 65535
 	// movMaxChunks bounds the audio chunk count (and so the moov size).
 	movMaxChunks = 16384
-	// movTimescale is the timescale of the movie and the video media.
 	movTimescale = 1000
 )
 
-// movFrame is the JPEG of the video frame, encoded once.
+// movFrame is the JPEG of the video frame: SMPTE-like colour bars.
 var movFrame = sync.OnceValue(func() []byte {
 	img := image.NewRGBA(image.Rect(0, 0, movWidth, movHeight))
 	bars := []color.RGBA{
@@ -107,13 +105,9 @@ var movMatrix = movFields(
 // when size > 0.
 func movPascal(s string, size int) []byte {
 	b := append([]byte{byte(len(s))}, s...)
-	for len(b) < size {
-		b = append(b, 0)
-	}
-	return b
+	return append(b, make([]byte, max(0, size-len(b)))...)
 }
 
-// movLayout is the computed structure of a movie.
 type movLayout struct {
 	sr         int
 	samples    int64
@@ -123,7 +117,6 @@ type movLayout struct {
 	durationMs uint32
 }
 
-// movBuild lays the movie of t out.
 func movBuild(t Track) movLayout {
 	sr := min(synthSampleRate(t.SampleRate), movMaxSampleRate)
 	n := synthSampleAt(t.Duration, sr)
@@ -302,22 +295,11 @@ func movChunkOffsets(offs []int64, co64 bool) []byte {
 	return movAtom("stco", b)
 }
 
-// MOVSize is the exact byte length of the QuickTime movie of t (see NewMOVReader).
-func MOVSize(t Track) int64 {
-	l := movBuild(t)
-	return int64(len(l.prefix)) + 2*l.samples
-}
-
-// NewMOVReader returns a real, playable QuickTime movie (.mov) of duration
-// t.Duration as an io.ReadSeeker: one video track holding a single 320x180
-// Motion-JPEG colour-bars frame that lasts the whole movie, and one audio
-// track with the same speech-like signal as the WAV, 16-bit little-endian
-// mono PCM ('sowt', sound description version 0) at t.SampleRate (clamped to
-// 65535 Hz, the highest a version 0 description can state). The header atoms
-// and the JPEG (a few KB, plus 4 or 8 bytes per audio chunk, at most 16384
-// chunks) are kept in memory; the audio samples are synthesised on demand,
-// and reading after any Seek gives the same bytes as reading from the start.
-// Not safe for concurrent use.
+// NewMOVReader returns a playable QuickTime movie of t as an io.ReadSeeker:
+// a colour-bars frame lasting the whole movie and the WAV's audio, at
+// t.SampleRate clamped to 65535 Hz. Only the header atoms and the JPEG are
+// kept in memory; the samples are synthesised as NewWAVReader's are. Not safe
+// for concurrent use.
 func NewMOVReader(t Track) io.ReadSeeker {
 	l := movBuild(t)
 	return newSynthReader(l.prefix, newMixer(t, l.sr, l.samples))

@@ -1,8 +1,5 @@
 package audio
 
-// This file lays text out in time as speech for the voice-cloning output:
-// phrases at a speaking rate, separated by pauses at punctuation.
-
 import (
 	"math"
 	"strings"
@@ -11,17 +8,11 @@ import (
 	"unicode/utf8"
 )
 
+// The timings and rates SpeechTrack describes.
 const (
-	// speechLeadIn is the silence before the first phrase.
-	speechLeadIn = 150 * time.Millisecond
-	// speechTail is the silence after the last phrase.
-	speechTail = 200 * time.Millisecond
-	// speechMaxSegment caps the length of one segment: longer phrases are
-	// split at word boundaries, or between characters when a single word
-	// (or a text without spaces) is longer.
-	speechMaxSegment = 12 * time.Second
-	// speechDefaultRate is used when charsPerSecond is not a positive
-	// finite number; speechMinRate and speechMaxRate clamp the others.
+	speechLeadIn      = 150 * time.Millisecond
+	speechTail        = 200 * time.Millisecond
+	speechMaxSegment  = 12 * time.Second
 	speechDefaultRate = 14.0
 	speechMinRate     = 0.5
 	speechMaxRate     = 1000.0
@@ -71,33 +62,23 @@ func speechCounted(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-// SpeechTrack lays text out as speech at sampleRate (stored as given in the
-// Track; <= 0 means the synthesiser's default).
+// SpeechTrack lays text out as speech at charsPerSecond (clamped to
+// [0.5, 1000]; 14 when not a positive finite number) and sampleRate (stored
+// as given; <= 0 means the synthesiser's default). The result is a pure
+// function of the arguments.
 //
-// The text is split into phrases at punctuation. Sentence ends (. ! ? … and
-// their CJK, Arabic, Urdu, Devanagari... forms: 。！？؟۔।) give a 450 ms
-// pause, comma-like marks (, ; : 、，،؛) 220 ms, line and paragraph breaks
-// 600 ms; a run of several breaks gives the longest of their pauses. An
+// The text is split into phrases at punctuation, with the pause of
+// speechPauses between two phrases (the longest of a run of breaks). An
 // ASCII '.', ',' or ':' between two letters or digits ("3.14", "1,000",
-// "10:30") is part of a word, not a break.
-//
-// Each phrase (with its surrounding whitespace trimmed) lasts its weight
-// divided by charsPerSecond, where a letter or a digit weighs 1, each run
-// of whitespace between its first and last letter or digit 0.5, and
-// anything else (marks, punctuation, symbols) 0. One character lasts exactly
-// 2*round(1e9/(2*charsPerSecond)) ns. Phrases without letters or digits are
-// dropped. A phrase longer than 12 s is split into pieces of about equal
-// weight (total/ceil(total/12 s)), at whitespace (the whitespace run becomes
-// the silence between two pieces) or, for a word that does not fit
-// (scripts without spaces), between characters; no segment exceeds 12 s.
+// "10:30") is part of a word, not a break. A phrase, trimmed, lasts one
+// character (exactly 2*round(1e9/(2*charsPerSecond)) ns) per letter or digit
+// and half of one per whitespace run between its first and last letter or
+// digit; phrases without letters or digits are dropped, and one longer than
+// 12 s is split into pieces of about equal weight (see split).
 //
 // Each piece is a Segment with Text the piece (without its closing
 // punctuation) and Voice voice. The first starts after a 150 ms lead-in and
-// the Track's Duration ends 200 ms after the last. A text without letters
-// or digits gives a Track with no segments and Duration 0.
-//
-// charsPerSecond is clamped to [0.5, 1000]; when it is not a positive finite
-// number, 14 is used. The result is a pure function of the arguments.
+// the Duration ends 200 ms after the last (0 without segments).
 func SpeechTrack(text string, charsPerSecond float64, voice Voice, sampleRate int) Track {
 	l := speechLayout{
 		voice:  voice,

@@ -39,8 +39,8 @@ type Voice struct {
 // chunk fits the 32-bit RIFF sizes (about 27 hours at 22050 Hz, 13.5 hours
 // at 44100 Hz); a negative Duration means an empty track.
 type Track struct {
-	SampleRate int           // e.g. 22050 or 44100
-	Duration   time.Duration // total length; samples = round(Duration * SampleRate)
+	SampleRate int
+	Duration   time.Duration
 	Segments   []Segment
 	// GainDB scales the voice of Segments, in decibels: 0 keeps the
 	// synthesiser's level (peaks at most 0.55 of full scale).
@@ -59,17 +59,15 @@ const (
 	// synthGain scales the [-1, 1] signal to 16-bit PCM, leaving headroom.
 	synthGain = 0.55 * 32767
 
-	// synthTableSize is the length of one cycle of a vowel wavetable.
-	synthTableSize = 1024
-	// synthVowels is the number of vowel timbres per voice.
-	synthVowels = 5
-	// synthMaxHarmonics bounds the harmonics summed into a wavetable.
-	synthMaxHarmonics = 24
-	// synthVoiceCacheSize bounds the wavetables a generator keeps.
-	synthVoiceCacheSize = 8
-	// synthMaxPattern bounds the slot pattern derived from a segment text.
-	synthMaxPattern = 512
-	// synthMaxPatternRunes bounds how much of a segment text is looked at.
+	// A voice has synthVowels wavetables of synthTableSize samples (one
+	// cycle) summing at most synthMaxHarmonics; a generator keeps the tables
+	// of synthVoiceCacheSize voices. A segment's slot pattern has at most
+	// synthMaxPattern slots, from the first synthMaxPatternRunes of its text.
+	synthTableSize       = 1024
+	synthVowels          = 5
+	synthMaxHarmonics    = 24
+	synthVoiceCacheSize  = 8
+	synthMaxPattern      = 512
 	synthMaxPatternRunes = 4096
 
 	// Envelope timings, in seconds.
@@ -116,11 +114,7 @@ func synthSampleAt(d time.Duration, sr int) int64 {
 	if s >= synthMaxSamples/int64(sr)+1 {
 		return synthMaxSamples
 	}
-	n := s*int64(sr) + (rem*int64(sr)+sec/2)/sec
-	if n > synthMaxSamples {
-		return synthMaxSamples
-	}
-	return n
+	return min(s*int64(sr)+(rem*int64(sr)+sec/2)/sec, synthMaxSamples)
 }
 
 // synthMix is the splitmix64 finaliser.
@@ -138,12 +132,7 @@ func synthUnit(h uint64) float64 {
 
 // synthSmooth is the smoothstep of x clamped to [0, 1].
 func synthSmooth(x float64) float64 {
-	if x <= 0 {
-		return 0
-	}
-	if x >= 1 {
-		return 1
-	}
+	x = max(0, min(1, x))
 	return x * x * (3 - 2*x)
 }
 
@@ -328,14 +317,7 @@ func (g *synthGen) render(first int64, dst []float64) {
 
 // pcm rounds a sample to 16 bits, clamping it to the range.
 func pcm(x float64) int16 {
-	switch r := math.Round(x); {
-	case r >= math.MaxInt16:
-		return math.MaxInt16
-	case r <= math.MinInt16:
-		return math.MinInt16
-	default:
-		return int16(r)
-	}
+	return int16(max(math.MinInt16, min(math.MaxInt16, math.Round(x))))
 }
 
 // enter makes span si the current segment.
@@ -453,10 +435,7 @@ func (g *synthGen) sample(n int64) float64 {
 	if s.silent {
 		return 0
 	}
-	u := tau - float64(k)*st.slotLen
-	if u < 0 {
-		u = 0
-	}
+	u := max(0, tau-float64(k)*st.slotLen)
 	x := 0.0
 	if u >= s.on && u < s.off {
 		e := s.amp * (1 - 0.25*(u-s.on)*s.invVoice)

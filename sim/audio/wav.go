@@ -6,7 +6,6 @@ import (
 	"math"
 )
 
-// wavHeaderSize is the size of a canonical RIFF/WAVE PCM header.
 const wavHeaderSize = 44
 
 // WAVHeader returns the canonical 44-byte RIFF/WAVE header of a PCM file
@@ -15,10 +14,7 @@ const wavHeaderSize = 44
 // dataBytes exceeds 2^32-1-36.
 func WAVHeader(sampleRate, channels, bitsPerSample int, dataBytes uint32) []byte {
 	blockAlign := channels * ((bitsPerSample + 7) / 8)
-	riff := uint64(dataBytes) + 36
-	if riff > math.MaxUint32 {
-		riff = math.MaxUint32
-	}
+	riff := min(uint64(dataBytes)+36, math.MaxUint32)
 	h := make([]byte, 0, wavHeaderSize)
 	h = append(h, "RIFF"...)
 	h = binary.LittleEndian.AppendUint32(h, uint32(riff))
@@ -36,7 +32,6 @@ func WAVHeader(sampleRate, channels, bitsPerSample int, dataBytes uint32) []byte
 	return h
 }
 
-// wavSamples returns the effective sample rate and sample count of t.
 func wavSamples(t Track) (sr int, n int64) {
 	sr = synthSampleRate(t.SampleRate)
 	return sr, synthSampleAt(t.Duration, sr)
@@ -49,12 +44,10 @@ func WAVSize(t Track) int64 {
 }
 
 // NewWAVReader returns the 16-bit mono PCM WAV file of t as an
-// io.ReadSeeker, suitable for net/http.ServeContent. Nothing is materialised:
-// samples are synthesised on demand for the region being read, in blocks of
-// 8192 samples, so memory stays bounded (a few tens of KB plus the voice
-// wavetables) whatever the duration, and reading after any Seek gives the
-// same bytes as reading from the start. The reader is not safe for
-// concurrent use; create one per request.
+// io.ReadSeeker for net/http.ServeContent. Samples are synthesised for the
+// region read, so memory stays bounded whatever the duration, and reading
+// after a Seek gives the bytes of a read from the start. Not safe for
+// concurrent use.
 func NewWAVReader(t Track) io.ReadSeeker {
 	sr, n := wavSamples(t)
 	return newSynthReader(WAVHeader(sr, 1, 16, uint32(2*n)), newMixer(t, sr, n))

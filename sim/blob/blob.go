@@ -25,7 +25,6 @@ var ErrInvalidName = errors.New("blob: invalid name")
 // '~' is not allowed in blob names, so a temp file never shadows a blob.
 const tempPattern = "tmp~*"
 
-// copyBufSize is the size of the buffers Write copies through.
 const copyBufSize = 1 << 20
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
@@ -54,7 +53,6 @@ func Open(dir string) (*Dir, error) {
 	return d, nil
 }
 
-// removeTemps removes the temporary files of interrupted Writes.
 func (d *Dir) removeTemps() error {
 	names, err := filepath.Glob(filepath.Join(d.dir, tempPattern))
 	if err != nil {
@@ -104,8 +102,7 @@ func nameChar(c byte) bool {
 // Write stores the bytes of r as the blob name, replacing any blob of that
 // name, and returns their count. It streams r into a temporary file of the
 // directory, syncs it and renames it to name, so name holds either the
-// previous blob or the whole new one. Memory use is constant whatever the
-// size.
+// previous blob or the whole new one.
 //
 // When r yields more than limit bytes, Write stops reading as soon as the
 // limit is crossed (it reads at most limit+1 bytes), stores nothing and
@@ -141,14 +138,11 @@ func (d *Dir) Write(name string, r io.Reader, limit int64) (n int64, err error) 
 	if n > limit {
 		return n, fmt.Errorf("%w: %s has more than %d bytes", ErrTooLarge, name, limit)
 	}
-	if err = f.Sync(); err != nil {
-		return n, fmt.Errorf("blob %s: %w", name, err)
-	}
-	if err = f.Close(); err != nil {
-		return n, fmt.Errorf("blob %s: %w", name, err)
-	}
-	if err = os.Rename(tmp, filepath.Join(d.dir, name)); err != nil {
-		return n, fmt.Errorf("blob %s: %w", name, err)
+	rename := func() error { return os.Rename(tmp, filepath.Join(d.dir, name)) }
+	for _, step := range []func() error{f.Sync, f.Close, rename} {
+		if err = step(); err != nil {
+			return n, fmt.Errorf("blob %s: %w", name, err)
+		}
 	}
 	return n, nil
 }

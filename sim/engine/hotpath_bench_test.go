@@ -123,7 +123,7 @@ func BenchmarkGetProjectFlat(b *testing.B) {
 			r := sim.NewRand(1)
 			source := script.AssignSpeakers(r, script.Synthesize(r, 10*time.Minute), 2)
 			ready := benchProject(n+1, time.Time{})
-			ready.DurationMS, ready.SourceScript, ready.TargetScript = 600_000, source, script.TranslateScript(benchIDs, source, "fr-FR")
+			ready.DurationMS, ready.SourceScript, ready.TargetScript = 600_000, source, script.TargetScript(benchIDs, source, "en", "fr-FR", nil)
 			running := benchProject(n+2, bt0.Add(time.Hour))
 			running.Outcome = sim.Outcome{}
 			require.NoError(b, st.Update(context.Background(), func(tx sim.Tx) error {

@@ -21,11 +21,8 @@ func isLoopbackName(host string) bool {
 	return h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 
-// dial connects to the address it checked (fidelity HF1): a loopback name
-// goes to 127.0.0.1 without asking DNS; another name is resolved once, its
-// address checked (a name that is not a loopback name may not resolve to
-// loopback) and that same address dialled, so a second answer of the DNS
-// cannot move the connection elsewhere.
+// dial connects to the address it checked (fidelity HF1), so a second answer
+// of the DNS cannot move the connection elsewhere.
 func (r *Resolver) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -85,22 +85,13 @@ func (r *Resolver) checkFetch(rawURL string) string {
 
 // Download GETs rawURL and streams the body to w, returning the bytes
 // written. It refuses URLs dubsim may not contact (see MayFetchURL), and
-// redirects to them. A non-2xx status, a body of more than limit bytes
-// (an error wrapping ErrTooLarge; w gets at most limit bytes and the body
-// is read at most one byte further), a body
+// redirects to them, saying why. A non-2xx status, a body of more than limit
+// bytes (an error wrapping ErrTooLarge; w gets at most limit bytes), a body
 // shorter than announced, no data for 30 s, the end of ctx or a failing w
-// give an error whose message names the URL and the cause, for API users:
-// "download of http://127.0.0.1:1234/x.mp4 failed: HTTP 404 Not Found".
-//
-// The default client's overall timeout (meant for probes) does not apply:
-// a download is bounded by ctx and the stall timeout, and by the Timeout of
-// a Client set on the Resolver.
-//
-// With GenericErrors, a failed download names no reason (sim.MsgDownloadUnreadable;
-// the error still wraps its cause, and the reason is logged): a closed
-// port or an HTTP status would make dubsim a port scanner (fidelity HX3).
-// A refusal (a URL dubsim may not contact) still says why: it contacted
-// nothing.
+// give an error whose message names the URL and the cause for API users,
+// or with GenericErrors only the URL (fidelity HX3; the error still wraps the
+// cause, which is logged). The default client's overall timeout, meant for
+// probes, does not apply.
 func (r *Resolver) Download(ctx context.Context, rawURL string, w io.Writer, limit int64) (int64, error) {
 	if reason := r.checkFetch(rawURL); reason != "" {
 		return 0, &userError{msg: fmt.Sprintf(MsgDownloadRefused, rawURL, reason)}
@@ -231,12 +222,10 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 // Inspect reads the container header of the media in ra (size bytes, or
-// < 0 when unknown) and returns its format (a probe.Format* constant),
-// duration and encoding (what the header gives of it; see
-// probe.MediaInfo). Unknown formats and headers without a duration give
-// errors with the messages MsgUnknownFormat and MsgNoDuration (they wrap
-// probe.ErrUnknownFormat and probe.ErrNoDuration); a recognised format is
-// returned even then.
+// < 0 when unknown): see probe.Probe. Its errors wrapping
+// probe.ErrUnknownFormat and probe.ErrNoDuration have the messages
+// MsgUnknownFormat and MsgNoDuration; a recognised format is returned even
+// then.
 func Inspect(ra io.ReaderAt, size int64) (format string, duration time.Duration, mf sim.MediaFormat, err error) {
 	mi, err := probe.Probe(ra, size)
 	switch {
@@ -250,7 +239,6 @@ func Inspect(ra io.ReaderAt, size int64) (format string, duration time.Duration,
 	return mi.Format, mi.Duration, mediaFormat(mi), nil
 }
 
-// mediaFormat converts what Probe read of the streams.
 func mediaFormat(mi probe.MediaInfo) sim.MediaFormat {
 	f := sim.MediaFormat{VideoCodec: mi.VideoCodec, Width: mi.Width, Height: mi.Height,
 		AudioCodec: mi.AudioCodec, SampleRate: mi.SampleRate, Channels: mi.Channels}

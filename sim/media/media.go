@@ -35,10 +35,8 @@ type Resolver struct {
 	// Client fetches media; nil is a client whose connections go through
 	// the resolver's own checked, pinned dialling (see dial).
 	Client *http.Client
-	// GenericErrors tells a creation only that its source video could not
-	// be read, not why (closed port, HTTP status, content type): the reason
-	// goes to Log (fidelity HF2). The server sets it unless
-	// --fetch-error-detail.
+	// GenericErrors tells API users that media could not be read, not why
+	// (fidelity HF2, HX3); the reason goes to Log.
 	GenericErrors bool
 	Log           *slog.Logger
 
@@ -70,14 +68,14 @@ func NewProbeSlots(n int) ProbeSlots { return make(ProbeSlots, n) }
 // shares, 128 MiB of buffers at most.
 const MaxProcessProbes = 2 * MaxProbes
 
-// MaxProbes is how many probes of source videos read media at once; more
-// wait for a slot (bounded by their request). Each buffers at most 16 MiB,
-// so 40 parallel creations naming a large file without Range support no
-// longer hold 40 such buffers (1.35 GB resident; test/hostile).
+// MaxProbes is how many probes of source videos read media at once (fidelity
+// HP1); more wait for a slot within their request.
 const MaxProbes = 4
 
-// probeBuffers holds the buffers of probes (maxBuffered bytes each); Probe
-// returns only a duration, so nothing keeps a buffer after its probe.
+// probeBuffers lends probes their maxBuffered bytes: forty probes in a row
+// reuse a few instead of leaving 16 MiB of garbage each (373 MB resident with
+// four probes at a time, 117 MB with one; test/hostile). Probe returns only a
+// duration, so nothing keeps a buffer after its probe.
 var probeBuffers = sync.Pool{New: func() any { b := make([]byte, maxBuffered); return &b }}
 
 // Probe returns what is known of the video at rawURL.
@@ -206,10 +204,6 @@ func (r *Resolver) fetch(ctx context.Context, rawURL string) (time.Duration, err
 			return 0, ctx.Err()
 		}
 	}
-	// The buffer for a body served without Range support comes from a
-	// pool: forty probes one after another reuse a few, instead of leaving
-	// 16 MiB of garbage each for the collector (373 MB resident with four
-	// probes at a time, 117 MB with one; test/hostile).
 	buf := probeBuffers.Get().(*[]byte)
 	defer probeBuffers.Put(buf)
 	rr := &rangeReader{ctx: ctx, client: r.client(), url: rawURL, buf: *buf}

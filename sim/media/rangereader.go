@@ -115,20 +115,16 @@ func (rr *rangeReader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, errors.New("negative offset")
 	}
 	if !rr.ranged {
-		if off >= int64(len(rr.buffered)) {
-			if rr.size >= 0 && off >= rr.size {
-				return 0, io.EOF
+		n := 0
+		if off < int64(len(rr.buffered)) {
+			if n = copy(p, rr.buffered[off:]); n == len(p) {
+				return n, nil
 			}
-			return 0, errBeyondBuffered
 		}
-		n := copy(p, rr.buffered[off:])
-		if n < len(p) {
-			if rr.size < 0 || off+int64(n) < rr.size {
-				return n, errBeyondBuffered // the file goes on past the prefix kept
-			}
+		if rr.size >= 0 && off+int64(n) >= rr.size {
 			return n, io.EOF
 		}
-		return n, nil
+		return n, errBeyondBuffered // the file goes on past the prefix kept
 	}
 	n := 0
 	for n < len(p) {

@@ -3,6 +3,8 @@ package probe
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"strings"
 	"time"
 )
 
@@ -83,12 +85,10 @@ func mkvReadElem(p *probeReader, off int64) (mkvElem, error) {
 // mkvVintLen returns the length of a vint from its first byte (1-8), or 0
 // for the invalid first byte 0x00.
 func mkvVintLen(first byte) int {
-	for n := 1; n <= 8; n++ {
-		if first&(0x80>>(n-1)) != 0 {
-			return n
-		}
+	if first == 0 {
+		return 0
 	}
-	return 0
+	return bits.LeadingZeros8(first) + 1
 }
 
 // mkvWalk calls fn for each child element in [start, end) until fn returns
@@ -156,10 +156,7 @@ func mkvProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 		if err != nil {
 			return true, err
 		}
-		for len(b) > 0 && b[len(b)-1] == 0 {
-			b = b[:len(b)-1]
-		}
-		docType = string(b)
+		docType = strings.TrimRight(string(b), "\x00")
 		return true, nil
 	})
 	if err != nil {

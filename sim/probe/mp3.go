@@ -56,14 +56,9 @@ func mp3ParseHeader(h []byte) (mp3Frame, bool) {
 		mono:       h[3]>>6 == 3,
 	}
 	mpeg1 := version == 3
-	var table int
-	switch {
-	case mpeg1:
+	table := min(f.layer, 2) + 2 // MPEG-2/2.5: layer I, or layers II and III
+	if mpeg1 {
 		table = f.layer - 1
-	case f.layer == 1:
-		table = 3
-	default:
-		table = 4
 	}
 	f.bitrate = mp3Bitrates[table][brIndex]
 	padding := int(h[2]>>1) & 1
@@ -100,9 +95,6 @@ func mp3SideInfoLen(f mp3Frame) int {
 // computes the duration from a Xing/Info or VBRI header, or else from the
 // bitrate and the file size (CBR). A FLAC stream behind an ID3v2 tag is
 // recognised too, hence the returned format.
-//
-// The first frame header gives the codec (its layer), sample rate and
-// channels.
 func mp3ProbeDuration(p *probeReader, mi *MediaInfo) (string, time.Duration, error) {
 	start := int64(0)
 	for i := 0; i < 16; i++ {

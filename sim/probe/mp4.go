@@ -50,10 +50,7 @@ func mp4ReadBox(p *probeReader, off, limit int64) (mp4Box, error) {
 	if size > uint64(probeInf-off) {
 		return mp4Box{}, probeMalformed("mp4", fmt.Sprintf("box %q size %d overflows", b.typ, size))
 	}
-	b.end = off + int64(size)
-	if b.end > limit {
-		b.end = limit
-	}
+	b.end = min(off+int64(size), limit)
 	return b, nil
 }
 
@@ -98,9 +95,8 @@ type mp4Track struct {
 	duration  uint64 // mdhd, in timescale units
 }
 
-// mp4ProbeDuration walks the top-level boxes to moov (skipping mdat and
-// anything else by size, wherever moov is) and reads the duration from it,
-// then the streams' encoding (mp4MoovStreams).
+// mp4ProbeDuration walks the top-level boxes to moov, wherever it is, and
+// reads the duration and then the streams' encoding from it.
 func mp4ProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 	fileEnd := probeInf
 	if p.size >= 0 {

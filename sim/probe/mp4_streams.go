@@ -219,7 +219,7 @@ func mp4ParseEsds(b []byte) (asc []byte, oti byte, ok bool) {
 	}
 	b = b[4:]
 	// descriptor returns the payload of the descriptor of tag at the
-	// start of b, and what follows it.
+	// start of b.
 	descriptor := func(b []byte, tag byte) (body []byte, ok bool) {
 		if len(b) < 2 || b[0] != tag {
 			return nil, false
@@ -300,13 +300,9 @@ var mp4AACRates = [13]int{96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050
 // channelConfiguration (4 bits). Channel configuration 7 is 7.1 (8
 // channels); 0 (given in a program config element) is returned as 0.
 func mp4AudioSpecificConfig(asc []byte) (rate, channels int, ok bool) {
-	var acc uint64
-	for i := 0; i < 8; i++ {
-		acc <<= 8
-		if i < len(asc) {
-			acc |= uint64(asc[i])
-		}
-	}
+	var first8 [8]byte
+	copy(first8[:], asc)
+	acc := binary.BigEndian.Uint64(first8[:])
 	bitsAvail := 8 * min(len(asc), 8)
 	pos := 0
 	take := func(n int) uint64 {

@@ -19,15 +19,11 @@ const (
 	FormatFLAC = "flac"
 )
 
-// MediaInfo is what Probe learns from a container header.
-//
-// Besides the duration, Probe reports the encoding of the first video and
-// the first audio stream where the header gives it without decoding media:
-// the WAV fmt chunk, FLAC STREAMINFO, the first MPEG audio frame header,
-// MP4 moov/trak (hdlr, stsd, mdhd, stts) and Matroska Tracks. These facts
-// are best effort: a zero value means unknown, and a header too broken to
-// give them never makes a Probe fail that found the duration. Codec names
-// are those ffprobe reports (codec_name), for the codecs Probe knows.
+// MediaInfo is what Probe learns from a container header: the duration, and
+// the encoding of the first video and the first audio stream where the header
+// gives it. The encoding is best effort (zero means unknown; a broken stream
+// header never fails a Probe that found the duration); codec names are
+// ffprobe's codec_name.
 type MediaInfo struct {
 	Format   string        // one of the Format* constants
 	Duration time.Duration // > 0 on success
@@ -50,22 +46,19 @@ var ErrNoDuration = errors.New("audio: media duration not found")
 const (
 	// probeHeadLen is how many leading bytes DetectFormat needs.
 	probeHeadLen = 64
-	// probeWindow is the minimum size of one ReadAt: every read that misses
-	// the cached window fetches this much, so walking headers costs few
-	// round trips. It is also the largest single allocation Probe makes.
+	// probeWindow is the minimum size of one ReadAt, so that walking headers
+	// costs few round trips, and the largest single allocation of Probe.
 	probeWindow = 64 << 10
-	// probeMaxReads caps the number of ReadAt calls of one Probe.
-	probeMaxReads = 256
-	// probeMaxEntries caps how many boxes, chunks or elements are visited
-	// inside one container.
+	// probeMaxReads and probeMaxEntries bound the ReadAt calls of one Probe
+	// and the boxes, chunks or elements visited inside one container.
+	probeMaxReads   = 256
 	probeMaxEntries = 4096
 	// probeInf stands for "to the end of a file of unknown size".
 	probeInf = int64(math.MaxInt64)
 )
 
-// DetectFormat recognises a container from its first bytes (magic bytes;
-// 64 bytes are enough; fewer bytes may give ""). It returns one of the
-// Format* constants, or "" when the bytes are not recognised.
+// DetectFormat recognises a container from its first 64 bytes (fewer may give
+// ""): one of the Format* constants, or "" when the bytes are not recognised.
 func DetectFormat(head []byte) string {
 	switch {
 	case len(head) >= 12 && string(head[0:4]) == "RIFF" && string(head[8:12]) == "WAVE":
@@ -104,22 +97,15 @@ func probeIsBMFF(head []byte) bool {
 }
 
 // Probe reads the container header from r (size is the total byte length,
-// or -1 when unknown) and returns the format and the duration.
-//
-// Only the headers needed are read, through a small number of ReadAt calls
-// of at least 64 KiB each; media payload (mdat, Cluster contents, PCM data)
-// is skipped by size and never read. Errors are ErrUnknownFormat,
-// ErrNoDuration (possibly wrapped with detail; test with errors.Is), or a
-// wrapped I/O error. When the format is recognised but the duration is not
-// found, the returned MediaInfo still carries the Format.
+// or -1 when unknown). Only the headers are read, in a few ReadAt calls of at
+// least 64 KiB; media payload is skipped by size. Errors wrap ErrUnknownFormat
+// or ErrNoDuration, or an I/O error; with ErrNoDuration the MediaInfo still
+// carries the Format.
 func Probe(r io.ReaderAt, size int64) (MediaInfo, error) {
 	if r == nil {
 		return MediaInfo{}, ErrUnknownFormat
 	}
-	if size < 0 {
-		size = -1
-	}
-	p := &probeReader{r: r, size: size}
+	p := &probeReader{r: r, size: max(size, -1)}
 	head, err := p.readUpTo(0, probeHeadLen)
 	if err != nil {
 		return MediaInfo{}, err
@@ -156,9 +142,8 @@ func Probe(r io.ReaderAt, size int64) (MediaInfo, error) {
 	return mi, nil
 }
 
-// probeReader serves small reads from a cached window over an io.ReaderAt,
-// so that walking a header costs as few ReadAt calls as possible. Every
-// fetch allocates a fresh buffer, so slices handed out stay valid.
+// probeReader serves small reads from a cached window over an io.ReaderAt.
+// Every fetch allocates a fresh buffer, so slices handed out stay valid.
 type probeReader struct {
 	r      io.ReaderAt
 	mem    []byte // the whole data when it is in memory (then r is nil)
@@ -169,12 +154,10 @@ type probeReader struct {
 	reads  int  // ReadAt calls so far
 }
 
-// probeTruncated reports a read that ran past the end of the data.
 func probeTruncated(off int64, n int) error {
 	return fmt.Errorf("%w: truncated data (%d bytes at offset %d)", ErrNoDuration, n, off)
 }
 
-// probeMalformed reports an invalid header field.
 func probeMalformed(format, what string) error {
 	return fmt.Errorf("%w: malformed %s: %s", ErrNoDuration, format, what)
 }
@@ -190,9 +173,7 @@ func (p *probeReader) readUpTo(off int64, n int) ([]byte, error) {
 		if off >= p.size {
 			return nil, nil
 		}
-		if int64(n) > p.size-off {
-			n = int(p.size - off)
-		}
+		n = int(min(int64(n), p.size-off))
 	}
 	if n == 0 {
 		return nil, nil
@@ -212,12 +193,9 @@ func (p *probeReader) readUpTo(off int64, n int) ([]byte, error) {
 	if p.reads >= probeMaxReads {
 		return nil, fmt.Errorf("%w: too many reads", ErrNoDuration)
 	}
-	want := int64(probeWindow)
-	if want > probeInf-off {
-		want = probeInf - off
-	}
-	if p.size >= 0 && want > p.size-off {
-		want = p.size - off
+	want := min(probeWindow, probeInf-off)
+	if p.size >= 0 {
+		want = min(want, p.size-off)
 	}
 	buf := make([]byte, want)
 	p.reads++
@@ -232,9 +210,7 @@ func (p *probeReader) readUpTo(off int64, n int) ([]byte, error) {
 	// A short read without error breaks the io.ReaderAt contract; treat
 	// it as the end of the data rather than trusting the missing bytes.
 	p.bufEOF = m < len(buf) || err != nil || (p.size >= 0 && off+int64(m) >= p.size)
-	if m < n {
-		n = m
-	}
+	n = min(n, m)
 	return p.buf[:n:n], nil
 }
 
@@ -251,8 +227,8 @@ func (p *probeReader) read(off int64, n int) ([]byte, error) {
 	return b, nil
 }
 
-// probeRatioDuration returns num/den seconds as a Duration (truncated to the
-// nanosecond). ok is false when den is 0, the result is 0, or it overflows.
+// probeRatioDuration returns num/den seconds, truncated to the nanosecond; ok
+// is false when the result is 0 or overflows, or den is 0.
 func probeRatioDuration(num, den uint64) (d time.Duration, ok bool) {
 	if num == 0 || den == 0 {
 		return 0, false

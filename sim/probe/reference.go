@@ -1,10 +1,6 @@
 package probe
 
-// This file measures reference voice samples for voice cloning: the
-// container format, the duration declared by a WAV header and the median
-// pitch of the voiced frames of WAV PCM audio.
-//
-// The pitch tracker works on a bounded prefix of the audio: the samples are
+// The pitch tracker of reference voice samples works on a bounded prefix of the audio: the samples are
 // mixed to mono, low-passed at 1 kHz (two biquads: a 4th-order Butterworth)
 // and decimated by an integer factor to an analysis rate of at most
 // 11025 Hz, keeping at most the first 15 s. Frames of 40 ms every 20 ms are
@@ -27,78 +23,64 @@ type ReferenceInfo struct {
 	Duration time.Duration // 0 when unknown
 }
 
+// The constants of the pitch tracker described above.
 const (
-	// referenceMinPitchHz and referenceMaxPitchHz bound the pitch search:
-	// a measured PitchHz is 0 or lies in [referenceMinPitchHz, referenceMaxPitchHz].
-	referenceMinPitchHz = 60.0
-	referenceMaxPitchHz = 400.0
-
-	// referenceMaxAnalysisSec is how much audio is analysed at most.
+	referenceMinPitchHz     = 60.0 // a measured PitchHz is 0 or within [min, max]
+	referenceMaxPitchHz     = 400.0
 	referenceMaxAnalysisSec = 15
-	// referenceMaxRate is the highest analysis sample rate: inputs are
-	// decimated by an integer factor to at most this rate.
-	referenceMaxRate = 11025
-	// referenceMinInputRate and referenceMaxInputRate bound the sample
-	// rates whose pitch is measured (others only give format and duration).
+	referenceMaxRate        = 11025 // the highest analysis rate
+
+	// Sample rates outside [referenceMinInputRate, referenceMaxInputRate]
+	// give format and duration only.
 	referenceMinInputRate = 4000
 	referenceMaxInputRate = 1000000
-	// referenceLowpassHz is the cut-off of the anti-alias / pitch low-pass.
-	referenceLowpassHz = 1000.0
+	referenceLowpassHz    = 1000.0
 
-	// referenceFrameSec and referenceHopSec are the analysis frame length
-	// and hop (50% overlap). A frame is correlated with itself shifted by
-	// up to 1/referenceMinPitchHz, so it reads that much further.
+	// A frame is correlated with itself shifted by up to
+	// 1/referenceMinPitchHz, so it reads that much further.
 	referenceFrameSec = 0.040
 	referenceHopSec   = 0.020
 
-	// referenceSilenceRatio: a frame whose RMS is below this fraction of the
-	// loud level (the 95th percentile of the frame RMS) is silence (-30 dB).
-	referenceSilenceRatio = 0.0316
-	// referenceLoudPercentile picks the loud level among the frame RMS.
+	// A frame whose RMS is below referenceSilenceRatio (-30 dB) of the loud
+	// level (the 95th percentile of the frames' RMS) is silence; below
+	// referenceMinLevel (about -80 dBFS) the whole sample is.
+	referenceSilenceRatio   = 0.0316
 	referenceLoudPercentile = 0.95
-	// referenceMinLevel: when the loud level is below this (about -80 dBFS)
-	// the whole sample is silence.
-	referenceMinLevel = 1e-4
+	referenceMinLevel       = 1e-4
+
 	// referenceVoicedNCCF is the normalised cross-correlation a frame must
 	// reach at its best lag to count as voiced.
 	referenceVoicedNCCF = 0.6
+
 	// referenceOctaveRatio: the period is the shortest lag whose local
 	// correlation peak is within this ratio of the best one (guards
 	// against picking a multiple of the period).
 	referenceOctaveRatio = 0.9
-	// referenceMinVoiced and referenceMinVoicedShare: PitchHz is 0 unless at
-	// least this many frames, and this share of the non-silent frames, are
-	// voiced (white noise and unvoiced sounds give none or a handful).
+
+	// PitchHz is 0 unless at least referenceMinVoiced frames, and
+	// referenceMinVoicedShare of the non-silent ones, are voiced (white noise
+	// and unvoiced sounds give none or a handful).
 	referenceMinVoiced      = 5
 	referenceMinVoicedShare = 0.1
 
-	// referenceMaxChannels bounds the channels mixed to mono.
-	referenceMaxChannels = 1024
+	referenceMaxChannels = 1024 // the most channels mixed to mono
 )
 
 // referenceGUIDTail is the common tail of the KSDATAFORMAT_SUBTYPE GUIDs
 // (the first two bytes are the format code).
 const referenceGUIDTail = "\x00\x00\x00\x00\x10\x00\x80\x00\x00\xAA\x00\x38\x9B\x71"
 
-// AnalyzeReference measures a reference sample from its first bytes (the
-// caller keeps at most a few MB of each upload and passes that prefix; it
-// may be truncated anywhere, including in the middle of the data chunk:
-// what is there is analysed).
+// AnalyzeReference measures a reference sample from its first bytes (a
+// prefix that may end anywhere, even inside the data chunk: what is there is
+// analysed). Format is DetectFormat(head). For WAV (integer PCM of 8 to 32
+// bits or float, plain or WAVE_FORMAT_EXTENSIBLE, up to 1024 channels mixed to
+// mono) it also gives Duration, the declared data size over the byte rate (0
+// when unset, as in streamed files), and PitchHz, measured on at most the
+// first 15 s of the samples present.
 //
-// Format is DetectFormat(head). For WAV, the "fmt " chunk is read (PCM
-// 8-bit unsigned and 16/24/32-bit signed, IEEE float 32/64-bit, and
-// WAVE_FORMAT_EXTENSIBLE with a PCM or float subformat; any channel count
-// up to 1024 is mixed to mono; chunks other than "fmt " and "data" are
-// skipped), Duration is the declared data size over the byte rate (0 when
-// the size is unset, as in streamed files), and PitchHz is measured on at
-// most the first 15 s of the samples present (see the file comment for the
-// algorithm). Other formats give Format only.
-//
-// It never panics. Its allocations follow the audio analysed, not the
-// sizes the header declares nor the length of head: at most about 700 KB
-// (15 s at the analysis rate as float32, plus per-frame bookkeeping). Its
-// CPU time is linear in the bytes decoded (at most 15 s of samples) plus
-// about 750 frames of correlation (tens of milliseconds).
+// It never panics. Its allocations follow the audio analysed, not the sizes
+// the header declares nor the length of head: at most about 700 KB. Its CPU
+// time is linear in the bytes decoded plus about 750 frames of correlation.
 func AnalyzeReference(head []byte) ReferenceInfo {
 	info := ReferenceInfo{Format: DetectFormat(head)}
 	if info.Format != FormatWAV {
@@ -164,8 +146,6 @@ func referenceParseFmt(w referenceWAV, f []byte, declared int64) referenceWAV {
 	tag := int(le.Uint16(f[0:2]))
 	w.channels = int(le.Uint16(f[2:4]))
 	w.sampleRate = int(le.Uint32(f[4:8]))
-	declaredRate := uint64(le.Uint32(f[8:12]))
-	blockAlign := uint64(le.Uint16(f[12:14]))
 	w.bits = int(le.Uint16(f[14:16]))
 	if tag == wavFormatExtensible {
 		tag = 0
@@ -182,10 +162,7 @@ func referenceParseFmt(w referenceWAV, f []byte, declared int64) referenceWAV {
 		return w
 	}
 	// Unsupported encoding: the duration still follows the declared rate.
-	w.byteRate = declaredRate
-	if w.byteRate == 0 {
-		w.byteRate = uint64(w.sampleRate) * blockAlign
-	}
+	w.byteRate = wavByteRate(f)
 	return w
 }
 
@@ -261,15 +238,10 @@ func referenceDecode(w referenceWAV) referenceSignal {
 			default:
 				v = float64(int32(le.Uint32(b))) / (1 << 31)
 			}
-			switch {
-			case math.IsNaN(v):
+			if math.IsNaN(v) {
 				v = 0
-			case v > 1e3: // Inf and absurd floats
-				v = 1e3
-			case v < -1e3:
-				v = -1e3
 			}
-			sum += v
+			sum += max(-1e3, min(1e3, v)) // Inf and absurd floats are clamped
 		}
 		y := lp2.step(lp1.step(sum * inv))
 		if (i+1)%decim == 0 {

@@ -70,10 +70,7 @@ func wavProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 	}
 	// Same layout for PCM, float and WAVE_FORMAT_EXTENSIBLE.
 	sampleRate := uint64(binary.LittleEndian.Uint32(f[4:8]))
-	byteRate := uint64(binary.LittleEndian.Uint32(f[8:12]))
-	if byteRate == 0 {
-		byteRate = sampleRate * uint64(binary.LittleEndian.Uint16(f[12:14]))
-	}
+	byteRate := wavByteRate(f)
 	if byteRate == 0 {
 		return 0, probeMalformed("wav", "zero byte rate")
 	}
@@ -96,6 +93,15 @@ func wavProbeDuration(p *probeReader, mi *MediaInfo) (time.Duration, error) {
 		return 0, fmt.Errorf("%w: wav: data chunk of unknown size and file size unknown", ErrNoDuration)
 	}
 	return probeDurationOrErr("wav", dataSize, byteRate)
+}
+
+// wavByteRate is the byte rate a fmt chunk declares, or when it declares 0,
+// its sample rate times its block align.
+func wavByteRate(f []byte) uint64 {
+	if r := binary.LittleEndian.Uint32(f[8:12]); r != 0 {
+		return uint64(r)
+	}
+	return uint64(binary.LittleEndian.Uint32(f[4:8])) * uint64(binary.LittleEndian.Uint16(f[12:14]))
 }
 
 // WAVE format tags.

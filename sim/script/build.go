@@ -21,11 +21,7 @@ const (
 // SpeechMS is how long text takes to say at the model's rate.
 func SpeechMS(text string) int64 {
 	n := utf8.RuneCountInString(text)
-	ms := int64(float64(n) / CharsPerSecond * 1000)
-	if ms < minSegmentMS {
-		ms = minSegmentMS
-	}
-	return ms
+	return max(int64(float64(n)/CharsPerSecond*1000), minSegmentMS)
 }
 
 var words = strings.Fields(`the a we you they this that it is was will can have make know think see
@@ -47,10 +43,7 @@ func Synthesize(r *sim.Rand, duration time.Duration) []sim.Segment {
 	var segs []sim.Segment
 	t := r.Range(100, 900)
 	for t+minSegmentMS <= total {
-		length := r.Range(1500, 6000)
-		if t+length > total {
-			length = total - t
-		}
+		length := min(r.Range(1500, 6000), total-t)
 		segs = append(segs, sim.Segment{StartMS: t, EndMS: t + length, Text: sentence(r, length)})
 		t += length + r.Range(200, 1500)
 	}
@@ -106,13 +99,8 @@ func Align(utterances []string, duration time.Duration) []sim.Segment {
 	var prevEnd int64
 	for i, u := range utterances {
 		start := max(int64(t), prevEnd) // scaled below 1 ms, rounding would overlap
-		end := int64(t + float64(lengths[i])*scale)
-		if end <= start {
-			end = start + 1
-		}
-		if end > total {
-			end = total
-		}
+		end := max(int64(t+float64(lengths[i])*scale), start+1)
+		end = min(end, total)
 		if start >= end { // out of room: nothing sensible is left
 			break
 		}
@@ -140,15 +128,10 @@ func Realign(segs []sim.Segment, duration time.Duration) []sim.Segment {
 		if i+1 < len(segs) {
 			limit = segs[i+1].StartMS / 10 * 10
 		}
-		// Never shorter than the client's own segment, never into the next.
+		// Never shorter than the client's own segment, never into the next, never empty.
 		end = max(end, s.EndMS)
 		end = min(end, limit)
-		if end <= start {
-			end = min(s.EndMS, limit)
-		}
-		if end <= start {
-			end = start + 1
-		}
+		end = max(end, start+1)
 		s.StartMS, s.EndMS = start, end
 		out[i] = s
 		prevEnd = end
@@ -192,10 +175,5 @@ func SourceStyle(sourceURL string, speakerID int) string {
 // HasSpeakers reports whether a client's script gives speaker ids: then
 // every segment has one (a segment without keeps the speaker before it).
 func HasSpeakers(segs []sim.Segment) bool {
-	for _, s := range segs {
-		if s.SpeakerID > 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(segs, func(s sim.Segment) bool { return s.SpeakerID > 0 })
 }

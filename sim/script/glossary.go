@@ -15,12 +15,10 @@ var glossaryHeaders = [2]map[string]bool{
 }
 
 // ParseGlossary reads a TSV glossary: one "<source term><TAB><target term>"
-// per non-blank line (cells trimmed, further cells ignored). The first
-// non-blank line is a header, and skipped, when its cells are column names
-// (source, source term, term, original, from / target, target term,
-// translation, to) or the project's languages (sourceLang, then targetLang
-// or its language without the region). bad is the 1-based number of the
-// first line that is not "<text><TAB><text>", 0 when every line is.
+// per non-blank line (cells trimmed, further cells ignored). A first line of
+// column names (glossaryHeaders) or of the project's languages (sourceLang,
+// then targetLang with or without its region) is a header, and skipped. bad
+// is the 1-based number of the first line not "<text><TAB><text>", or 0.
 func ParseGlossary(content, sourceLang, targetLang string) (terms []sim.GlossaryTerm, bad int) {
 	first := true
 	for i, line := range strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n") {
@@ -102,11 +100,11 @@ func (g *glossary) match(words []string, i int) (target string, n int) {
 		return "", 0
 	}
 	first := strings.TrimLeftFunc(strings.ToLower(words[i]), unicode.IsPunct)
+terms:
 	for _, e := range g.byFirst[strings.TrimRightFunc(first, unicode.IsPunct)] {
 		if i+len(e.words) > len(words) {
 			continue
 		}
-		ok := true
 		for j, w := range e.words {
 			got := strings.ToLower(words[i+j])
 			if j == 0 {
@@ -116,13 +114,10 @@ func (g *glossary) match(words []string, i int) (target string, n int) {
 				got = strings.TrimRightFunc(got, unicode.IsPunct)
 			}
 			if got != w {
-				ok = false
-				break
+				continue terms
 			}
 		}
-		if ok {
-			return e.target, len(e.words)
-		}
+		return e.target, len(e.words)
 	}
 	return "", 0
 }

@@ -67,7 +67,7 @@ func TestTargetScriptGlossary(t *testing.T) {
 			}
 			plain := script.TargetScript(ids, []sim.Segment{{Text: tc.text}}, "en", tc.target, nil)[0].Text
 			if tc.target != "en-US" {
-				assert.Equal(t, script.Translate(ids, tc.text, tc.target), plain, "without a glossary: the pseudo translation")
+				assert.Equal(t, translate(ids, tc.text, tc.target), plain, "without a glossary: the pseudo translation")
 			}
 		})
 	}

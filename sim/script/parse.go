@@ -3,6 +3,7 @@ package script
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -41,10 +42,10 @@ type Cue struct {
 	Speaker        string
 }
 
-// DetectFormat tells SRT, WebVTT and plain text apart.
-func DetectFormat(s string) string {
-	t := strings.TrimLeft(s, "\ufeff \t\r\n")
-	t = strings.ReplaceAll(strings.ReplaceAll(t, "\r\n", "\n"), "\r", "\n") // old Mac line ends too
+// detectFormat tells SRT, WebVTT and plain text apart in s, whose line ends
+// are "\n".
+func detectFormat(s string) string {
+	t := strings.TrimLeft(s, "\ufeff \t\n")
 	if strings.HasPrefix(t, "WEBVTT") {
 		return FormatVTT
 	}
@@ -77,7 +78,7 @@ func ParseCues(s string) (format string, cues []Cue, err error) {
 	}
 	s = strings.ReplaceAll(strings.TrimPrefix(s, "\ufeff"), "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
-	format = DetectFormat(s)
+	format = detectFormat(s)
 	switch format {
 	case FormatVTT, FormatSRT:
 		cues = parseCues(s, format == FormatVTT)
@@ -102,14 +103,10 @@ func parseCues(s string, vtt bool) []Cue {
 	var out []Cue
 	for i, block := range strings.Split(s, "\n\n") {
 		lines := strings.Split(strings.Trim(block, "\n"), "\n")
-		if vtt && i == 0 && strings.HasPrefix(strings.TrimSpace(lines[0]), "WEBVTT") {
+		// WebVTT's header, comments, styles and regions are not cues.
+		head := strings.TrimSpace(lines[0])
+		if vtt && (i == 0 && strings.HasPrefix(head, "WEBVTT") || strings.HasPrefix(head, "NOTE") || head == "STYLE" || head == "REGION") {
 			continue
-		}
-		if vtt && len(lines) > 0 {
-			head := strings.TrimSpace(lines[0])
-			if strings.HasPrefix(head, "NOTE") || head == "STYLE" || head == "REGION" {
-				continue
-			}
 		}
 		timed := -1
 		for j, l := range lines {
@@ -238,10 +235,7 @@ func splitSentences(t string, max int) []string {
 func TimedSegments(cues []Cue) []sim.Segment {
 	ids := map[string]int{}
 	speaker := 0
-	named := false
-	for _, c := range cues {
-		named = named || c.Speaker != ""
-	}
+	named := slices.ContainsFunc(cues, func(c Cue) bool { return c.Speaker != "" })
 	var out []sim.Segment
 	var prevEnd int64
 	for _, c := range cues {

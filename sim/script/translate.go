@@ -40,14 +40,10 @@ var scriptOf = map[string]string{
 // noSpaces lists writing systems written without spaces between words.
 var noSpaces = map[string]bool{"han": true, "kana": true, "thai": true}
 
-// Translate returns a deterministic pseudo translation of text into target
+// translate returns a deterministic pseudo translation of text into target
 // (a BCP 47 code): every word maps to a pseudo-word built from syllables of
 // the target's writing system, punctuation is kept. It is not a translation;
 // it only has the shape of one.
-func Translate(ids *sim.IDs, text, target string) string {
-	return translate(ids, text, target, nil)
-}
-
 func translate(ids *sim.IDs, text, target string, g *glossary) string {
 	lang, _, _ := strings.Cut(target, "-")
 	sys, ok := scriptOf[lang]
@@ -73,29 +69,16 @@ func translate(ids *sim.IDs, text, target string, g *glossary) string {
 	})
 }
 
-// TranslateScript translates every segment's text, keeping timings and
-// speakers.
-func TranslateScript(ids *sim.IDs, segs []sim.Segment, target string) []sim.Segment {
-	out := make([]sim.Segment, len(segs))
-	for i, s := range segs {
-		s.Text = Translate(ids, s.Text, target)
-		out[i] = s
-	}
-	return out
-}
-
 // TargetScript is the target script of a project: the source script
-// translated (Translate) into targetLang, or kept as it is when the target
+// pseudo-translated into targetLang, or kept as it is when the target
 // is in the source language, with the glossary's terms in place of the
 // words they match (case-insensitive, whole words and phrases, the longest
 // term first; the target term is written as the glossary spells it).
 // Timings and speakers are kept.
 func TargetScript(ids *sim.IDs, segs []sim.Segment, sourceLang, targetLang string, terms []sim.GlossaryTerm) []sim.Segment {
 	g := newGlossary(terms)
-	same := false
-	if lang, _, _ := strings.Cut(targetLang, "-"); lang == sourceLang {
-		same = true // pre-translated: the words stay
-	}
+	lang, _, _ := strings.Cut(targetLang, "-")
+	same := lang == sourceLang // pre-translated: the words stay
 	out := make([]sim.Segment, len(segs))
 	for i, s := range segs {
 		if same {

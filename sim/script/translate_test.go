@@ -14,6 +14,12 @@ import (
 
 const sampleText = "Hello, world! How are you today? I'm fine: thanks... (really)"
 
+// translate is the pseudo translation of one text into target, as
+// TargetScript makes it when the source is in another language.
+func translate(ids *sim.IDs, text, target string) string {
+	return script.TargetScript(ids, []sim.Segment{{Text: text}}, "", target, nil)[0].Text
+}
+
 // trailingPunct is the run of punctuation a word ends with.
 func trailingPunct(w string) string {
 	return w[len(strings.TrimRightFunc(w, unicode.IsPunct)):]
@@ -35,15 +41,15 @@ func TestTranslateDeterministicAndSeeded(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := script.Translate(sim.NewIDs(1), sampleText, tc.target)
+			a := translate(sim.NewIDs(1), sampleText, tc.target)
 			assert.NotEmpty(t, a)
 			assert.NotEqual(t, sampleText, a, "the text is transformed")
-			assert.Equal(t, a, script.Translate(sim.NewIDs(1), sampleText, tc.target), "same seed, same text")
-			assert.NotEqual(t, a, script.Translate(sim.NewIDs(2), sampleText, tc.target), "another seed, another text")
+			assert.Equal(t, a, translate(sim.NewIDs(1), sampleText, tc.target), "same seed, same text")
+			assert.NotEqual(t, a, translate(sim.NewIDs(2), sampleText, tc.target), "another seed, another text")
 		})
 	}
 	// The same language in another region is another "translation".
-	assert.NotEqual(t, script.Translate(sim.NewIDs(1), sampleText, "en-US"), script.Translate(sim.NewIDs(1), sampleText, "en-GB"))
+	assert.NotEqual(t, translate(sim.NewIDs(1), sampleText, "en-US"), translate(sim.NewIDs(1), sampleText, "en-GB"))
 }
 
 func TestTranslateKeepsShape(t *testing.T) {
@@ -64,7 +70,7 @@ func TestTranslateKeepsShape(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := script.Translate(ids, tc.text, tc.target)
+			got := translate(ids, tc.text, tc.target)
 			in, out := strings.Fields(tc.text), strings.Fields(got)
 			require.Len(t, out, len(in), "word count kept: %q", got)
 			assert.Equal(t, strings.Join(out, " "), got, "single spaces between words")
@@ -77,7 +83,7 @@ func TestTranslateKeepsShape(t *testing.T) {
 
 func TestTranslateSameWordSameTranslation(t *testing.T) {
 	t.Parallel()
-	got := strings.Fields(script.Translate(sim.NewIDs(3), "Dog dog DOG cat dog.", "en-US"))
+	got := strings.Fields(translate(sim.NewIDs(3), "Dog dog DOG cat dog.", "en-US"))
 	require.Len(t, got, 5)
 	assert.Equal(t, got[1], got[4][:len(got[4])-1], "a word always maps to the same pseudo-word")
 	assert.Equal(t, strings.ToLower(got[0]), got[1], "case does not change the pseudo-word")
@@ -113,7 +119,7 @@ func TestTranslateWritingSystems(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := script.Translate(ids, text, tc.target)
+			got := translate(ids, text, tc.target)
 			require.True(t, utf8.ValidString(got))
 			letters := 0
 			for _, r := range got {
@@ -145,7 +151,7 @@ func TestTranslateValidUTF8(t *testing.T) {
 	}
 	for _, target := range []string{"en-US", "ru-RU", "ja-JP", "zh-TW", "th-TH", "ar-EG", "am-ET", "fr-FR"} {
 		for _, in := range inputs {
-			got := script.Translate(sim.NewIDs(5), in, target)
+			got := translate(sim.NewIDs(5), in, target)
 			assert.True(t, utf8.ValidString(got), "%s %q -> %q", target, in, got)
 			if strings.TrimSpace(in) == "" {
 				assert.Empty(t, got, "%s %q", target, in)
@@ -154,21 +160,21 @@ func TestTranslateValidUTF8(t *testing.T) {
 	}
 }
 
-func TestTranslateScript(t *testing.T) {
+func TestTargetScriptKeepsTimingsAndSpeakers(t *testing.T) {
 	t.Parallel()
 	ids := sim.NewIDs(4)
 	src := []sim.Segment{
 		{StartMS: 100, EndMS: 900, Text: "Hello there.", SpeakerID: 1},
 		{StartMS: 1200, EndMS: 3000, Text: "General Kenobi!", SpeakerID: 2},
 	}
-	got := script.TranslateScript(ids, src, "ru-RU")
+	got := script.TargetScript(ids, src, "en", "ru-RU", nil)
 	require.Len(t, got, len(src))
 	for i := range src {
 		assert.Equal(t, src[i].StartMS, got[i].StartMS)
 		assert.Equal(t, src[i].EndMS, got[i].EndMS)
 		assert.Equal(t, src[i].SpeakerID, got[i].SpeakerID)
-		assert.Equal(t, script.Translate(ids, src[i].Text, "ru-RU"), got[i].Text)
+		assert.Equal(t, translate(ids, src[i].Text, "ru-RU"), got[i].Text)
 	}
 	assert.Equal(t, "Hello there.", src[0].Text, "the input is not modified")
-	assert.Empty(t, script.TranslateScript(ids, nil, "ru-RU"))
+	assert.Empty(t, script.TargetScript(ids, nil, "en", "ru-RU", nil))
 }

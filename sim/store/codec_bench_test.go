@@ -27,7 +27,7 @@ func BenchmarkCodec(b *testing.B) {
 		SourceVideoURL: "https://example.com/video.mp4", MixingMode: sim.DefaultMixingMode, TTSVolume: sim.DefaultTTSVolume,
 		DurationMS: 600_000, DurationSource: sim.OriginRule, CostMinutes: 10, Status: sim.StatusReady,
 		CreatedAt: t0, CompletedAt: t0.Add(6 * time.Minute), OutputGen: 1,
-		SourceScript: source, TargetScript: script.TranslateScript(ids, source, "fr-FR"),
+		SourceScript: source, TargetScript: script.TargetScript(ids, source, "en", "fr-FR", nil),
 		Speakers: []sim.Speaker{{SpeakerID: 1, Style: sim.StyleFeminine, VoiceKey: "f4fb50:fr-FR-DeniseNeural"},
 			{SpeakerID: 2, Style: sim.StyleMasculine, VoiceKey: "f4fb50:fr-FR-AlainNeural"}, {SpeakerID: 3, Style: sim.StyleMasculine, VoiceKey: "f4fb50:fr-FR-HenriNeural"}},
 		History: []sim.Event{{At: t0, Kind: sim.EventCreated}, {At: t0.Add(6 * time.Minute), Kind: sim.EventCompleted}},

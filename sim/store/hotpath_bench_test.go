@@ -63,7 +63,7 @@ func tenMinuteProject(id string) sim.Project {
 		SourceVideoURL: "https://example.com/video.mp4", MixingMode: sim.DefaultMixingMode, TTSVolume: sim.DefaultTTSVolume,
 		DurationMS: 600_000, DurationSource: sim.OriginRule, CostMinutes: 10, Status: sim.StatusReady,
 		CreatedAt: bt0, CompletedAt: bt0.Add(6 * time.Minute), OutputGen: 1,
-		SourceScript: source, TargetScript: script.TranslateScript(benchIDs, source, "fr-FR"),
+		SourceScript: source, TargetScript: script.TargetScript(benchIDs, source, "en", "fr-FR", nil),
 		Speakers: []sim.Speaker{{SpeakerID: 1, Style: sim.StyleFeminine, VoiceKey: "f4fb50:fr-FR-DeniseNeural"},
 			{SpeakerID: 2, Style: sim.StyleMasculine, VoiceKey: "f4fb50:fr-FR-AlainNeural"}, {SpeakerID: 3, Style: sim.StyleMasculine, VoiceKey: "f4fb50:fr-FR-HenriNeural"}},
 		History: []sim.Event{{At: bt0, Kind: sim.EventCreated}, {At: bt0.Add(6 * time.Minute), Kind: sim.EventCompleted}},
