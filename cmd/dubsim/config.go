@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,20 +113,6 @@ func envName(flagName string) string {
 }
 
 const defaultShutdownGrace = 10 * time.Second
-
-// defaultDataPath is where dubsim kept its data file by default before
-// the default became a temporary store (fidelity EL5): the banner points
-// at a file found there.
-func defaultDataPath(getenv func(string) string) string {
-	dir, err := os.UserCacheDir()
-	if err != nil || dir == "" {
-		dir = os.TempDir()
-	}
-	if x := getenv("XDG_CACHE_HOME"); x != "" {
-		dir = x
-	}
-	return filepath.Join(dir, "dubsim", "dubsim.db")
-}
 
 type listFlags struct{ fetchHosts, controlHosts, rateLimit, corsOrigins string }
 

@@ -85,12 +85,9 @@ var bucketNames = map[string][2]string{
 	"videos": {"video", "videos"}, "artifacts": {"artifact", "artifacts"}, "uploads": {"upload", "uploads"},
 }
 
-func dataBanner(w io.Writer, d *dataFile, getenv func(string) string) {
+func dataBanner(w io.Writer, d *dataFile) {
 	if d.tempDir != "" {
 		fmt.Fprintf(w, "  data:        temporary (%s), removed at exit; --data FILE or DUBSIM_DATA keeps the state across runs\n", d.path)
-		if old := defaultDataPath(getenv); fileExists(old) {
-			fmt.Fprintf(w, "               an earlier dubsim kept its state in %s; --data %s serves it\n", old, old)
-		}
 		return
 	}
 	if d.restored == nil {
@@ -108,11 +105,6 @@ func dataBanner(w io.Writer, d *dataFile, getenv func(string) string) {
 		}
 	}
 	fmt.Fprintf(w, "  data file:   %s (restored from an earlier run: %s)\n", d.path, strings.Join(parts, ", "))
-}
-
-func fileExists(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
 }
 
 func backgroundDownloads(work []sim.Work) int {

@@ -79,7 +79,6 @@ func TestEphemeralByDefault(t *testing.T) {
 	r := startRun(t, cacheEnv(t), "--time-scale", "0", "--log-level", "off")
 	m := regexp.MustCompile(`(?m)^  data:        temporary \((\S+)\), removed at exit; --data FILE or DUBSIM_DATA keeps the state across runs$`).FindStringSubmatch(r.banner)
 	require.NotNil(t, m, r.banner)
-	assert.NotContains(t, r.banner, "an earlier dubsim kept its state", "no file at the old default path")
 	assert.Contains(t, r.banner, "  control API: "+r.base+"/_sim\n")
 	assert.Contains(t, r.banner, "  dashboard:   "+r.base+"/_sim/ui/\n")
 	dir := filepath.Dir(m[1])
@@ -93,22 +92,6 @@ func TestEphemeralByDefault(t *testing.T) {
 	require.NoError(t, r.stop())
 	_, err = os.Stat(dir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the temporary store is removed at exit")
-}
-
-// A data file at the path earlier versions used by default is pointed at,
-// not used.
-func TestEphemeralNamesTheOldDefaultFile(t *testing.T) {
-	t.Parallel()
-	env := cacheEnv(t)
-	old := filepath.Join(env["XDG_CACHE_HOME"], "dubsim", "dubsim.db")
-	require.NoError(t, os.MkdirAll(filepath.Dir(old), 0o755))
-	require.NoError(t, os.WriteFile(old, []byte("not used"), 0o600))
-	r := startRun(t, env, "--time-scale", "0", "--log-level", "off")
-	assert.Contains(t, r.banner, "an earlier dubsim kept its state in "+old+"; --data "+old+" serves it")
-	require.NoError(t, r.stop())
-	b, err := os.ReadFile(old)
-	require.NoError(t, err)
-	assert.Equal(t, "not used", string(b))
 }
 
 // --data (or DUBSIM_DATA) keeps the state; the banner says new, then what

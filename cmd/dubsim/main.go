@@ -140,7 +140,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	banner(stdout, ls.Addrs[0], ls.Addrs[1], ls.Addrs[2], cfg, fx, func(w io.Writer) {
-		dataBanner(w, data, getenv)
+		dataBanner(w, data)
 		sandboxBanner(w, cfg, a.Sandboxes, restored)
 	})
 	go settleMemory(getenv)
