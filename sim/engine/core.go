@@ -14,7 +14,7 @@ import (
 // core is the transaction runner every service shares.
 type core struct {
 	store   sim.Store
-	clock   TimeSource
+	clock   *sim.SimClock
 	log     *slog.Logger
 	onEvent func(Event)
 	// The clock's freeze, persisted with it by every write.

@@ -12,17 +12,6 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// TimeSource is the simulated clock the engine drives.
-type TimeSource interface {
-	sim.Clock
-	Advance(d time.Duration) time.Time
-	SetScale(scale float64)
-	Scale() float64
-	State() sim.ClockState
-	Restore(st sim.ClockState)
-	Wall() time.Time
-}
-
 // Prober resolves the duration of a source video (and any forced outcome),
 // or a *sim.Error with CodeVideoInfo.
 type Prober interface {
@@ -32,7 +21,7 @@ type Prober interface {
 // Config wires an Engine.
 type Config struct {
 	Store    sim.Store
-	Clock    TimeSource
+	Clock    *sim.SimClock
 	IDs      *sim.IDs
 	Prober   Prober
 	Timing   sim.Timing
