@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// Clock tells simulated time. Nothing in dubsim reads time.Now directly.
-type Clock interface {
-	Now() time.Time
-}
-
 // ClockState is what survives a restart: the simulated time last handed out
 // and its offset from real time at that moment.
 type ClockState struct {
@@ -19,9 +14,10 @@ type ClockState struct {
 	Scale  float64       `json:"scale"`
 }
 
-// SimClock is simulated time: real time scaled by Scale plus every manual
-// advance. It never goes backwards, also across a restart. A scale of 0
-// freezes it: time then moves only through Advance.
+// SimClock is simulated time, which dubsim reads in place of time.Now: real
+// time scaled by Scale plus every manual advance. It never goes backwards,
+// also across a restart. A scale of 0 freezes it: time then moves only
+// through Advance.
 type SimClock struct {
 	mu         sync.Mutex
 	real       func() time.Time
