@@ -134,11 +134,3 @@ func minTime(a, b time.Time) time.Time {
 	}
 	return b
 }
-
-func newCore(cfg Config) *core {
-	e := &core{store: cfg.Store, clock: cfg.Clock, log: cfg.Log, onEvent: cfg.OnEvent}
-	if e.log == nil {
-		e.log = slog.New(slog.DiscardHandler)
-	}
-	return e
-}

@@ -75,7 +75,10 @@ type Engine struct {
 
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
-	c := newCore(cfg)
+	c := &core{store: cfg.Store, clock: cfg.Clock, log: cfg.Log, onEvent: cfg.OnEvent}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
 	ids := newIDGen(cfg.Store, cfg.IDs)
 	apiKeys := cfg.APIKeys
 	if apiKeys == nil {
