@@ -28,10 +28,9 @@ type Catalog struct {
 	voiceByKey       map[string]Voice
 }
 
-// Index checks the voices against the target languages (every voice under
-// a target language of options, with a key unique in the catalogue and a
-// known style) and builds the lookup tables of IsSourceLang, IsTargetLang
-// and Voice. Call it once the lists are set, before any lookup.
+// Index checks the voices (each under a target language, with a unique key
+// and a known style) and builds the lookup tables. Call it once the lists
+// are set, before any lookup.
 func (c *Catalog) Index() error {
 	c.sources, c.targets = map[string]bool{}, map[string]bool{}
 	for _, l := range c.SourceLangs {
@@ -103,11 +102,9 @@ func (c *Catalog) SpecialVoiceSupports(key, target string) bool {
 }
 
 // MediaRule maps source video URLs to a duration and, optionally, a forced
-// outcome: refusal at creation (VideoInfoError) or a later error status.
+// outcome: refusal at creation or a later error status.
 type MediaRule struct {
-	// Pattern is matched against the whole URL; '*' matches any run of
-	// characters (also '/'), every other character matches itself.
-	Pattern         string  `json:"pattern"`
+	Pattern         string  `json:"pattern"` // GlobMatch'd against the whole URL
 	DurationSeconds float64 `json:"duration_seconds,omitempty"`
 	Refuse          string  `json:"refuse,omitempty"`
 	Fail            string  `json:"fail,omitempty"`
@@ -118,7 +115,7 @@ type MediaRule struct {
 func (m MediaRule) Matches(url string) bool { return GlobMatch(m.Pattern, url) }
 
 // GlobMatch matches s against a pattern where '*' matches any run of
-// characters. It runs in O(len(p)*len(s)) at worst.
+// characters (also '/'). It runs in O(len(p)*len(s)) at worst.
 func GlobMatch(p, s string) bool {
 	px, sx := 0, 0
 	starP, starS := -1, 0

@@ -6,22 +6,18 @@ import (
 	"time"
 )
 
-// Clock tells simulated time. Nothing in dubsim reads time.Now directly.
-type Clock interface {
-	Now() time.Time
-}
-
 // ClockState is what survives a restart: the simulated time last handed out
-// and the offset of simulated time from real time at that moment.
+// and its offset from real time at that moment.
 type ClockState struct {
 	Last   time.Time     `json:"last"`
 	Offset time.Duration `json:"offset"`
 	Scale  float64       `json:"scale"`
 }
 
-// SimClock is simulated time: real time scaled by Scale plus every manual
-// advance. It never goes backwards, also across a restart (see Restore).
-// A scale of 0 freezes it: time then moves only through Advance.
+// SimClock is simulated time, which dubsim reads in place of time.Now: real
+// time scaled by Scale plus every manual advance. It never goes backwards,
+// also across a restart. A scale of 0 freezes it: time then moves only
+// through Advance.
 type SimClock struct {
 	mu         sync.Mutex
 	real       func() time.Time
@@ -32,8 +28,8 @@ type SimClock struct {
 	advanced   time.Duration // every manual advance since the process started
 }
 
-// NewSimClock starts a clock at real time (offset zero) with the given scale.
-// real is the source of real time, time.Now in production.
+// NewSimClock starts a clock at real time with the given scale; real is
+// time.Now in production.
 func NewSimClock(real func() time.Time, scale float64) *SimClock {
 	now := real()
 	// last stays zero until a time is handed out, so that Restore resumes at
@@ -43,9 +39,8 @@ func NewSimClock(real func() time.Time, scale float64) *SimClock {
 }
 
 // Restore continues from a persisted state: simulated time resumes at real
-// time plus the persisted offset (downtime passes at real speed), and never
-// before the last time handed out. The scale is not restored; the caller's
-// configuration wins.
+// time plus the persisted offset (downtime passes at real speed), never
+// before the last time handed out. The scale is not restored.
 func (c *SimClock) Restore(st ClockState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -61,9 +56,7 @@ func (c *SimClock) Restore(st ClockState) {
 }
 
 // StandingAt is a state Restore resumes at exactly t, whatever the real
-// time: an offset far in the past, so that "never before Last" decides. For
-// a clock that stood still while stored, or a new clock started at a chosen
-// time.
+// time: an offset far in the past, so that "never before Last" decides.
 func StandingAt(t time.Time) ClockState {
 	return ClockState{Last: t, Offset: math.MinInt64 / 2}
 }
@@ -100,8 +93,8 @@ func (c *SimClock) Advance(d time.Duration) time.Time {
 }
 
 // Wall is real time plus every manual advance since the process started:
-// the time of windows that must pass both for a client that waits and for
-// a test that advances the clock, whatever the scale (studio rate limits).
+// windows on it pass both for a client that waits and for a test that
+// advances the clock, whatever the scale.
 func (c *SimClock) Wall() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -123,7 +116,7 @@ func (c *SimClock) Scale() float64 {
 	return c.scale
 }
 
-// State returns what must be persisted to resume without going backwards.
+// State returns what to persist to resume without going backwards.
 func (c *SimClock) State() ClockState {
 	c.mu.Lock()
 	defer c.mu.Unlock()

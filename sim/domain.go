@@ -30,21 +30,18 @@ func (p Plan) AtLeast(q Plan) bool { return p.Rank() >= q.Rank() }
 
 // Account is an API key with its plan, features and minute balance.
 type Account struct {
-	APIKey               string    `json:"api_key"`
-	Name                 string    `json:"name"`
-	Plan                 Plan      `json:"plan"`
-	BalanceMinutes       int64     `json:"balance_minutes"`
-	InitialBalance       int64     `json:"initial_balance_minutes"`
-	RetranslationEnabled bool      `json:"retranslation_enabled"`
-	CloningEnabled       bool      `json:"cloning_enabled"`
-	Fixture              bool      `json:"fixture,omitempty"`
-	CreatedAt            time.Time `json:"created_at"`
-	// UserID ties the key to a studio user (and so to a company).
-	UserID string `json:"user_id,omitempty"`
-	// Storage are the external-bucket credentials of the key (studio).
-	Storage *StorageCredentials `json:"storage,omitempty"`
-	// RateLimit limits the key's studio requests; nil means no limit.
-	RateLimit *RateLimit `json:"rate_limit,omitempty"`
+	APIKey               string              `json:"api_key"`
+	Name                 string              `json:"name"`
+	Plan                 Plan                `json:"plan"`
+	BalanceMinutes       int64               `json:"balance_minutes"`
+	InitialBalance       int64               `json:"initial_balance_minutes"`
+	RetranslationEnabled bool                `json:"retranslation_enabled"`
+	CloningEnabled       bool                `json:"cloning_enabled"`
+	Fixture              bool                `json:"fixture,omitempty"`
+	CreatedAt            time.Time           `json:"created_at"`
+	UserID               string              `json:"user_id,omitempty"`    // the studio user of the key
+	Storage              *StorageCredentials `json:"storage,omitempty"`    // the key's external-bucket credentials
+	RateLimit            *RateLimit          `json:"rate_limit,omitempty"` // of the key's studio requests; nil: none
 }
 
 // ProjectStatus is a platform project's status.
@@ -59,16 +56,16 @@ const (
 
 // Mixing modes, TTS volumes, voice styles and special voice keys.
 const (
-	MixVoiceoverOnly         = "voiceover_only"
-	MixWithOriginalTrack     = "voiceover_with_original_track"
-	MixWithoutOriginalVoice  = "voiceover_without_original_voice"
-	DefaultMixingMode        = MixWithOriginalTrack
-	DefaultTTSVolume         = "normal"
-	StyleMasculine           = "masculine"
-	StyleFeminine            = "feminine"
-	VoiceSoundalike          = "soundalike"
-	VoiceEmotionalTransfer   = "emotional_transfer"
-	DefaultIdempotencyWindow = 24 * time.Hour
+	MixVoiceoverOnly        = "voiceover_only"
+	MixWithOriginalTrack    = "voiceover_with_original_track"
+	MixWithoutOriginalVoice = "voiceover_without_original_voice"
+	DefaultMixingMode       = MixWithOriginalTrack
+	DefaultTTSVolume        = "normal"
+	StyleMasculine          = "masculine"
+	StyleFeminine           = "feminine"
+	VoiceSoundalike         = "soundalike"
+	VoiceEmotionalTransfer  = "emotional_transfer"
+	IdempotencyWindow       = 24 * time.Hour // how long idempotency keys live in simulated time
 )
 
 // MixingModes and TTSVolumes are the documented enumerations.
@@ -79,7 +76,7 @@ var (
 )
 
 // Segment is one script segment. SpeakerID is 0 in source scripts given by a
-// client (speakers are assigned by the simulator).
+// client.
 type Segment struct {
 	StartMS   int64  `json:"start_ms"`
 	EndMS     int64  `json:"end_ms"`
@@ -108,8 +105,7 @@ type Outcome struct {
 }
 
 // PlannedOutcome is how the project's current run ends, "ready" or
-// "error", and the error message then; "" when no run is pending. Every
-// view (state dump, dashboard, forced-outcome answers) shows this one value.
+// "error", and the error message then; "" when no run is pending.
 func (p Project) PlannedOutcome() (outcome, message string) {
 	if p.DueAt.IsZero() {
 		return "", ""
@@ -132,8 +128,7 @@ type Retranslation struct {
 	UseFixedTimings bool      `json:"use_fixed_timings"`
 }
 
-// Project is a platform dubbing project as stored. What a client sees of it
-// depends on Status (see the platform package).
+// Project is a platform dubbing project as stored.
 type Project struct {
 	ID                   string        `json:"id"`
 	APIKey               string        `json:"api_key"`
@@ -160,9 +155,8 @@ type Project struct {
 	TranslationsCount    int           `json:"translations_count"`
 	OutputGen            int           `json:"output_gen"`
 	// ScriptsPending: the scripts and speakers are produced when the first
-	// run completes, as the real service transcribes and translates while
-	// it processes; until then they are nil and ScriptInput keeps the
-	// client's source script, if it gave one.
+	// run completes, as the real service transcribes while it processes;
+	// until then ScriptInput keeps what the client gave.
 	ScriptsPending bool           `json:"scripts_pending,omitempty"`
 	ScriptInput    *ScriptInput   `json:"script_input,omitempty"`
 	SourceScript   []Segment      `json:"source_script"`
@@ -172,25 +166,21 @@ type Project struct {
 	History        []Event        `json:"history,omitempty"`
 }
 
-// ScriptInput is what a client gave at creation to make the scripts from:
-// source_script segments, or the utterances of source_script_content, and
-// the glossary.
+// ScriptInput is what a client gave at creation to make the scripts from.
 type ScriptInput struct {
-	SourceScript []Segment `json:"source_script"`
-	Utterances   []string  `json:"utterances"`
-	// Glossary holds the terms of glossary_content, applied to the target
-	// script when it is produced.
-	Glossary []GlossaryTerm `json:"glossary,omitempty"`
+	SourceScript []Segment      `json:"source_script"`
+	Utterances   []string       `json:"utterances"` // of source_script_content
+	Glossary     []GlossaryTerm `json:"glossary,omitempty"`
 }
 
-// Event is one entry of a project's timeline (created, completed, failed,
-// re-translation requested, ...), kept for the state dump and dashboard.
+// Event is one entry of a project's timeline, for the state dump and
+// dashboard.
 type Event struct {
 	At      time.Time `json:"at"`
 	Kind    string    `json:"kind"`
 	Message string    `json:"message,omitempty"`
 	// EstimatedCompletion is the completion time promised when a run
-	// started (created, retranslation_requested), kept after it ends.
+	// started, kept after it ends.
 	EstimatedCompletion time.Time `json:"estimated_completion,omitzero"`
 }
 
@@ -209,8 +199,8 @@ type IdemRecord struct {
 	Status      int    `json:"status"`
 	ContentType string `json:"content_type"`
 	Body        []byte `json:"body,omitempty"`
-	// RecipeKind and Recipe replace Body for responses too large to store
-	// (generated audio): a replay regenerates the same bytes from them.
+	// RecipeKind and Recipe replace Body for responses too large to store:
+	// a replay regenerates the same bytes from them.
 	RecipeKind string    `json:"recipe_kind,omitempty"`
 	Recipe     []byte    `json:"recipe,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
@@ -228,20 +218,17 @@ const (
 	ForceReady = "ready"
 )
 
-// OutcomeRule forces the outcome of the next Remaining projects created by
-// an account (or any account) whose source URL matches a pattern (or any).
+// OutcomeRule forces the outcome of the next Remaining projects or artifacts
+// of an account (or any) whose source matches a pattern (or any).
 type OutcomeRule struct {
-	ID               string `json:"id"`
-	APIKey           string `json:"api_key,omitempty"`
-	SourceURLPattern string `json:"source_url_pattern,omitempty"`
-	Remaining        int    `json:"remaining"`
-	Outcome          string `json:"outcome"`
-	ErrorMessage     string `json:"error_message,omitempty"`
-	// Resource is what the rule applies to: "project" (platform projects;
-	// also when empty) or "artifact" (studio artifacts, whose url or s3Path
-	// the pattern matches).
-	Resource  string    `json:"resource,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	ID               string    `json:"id"`
+	APIKey           string    `json:"api_key,omitempty"`
+	SourceURLPattern string    `json:"source_url_pattern,omitempty"`
+	Remaining        int       `json:"remaining"`
+	Outcome          string    `json:"outcome"`
+	ErrorMessage     string    `json:"error_message,omitempty"`
+	Resource         string    `json:"resource,omitempty"` // RuleProject (also when empty) or RuleArtifact
+	CreatedAt        time.Time `json:"created_at"`
 }
 
 // Rule resources.

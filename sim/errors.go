@@ -5,21 +5,14 @@ import (
 	"fmt"
 )
 
-// ErrStorageQuota means a file would take the stored bytes past a quota
-// (sim.BlobQuota); a *QuotaError says which.
-var ErrStorageQuota = errors.New("storage quota exceeded")
-
-// QuotaError is a refusal by a storage quota; Reason is in words the
-// client may see.
+// QuotaError means a file would take the stored bytes past a quota; Reason
+// says which, in words the client may see.
 type QuotaError struct{ Reason string }
 
-func (e *QuotaError) Error() string { return ErrStorageQuota.Error() + ": " + e.Reason }
+func (e *QuotaError) Error() string { return "storage quota exceeded: " + e.Reason }
 
-// Is makes errors.Is(err, ErrStorageQuota) hold for a *QuotaError.
-func (e *QuotaError) Is(target error) bool { return target == ErrStorageQuota }
-
-// Code is a transport-neutral error code. Each API maps codes to its own HTTP
-// status and envelope (the platform and studio interfaces use different bodies).
+// Code is a transport-neutral error code, which each API maps to its own
+// HTTP status and envelope.
 type Code string
 
 // The codes, from the client's fault to the simulator's.
@@ -45,9 +38,8 @@ const (
 type Error struct {
 	Code    Code
 	Message string
-	// Detail says more than Message where Message is a documented text
-	// that must stay byte for byte (which item, which values); the APIs
-	// send it outside the body, in a response header.
+	// Detail says more than a documented Message that must stay byte for
+	// byte; the APIs send it in a response header.
 	Detail string
 }
 
@@ -95,8 +87,7 @@ func ErrorDetail(err error) string {
 // ErrNotFound is returned by stores for a missing record.
 var ErrNotFound = errors.New("sim: record not found")
 
-// ErrDamaged is wrapped by the errors of a store for a record it cannot
-// read back (a damaged data file).
+// ErrDamaged is wrapped by a store's errors for a record it cannot read back.
 var ErrDamaged = errors.New("sim: damaged record")
 
 // Messages that clients and tests match on. The first group is quoted from
@@ -142,9 +133,8 @@ const (
 	MsgCloningMultipart = "This endpoint takes multipart/form-data with the fields text, language and one or more reference_audio_files; got Content-Type %q"
 )
 
-// Messages of the use cases, dubsim's own wording, grouped by resource.
-// Tests, golden files and the OpenAPI examples quote them: keep them byte
-// for byte, with their format verbs in the same order.
+// Messages of the use cases, dubsim's own wording. Tests, golden files and
+// the OpenAPI examples quote them byte for byte.
 const (
 	// Accounts (POST /_sim/accounts and the account store).
 	MsgPlan            = "plan must be one of none, subscription, pro, enterprise; got %q"
@@ -159,17 +149,13 @@ const (
 	MsgEmailTaken      = "user_email %q is already taken"
 	MsgAccountNotFound = "No account with api_key %q"
 
-	// Dubbing projects (platform interface). The argument of
-	// MsgScriptContent is the parse error of the script.
+	// Dubbing projects (platform interface).
 	MsgScriptContent = "source_script_content %v"
 	MsgScriptPastEnd = "source_script[%d] ends at %d ms, after the end of the source video (%d ms)"
-	// MsgCuePastEnd is MsgScriptPastEnd for the timed cues of
-	// source_script_content kept by use_fixed_timings.
 	MsgCuePastEnd    = "source_script_content cue %d ends at %d ms, after the end of the source video (%d ms)"
 	MsgSourceTooLong = "The source video lasts %s; videos up to %s are accepted"
 
-	// Re-translation of a dubbing project (platform interface): the checks of
-	// target_script and target_speakers.
+	// Re-translation of a dubbing project (platform interface).
 	MsgOneOf         = "%s must be one of %s; got %q" // field, allowed values, value
 	MsgNoSegments    = "target_script must contain at least one segment"
 	MsgNoSpeakers    = "target_speakers must contain at least one speaker"
@@ -184,8 +170,7 @@ const (
 	MsgGlossaryOtherOrg      = "%s: glossary %s does not belong to your organization"
 	MsgGlossaryKind          = "%s: glossary %s is a %s glossary; this field takes a %s glossary"
 
-	// Artifacts. The first four check an artifact given as the input of a
-	// video: field, artifact id, then what is wrong.
+	// Artifacts. The first four check an artifact given as a video's input.
 	MsgArtifactMissing      = "%s: artifact %s does not exist"
 	MsgArtifactOtherCompany = "%s: artifact %s does not belong to your company"
 	MsgArtifactType         = "%s: artifact %s is of type %s; this field takes an artifact of type %s"

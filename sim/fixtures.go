@@ -35,8 +35,8 @@ type AccountSpec struct {
 	RetranslationEnabled bool   `json:"retranslation_enabled"`
 	CloningEnabled       bool   `json:"cloning_enabled"`
 	Description          string `json:"description,omitempty"`
-	// Studio: the user the key belongs to (a fixture user), or, for keys
-	// created at run time, the company to join ("" = a new company).
+	// The fixture user the key belongs to, or, for keys created at run
+	// time, the company to join ("": a new company).
 	UserID    string              `json:"user_id,omitempty"`
 	CompanyID string              `json:"company_id,omitempty"`
 	UserEmail string              `json:"user_email,omitempty"`
@@ -47,14 +47,12 @@ type AccountSpec struct {
 	FromPlan PlanDefaults `json:"-"`
 }
 
-// PlanDefaults names the account fields that follow the plan's fixture
-// account when a creation leaves them out.
+// PlanDefaults names the account fields a creation left out.
 type PlanDefaults struct{ Balance, Retranslation, Cloning bool }
 
-// SandboxKeyPrefix starts every API key of a sandbox: "sbx_<id>_<key>",
-// which routes a request to the sandbox <id> (sim/sandbox). No key of the
-// default simulator starts with it: fixture files and POST /_sim/accounts
-// refuse such keys (fidelity SB2).
+// SandboxKeyPrefix starts every API key of a sandbox: "sbx_<id>_<key>"
+// routes a request to the sandbox <id>. No key of the default simulator
+// starts with it (fidelity SB2).
 const SandboxKeyPrefix = "sbx_"
 
 // CheckAPIKey keeps API keys usable in an Authorization header and as store
@@ -71,14 +69,10 @@ func CheckAPIKey(k string) error {
 	return nil
 }
 
-// Studio fixtures (studio.json) are the default studio data: companies,
-// their users, glossaries, folders, studio projects and videos. A record's
-// creation time is the one its id encodes (as a MongoDB ObjectId, and as
-// the ids dubsim makes at run time), so that ids stay the same whoever
-// seeds them; the last update is an age relative to the moment the data is
-// seeded ("2h" = two hours before), never before the creation. References
-// are ids of other entries of the file; every id is a studio id, unique
-// across the file.
+// Studio fixtures (studio.json): a record's creation time is the one its id
+// encodes, so that ids stay the same whoever seeds them; the last update is
+// an age relative to the moment the data is seeded ("2h"), never before the
+// creation. Every id is a studio id, unique across the file.
 
 // CompanySpec is a company fixture.
 type CompanySpec struct {
@@ -104,8 +98,7 @@ type GlossarySpec struct {
 	Langs     []string     `json:"langs,omitempty"`
 }
 
-// FolderSpec is a folder fixture; ParentID is empty (or null) at the
-// company root.
+// FolderSpec is a folder fixture; ParentID is empty at the company root.
 type FolderSpec struct {
 	ID        string `json:"id"`
 	CompanyID string `json:"company_id"`
@@ -113,9 +106,8 @@ type FolderSpec struct {
 	ParentID  string `json:"parent_id,omitempty"`
 }
 
-// StudioProjectSpec is a studio project fixture. Empty (or null) glossary,
-// remark, client name and folder fields are unset; CreatedBy defaults to
-// the manager.
+// StudioProjectSpec is a studio project fixture; CreatedBy defaults to the
+// manager.
 type StudioProjectSpec struct {
 	ID                    string `json:"id"`
 	CompanyID             string `json:"company_id"`
@@ -170,10 +162,8 @@ type StudioSeed struct {
 	Videos     []Video
 }
 
-// Materialize returns the fixtures as domain objects: CreatedAt is the time
-// the id encodes, UpdatedAt now minus updated_ago but not before CreatedAt.
-// Every object is marked Fixture; no video is due (DueAt is zero). The
-// objects share no memory with f. f must have passed fixtures.Load.
+// Materialize returns the fixtures as domain objects, marked Fixture, that
+// share no memory with f; no video is due. f must have passed fixtures.Load.
 func (f *StudioFixtures) Materialize(now time.Time) StudioSeed {
 	var s StudioSeed
 	if f == nil {

@@ -3,14 +3,11 @@ package sim
 import "time"
 
 // IdemWrite is the idempotency record a creation stores in its own
-// transaction, passed to the use case as an explicit argument (nil: the
-// request carried no Idempotency-Key). A creation that commits is then never
-// without its record, even if the process dies before the answer is sent: a
-// retry replays, not repeats.
+// transaction (nil: no Idempotency-Key), so that a creation that commits is
+// never without its record, even if the process dies before answering.
 type IdemWrite[T any] struct {
 	Scope, Key, Fingerprint string
-	// Render encodes the answer of the write's result exactly as the
-	// handler will send it.
+	// Render encodes the answer exactly as the handler will send it.
 	Render func(result T) (status int, contentType string, body []byte, err error)
 }
 

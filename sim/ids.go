@@ -8,9 +8,7 @@ import (
 	"strconv"
 )
 
-// IDs derives identifiers and deterministic content from a seed. The same
-// seed gives the same identifiers and content across runs; another seed gives
-// others.
+// IDs derives identifiers and deterministic content from a seed.
 type IDs struct {
 	seed uint64
 }
@@ -58,10 +56,8 @@ func (g *IDs) PlatformProjectID(seq uint64) string {
 	}
 }
 
-// PlatformProjectSeq is the inverse of PlatformProjectID: the sequence
-// number whose id is id, if id is a nine-digit number in the id range
-// (whichever generator made it: the permutation is a bijection, so every such
-// id has exactly one).
+// PlatformProjectSeq is the inverse of PlatformProjectID, for any nine-digit
+// id in the range (the permutation is a bijection).
 func (g *IDs) PlatformProjectSeq(id string) (uint64, bool) {
 	y, err := strconv.ParseUint(id, 10, 64)
 	if len(id) != 9 || id[0] == '0' || err != nil {
@@ -113,11 +109,8 @@ func (g *IDs) Token(n int, parts ...string) string {
 }
 
 // SecretToken is a hex token of n bytes that only a holder of secret can
-// make: HMAC-SHA256 keyed by secret over parts (each length-prefixed, so
-// ("ab", "c") and ("a", "bc") differ), in counter mode for n > 32. It has
-// the shape of Token (2n hex digits) but, unlike it, cannot be derived from
-// the seed: use it for whatever grants access (generated API keys, upload
-// ids, presign signatures).
+// make (HMAC-SHA256 over the length-prefixed parts, in counter mode), for
+// whatever grants access: unlike Token, it cannot be derived from the seed.
 func SecretToken(secret []byte, n int, parts ...string) string {
 	out := make([]byte, 0, n+sha256.Size)
 	var b [8]byte
@@ -135,8 +128,8 @@ func SecretToken(secret []byte, n int, parts ...string) string {
 	return hex.EncodeToString(out[:n])
 }
 
-// Rand is a small deterministic random source (splitmix64), safe to copy, for
-// content derived from a hash.
+// Rand is a small deterministic random source (splitmix64) for content
+// derived from a hash.
 type Rand struct{ state uint64 }
 
 // NewRand seeds a Rand.

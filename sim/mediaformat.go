@@ -1,10 +1,8 @@
 package sim
 
-// MediaFormat is the encoding of a media file as its container header gives
-// it: the first video stream and the first audio stream. It is what the
-// fragments of one artifact must share ("All fragments must share codec,
-// resolution and frame rate"). Zero fields are unknown: the header did not
-// give them, or dubsim never read the file (derived values).
+// MediaFormat is the encoding of a media file's first video and audio
+// streams, which the fragments of one artifact must share. Zero fields are
+// unknown.
 type MediaFormat struct {
 	VideoCodec string `json:"video_codec,omitempty"` // ffprobe's codec name: h264, mpeg4, mjpeg, vp9...
 	Width      int    `json:"width,omitempty"`       // pixels
@@ -23,11 +21,8 @@ func (f MediaFormat) Known() bool { return f != MediaFormat{} }
 // HasVideo reports whether the file has a video stream.
 func (f MediaFormat) HasVideo() bool { return f.VideoCodec != "" || f.Width > 0 || f.Height > 0 }
 
-// Messages of an artifact whose fragments differ in format (errorMessage of
-// an upload_failed artifact): fragment numbers count from 1, followed by the
-// fragment's url or s3Path. MsgFragmentMismatch takes (fragment, source,
-// fact, value, reference fragment, reference value); the two others take
-// (fragment, source, reference fragment).
+// Messages of an artifact whose fragments differ in format; fragments count
+// from 1.
 const (
 	MsgFragmentMismatch = "Fragment %d (%s): %s %s differs from fragment %d's %s; all fragments must share codec, resolution and frame rate"
 	MsgFragmentVideo    = "Fragment %d (%s) has a video track and fragment %d has none; all fragments must share codec, resolution and frame rate"

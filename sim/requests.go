@@ -5,9 +5,7 @@ import (
 	"time"
 )
 
-// Limits of the string fields of client requests. The provider documents
-// none; these are conventional bounds (docs/fidelity.md, HB3 to HB5). Names
-// are bounded by MaxNameLength characters.
+// Limits of the string fields of client requests (fidelity HB3 to HB5).
 const (
 	MaxURLBytes   = 8 << 10  // a URL or storage path: what common servers and proxies accept
 	MaxEmailBytes = 254      // an email address (RFC 5321's longest path)
@@ -45,8 +43,7 @@ type SpeakerInput struct {
 	VoiceKey  *string `json:"voice_key"`
 }
 
-// RetranslationInput is a decoded re-translation (or validation) request;
-// the rules are checked by the engine, which knows the project.
+// RetranslationInput is a decoded re-translation (or validation) request.
 type RetranslationInput struct {
 	TargetScript    []SegmentInput `json:"target_script"`
 	TargetSpeakers  []SpeakerInput `json:"target_speakers"`
@@ -67,15 +64,11 @@ type Receipt struct {
 // SourceInfo is what is known of a source video.
 type SourceInfo struct {
 	Duration time.Duration
-	// Origin says where the duration came from: "rule", "media" or "derived".
-	Origin string
-	// Fail, when set, makes processing end in error with this message.
-	Fail string
+	Origin   string // where the duration came from: OriginRule, OriginMedia or OriginDerived
+	Fail     string // when set, processing ends in error with this message
 }
 
-// MaxSourceDuration is the longest source video accepted; longer ones are
-// refused with a VideoInfoError (the provider documents no limit; see
-// docs/fidelity.md).
+// MaxSourceDuration is the longest source video accepted.
 const MaxSourceDuration = 6 * time.Hour
 
 // Duration origins.
@@ -86,7 +79,7 @@ const (
 )
 
 // Timing is the processing-time model: a run takes Base plus PerMinute for
-// every minute of source (pro rata). Re-translations use their own pair.
+// every minute of source, pro rata.
 type Timing struct {
 	Base             time.Duration
 	PerMinute        time.Duration
@@ -97,8 +90,7 @@ type Timing struct {
 // DefaultTiming is the default processing-time model.
 var DefaultTiming = Timing{Base: 60 * time.Second, PerMinute: 30 * time.Second, RetransBase: 30 * time.Second, RetransPerMinute: 10 * time.Second}
 
-// Processing is how long the first run of a project of the given source
-// duration takes.
+// Processing is how long the first run of a project takes.
 func (t Timing) Processing(source time.Duration) time.Duration {
 	return t.Base + time.Duration(source.Minutes()*float64(t.PerMinute))
 }

@@ -13,17 +13,12 @@ type State struct {
 	OutcomeRules       []OutcomeRule  `json:"outcome_rules"`
 	IdempotencyKeys    int            `json:"idempotency_keys"`
 	Fixtures           map[string]int `json:"fixtures"`
-	// Studio counts the studio records (companies, users, glossaries,
-	// folders, studio_projects, videos, artifacts, uploads).
-	Studio map[string]int `json:"studio"`
-	// Truncated is true when any list of the dump was cut: more projects
-	// than the page shows (NextCursor reads on), or more accounts or
-	// pending transitions than MaxStateList.
-	Truncated bool `json:"truncated,omitempty"`
-	// NextCursor, when more projects remain, is the cursor of the next page.
-	NextCursor string `json:"next_cursor,omitempty"`
-	// AccountsTotal and PendingTransitionsTotal count the whole list when
-	// it was cut to its first MaxStateList entries (0 when it was not).
+	Studio             map[string]int `json:"studio"` // counts of the studio records
+	// Truncated is true when any list of the dump was cut.
+	Truncated  bool   `json:"truncated,omitempty"`
+	NextCursor string `json:"next_cursor,omitempty"` // when more projects remain
+	// AccountsTotal and PendingTransitionsTotal count a list cut to its
+	// first MaxStateList entries.
 	AccountsTotal           int `json:"accounts_total,omitempty"`
 	PendingTransitionsTotal int `json:"pending_transitions_total,omitempty"`
 }
@@ -31,9 +26,8 @@ type State struct {
 // MsgStateCursor refuses a cursor= the dump did not give.
 const MsgStateCursor = "cursor %q is not a next_cursor of the state dump"
 
-// Bounds of the state and studio dumps: a page of projects, and the first
-// entries of every other list (a dump's memory follows these, not the
-// store's size).
+// Bounds of the state and studio dumps: a dump's memory follows these, not
+// the store's size.
 const (
 	DefaultStateLimit = 1000 // projects in a page without limit=
 	MaxStateLimit     = 1000 // a larger limit= is clamped to it
@@ -77,7 +71,6 @@ type Transition struct {
 // StateFilter narrows the dump.
 type StateFilter struct {
 	APIKey string
-	Limit  int // projects at most; 0 = DefaultStateLimit, clamped to MaxStateLimit
-	// Cursor is a NextCursor of an earlier page: the page starts after it.
-	Cursor string
+	Limit  int    // projects at most; 0 = DefaultStateLimit, clamped to MaxStateLimit
+	Cursor string // a NextCursor of an earlier page
 }

@@ -11,26 +11,20 @@ type Store interface {
 	View(ctx context.Context, fn func(Tx) error) error
 	Update(ctx context.Context, fn func(Tx) error) error
 	// Batch is Update for hot, independent writes: concurrent calls may
-	// share one transaction (and one disk sync). fn may run more than once,
-	// so its effects outside the transaction must be idempotent.
+	// share one transaction. fn may run more than once, so its effects
+	// outside the transaction must be idempotent.
 	Batch(ctx context.Context, fn func(Tx) error) error
-	// Secret is the store's own random key (32 bytes, made when the store
-	// is made and kept with its data). Everything that grants access
-	// (generated API keys, upload ids, presign signatures) is keyed by it
-	// rather than by the id seed, which is public: another store, even one
-	// of the same seed, makes other keys and signatures.
+	// Secret is the store's own random key, kept with its data. Everything
+	// that grants access is keyed by it rather than by the public id seed.
 	Secret() []byte
-	// IDKey keys the permutation of the identifiers the engine makes
-	// (project, studio project, artifact and video ids), kept with the
-	// data so that a restart goes on with the same sequence: the explicit
-	// seed of the simulator, else a value from crypto/rand made with the
-	// store, so that by default no two stores make the same ids.
+	// IDKey keys the identifiers the engine makes, kept with the data: the
+	// simulator's explicit seed, else a random value made with the store,
+	// so that by default no two stores make the same ids.
 	IDKey() uint64
 }
 
-// Tx is one transaction: the per-resource interfaces below. Getters
-// return ErrNotFound for a missing record; ForEach* visit records in id
-// order unless said otherwise, and stop at the first error fn returns.
+// Tx is one transaction. Getters return ErrNotFound for a missing record;
+// ForEach* visit records in id order and stop at the first error fn returns.
 type Tx interface {
 	AccountTx
 	ProjectTx
@@ -52,9 +46,7 @@ type ProjectTx interface {
 	// ProjectHead is Project without its scripts, speakers, pending
 	// re-translation and history: cheap whatever the video's length.
 	ProjectHead(id string) (Project, error)
-	// PutProject stores p and keeps the due-time index in step with
-	// p.Status and p.DueAt.
-	PutProject(p Project) error
+	PutProject(p Project) error // keeps the due index in step
 	DeleteProject(id string) error
 	ForEachProject(fn func(Project) error) error
 	// ForEachProjectHead is ForEachProject without the bodies (see ProjectHead).
@@ -70,7 +62,6 @@ type IdempotencyTx interface {
 	PutIdempotency(scope, key string, rec IdemRecord) error
 	// DeleteIdempotencyScope deletes every record of a scope (an API key).
 	DeleteIdempotencyScope(scope string) (int, error)
-	// CountIdempotency returns how many records are stored.
 	CountIdempotency() int
 	// PurgeIdempotency deletes records created before cutoff; it returns how many.
 	PurgeIdempotency(cutoff time.Time) (int, error)
@@ -128,8 +119,7 @@ type StudioProjectTx interface {
 // VideoTx holds the videos of studio projects and their due index.
 type VideoTx interface {
 	Video(id string) (Video, error)
-	// PutVideo stores v and keeps the due index in step with v.DueAt.
-	PutVideo(v Video) error
+	PutVideo(v Video) error // keeps the due index in step
 	// ForEachVideo visits the videos of a project (every video when
 	// projectID is "").
 	ForEachVideo(projectID string, fn func(Video) error) error
@@ -141,11 +131,9 @@ type VideoTx interface {
 // ArtifactTx holds the artifacts, their due index and their uploads.
 type ArtifactTx interface {
 	Artifact(id string) (Artifact, error)
-	// PutArtifact stores a and keeps the due index in step with a.DueAt.
-	PutArtifact(a Artifact) error
+	PutArtifact(a Artifact) error // keeps the due index in step
 	ForEachArtifact(fn func(Artifact) error) error
-	// DueArtifacts is DueVideos for artifacts.
-	DueArtifacts(now time.Time, limit int) ([]string, error)
+	DueArtifacts(now time.Time, limit int) ([]string, error) // as DueVideos
 
 	Upload(id string) (Upload, error)
 	PutUpload(u Upload) error

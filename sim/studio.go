@@ -7,16 +7,11 @@ import (
 	"time"
 )
 
-// Studio resources: companies own users, glossaries, folders, studio
-// projects (with their videos) and artifacts. An API key belongs to a user;
-// the user's company is the caller's company.
-
 // Company is a studio organisation.
 type Company struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
-	// MultiLanguage enables the source language "multi" on video creation
-	// (the provider enables it per organisation through the account manager).
+	// MultiLanguage enables the source language "multi" on video creation.
 	MultiLanguage bool      `json:"multi_language,omitempty"`
 	Fixture       bool      `json:"fixture,omitempty"`
 	CreatedAt     time.Time `json:"created_at"`
@@ -67,8 +62,7 @@ type Folder struct {
 // StudioProjectStatusNew is the only studio project status seen in the docs.
 const StudioProjectStatusNew = "new"
 
-// StudioProject is a studio project as stored. Empty glossary, remark,
-// client name and folder fields are null in responses.
+// StudioProject is a studio project as stored.
 type StudioProject struct {
 	ID                    string    `json:"id"`
 	CompanyID             string    `json:"company_id"`
@@ -141,7 +135,7 @@ type Video struct {
 	Guidance                   *Guidance        `json:"guidance,omitempty"`
 	Pipeline                   *PipelineOptions `json:"pipeline,omitempty"`
 	// DueAt is when the automatic lifecycle moves the video on; zero when
-	// it does not (completed, or a client wrote the status).
+	// it does not.
 	DueAt     time.Time `json:"due_at,omitzero"`
 	Fixture   bool      `json:"fixture,omitempty"`
 	CreatedBy string    `json:"created_by,omitempty"`
@@ -188,16 +182,13 @@ type ArtifactResult struct {
 	Fail     string   `json:"fail,omitempty"`
 	Size     int64    `json:"size,omitempty"`
 	Duration *float64 `json:"duration,omitempty"`
-	// Blob names the stored file, when dubsim holds the bytes.
-	Blob string `json:"blob,omitempty"`
-	// Stored is the bytes dubsim downloaded and keeps for the artifact
-	// (its URL parts); they count toward the storage quotas (BlobQuota).
-	Stored int64 `json:"stored,omitempty"`
-	// Origin says where size and duration came from: upload, media,
-	// rule or derived.
-	Origin string `json:"origin,omitempty"`
-	// Media keeps, per fragment, the format of the fragments downloaded
-	// while presigned fragments wait to be resolved (they are compared then).
+	Blob     string   `json:"blob,omitempty"` // the stored file, when dubsim holds the bytes
+	// Stored is the bytes dubsim downloaded and keeps for the artifact,
+	// which count toward the storage quotas.
+	Stored int64  `json:"stored,omitempty"`
+	Origin string `json:"origin,omitempty"` // of size and duration: upload, media, forced or derived
+	// Media keeps the formats of the fragments downloaded while presigned
+	// fragments wait to be resolved (they are compared then).
 	Media []MediaFormat `json:"media,omitempty"`
 }
 
@@ -216,21 +207,19 @@ type Artifact struct {
 	SourcePath   string     `json:"source_path,omitempty"` // the s3Path the client sent
 	Fragments    []Fragment `json:"fragments,omitempty"`
 	UploadID     string     `json:"upload_id,omitempty"`
-	// S3Path is the stored relative path (uploads/<id>/<file>); S3Bucket
-	// the bucket.
-	S3Path   string `json:"s3_path"`
-	S3Bucket string `json:"s3_bucket"`
+	S3Path       string     `json:"s3_path"` // uploads/<id>/<file>
+	S3Bucket     string     `json:"s3_bucket"`
 
 	Size         *int64   `json:"size,omitempty"`
 	Duration     *float64 `json:"duration,omitempty"`
 	ErrorMessage string   `json:"error_message,omitempty"`
 
 	// Result is the planned end of processing; Pending is true while a real
-	// download runs (the completion waits for it).
+	// download runs.
 	Result  ArtifactResult `json:"result"`
 	Pending bool           `json:"pending,omitempty"`
 	// StartAt and DoneAt schedule the two transitions; DueAt is the next
-	// one (zero when none is due: final, or waiting for a download).
+	// one (zero when none is due).
 	StartAt   time.Time `json:"start_at"`
 	DoneAt    time.Time `json:"done_at"`
 	DueAt     time.Time `json:"due_at,omitzero"`
@@ -261,24 +250,21 @@ type Upload struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	CreatedAt time.Time `json:"created_at"`
 	// Set once the file is PUT.
-	Uploaded   bool      `json:"uploaded,omitempty"`
-	UploadedAt time.Time `json:"uploaded_at,omitzero"`
-	Size       int64     `json:"size,omitempty"`
-	Duration   *float64  `json:"duration,omitempty"`
-	Format     string    `json:"format,omitempty"`
-	Blob       string    `json:"blob,omitempty"`
-	// Media is the encoding the file's header gives (codec, resolution,
-	// frame rate, sample rate, channels).
-	Media MediaFormat `json:"media,omitzero"`
+	Uploaded   bool        `json:"uploaded,omitempty"`
+	UploadedAt time.Time   `json:"uploaded_at,omitzero"`
+	Size       int64       `json:"size,omitempty"`
+	Duration   *float64    `json:"duration,omitempty"`
+	Format     string      `json:"format,omitempty"`
+	Blob       string      `json:"blob,omitempty"`
+	Media      MediaFormat `json:"media,omitzero"`
 }
 
 // StorageCredentials let the service read a client's own bucket.
 type StorageCredentials struct {
-	AccessKeyID     string `json:"access_key_id"`
-	SecretAccessKey string `json:"secret_access_key,omitempty"`
-	Region          string `json:"region,omitempty"`
-	// Buckets limits the credentials to these buckets; empty means any.
-	Buckets []string `json:"buckets,omitempty"`
+	AccessKeyID     string   `json:"access_key_id"`
+	SecretAccessKey string   `json:"secret_access_key,omitempty"`
+	Region          string   `json:"region,omitempty"`
+	Buckets         []string `json:"buckets,omitempty"` // empty: any
 }
 
 // Covers reports whether the credentials give access to bucket.
@@ -323,16 +309,12 @@ func IsStudioID(s string) bool {
 	return len(s) == 24 && strings.Trim(s, "0123456789abcdef") == ""
 }
 
-// StudioTiming is the processing-time model of the studio resources.
+// StudioTiming is the processing-time model of the studio resources: a
+// delay to start, then a base time plus a share per size, pro rata.
 type StudioTiming struct {
-	// ArtifactStart is the delay from created to upload_started;
-	// ArtifactBase plus ArtifactPerGB per gigabyte (pro rata) from
-	// upload_started to the end.
-	ArtifactStart time.Duration
-	ArtifactBase  time.Duration
-	ArtifactPerGB time.Duration
-	// VideoStart is the delay from new to in_progress; VideoBase plus
-	// VideoPerMinute per minute of video from in_progress to completed.
+	ArtifactStart  time.Duration
+	ArtifactBase   time.Duration
+	ArtifactPerGB  time.Duration
 	VideoStart     time.Duration
 	VideoBase      time.Duration
 	VideoPerMinute time.Duration
@@ -355,24 +337,20 @@ func (t StudioTiming) VideoProcessing(d time.Duration) time.Duration {
 }
 
 // BlobQuota bounds the files a shared dubsim stores: the bytes of every
-// uploaded file (Total), those of one company's (PerCompany), and the
-// presigned uploads a company has outstanding, neither used nor expired
-// (PresignsPerCompany), and the artifact downloads a company may have
-// pending, queued or running (DownloadsPerCompany). Downloaded artifacts
-// count toward Total and PerCompany. Zero is unlimited.
+// stored file (Total), of one company's (PerCompany), the presigned uploads
+// a company has outstanding and the artifact downloads it has pending. Zero
+// is unlimited.
 type BlobQuota struct {
 	Total, PerCompany   int64
 	PresignsPerCompany  int
 	DownloadsPerCompany int
 }
 
-// Default quotas of the binary (docs/fidelity.md HB6, HB7).
+// Default quotas of the binary (fidelity HB6, HB7, HX1).
 const (
-	DefaultBlobQuota          = 20_000_000_000 // 20 GB
-	DefaultCompanyBlobQuota   = 10_000_000_000 // 10 GB
-	DefaultPresignsPerCompany = 1000
-	// DefaultDownloadsPerCompany: artifact downloads a company may have
-	// pending (docs/fidelity.md HX1).
+	DefaultBlobQuota           = 20_000_000_000 // 20 GB
+	DefaultCompanyBlobQuota    = 10_000_000_000 // 10 GB
+	DefaultPresignsPerCompany  = 1000
 	DefaultDownloadsPerCompany = 100
 )
 
@@ -389,15 +367,14 @@ const (
 	MsgStudioAuth     = "Missing or invalid authorization token"
 	MsgStudioDenied   = "Access denied to this project"
 	MsgStudioNotFound = "Not Found"
-	// Quotas (docs/fidelity.md HB6, HB7): the limit.
+	// Quotas (fidelity HB6, HB7, HX1-HX3).
 	MsgCompanyQuota        = "the files of your company would exceed its storage quota of %s"
 	MsgTotalQuota          = "the files stored by this simulator would exceed its storage quota of %s"
 	MsgPresignsOutstanding = "At most %d presigned uploads may be outstanding per company; upload to the ones you have or let them expire (24 hours)"
-	// Artifact downloads (docs/fidelity.md HX1-HX3).
-	MsgDownloadsPending = "At most %d artifact downloads may be pending per company; create more once some have finished (their status leaves created)"
-	MsgDownloadQuota    = "download of %s failed: %s" // the URL, MsgCompanyQuota or MsgTotalQuota
+	MsgDownloadsPending    = "At most %d artifact downloads may be pending per company; create more once some have finished (their status leaves created)"
+	MsgDownloadQuota       = "download of %s failed: %s" // the URL, MsgCompanyQuota or MsgTotalQuota
 	// MsgDownloadUnreadable is all an artifact is told when the download of
-	// a URL fails, not why (fidelity HX3); the log has the reason.
+	// a URL fails (fidelity HX3); the log has the reason.
 	MsgDownloadUnreadable = "download of %s failed: the media could not be read (it is not reachable, not answered, or not a supported media file: WAV, MP4/MOV, WebM/Matroska, MP3, FLAC)"
 	MsgNoValidFields      = "No valid fields to update"
 	MsgArtifactDenied     = "Access denied to this artifact"
@@ -451,7 +428,7 @@ type NewVideo struct {
 }
 
 // VideoUpdate is a decoded Update Project Video request; nil fields are
-// absent. StringVariables and Guidance are set when present (even null).
+// absent, Has* fields say a field was present (even null).
 type VideoUpdate struct {
 	Name               *string
 	DstLangs           []string
@@ -475,7 +452,7 @@ type AccountStudioChange struct {
 	RateLimit    *RateLimit
 }
 
-// StudioFilter narrows the studio dump: one company's records, or one
+// StudioFilter narrows the studio dump to one company's records, or one
 // studio project with its company's folders and glossaries and its videos.
 type StudioFilter struct {
 	CompanyID string
@@ -493,7 +470,7 @@ type StudioDump struct {
 	Videos     []Video         `json:"videos"`
 	Artifacts  []Artifact      `json:"artifacts"`
 	// Truncated is true when a list was cut to its first MaxStateList
-	// records; Totals then counts each cut list whole.
+	// records; Totals counts each cut list whole.
 	Truncated bool           `json:"truncated,omitempty"`
 	Totals    map[string]int `json:"totals,omitempty"`
 }

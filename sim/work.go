@@ -7,20 +7,18 @@ import (
 )
 
 // Work is a piece of background work the simulator does in real time (an
-// artifact download, the probe of a source video) while simulated time may
-// stand still.
+// artifact download, the probe of a source video).
 type Work struct {
 	Kind     string // "download" or "probe"
 	Resource string // "artifact" for downloads; "" for probes
-	ID       string // the resource's id
+	ID       string
 	URL      string
-	// StartedAt is the simulated time the work started; NeededAt the
-	// simulated time from which answers depend on its result (zero: only
-	// the request in flight that started it waits for it).
+	// StartedAt and NeededAt are simulated: NeededAt is the time from which
+	// answers depend on the result (zero: only the request that started it).
 	StartedAt  time.Time
 	NeededAt   time.Time
-	WaitingFor string // what it waits for now
-	Bytes      int64  // bytes received so far
+	WaitingFor string
+	Bytes      int64 // received so far
 }
 
 func (w Work) String() string {

@@ -37,7 +37,7 @@ type Config struct {
 	server.Config
 
 	Store sim.Store
-	Clock engine.TimeSource
+	Clock *sim.SimClock
 	// OutputCacheBytes bounds the disk of the rendered output files' cache
 	// (zero: platform.DefaultOutputCacheBytes).
 	OutputCacheBytes int64
@@ -123,7 +123,6 @@ var (
 	_ engine.Prober      = (*media.Resolver)(nil)
 	_ engine.StudioMedia = (*media.Resolver)(nil)
 	_ engine.Blobs       = (*blob.Dir)(nil)
-	_ engine.TimeSource  = (*sim.SimClock)(nil)
 )
 
 // undo is what a build made, released newest first.

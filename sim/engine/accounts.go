@@ -11,9 +11,8 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/gencache"
 )
 
-// Accounts are the API keys: their plans, balances and studio identities
-// (user and company). They are read on every request (authentication), so
-// accounts and studio callers are cached by key.
+// Accounts are the API keys: their plans, balances and studio identities.
+// Every request reads one, so accounts and callers are cached by key.
 type Accounts struct {
 	*core
 	ids      *idgen
@@ -41,8 +40,6 @@ func accountIn(tx sim.Tx, key string) (sim.Account, error) {
 	return a, err
 }
 
-// namedAccount is the account the control API names by key, or a not-found
-// error.
 func namedAccount(tx sim.Tx, key string) (sim.Account, error) {
 	a, err := tx.Account(key)
 	if errors.Is(err, sim.ErrNotFound) {
@@ -51,8 +48,7 @@ func namedAccount(tx sim.Tx, key string) (sim.Account, error) {
 	return a, err
 }
 
-// Account returns the account of an API key, or an unauthorized error,
-// from the cache while no write has committed since it was read.
+// Account returns the account of an API key, or an unauthorized error.
 func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, error) {
 	if apiKey == "" {
 		return sim.Account{}, unauthorized()
@@ -68,8 +64,8 @@ func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, err
 	return a, err
 }
 
-// CreateAccount adds an account; an empty APIKey gets a generated one,
-// keyed by the store's secret (not the seed: nobody can predict it).
+// CreateAccount adds an account; an empty APIKey gets one keyed by the
+// store's secret, which nobody can predict.
 func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.Account, error) {
 	var a sim.Account
 	if !spec.Plan.Valid() {
@@ -125,8 +121,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 }
 
 // fillFromPlan gives the fields spec.FromPlan names the values of the first
-// fixture account of spec's plan (dubsim-enterprise before dubsim-broke, in
-// the default fixtures); a plan with no fixture account leaves them zero.
+// fixture account of spec's plan (zero when it has none).
 func (e *Accounts) fillFromPlan(spec *sim.AccountSpec) {
 	for _, f := range e.fixtures.get().Accounts {
 		if f.Plan != spec.Plan {
@@ -176,8 +171,7 @@ func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error
 }
 
 // placeAccount gives a to a user: the fixture user it names, or a new user
-// in companyID (a new company when empty). It runs inside the account's
-// creation transaction.
+// in companyID (a new company when empty).
 func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, now time.Time) error {
 	if a.UserID != "" {
 		if _, err := tx.User(a.UserID); err == nil {
@@ -225,8 +219,8 @@ func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email stri
 	return nil
 }
 
-// ensureUsers places every account that has no user (stores written before
-// the studio interface existed) in a company of its own.
+// ensureUsers places every account that has no user (a fixture account
+// without user_id) in a company of its own.
 func (e *Accounts) ensureUsers(tx sim.Tx, now time.Time) error {
 	var orphans []sim.Account
 	if err := tx.ForEachAccount(func(a sim.Account) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,9 +15,8 @@ import (
 )
 
 // Artifacts are the studio's media files: created from a URL, a bucket path,
-// an upload or fragments, then processed. The service owns what their
-// processing needs: the downloads, the registry of background work and the
-// storage quotas the stored files count against.
+// an upload or fragments, then processed. The service owns the downloads,
+// the registry of background work and the storage quotas.
 type Artifacts struct {
 	*core
 	ids    *idgen
@@ -25,24 +25,17 @@ type Artifacts struct {
 	timing sim.StudioTiming
 	quota  *quotas
 	work   *workSet
-	// Downloads run in the background until close, in slots (maxDownloads
-	// at once).
+	// Downloads run in the background until close, maxDownloads at once.
 	bg    context.Context
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 	slots chan struct{}
-	// pending counts the downloads each company has pending (queued for a
-	// slot or running), bounded by quota.DownloadsPerCompany.
-	pendingMu sync.Mutex
-	pending   map[string]int
-	// fetchDetail: an artifact's errorMessage says why its download
-	// failed (Config.FetchErrorDetail).
-	fetchDetail bool
+	// pending counts the downloads each company has queued or running.
+	pendingMu   sync.Mutex
+	pending     map[string]int
+	fetchDetail bool // Config.FetchErrorDetail
 }
 
-// newArtifacts returns the artifacts service with its downloads, its
-// registry of background work and its quotas, counted in cfg.QuotaPool (a
-// pool of its own when nil).
 func newArtifacts(c *core, ids *idgen, cfg Config, timing sim.StudioTiming) *Artifacts {
 	pool := cfg.QuotaPool
 	if pool == nil {
@@ -60,7 +53,6 @@ func newArtifacts(c *core, ids *idgen, cfg Config, timing sim.StudioTiming) *Art
 	return e
 }
 
-// parseS3 splits s3://bucket/key.
 func parseS3(p string) (bucket, key string, ok bool) {
 	rest, found := strings.CutPrefix(p, "s3://")
 	if !found {
@@ -83,8 +75,8 @@ func uploadIDOf(bucket, key string) (string, bool) {
 	return parts[1], true
 }
 
-// part is one resolved source of an artifact (the whole source, or one
-// fragment).
+// part is one resolved source of an artifact: the whole source, or one
+// fragment.
 type part struct {
 	size     int64
 	duration *float64
@@ -94,7 +86,6 @@ type part struct {
 	path     string // the s3Path that names the upload
 }
 
-// resolvePart learns what it can of one source at creation time.
 func (e *Artifacts) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
 	ref := rawURL
 	if ref == "" {
@@ -134,8 +125,6 @@ func (e *Artifacts) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
 	return part{size: derivedSize(typ, d), duration: secs(d)}
 }
 
-// resolveParts resolves an artifact's source: its fragments, or its url or
-// s3Path.
 func (e *Artifacts) resolveParts(c sim.Caller, typ, rawURL, s3Path string, frags []sim.Fragment) []part {
 	if frags == nil {
 		return []part{e.resolvePart(c, typ, rawURL, s3Path)}
@@ -154,8 +143,8 @@ func (e *Artifacts) derived(ref string) time.Duration {
 	return time.Duration(30+e.ids.seed.Hash("duration", ref)%870) * time.Second
 }
 
-// The sizes of files dubsim does not fetch: a derived video's and audio's
-// bytes per second, and a script's.
+// The sizes of files dubsim does not fetch: bytes per second of a video and
+// of an audio file, and a script's bytes.
 const (
 	derivedBitrate  = 2_500_000 / 8
 	derivedAudioBPS = 128_000 / 8
@@ -173,11 +162,11 @@ func derivedSize(typ string, d time.Duration) int64 {
 }
 
 // CreateArtifact creates an artifact in status created and schedules its
-// processing. The request's shape has been validated by the handler.
+// processing. The handler has validated the request's shape.
 func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.NewArtifact, idem *sim.IdemWrite[sim.Artifact]) (sim.Artifact, error) {
 	frags := na.Fragments
 	parts := e.resolveParts(c, na.Type, na.URL, na.S3Path, frags)
-	download := hasDownload(parts)
+	download := slices.ContainsFunc(parts, func(p part) bool { return p.download != "" })
 	if download {
 		if err := e.reserveDownload(c.Company.ID, false); err != nil {
 			return sim.Artifact{}, err
@@ -251,7 +240,7 @@ func baseName(p string) string {
 }
 
 // planArtifact schedules the transitions and records what is known of the
-// result; uploads are resolved when processing ends, downloads when they do.
+// result; uploads are resolved when processing ends, downloads when they end.
 func (e *Artifacts) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now time.Time) error {
 	if err := applyArtifactRules(tx, a); err != nil {
 		return err
@@ -284,8 +273,8 @@ func (e *Artifacts) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now t
 		if p.upload == "" {
 			continue
 		}
-		// The same rule as resolveUploads: the upload counts only when
-		// the path names its file, in the artifact's company.
+		// As in resolveUploads: the path must name the file, in the
+		// artifact's company.
 		if u, err := tx.Upload(p.upload); err == nil && u.Uploaded && u.CompanyID == a.CompanyID && u.S3Path == p.path {
 			timed += u.Size
 		} else if err != nil && !errors.Is(err, sim.ErrNotFound) {
@@ -299,7 +288,7 @@ func (e *Artifacts) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now t
 
 // resolveUploads settles what an artifact made from presigned uploads
 // becomes, from the uploads as they are now.
-func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) string) error {
+func resolveUploads(tx sim.Tx, a *sim.Artifact) error {
 	if a.Result.Known {
 		return nil
 	}
@@ -313,7 +302,7 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 	res := sim.ArtifactResult{Known: true, Origin: "upload"}
 	var total float64
 	// The fragments' formats: the uploads' as read below, the downloads'
-	// as kept by recordPartMedia.
+	// from recordPartMedia.
 	media := make([]sim.MediaFormat, len(refs))
 	copy(media, a.Result.Media)
 	for i, ref := range refs {
@@ -337,8 +326,8 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 		if err != nil {
 			return err
 		}
-		if msg := inspectFail(u); msg != "" && a.Type != sim.ArtifactScript {
-			res.Fail = msg
+		if u.Duration == nil && a.Type != sim.ArtifactScript { // not media
+			res.Fail = fmt.Sprintf(sim.MsgUnsupportedMedia, u.FileName)
 			break
 		}
 		media[i] = u.Media
@@ -366,21 +355,12 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact, inspectFail func(sim.Upload) str
 	return nil
 }
 
-// schedule sets when a's next transition is due: its start while it is
-// created, its end once started.
 func schedule(a *sim.Artifact) {
 	if a.Status == sim.ArtifactCreated {
 		a.DueAt = a.StartAt
 	} else {
 		a.DueAt = a.DoneAt
 	}
-}
-
-func uploadMediaFail(u sim.Upload) string {
-	if u.Duration == nil {
-		return fmt.Sprintf(sim.MsgUnsupportedMedia, u.FileName)
-	}
-	return ""
 }
 
 // settleArtifact applies the artifact's due transitions inside tx.
@@ -390,11 +370,11 @@ func (e *Artifacts) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (si
 	}
 	orig := a
 	if !now.Before(a.DoneAt) && !a.Result.Known && !a.Pending {
-		if err := resolveUploads(tx, &a, uploadMediaFail); err != nil {
+		if err := resolveUploads(tx, &a); err != nil {
 			return a, err
 		}
-		// The upload may have arrived after the creation: its size sets
-		// the processing time now.
+		// An upload that arrived after the creation sets the processing
+		// time now.
 		if d := a.StartAt.Add(e.timing.ArtifactProcessing(a.Result.Size)); d.After(a.DoneAt) {
 			a.DoneAt = d
 			if a.Status == sim.ArtifactStarted {
@@ -409,17 +389,15 @@ func (e *Artifacts) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (si
 	if na.Status != orig.Status {
 		noteEvent(tx, Event{Resource: "artifact", ID: na.ID, From: orig.Status, To: na.Status, At: now, Company: na.CompanyID, Reason: failReason(na.Status == sim.ArtifactFailed, na.ErrorMessage)})
 	}
-	return na, tx.PutArtifact(na) // update persists the clock with it
-
+	return na, tx.PutArtifact(na)
 }
 
 // Artifact returns an artifact of the caller's company with its due
 // transitions applied.
 func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.Artifact, error) {
 	now := e.clock.Now()
-	// A download whose result is needed by now is waited for (bounded):
-	// the answer depends on simulated time only. After the bound the
-	// artifact answers as it is (still upload_started).
+	// The answer depends on simulated time only: a download it needs is
+	// waited for (bounded; after it, the artifact answers as it is).
 	_ = e.work.waitFor(ctx, now, id)
 	a, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Artifact, error) {
 		a, err := tx.Artifact(id)

@@ -11,17 +11,15 @@ import (
 )
 
 // Clock is the simulated clock as the control API and the studio rate limits
-// see it: its reading, its speed, freezing, advancing, and the sweep of due
-// transitions.
+// see it, and the sweep of due transitions.
 type Clock struct {
 	*core
-	// storedClock: Start restores the stored scale too (Config.StoredClock).
-	storedClock bool
+	storedClock bool // Config.StoredClock
 	sweeper     *sweeper
-	work        *workSet // the artifacts' (Artifacts.work)
+	work        *workSet // the artifacts'
 }
 
-// restore sets the clock to its stored state, if any (Engine.Start).
+// restore sets the clock to its stored state, if any.
 func (e *Clock) restore(tx sim.Tx) error {
 	raw, err := tx.Meta(metaClock)
 	if errors.Is(err, sim.ErrNotFound) {
@@ -41,7 +39,6 @@ func (e *Clock) restore(tx sim.Tx) error {
 	e.clock.Restore(st)
 	if e.storedClock {
 		e.clock.SetScale(st.Scale)
-		// A clock stopped by Freeze resumes at the scale it had.
 		e.frozen, e.frozenScale = stored.Frozen, stored.ResumeScale
 	}
 	return nil
@@ -50,32 +47,28 @@ func (e *Clock) restore(tx sim.Tx) error {
 // Now is the current simulated time.
 func (e *Clock) Now() time.Time { return e.clock.Now() }
 
-// Wall is real time plus every manual advance of the clock: rate-limit
-// windows pass on it, so a client that waits and a test that advances the
-// clock both get through (fidelity ST5).
+// Wall is real time plus every manual advance of the clock, on which
+// rate-limit windows pass (fidelity ST5).
 func (e *Clock) Wall() time.Time { return e.clock.Wall() }
 
-// SaveClock persists the clock state (called periodically and at shutdown).
-// It is not a change Data.Changes counts: nothing a reader sees changed.
+// SaveClock persists the clock state (periodically and at shutdown); it is
+// not a change Data.Changes counts.
 func (e *Clock) SaveClock(ctx context.Context) error {
 	return e.write(ctx, func(sim.Tx) error { return nil })
 }
 
-// saveClockNow persists the clock after a change a reader sees.
 func (e *Clock) saveClockNow(ctx context.Context) error {
 	return e.update(ctx, func(sim.Tx) error { return nil })
 }
 
-// Tick applies every transition due at the current simulated time, earliest
-// first, and purges expired idempotency keys. It returns how many
-// transitions it applied.
+// Tick applies every transition due now, earliest first, and purges expired
+// idempotency keys. It returns how many transitions it applied.
 func (e *Clock) Tick(ctx context.Context) (int, error) { return e.sweeper.sweep(ctx, e.clock.Now()) }
 
 // Advance moves simulated time forward by d, waits for the background work
-// whose results are needed by the new time (artifact downloads), applies
-// every transition that became due (earliest first) and persists the clock
-// before it returns. Work still running after the bound is returned as a
-// *PendingError; the clock has moved and what was due without it applied.
+// the new time depends on, applies every transition that became due and
+// persists the clock. Work still running after the bound is returned as a
+// *sim.PendingError; the clock has moved and what was due without it applied.
 func (e *Clock) Advance(ctx context.Context, d time.Duration) (time.Time, error) {
 	now := e.clock.Advance(d)
 	pending := e.work.waitFor(ctx, now, "")
@@ -105,9 +98,8 @@ func (e *Clock) Freeze(ctx context.Context) error {
 	return e.saveClockNow(ctx)
 }
 
-// Resume restarts a frozen clock at the scale it had before Freeze; a
-// clock that would still stand still (--time-scale 0, a scale of 0 set
-// through the control API) runs in real time (scale 1) after it.
+// Resume restarts a frozen clock at the scale it had before Freeze; a clock
+// that would still stand still (scale 0) runs in real time after it.
 func (e *Clock) Resume(ctx context.Context) error {
 	e.clockMu.Lock()
 	if e.frozen {
@@ -122,8 +114,7 @@ func (e *Clock) Resume(ctx context.Context) error {
 }
 
 // Frozen reports whether simulated time stands still: frozen by Freeze or
-// running at scale 0. The control API and the dashboard show this one fact
-// (fidelity K8).
+// running at scale 0 (fidelity K8).
 func (e *Clock) Frozen() bool { return e.frozenNow() }
 
 func (e *core) frozenNow() bool {
@@ -142,16 +133,12 @@ func (e *Clock) SetTimeScale(ctx context.Context, scale float64) error {
 	return e.saveClockNow(ctx)
 }
 
-// Skipped is how many records the sweep skips as damaged.
-func (e *Clock) Skipped() int { return e.sweeper.skippedCount() }
-
 // farFuture is later than any due time the clock can reach.
 var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
-// NextDue returns the earliest pending transition of any resource (project,
-// video or artifact); false when nothing is due, ever. Downloads in flight
-// decide when their artifacts complete, so NextDue first waits for all of
-// them (bounded; a *PendingError names what still runs).
+// NextDue returns the earliest pending transition of any resource; false
+// when nothing is due, ever. Downloads in flight decide when their artifacts
+// complete, so NextDue first waits for all of them (bounded).
 func (e *Clock) NextDue(ctx context.Context) (sim.Transition, bool, error) {
 	if pe := e.work.waitFor(ctx, farFuture, ""); pe != nil {
 		pe.At = time.Time{}
@@ -165,41 +152,28 @@ func (e *Clock) NextDue(ctx context.Context) (sim.Transition, bool, error) {
 		}
 	}
 	err := e.store.View(ctx, func(tx sim.Tx) error {
-		if ids, err := tx.DueProjects(farFuture, 1); err != nil {
-			return err
-		} else if len(ids) > 0 {
-			p, err := tx.ProjectHead(ids[0])
-			if err != nil {
-				return err
-			}
-			consider(projectTransition(p))
-		}
-		if ids, err := tx.DueVideos(farFuture, 1); err != nil {
-			return err
-		} else if len(ids) > 0 {
-			v, err := tx.Video(ids[0])
-			if err != nil {
-				return err
-			}
-			consider(videoTransition(v))
-		}
-		if ids, err := tx.DueArtifacts(farFuture, 1); err != nil {
-			return err
-		} else if len(ids) > 0 {
-			a, err := tx.Artifact(ids[0])
-			if err != nil {
-				return err
-			}
-			consider(artifactTransition(a))
-		}
-		return nil
+		return errors.Join(firstDue(tx.DueProjects, tx.ProjectHead, projectTransition, consider),
+			firstDue(tx.DueVideos, tx.Video, videoTransition, consider),
+			firstDue(tx.DueArtifacts, tx.Artifact, artifactTransition, consider))
 	})
 	return next, found, err
 }
 
+// firstDue considers the pending transition of the first record list gives.
+func firstDue[T any](list func(time.Time, int) ([]string, error), get func(string) (T, error), tr func(T) sim.Transition, consider func(sim.Transition)) error {
+	ids, err := list(farFuture, 1)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	r, err := get(ids[0])
+	if err == nil {
+		consider(tr(r))
+	}
+	return err
+}
+
 // projectTransition, videoTransition and artifactTransition describe the
-// pending transition of a resource whose DueAt is set, for the state dump
-// and NextDue.
+// pending transition of a resource whose DueAt is set.
 func projectTransition(p sim.Project) sim.Transition {
 	to := sim.StatusReady
 	if p.Outcome.Error {

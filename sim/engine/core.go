@@ -11,31 +11,26 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// core is the transaction runner every service shares: the store, the
-// clock it persists with every write, the events a write reports and the
-// write generation the caches follow.
+// core is the transaction runner every service shares.
 type core struct {
-	store sim.Store
-	clock TimeSource
-	log   *slog.Logger
-	// onEvent is told the transitions a write applied (events.go).
+	store   sim.Store
+	clock   *sim.SimClock
+	log     *slog.Logger
 	onEvent func(Event)
 	// The clock's freeze, persisted with it by every write.
 	clockMu     sync.Mutex
 	frozenScale float64 // the scale to resume with; meaningful while frozen
 	frozen      bool
 
-	// writes counts the committed write transactions: the generation of
-	// the services' caches (gencache), so a cached record is never older
-	// than the last committed write.
+	// writes is the generation of the services' caches (gencache): a
+	// cached record is never older than the last committed write.
 	writes atomic.Uint64
-	// changes counts the write transactions a reader can see: all but the
-	// periodic clock saves (Data.Changes).
+	// changes is writes without the periodic clock saves (Data.Changes).
 	changes atomic.Uint64
 }
 
-// saveIdem stores the idempotency record of the write in its own
-// transaction (idem nil: the request had no Idempotency-Key).
+// saveIdem stores the idempotency record in the write's own transaction
+// (idem nil: no Idempotency-Key).
 func saveIdem[T any](tx sim.Tx, idem *sim.IdemWrite[T], result T, now time.Time) error {
 	if idem == nil {
 		return nil
@@ -47,8 +42,7 @@ func saveIdem[T any](tx sim.Tx, idem *sim.IdemWrite[T], result T, now time.Time)
 	return tx.PutIdempotency(idem.Scope, idem.Key, rec)
 }
 
-// in runs fn in the transaction run opens (a store's View, core.update,
-// core.batch) and returns fn's result.
+// in runs fn in the transaction run opens and returns fn's result.
 func in[T any](ctx context.Context, run func(context.Context, func(sim.Tx) error) error, fn func(sim.Tx) (T, error)) (T, error) {
 	var v T
 	err := run(ctx, func(tx sim.Tx) (err error) {
@@ -58,17 +52,15 @@ func in[T any](ctx context.Context, run func(context.Context, func(sim.Tx) error
 	return v, err
 }
 
-// update runs fn in a write transaction and invalidates the caches. The
-// transaction also persists the simulated clock: whatever a write stamped
-// and answered (created_at, updatedAt, ...) is never after the time a
-// restart resumes from.
+// update runs fn in a write transaction that also persists the simulated
+// clock: whatever a write stamped is never after the time a restart resumes
+// from.
 func (e *core) update(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.changes.Add(1)
 	return e.write(ctx, fn)
 }
 
-// write is update without counting a change a reader can see: for the
-// periodic clock save alone.
+// write is update without counting a change a reader sees (Clock.SaveClock).
 func (e *core) write(ctx context.Context, fn func(sim.Tx) error) error {
 	defer e.writes.Add(1)
 	return e.withEvents(func(fn func(sim.Tx) error) error { return e.store.Update(ctx, e.savingClock(fn)) }, fn)
@@ -91,8 +83,7 @@ func (e *core) savingClock(fn func(sim.Tx) error) func(sim.Tx) error {
 	}
 }
 
-// storedClock is the clock's record (metaClock): its state, and whether
-// Freeze stopped it and at which scale Resume restarts it.
+// storedClock is the clock's record (metaClock), with Freeze's state.
 type storedClock struct {
 	sim.ClockState
 	Frozen      bool    `json:"frozen,omitempty"`
@@ -133,8 +124,6 @@ func clip(s string, n int) string {
 	return s[:n] + "..."
 }
 
-func studioDenied() error { return sim.Errorf(sim.CodeAccessDenied, sim.MsgStudioDenied) }
-
 func studioMissing() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioNotFound) }
 
 func secs(d time.Duration) *float64 { return new(d.Seconds()) }
@@ -144,12 +133,4 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-func newCore(cfg Config) *core {
-	e := &core{store: cfg.Store, clock: cfg.Clock, log: cfg.Log, onEvent: cfg.OnEvent}
-	if e.log == nil {
-		e.log = slog.New(slog.DiscardHandler)
-	}
-	return e
 }

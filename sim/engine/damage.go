@@ -12,9 +12,8 @@ import (
 
 // A damaged data file must not take the process down: bbolt panics on a
 // page that is not what it expects, on every tick of a sweep that meets it.
-// Background work runs under Recovered; the sweep settles the records of a
-// failed batch one by one and skips, until the process restarts, those that
-// panic or do not decode, reporting each once (fidelity HD5).
+// The sweep settles the records of a failed batch one by one and skips,
+// until restart, those that panic or do not decode (fidelity HD5).
 
 // PanicError is a panic recovered in background work, with its stack.
 type PanicError struct {
@@ -37,15 +36,13 @@ func Recovered(fn func() error) (err error) {
 	return fn()
 }
 
-// damaged reports whether err says a record cannot be read back: a panic
-// or a record that does not decode.
+// damaged reports whether err says a record cannot be read back.
 func damaged(err error) bool {
 	_, panicked := errors.AsType[*PanicError](err)
 	return panicked || errors.Is(err, sim.ErrDamaged)
 }
 
-// skip makes the sweep leave resource id alone from now on and reports it
-// (once: a record is skipped once).
+// skip makes the sweep leave resource id alone from now on, and reports it.
 func (e *sweeper) skip(resource, id string, err error) {
 	e.brokenMu.Lock()
 	if e.broken == nil {
@@ -59,15 +56,13 @@ func (e *sweeper) skip(resource, id string, err error) {
 		return
 	}
 	attrs := []any{"resource", resource, "id", id, "err", err}
+	// The stack once per cause: the records of one damaged page fail alike.
 	if pe, ok := errors.AsType[*PanicError](err); ok && e.lastStack.Swap(err.Error()) != err.Error() {
-		// The stack once per cause: the records of one damaged page
-		// fail alike.
 		attrs = append(attrs, "stack", string(pe.Stack))
 	}
 	e.log.Error("transition sweep: skipping a damaged record until restart (run `dubsim check` on the data file)", attrs...)
 }
 
-// skippedCount is how many records the sweep skips.
 func (e *sweeper) skippedCount() int {
 	e.brokenMu.Lock()
 	defer e.brokenMu.Unlock()
@@ -93,9 +88,8 @@ func (e *sweeper) dueIDs(tx sim.Tx, k dueKind, now time.Time, limit int) ([]stri
 	return kept[:min(len(kept), limit)], nil
 }
 
-// settleEach settles ids one transaction each, after a batch of them
-// failed: a record that panics or does not decode is skipped; another
-// error ends the sweep.
+// settleEach settles ids one transaction each: a damaged record is
+// skipped; another error ends the sweep.
 func (e *sweeper) settleEach(ctx context.Context, resource string, ids []string, settle func(tx sim.Tx, id string) error) error {
 	for _, id := range ids {
 		err := Recovered(func() error {

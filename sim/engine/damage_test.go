@@ -91,7 +91,7 @@ func TestSweepSkipsARecordThatPanics(t *testing.T) {
 		_, err := e.Clock.Tick(ctx)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, 1, e.Clock.Skipped())
+	assert.Equal(t, 1, e.Clock.sweeper.skippedCount())
 	log := logs.String()
 	assert.Equal(t, 1, strings.Count(log, "skipping a damaged record"), "reported once:\n%s", log)
 	assert.Contains(t, log, "level=ERROR")

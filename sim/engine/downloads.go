@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"runtime/debug"
 
 	"github.com/dubsim/dubsim/sim"
 )
@@ -14,21 +12,9 @@ import (
 // maxDownloads is how many artifact downloads of one engine run at once.
 const maxDownloads = 4
 
-// hasDownload reports whether one of parts is fetched for real.
-func hasDownload(parts []part) bool {
-	for _, p := range parts {
-		if p.download != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // reserveDownload counts a pending download of company's, refusing it when
 // the company has quota.DownloadsPerCompany pending already (unless force:
-// a download a previous process left, resumed). At most maxDownloads run at
-// once, and MaxProcessDownloads in every engine of the QuotaPool; the
-// others wait for a slot (fidelity HX1).
+// a download resumed at Start). Fidelity HX1.
 func (e *Artifacts) reserveDownload(company string, force bool) error {
 	e.pendingMu.Lock()
 	defer e.pendingMu.Unlock()
@@ -39,7 +25,6 @@ func (e *Artifacts) reserveDownload(company string, force bool) error {
 	return nil
 }
 
-// releaseDownload ends a reservation of reserveDownload.
 func (e *Artifacts) releaseDownload(company string) {
 	e.pendingMu.Lock()
 	defer e.pendingMu.Unlock()
@@ -48,13 +33,9 @@ func (e *Artifacts) releaseDownload(company string) {
 	}
 }
 
-// startDownload fetches the URL parts of an artifact in the background;
-// when done it records the result and schedules the completion at the
-// simulated time processing ends (start + processing time of the size),
-// however long the download took in real time. The work is registered
-// before startDownload returns, so a clock advance or a read that needs its
-// result waits for it (see work.go). The caller has reserved the download
-// (reserveDownload); it is released when the download ends.
+// startDownload fetches the URL parts of a reserved artifact download in the
+// background. The work is registered before it returns, so a clock advance
+// or a read that needs its result waits for it (work.go).
 func (e *Artifacts) startDownload(a sim.Artifact, parts []part) {
 	w := &work{kind: WorkDownload, resource: "artifact", id: a.ID, started: e.clock.Now(),
 		needed: a.StartAt.Add(e.timing.ArtifactProcessing(0))}
@@ -71,16 +52,16 @@ func (e *Artifacts) startDownload(a sim.Artifact, parts []part) {
 		defer e.wg.Done()
 		defer e.releaseDownload(a.CompanyID)
 		defer e.work.remove(w)
-		defer reportPanic(e.log, "artifact download", "artifact", a.ID)
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		e.runDownload(w, a, parts)
+		err := Recovered(func() error { e.runDownload(w, a, parts); return nil })
+		if pe, ok := errors.AsType[*PanicError](err); ok {
+			e.log.Error("artifact download: panic", "artifact", a.ID, "panic", pe.Value, "stack", string(pe.Stack))
+		}
 	}()
 }
 
 // runDownload waits for a download slot, fetches the parts and records the
-// result. The downloaded bytes count toward the storage quotas as they
-// arrive (fidelity HX2); a download that would pass one fails the artifact
-// and keeps nothing.
+// result. A download that would pass a storage quota fails the artifact and
+// keeps nothing (fidelity HX2).
 func (e *Artifacts) runDownload(w *work, a sim.Artifact, parts []part) {
 	release, ok := e.downloadSlots(w)
 	if !ok {
@@ -91,8 +72,8 @@ func (e *Artifacts) runDownload(w *work, a sim.Artifact, parts []part) {
 	if err != nil && e.bg.Err() != nil {
 		return // shutting down: the download restarts with the next Start
 	}
-	// quotaFail is the failure of every download when the quotas are
-	// used up already (or the usage could not be read).
+	// quotaFail fails every download when the quotas are used up already
+	// or the usage could not be read.
 	quotaFail := func(string) string { return "" }
 	if qe, ok := errors.AsType[*sim.QuotaError](err); ok {
 		quotaFail = func(u string) string { return fmt.Sprintf(sim.MsgDownloadQuota, u, qe.Reason) }
@@ -108,9 +89,7 @@ func (e *Artifacts) runDownload(w *work, a sim.Artifact, parts []part) {
 	if e.bg.Err() != nil {
 		return // shutting down: the download restarts with the next Start
 	}
-	if res.Fail != "" {
-		// A failed artifact keeps no file: nothing counts toward the
-		// quotas.
+	if res.Fail != "" { // a failed artifact keeps no file
 		for _, b := range blobs {
 			_ = e.files.blobs.Remove(b)
 		}
@@ -123,8 +102,8 @@ func (e *Artifacts) runDownload(w *work, a sim.Artifact, parts []part) {
 }
 
 // fetchParts downloads the URL parts in order, up to the first failure, and
-// adds up what is known of the others: the result, the media format read of
-// each part and the files written.
+// adds up what is known of the others. It returns the result, the media
+// format of each part and the files written.
 func (e *Artifacts) fetchParts(w *work, qc *quotaCount, typ string, parts []part, quotaFail func(string) string) (sim.ArtifactResult, []sim.MediaFormat, []string) {
 	res := sim.ArtifactResult{Known: true, Origin: "media"}
 	var blobs []string
@@ -170,7 +149,8 @@ func (e *Artifacts) fetchParts(w *work, qc *quotaCount, typ string, parts []part
 }
 
 // recordDownload records the result of an artifact's downloads and
-// schedules its completion.
+// schedules its completion at the simulated time processing ends, whatever
+// the real time the download took (fidelity A15).
 func (e *Artifacts) recordDownload(id string, res sim.ArtifactResult, media []sim.MediaFormat) error {
 	return e.update(context.Background(), func(tx sim.Tx) error {
 		a, err := tx.Artifact(id)
@@ -188,8 +168,6 @@ func (e *Artifacts) recordDownload(id string, res sim.ArtifactResult, media []si
 			a.Result = res
 		}
 		a.Pending = false
-		// The simulated time processing ends, whatever the real time
-		// the download took (fidelity A15).
 		a.DoneAt = a.StartAt.Add(e.timing.ArtifactProcessing(a.Result.Size))
 		schedule(&a)
 		return tx.PutArtifact(a)
@@ -209,7 +187,7 @@ func (e *Artifacts) download(w *work, qc *quotaCount, typ string, i int, rawURL 
 	go func() {
 		err := Recovered(func() error {
 			var err error
-			n, err = e.media.Download(e.bg, rawURL, countingWriter{w: w, wr: quotaWriter{quotaCount: qc, w: pw}}, sim.MaxArtifactBytes)
+			n, err = e.media.Download(e.bg, rawURL, countingWriter{w: w, wr: io.MultiWriter(qc, pw)}, sim.MaxArtifactBytes)
 			return err
 		})
 		if pe, ok := errors.AsType[*PanicError](err); ok {
@@ -234,9 +212,7 @@ func (e *Artifacts) download(w *work, qc *quotaCount, typ string, i int, rawURL 
 	_, dur, mf := e.files.read(name)
 	if dur == nil && typ != sim.ArtifactScript && e.files.inspect != nil {
 		_ = e.files.blobs.Remove(name)
-		if !e.fetchDetail {
-			// What the URL serves, when it is not media, is as telling as
-			// an HTTP status (fidelity HX3).
+		if !e.fetchDetail { // what the URL serves is as telling as an HTTP status (fidelity HX3)
 			e.log.Warn("artifact download failed", "url", rawURL, "err", "not a supported media file")
 			return 0, nil, "", none, fmt.Sprintf(sim.MsgDownloadUnreadable, rawURL)
 		}
@@ -245,25 +221,14 @@ func (e *Artifacts) download(w *work, qc *quotaCount, typ string, i int, rawURL 
 	return n, dur, name, mf, ""
 }
 
-// errDownloadPanic is the failure of an artifact whose download panicked
-// (the log has the panic and its stack).
+// errDownloadPanic fails an artifact whose download panicked (the log says
+// why).
 var errDownloadPanic = errors.New("the download failed: internal error")
-
-// reportPanic, deferred first in a background goroutine, recovers a panic
-// and logs it at ERROR with its stack, so a bug or a damaged data file
-// does not end the process.
-func reportPanic(log *slog.Logger, what string, attrs ...any) {
-	if r := recover(); r != nil {
-		log.Error(what+": panic", append(attrs, "panic", r, "stack", string(debug.Stack()))...)
-	}
-}
 
 // WaitDownloads blocks until every running artifact download has recorded
 // its result (tests call it instead of sleeping).
 func (e *Artifacts) WaitDownloads() { e.wg.Wait() }
 
-// close stops the downloads and waits for them; unfinished ones resume at
-// the next Start on the same store.
 func (e *Artifacts) close() {
 	e.stop()
 	e.wg.Wait()
@@ -284,9 +249,7 @@ func (e *Artifacts) restartDownloads(ctx context.Context) error {
 		return err
 	}
 	for _, a := range pending {
-		// Parts are resolved again as at creation, with the creator's
-		// credentials as they are now.
-		c := sim.Caller{}
+		c := sim.Caller{} // the creator's credentials as they are now
 		acct, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Account, error) { return tx.Account(a.APIKey) })
 		switch {
 		case err == nil:
@@ -301,8 +264,7 @@ func (e *Artifacts) restartDownloads(ctx context.Context) error {
 }
 
 // downloadSlots waits for one of the simulator's download slots, then for
-// one of the process's (saying so in w); ok is false when the engine stops
-// first. release gives both back.
+// one of the process's; ok is false when the engine stops first.
 func (e *Artifacts) downloadSlots(w *work) (release func(), ok bool) {
 	select {
 	case e.slots <- struct{}{}:

@@ -12,20 +12,8 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// TimeSource is the simulated clock the engine drives.
-type TimeSource interface {
-	sim.Clock
-	Advance(d time.Duration) time.Time
-	SetScale(scale float64)
-	Scale() float64
-	State() sim.ClockState
-	Restore(st sim.ClockState)
-	// Wall is real time plus every manual advance (see sim.SimClock.Wall).
-	Wall() time.Time
-}
-
-// Prober resolves the duration of a source video (and any forced outcome).
-// It returns a *sim.Error with CodeVideoInfo when the video cannot be read.
+// Prober resolves the duration of a source video (and any forced outcome),
+// or a *sim.Error with CodeVideoInfo.
 type Prober interface {
 	Probe(ctx context.Context, url string) (sim.SourceInfo, error)
 }
@@ -33,7 +21,7 @@ type Prober interface {
 // Config wires an Engine.
 type Config struct {
 	Store    sim.Store
-	Clock    TimeSource
+	Clock    *sim.SimClock
 	IDs      *sim.IDs
 	Prober   Prober
 	Timing   sim.Timing
@@ -42,48 +30,34 @@ type Config struct {
 	// loaded at run time override its files.
 	FixtureFS fs.FS
 	Log       *slog.Logger
-	// OnEvent, when set, is told every lifecycle transition once its write
-	// commits (events.go); it runs on the goroutine of the write (the
-	// sweep's or a request's) and must not block.
+	// OnEvent is told every lifecycle transition once its write commits,
+	// on the write's goroutine: it must not block.
 	OnEvent func(Event)
 	// WorkWait bounds how long a clock advance or a read waits for the
-	// background work (artifact downloads) its answer depends on (zero:
-	// DefaultWorkWait).
+	// background work its answer depends on (zero: DefaultWorkWait).
 	WorkWait time.Duration
-	// IdempotencyWindow is how long idempotency keys live in simulated time.
-	IdempotencyWindow time.Duration
 
-	// Studio: the processing-time model (zero: sim.DefaultStudioTiming),
-	// URL resolution and downloads, media inspection and file storage.
-	StudioTiming sim.StudioTiming
+	StudioTiming sim.StudioTiming // zero: sim.DefaultStudioTiming
 	Media        StudioMedia
 	Inspect      Inspector
 	Blobs        Blobs
-	// Quota bounds the stored files and the pending downloads (zero value:
-	// unlimited).
-	Quota sim.BlobQuota
-	// QuotaPool, when set, is shared with the other engines of the process
-	// (sandboxes): Quota.Total then bounds the files of them all (nil: this
-	// engine's own). Quota.PerCompany stays per engine.
+	Quota        sim.BlobQuota // zero: unlimited
+	// QuotaPool is shared by the engines of a process (sandboxes), so that
+	// Quota.Total bounds their files together (nil: a pool of its own).
 	QuotaPool *QuotaPool
-	// FetchErrorDetail: an artifact's errorMessage says why the download of
-	// a URL failed or why its file is not media; otherwise only that it could
-	// not be read (the log says why).
+	// FetchErrorDetail: an artifact's errorMessage says why its download
+	// failed; otherwise only the log does.
 	FetchErrorDetail bool
-	// APIKeys names the API keys the engine holds: the fixture accounts',
-	// keys made by CreateAccount and keys given to it (nil: as given, but
-	// for keys starting with sim.SandboxKeyPrefix, which are refused).
+	// APIKeys is the form of the keys the engine holds (nil: plainKeys).
 	APIKeys APIKeys
-	// StoredClock: the clock's stored scale wins over the configured one at
-	// Start, and a clock stored standing still stays where it stood (no
-	// downtime passes). A sandbox's clock is its own, not the process's;
-	// the default simulator's follows its flags (--time-scale).
+	// StoredClock: the stored scale wins over the configured one at Start,
+	// and a clock stored standing still stays where it stood. A sandbox's
+	// clock is its own; the default simulator's follows --time-scale.
 	StoredClock bool
 }
 
-// Engine is the use-case layer: one service per resource. The HTTP adapters
-// declare the methods they need and are given the services that provide
-// them (see sim/server).
+// Engine is the use-case layer: one service per resource, which the HTTP
+// adapters are given (see sim/server).
 type Engine struct {
 	Clock          *Clock
 	Accounts       *Accounts
@@ -101,7 +75,10 @@ type Engine struct {
 
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
-	c := newCore(cfg)
+	c := &core{store: cfg.Store, clock: cfg.Clock, log: cfg.Log, onEvent: cfg.OnEvent}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
 	ids := newIDGen(cfg.Store, cfg.IDs)
 	apiKeys := cfg.APIKeys
 	if apiKeys == nil {
@@ -113,10 +90,6 @@ func New(cfg Config) *Engine {
 	if studio == (sim.StudioTiming{}) {
 		studio = sim.DefaultStudioTiming
 	}
-	idemTTL := cfg.IdempotencyWindow
-	if idemTTL <= 0 {
-		idemTTL = sim.DefaultIdempotencyWindow
-	}
 	accounts := &Accounts{core: c, ids: ids, fixtures: fixtures, apiKeys: apiKeys}
 	accounts.accounts.Size, accounts.callers.Size = 10_000, 10_000
 	artifacts := newArtifacts(c, ids, cfg, studio)
@@ -124,29 +97,28 @@ func New(cfg Config) *Engine {
 	studioProjects := &StudioProjects{core: c, ids: ids}
 	videos := &Videos{core: c, ids: ids, artifacts: artifacts, timing: studio}
 	studioProjects.cache.Size, videos.lists.Size = 4096, 4096
-	sweeper := &sweeper{core: c, projects: projects, artifacts: artifacts, videos: videos, idemTTL: idemTTL}
+	sweeper := &sweeper{core: c, projects: projects, artifacts: artifacts, videos: videos}
 	return &Engine{
 		Clock: &Clock{core: c, storedClock: cfg.StoredClock, sweeper: sweeper, work: artifacts.work}, Accounts: accounts, Projects: projects,
 		Outcomes: &Outcomes{core: c, projects: projects, artifacts: artifacts},
 		Uploads:  &Uploads{core: c, ids: ids, quota: artifacts.quota, files: artifacts.files}, Artifacts: artifacts,
 		StudioProjects: studioProjects, Videos: videos,
 		Data:        &Data{core: c, fixtures: fixtures, accounts: accounts, sweeper: sweeper, blobs: cfg.Blobs},
-		Idempotency: &Idempotency{core: c, ttl: idemTTL},
+		Idempotency: &Idempotency{core: c},
 		core:        c,
 	}
 }
 
-// Close stops the background downloads and waits for them; unfinished ones
-// resume at the next Start on the same store.
+// Close stops the background downloads; unfinished ones resume at the next
+// Start on the same store.
 func (e *Engine) Close() { e.Artifacts.close() }
 
 // minSecret is the shortest store secret the engine accepts: keys and
 // signatures made with a shorter (or no) key could be guessed.
 const minSecret = 16
 
-// Start restores the persisted clock and makes sure every fixture account
-// exists (accounts already stored keep their state). It refuses a store
-// without a secret.
+// Start refuses a store without a secret, restores the persisted clock,
+// adds the fixture accounts missing and resumes unfinished downloads.
 func (e *Engine) Start(ctx context.Context) error {
 	if n := len(e.Accounts.ids.secret); n < minSecret {
 		return fmt.Errorf("engine: the store's secret has %d bytes, at least %d are needed", n, minSecret)
@@ -167,9 +139,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	return e.Artifacts.restartDownloads(ctx)
 }
 
-// StudioMedia is what artifact processing needs to learn of a URL: fixture
-// rules, whether dubsim may contact its host, the download itself and the
-// deterministic duration of URLs it may not contact.
+// StudioMedia is what artifact processing learns of a URL: its fixture
+// rule, whether dubsim may fetch it, the download, and the derived duration
+// of a URL it may not fetch.
 type StudioMedia interface {
 	Rule(rawURL string) (sim.MediaRule, bool)
 	MayFetchURL(rawURL string) bool

@@ -23,21 +23,16 @@ type Data struct {
 }
 
 // fixtureSet is the fixture set in use, read by the services whose rules
-// follow it (accounts' plans, the catalogue of voices and options), set by
-// Data.
+// follow it, set by Data.
 type fixtureSet struct {
-	cur atomic.Pointer[sim.Fixtures]
-	// files is the file set the startup fixtures were loaded from; loaded
-	// the file set of the fixtures in use once fixtures were loaded at run
-	// time (nil: files); mu serialises those loads.
-	files  fs.FS
-	mu     sync.Mutex
-	loaded fs.FS
+	cur    atomic.Pointer[sim.Fixtures]
+	files  fs.FS      // of the startup fixtures
+	mu     sync.Mutex // serialises the loads at run time
+	loaded fs.FS      // of the fixtures loaded at run time (nil: files)
 }
 
 func (f *fixtureSet) get() *sim.Fixtures { return f.cur.Load() }
 
-// catalog is the options and voices in use.
 func (f *fixtureSet) catalog() *sim.Catalog { return f.get().Catalog }
 
 // Fixtures returns the fixture set in use.
@@ -48,14 +43,11 @@ func (e *Data) Catalog() *sim.Catalog { return e.fixtures.catalog() }
 
 // Generation changes after every committed write transaction: a value read
 // before a read of the store still equals it afterwards only if no write
-// committed in between (the rule of the engine's caches and of the platform
-// API's rendered answers).
+// committed in between.
 func (e *Data) Generation() uint64 { return e.writes.Load() }
 
-// Changes is Generation without the periodic clock saves (Clock.SaveClock):
-// it changes when a reader of the data or of the clock (a write, a sweep
-// that applied transitions, a clock advance, freeze, resume or scale) could
-// see something new. The dashboard's event stream follows it.
+// Changes is Generation without the periodic clock saves: it changes when a
+// reader of the data or of the clock could see something new.
 func (e *Data) Changes() uint64 { return e.changes.Load() }
 
 // Reset deletes every project, account and idempotency record and restores
@@ -65,8 +57,7 @@ func (e *Data) Reset(ctx context.Context) error {
 		if err := tx.ResetData(); err != nil {
 			return err
 		}
-		// Forced-outcome rules are test set-up, like the data they name.
-		if err := saveOutcomeRules(tx, nil); err != nil {
+		if err := saveOutcomeRules(tx, nil); err != nil { // test set-up, like the data they name
 			return err
 		}
 		if e.blobs != nil {
@@ -78,30 +69,11 @@ func (e *Data) Reset(ctx context.Context) error {
 	})
 }
 
-// seed stores the fixture set's studio records (companies, users,
-// glossaries, folders, projects, videos; records already stored keep their
-// state), then its accounts: anew, or with keep only those missing.
+// seed stores the fixture set's studio records (records already stored keep
+// their state), then its accounts: anew, or with keep only those missing.
 func (e *Data) seed(tx sim.Tx, now time.Time, keep bool) error {
 	fx := e.fixtures.get()
 	seed := fx.Studio.Materialize(now)
-	if err := putEach(tx.Company, tx.PutCompany, func(c sim.Company) string { return c.ID }, seed.Companies); err != nil {
-		return err
-	}
-	if err := putEach(tx.User, tx.PutUser, func(u sim.User) string { return u.ID }, seed.Users); err != nil {
-		return err
-	}
-	if err := putEach(tx.Glossary, tx.PutGlossary, func(g sim.Glossary) string { return g.ID }, seed.Glossaries); err != nil {
-		return err
-	}
-	if err := putEach(tx.Folder, tx.PutFolder, func(f sim.Folder) string { return f.ID }, seed.Folders); err != nil {
-		return err
-	}
-	if err := putEach(tx.StudioProject, tx.PutStudioProject, func(p sim.StudioProject) string { return p.ID }, seed.Projects); err != nil {
-		return err
-	}
-	if err := putEach(tx.Video, tx.PutVideo, func(v sim.Video) string { return v.ID }, seed.Videos); err != nil {
-		return err
-	}
 	accounts := make([]sim.Account, 0, len(fx.Accounts))
 	for _, spec := range fx.Accounts {
 		accounts = append(accounts, accountFrom(spec, now, true))
@@ -110,7 +82,14 @@ func (e *Data) seed(tx sim.Tx, now time.Time, keep bool) error {
 	if !keep {
 		get = nil
 	}
-	return putEach(get, tx.PutAccount, func(a sim.Account) string { return a.APIKey }, accounts)
+	return errors.Join(
+		putEach(tx.Company, tx.PutCompany, func(c sim.Company) string { return c.ID }, seed.Companies),
+		putEach(tx.User, tx.PutUser, func(u sim.User) string { return u.ID }, seed.Users),
+		putEach(tx.Glossary, tx.PutGlossary, func(g sim.Glossary) string { return g.ID }, seed.Glossaries),
+		putEach(tx.Folder, tx.PutFolder, func(f sim.Folder) string { return f.ID }, seed.Folders),
+		putEach(tx.StudioProject, tx.PutStudioProject, func(p sim.StudioProject) string { return p.ID }, seed.Projects),
+		putEach(tx.Video, tx.PutVideo, func(v sim.Video) string { return v.ID }, seed.Videos),
+		putEach(get, tx.PutAccount, func(a sim.Account) string { return a.APIKey }, accounts))
 }
 
 // putEach puts every record of vs but those get finds (get nil: every one).
@@ -139,8 +118,6 @@ func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
 		now := e.clock.Now()
 		prev := e.fixtures.get()
 		e.fixtures.cur.Store(fx)
-		// Studio records of the new set are added (existing ones keep their
-		// state), before the accounts that name its users.
 		err := e.seed(tx, now, false)
 		if err == nil {
 			err = e.accounts.ensureUsers(tx, now)
@@ -152,20 +129,16 @@ func (e *Data) SetFixtures(ctx context.Context, fx *sim.Fixtures) error {
 	})
 }
 
-// LoadFixtureFiles lays fixture files (accounts.json, options.json,
-// voices.json, media.json, studio.json; any subset, each in the shape of
-// its file) over the fixture set in use, or over the startup set when
-// fromStartup is true, entry by entry (fixtures.Merge: accounts by
-// api_key, media rules by pattern, options and voices by key, studio
-// records by id), and applies the result with SetFixtures. The merged set
-// is the base of the next call; fromStartup with no files restores the
-// startup set.
+// LoadFixtureFiles lays fixture files (any subset, each in the shape of its
+// file) over the fixture set in use, or over the startup set when
+// fromStartup is true, entry by entry (fixtures.Merge), and applies the
+// result with SetFixtures. fromStartup with no files restores the startup
+// set.
 func (e *Data) LoadFixtureFiles(ctx context.Context, files map[string][]byte, fromStartup bool) (*sim.Fixtures, error) {
 	if e.fixtures.files == nil {
 		return nil, errors.New("engine: no fixture file set configured")
 	}
-	// One load at a time: each merges over the set the previous one left.
-	e.fixtures.mu.Lock()
+	e.fixtures.mu.Lock() // each load merges over the set the previous one left
 	defer e.fixtures.mu.Unlock()
 	base := e.fixtures.loaded
 	if base == nil || fromStartup {

@@ -90,7 +90,6 @@ func fragmentMismatch(frags []sim.Fragment, media []sim.MediaFormat) string {
 	return ""
 }
 
-// fragmentSource is how a message names a fragment: its url or s3Path.
 func fragmentSource(f sim.Fragment) string {
 	if f.URL != "" {
 		return f.URL
@@ -99,9 +98,9 @@ func fragmentSource(f sim.Fragment) string {
 }
 
 // recordPartMedia completes the result of a fragments artifact's downloads
-// (media[i]: what the download of part i read; zero for other parts): when
-// presigned fragments remain to be resolved the formats are kept for
-// resolveUploads, else a mismatch fails the artifact.
+// (media[i]: the format part i's download read): when presigned fragments
+// remain to be resolved the formats are kept for resolveUploads, else a
+// mismatch fails the artifact.
 func recordPartMedia(frags []sim.Fragment, res *sim.ArtifactResult, media []sim.MediaFormat) {
 	if frags == nil || res.Fail != "" {
 		return

@@ -3,16 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/dubsim/dubsim/sim"
 )
 
 // Idempotency keeps the answers of requests sent with an Idempotency-Key.
-type Idempotency struct {
-	*core
-	ttl time.Duration // Config.IdempotencyWindow
-}
+type Idempotency struct{ *core }
 
 // IdempotencyLookup returns the live record for a key, if any.
 func (e *Idempotency) IdempotencyLookup(ctx context.Context, scope, key string) (sim.IdemRecord, bool, error) {
@@ -21,7 +17,7 @@ func (e *Idempotency) IdempotencyLookup(ctx context.Context, scope, key string) 
 	switch {
 	case errors.Is(err, sim.ErrNotFound):
 		return sim.IdemRecord{}, false, nil
-	case err != nil || now.Sub(rec.CreatedAt) >= e.ttl:
+	case err != nil || now.Sub(rec.CreatedAt) >= sim.IdempotencyWindow:
 		return sim.IdemRecord{}, false, err
 	}
 	return rec, true, nil

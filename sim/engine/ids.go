@@ -8,14 +8,11 @@ import (
 )
 
 // idgen makes the identifiers and tokens of the services that create
-// records. seed derives content from the public seed; keys makes
-// identifiers, keyed by the store's id key (sim.Store.IDKey), so that two
-// stores of one seed make other ids; secret (sim.Store.Secret) keys whatever
-// grants access.
+// records.
 type idgen struct {
-	seed   *sim.IDs
-	keys   *sim.IDs
-	secret []byte
+	seed   *sim.IDs // content derived from the public seed
+	keys   *sim.IDs // identifiers, keyed by sim.Store.IDKey
+	secret []byte   // sim.Store.Secret: keys whatever grants access
 }
 
 func newIDGen(st sim.Store, seed *sim.IDs) *idgen {
@@ -34,10 +31,9 @@ func newIDGen(st sim.Store, seed *sim.IDs) *idgen {
 const seqStudio = "studio"
 
 // studioID returns a new 24-hex identifier built like a MongoDB ObjectId:
-// the creation second, a seeded "process" token, then a counter (the store
-// sequence from a seeded start). Ids made in the same second follow each
-// other, so the B+tree takes a creation at its end rather than at a random
-// place (the reason platform project keys follow their sequence too).
+// the creation second, a seeded "process" token, then a counter. Ids made
+// in the same second follow each other, so the B+tree takes a creation at
+// its end rather than at a random place.
 func (g *idgen) studioID(tx sim.Tx, now time.Time) (string, error) {
 	seq, err := tx.NextSequence(seqStudio)
 	if err != nil {
@@ -46,14 +42,12 @@ func (g *idgen) studioID(tx sim.Tx, now time.Time) (string, error) {
 	return fmt.Sprintf("%08x%s%08x", uint32(now.Unix()), g.keys.Token(4, "studio process"), uint32(seq+g.keys.Hash("studio counter"))), nil
 }
 
-// secretToken is a hex token of n bytes keyed by the store's secret (see
-// sim.SecretToken): nobody who knows only the seed can make it.
 func (g *idgen) secretToken(n int, parts ...string) string {
 	return sim.SecretToken(g.secret, n, parts...)
 }
 
-// uuid formats a token keyed by the store's secret as a version-4 UUID:
-// unpredictable, for ids that are worth guessing (uploads).
+// uuid formats a secretToken as a version-4 UUID, for ids worth guessing
+// (uploads).
 func (g *idgen) uuid(parts ...string) string {
 	h := []byte(g.secretToken(16, parts...))
 	h[12] = '4'

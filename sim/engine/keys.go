@@ -6,21 +6,19 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// APIKeys names the API keys of the accounts an engine holds
-// (Config.APIKeys): an instance whose keys have a form of their own gives
-// its rule.
+// APIKeys is the form of the API keys an engine holds, for an instance
+// whose keys have a form of their own (sandboxes).
 type APIKeys interface {
-	// Hold is the key an account of key k is held under: a fixture
-	// account's, or one the engine generates.
+	// Hold is the key an account of key k (a fixture's, or one generated)
+	// is held under.
 	Hold(k string) string
-	// Given is the key an account created with key k gets (CreateAccount),
-	// or a validation error (*sim.Error) that refuses k.
+	// Given is the key an account created with key k gets, or a
+	// *sim.Error that refuses k.
 	Given(k string) (string, error)
 }
 
-// plainKeys is the rule of an engine without one of its own: keys are held
-// as given, and a key that starts with sim.SandboxKeyPrefix is refused:
-// no key of the default simulator has that form (fidelity SB2).
+// plainKeys holds keys as given and refuses those that start with
+// sim.SandboxKeyPrefix (fidelity SB2).
 type plainKeys struct{}
 
 func (plainKeys) Hold(k string) string { return k }
@@ -32,9 +30,8 @@ func (plainKeys) Given(k string) (string, error) {
 	return k, nil
 }
 
-// ownFixtures is fx with every account key in the form keys holds it (a
-// copy: the set may be shared with other engines), or fx itself under the
-// plain rule.
+// ownFixtures is fx with every account key in the form keys holds it: a
+// copy, as the set may be shared with other engines.
 func ownFixtures(keys APIKeys, fx *sim.Fixtures) *sim.Fixtures {
 	if _, plain := keys.(plainKeys); plain || fx == nil {
 		return fx

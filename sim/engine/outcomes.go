@@ -19,9 +19,8 @@ type Outcomes struct {
 	artifacts *Artifacts
 }
 
-// ForceArtifact decides how an artifact's processing ends: "ready"
-// (upload_completed, with optional size and duration) or "error"
-// (upload_failed, with a message). With now, the processing ends at once.
+// ForceArtifact decides how an artifact's processing ends: "ready" (with
+// optional size and duration) or "error" (with a message); with now, at once.
 func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message string, size *int64, duration *float64, now bool) (sim.Artifact, error) {
 	if err := checkOutcome(outcome); err != nil {
 		return sim.Artifact{}, err
@@ -62,8 +61,8 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 	})
 }
 
-// applyArtifactRules lets the first matching outcome rule (resource
-// "artifact") decide how a new artifact ends.
+// applyArtifactRules lets the first matching outcome rule decide how a new
+// artifact ends.
 func applyArtifactRules(tx sim.Tx, a *sim.Artifact) error {
 	r, err := useRule(tx, func(r sim.OutcomeRule) bool { return r.MatchesArtifact(*a) })
 	if r == nil || err != nil {
@@ -132,7 +131,7 @@ func applyOutcomeRules(tx sim.Tx, p *sim.Project, now time.Time) error {
 }
 
 // force sets the planned end of p's current run: error (at its due time, or
-// now) or ready now.
+// at) or ready at.
 func force(p *sim.Project, outcome, message string, now bool, at time.Time) {
 	switch outcome {
 	case sim.ForceError:
@@ -157,7 +156,7 @@ func checkOutcome(outcome string) error {
 }
 
 // ForceProject decides how the current run of an in-progress project ends:
-// outcome "error" (with message, at its due time or now) or "ready" (now).
+// "error" (with message, at its due time or now) or "ready" (now).
 func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string, now bool) (sim.Project, error) {
 	if err := checkOutcome(outcome); err != nil {
 		return sim.Project{}, err
@@ -186,9 +185,8 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 	})
 }
 
-// Bounds of one simulator's outcome rules (a tenant's share: every sandbox
-// has its own store, docs/design/tenancy.md): each project or artifact
-// created reads them all. Past either, a rule is refused with a conflict.
+// Bounds of one simulator's outcome rules, which each project or artifact
+// created reads all of. Past either, a rule is refused with a conflict.
 const (
 	MaxOutcomeRules     = 1000
 	MaxOutcomeRuleBytes = 256 << 10 // the rules as stored (JSON)

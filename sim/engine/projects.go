@@ -21,12 +21,12 @@ type Projects struct {
 	accounts *Accounts
 	prober   Prober
 	timing   sim.Timing
-	work     *workSet // the artifacts' (Artifacts.work): probes are listed with the downloads
+	work     *workSet // the artifacts': probes are listed with the downloads
 }
 
-// settle applies the due transition of p, if any, inside tx.
+// settle applies the due transition of p, if any.
 func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project, error) {
-	np, effects := statemachine.Next(p, now)
+	np, refund := statemachine.Next(p, now)
 	if np.Status == p.Status && np.DueAt.Equal(p.DueAt) {
 		return p, nil
 	}
@@ -36,22 +36,16 @@ func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project,
 	if np.Status != p.Status {
 		noteEvent(tx, Event{Resource: "project", ID: p.ID, From: string(p.Status), To: string(np.Status), At: now, Reason: failReason(np.Status == sim.StatusError, np.ErrorMessage)})
 	}
-	// The transition is stamped with simulated time; the transaction
-	// (update, batch) persists the clock with it.
-	for _, ef := range effects {
-		if ef.RefundAPIKey == "" {
-			continue
-		}
-		a, err := tx.Account(ef.RefundAPIKey)
-		if errors.Is(err, sim.ErrNotFound) {
-			continue // the account was removed; nothing to credit
-		}
-		if err != nil {
+	if refund > 0 {
+		a, err := tx.Account(p.APIKey)
+		if err != nil && !errors.Is(err, sim.ErrNotFound) {
 			return p, err
 		}
-		a.BalanceMinutes += ef.RefundMinutes
-		if err := tx.PutAccount(a); err != nil {
-			return p, err
+		if err == nil { // a removed account is credited nothing
+			a.BalanceMinutes += refund
+			if err := tx.PutAccount(a); err != nil {
+				return p, err
+			}
 		}
 	}
 	return np, tx.PutProject(np)
@@ -66,7 +60,7 @@ func ownedProject(tx sim.Tx, apiKey, id string) (sim.Project, error) {
 }
 
 // Project returns a project of the account, with any due transition
-// applied. Scripts are read only when the status shows them (ready).
+// applied. Scripts are read only when the status shows them.
 func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project, error) {
 	now := e.clock.Now()
 	var p sim.Project
@@ -97,9 +91,8 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 }
 
 // OutputSignature signs the download URLs of a project's outputs of its
-// current generation, keyed by the store's secret: only this store can make
-// or check it, so a project id (which follows the seed) is not enough to
-// download a file. A re-translation (a new generation) gives a new one.
+// current generation: only this store can make or check it, so a project id
+// (which follows the seed) is not enough to download a file.
 func (e *Projects) OutputSignature(p sim.Project) string {
 	return e.ids.secretToken(16, "output", p.ID, strconv.Itoa(p.OutputGen))
 }
@@ -117,9 +110,9 @@ func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, e
 	return p, err
 }
 
-// CreateProject charges the account and creates a project in progress. The
-// whole check-charge-create runs in one transaction, so the balance never
-// goes negative under concurrent requests; a refusal changes nothing.
+// CreateProject charges the account and creates a project in progress, in
+// one transaction, so the balance never goes negative under concurrent
+// requests.
 func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewProject, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 	var rc sim.Receipt
 	acct, err := e.accounts.Account(ctx, apiKey)
@@ -201,8 +194,8 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 	return rc, err
 }
 
-// probe reads the source video's duration; while it runs it is listed as
-// background work (a request in flight waits for it; no advance does).
+// probe reads the source video's duration, listed as background work while
+// it runs.
 func (e *Projects) probe(ctx context.Context, url string) (sim.SourceInfo, error) {
 	w := &work{kind: WorkProbe, started: e.clock.Now()}
 	w.setURL(url)
@@ -238,11 +231,9 @@ func (e *Projects) buildProject(id, apiKey string, np sim.NewProject, info sim.S
 	return p
 }
 
-// Materialize produces the source and target scripts and the speakers of a
-// project whose scripts are pending (the first run completing), from the
-// client's script input or a synthetic transcript, with voices from cat.
-// The result depends only on the project's fields and ids' seed, so it is
-// the same whenever it runs.
+// Materialize produces the scripts and speakers of a project whose scripts
+// are pending, from the client's script input or a synthetic transcript,
+// with voices from cat. The result depends only on the project and the seed.
 func Materialize(cat *sim.Catalog, ids *sim.IDs, p *sim.Project) {
 	if !p.ScriptsPending {
 		return

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"sync"
 
@@ -11,23 +10,19 @@ import (
 )
 
 // QuotaPool counts the files of the engines that share it against one total
-// storage quota (sim.BlobQuota.Total): the bytes being received by any of
-// them and the files each has stored. The instances of one process
-// (sandboxes) share one, so that their number does not multiply the disk
-// the process may fill. Each engine keeps its per-company count.
+// storage quota (sim.BlobQuota.Total), so that the number of sandboxes does
+// not multiply the disk the process may fill.
 type QuotaPool struct {
 	mu            sync.Mutex
 	reservedTotal int64                // bytes being received, in all
 	members       map[*quotas]struct{} // engines not closed
 	// downloads are the slots of the artifact downloads running at once
-	// in every engine of the pool: each engine runs at most maxDownloads
-	// of them (its share), all together at most MaxProcessDownloads.
+	// in every engine of the pool (MaxProcessDownloads).
 	downloads chan struct{}
 }
 
 // MaxProcessDownloads bounds the artifact downloads running at once in
-// every engine of a QuotaPool (a process's simulators): four engines'
-// whole shares.
+// every engine of a QuotaPool: four engines' whole shares.
 const MaxProcessDownloads = 4 * maxDownloads
 
 // NewQuotaPool returns an empty pool, for engine.Config.QuotaPool.
@@ -49,7 +44,6 @@ func (p *QuotaPool) leave(c *quotas) {
 	delete(p.members, c)
 }
 
-// others is the members but c.
 func (p *QuotaPool) others(c *quotas) []*quotas {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -62,11 +56,10 @@ func (p *QuotaPool) others(c *quotas) []*quotas {
 	return out
 }
 
-// quotaCount counts the bytes of a file being received (an upload, or an
-// artifact's download) against the quotas, as they arrive, together with
-// the other files in flight, and fails with sim.ErrStorageQuota at the first
-// byte past one. The stored usage is read when the file starts (the
-// upload's own earlier file, which it replaces, not counted).
+// quotaCount is an io.Writer that counts the bytes of a file being received
+// (an upload, or an artifact's download) against the quotas, with the other
+// files in flight, and fails with a *sim.QuotaError at the first byte past
+// one. The stored usage is read when the file starts.
 type quotaCount struct {
 	q            *quotas
 	company      string
@@ -75,14 +68,12 @@ type quotaCount struct {
 	released     bool
 }
 
-// quotas are the storage quotas of one engine (Config.Quota) and the bytes
-// being received by each company, counted against them until they are
-// stored (under pool.mu, which counts them in all).
+// quotas are the storage quotas of one engine.
 type quotas struct {
 	store    sim.Store
 	limits   sim.BlobQuota
 	pool     *QuotaPool
-	reserved map[string]int64
+	reserved map[string]int64 // bytes being received by each company, under pool.mu
 }
 
 // start starts counting a file of company's; exceptUpload is the upload it
@@ -101,9 +92,8 @@ func (q *quotas) start(ctx context.Context, company, exceptUpload string) (*quot
 	if err != nil {
 		return nil, err
 	}
-	// The files of the other engines of a shared pool count in all. One
-	// that cannot be read is closing (its files are about to go): it
-	// counts nothing.
+	// An engine of the pool whose store cannot be read is closing: its
+	// files are about to go.
 	for _, o := range q.pool.others(q) {
 		_ = o.store.View(ctx, func(tx sim.Tx) error {
 			all, _, err := storedBytes(tx, "", "")
@@ -147,6 +137,13 @@ func storedBytes(tx sim.Tx, company, exceptUpload string) (all, mine int64, err 
 	return all, mine, err
 }
 
+func (qc *quotaCount) Write(p []byte) (int, error) {
+	if err := qc.count(int64(len(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // count adds n bytes read to the bytes in flight and checks the quotas.
 func (qc *quotaCount) count(n int64) error {
 	if qc.released {
@@ -183,19 +180,6 @@ func (qc *quotaCount) release() {
 		delete(q.reserved, qc.company)
 	}
 	q.pool.reservedTotal -= qc.read
-}
-
-// quotaWriter counts a download's bytes (quotaCount) before they are written.
-type quotaWriter struct {
-	*quotaCount
-	w io.Writer
-}
-
-func (qw quotaWriter) Write(p []byte) (int, error) {
-	if err := qw.count(int64(len(p))); err != nil {
-		return 0, err
-	}
-	return qw.w.Write(p)
 }
 
 // gb words a byte count in decimal gigabytes, as storage quotas are.

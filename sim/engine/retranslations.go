@@ -9,8 +9,8 @@ import (
 )
 
 // Retranslate checks a re-translation request and, unless dryRun, puts the
-// project back through processing. dryRun answers exactly what the real
-// request would (an error or nil) without changing the project.
+// project back through processing. dryRun answers what the real request
+// would, without changing the project.
 func (e *Projects) Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
 	var rc sim.Receipt
 	err := e.update(ctx, func(tx sim.Tx) error {

@@ -14,16 +14,16 @@ import (
 )
 
 // State returns a page of the dump, projects newest first (ties in id
-// order). Its memory follows the page, not the store: the projects before
-// the page are skipped on their heads, only the page's heads (its limit)
-// and the first MaxStateList accounts and pending transitions are kept
-// while the store is read, then the page's bodies are read.
+// order), with every due transition applied first. Its memory follows the
+// page, not the store: projects are ordered on their heads, only the page's
+// and the first MaxStateList accounts and pending transitions are kept,
+// then the page's bodies are read.
 func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) {
 	after, err := parseStateCursor(f.Cursor)
 	if err != nil {
 		return sim.State{}, err
 	}
-	if _, err := e.sweeper.sweep(ctx, e.clock.Now()); err != nil { // show settled state: every due transition applied
+	if _, err := e.sweeper.sweep(ctx, e.clock.Now()); err != nil {
 		return sim.State{}, err
 	}
 	now := e.clock.Now()
@@ -52,8 +52,6 @@ func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) 
 		}); err != nil {
 			return err
 		}
-		// Filter and order on the project heads; read the bodies (history)
-		// of the projects shown only.
 		seq := 0
 		if err := tx.ForEachProjectHead(func(p sim.Project) error {
 			if f.APIKey != "" && p.APIKey != f.APIKey {
@@ -118,12 +116,11 @@ func (a stateKey) before(b stateKey) bool {
 	return a.id < b.id
 }
 
-// cursor is the opaque next_cursor of a page that ends with k.
+// cursor is the next_cursor of a page that ends with a.
 func (a stateKey) cursor() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(a.created.UnixNano(), 10) + "." + a.id))
 }
 
-// parseStateCursor reads a cursor; "" is none.
 func parseStateCursor(c string) (*stateKey, error) {
 	if c == "" {
 		return nil, nil
@@ -160,7 +157,7 @@ func pendingBefore(a, b pendingEntry) bool {
 }
 
 // firstN keeps the n first items by less of those added, and counts them
-// all: a max-heap of n items, so its memory is n items whatever is added.
+// all: a max-heap, so its memory is n items whatever is added.
 type firstN[T any] struct {
 	n     int
 	less  func(a, b T) bool
@@ -194,14 +191,12 @@ func (f *firstN[T]) add(x T) {
 	}
 }
 
-// sorted returns the kept items in order.
 func (f *firstN[T]) sorted() []T {
 	out := append([]T(nil), f.items...)
 	sort.Slice(out, func(i, j int) bool { return f.less(out[i], out[j]) })
 	return out
 }
 
-// projectState is a project as the state dump shows it.
 func projectState(p sim.Project) sim.ProjectState {
 	ps := sim.ProjectState{ID: p.ID, APIKey: p.APIKey, Name: p.Name, Status: string(p.Status), SourceVideoURL: p.SourceVideoURL,
 		SourceLang: p.SourceLang, TargetLang: p.TargetLang, DurationMS: p.DurationMS, DurationSource: p.DurationSource,
@@ -250,10 +245,8 @@ func studioState(tx sim.Tx, st *sim.State, pending *firstN[pendingEntry]) error 
 }
 
 // StudioDump returns the studio records f selects, with every due
-// transition applied first (as the state dump does). Each list keeps its
-// first sim.MaxStateList records (in id order); a cut list sets Truncated
-// and its whole count in Totals. A ProjectID that names no studio project
-// is a not-found error.
+// transition applied first. Each list keeps its first sim.MaxStateList
+// records (in id order); a cut list sets Truncated and its count in Totals.
 func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDump, error) {
 	if _, err := e.sweeper.sweep(ctx, e.clock.Now()); err != nil {
 		return sim.StudioDump{}, err
@@ -291,7 +284,7 @@ func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDu
 	return *d, err
 }
 
-// keepIf is a ForEach callback that keeps (keep) the records ok selects.
+// keepIf is a ForEach callback that keeps the records ok selects.
 func keepIf[T any](d *sim.StudioDump, name string, list *[]T, ok func(T) bool) func(T) error {
 	return func(x T) error {
 		if ok(x) {

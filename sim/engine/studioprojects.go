@@ -22,7 +22,7 @@ func ownedStudioProject(tx sim.Tx, c sim.Caller, id string) (sim.StudioProject, 
 		return p, studioMissing()
 	}
 	if err == nil && p.CompanyID != c.Company.ID {
-		return p, studioDenied()
+		return p, sim.Errorf(sim.CodeAccessDenied, sim.MsgStudioDenied)
 	}
 	return p, err
 }
@@ -58,7 +58,6 @@ func (e *StudioProjects) StudioProject(ctx context.Context, c sim.Caller, id str
 	return p, err
 }
 
-// applyProjectInput checks and applies the fields of in to p.
 func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.StudioProjectInput) error {
 	if in.Name != nil {
 		p.Name = *in.Name

@@ -21,27 +21,22 @@ type sweeper struct {
 	projects  *Projects
 	artifacts *Artifacts
 	videos    *Videos
-	idemTTL   time.Duration
-	// lastPurge is the simulated time (Unix ns) of the last purge of
-	// expired idempotency records.
-	lastPurge atomic.Int64
-	// broken holds the records ("project/ID") the sweep skips as damaged.
-	brokenMu sync.Mutex
-	broken   map[string]struct{}
-	// lastStack is the panic whose stack the sweep reported last.
-	lastStack atomic.Value
+	lastPurge atomic.Int64 // simulated Unix ns
+	brokenMu  sync.Mutex
+	broken    map[string]struct{} // "project/ID": the records skipped as damaged
+	lastStack atomic.Value        // the panic whose stack was reported last
 }
 
-// sweep applies the due transitions of platform projects, then purges
-// expired idempotency records, then applies those of studio artifacts and
-// videos. It returns how many records it settled.
+// sweep applies the due transitions of platform projects, purges expired
+// idempotency records, then applies those of studio artifacts and videos.
+// It returns how many records it settled.
 func (e *sweeper) sweep(ctx context.Context, now time.Time) (int, error) {
 	projects, studio := e.kinds(now)
 	if idle, err := e.idle(ctx, now, append(projects, studio...)); err != nil || idle {
 		return 0, err
 	}
 	n, err := e.sweepBatches(ctx, now, projects, func(tx sim.Tx) error {
-		if _, err := tx.PurgeIdempotency(now.Add(-e.idemTTL)); err != nil {
+		if _, err := tx.PurgeIdempotency(now.Add(-sim.IdempotencyWindow)); err != nil {
 			return err
 		}
 		e.lastPurge.Store(now.UnixNano())
@@ -58,15 +53,14 @@ func (e *sweeper) sweep(ctx context.Context, now time.Time) (int, error) {
 // idempotency records (lookups ignore expired records anyway).
 const purgeEvery = time.Minute
 
-// dueKind is one kind of record the sweep settles: its due list in a
-// transaction and its settle rule.
+// dueKind is one kind of record the sweep settles.
 type dueKind struct {
 	resource string
 	list     func(tx sim.Tx, now time.Time, limit int) ([]string, error)
 	settle   func(tx sim.Tx, id string) error
 }
 
-// kinds are the records due at now, in the order the sweep settles them.
+// kinds are the kinds of record to settle at now, in order.
 func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 	projects = []dueKind{{"project", sim.Tx.DueProjects, func(tx sim.Tx, id string) error {
 		p, err := tx.Project(id)
@@ -86,9 +80,7 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 			return err
 		}
 		if na.DueAt.Equal(a.DueAt) && !na.DueAt.IsZero() {
-			// Cannot progress (should not happen); unschedule so
-			// the sweep cannot spin on it.
-			na.DueAt = time.Time{}
+			na.DueAt = time.Time{} // cannot progress: the sweep must not spin on it
 			return tx.PutArtifact(na)
 		}
 		return nil
@@ -103,10 +95,9 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 	return projects, studio
 }
 
-// idle reports whether a sweep at now has nothing to do: no transition is
-// due and expired idempotency records were purged less than purgeEvery
-// ago. It only reads: an empty write transaction would still rewrite the
-// freelist, sync the file and invalidate the read caches on every tick.
+// idle reports whether a sweep at now has nothing to do. It only reads: an
+// empty write transaction would still rewrite the freelist, sync the file
+// and invalidate the read caches on every tick.
 func (e *sweeper) idle(ctx context.Context, now time.Time, kinds []dueKind) (bool, error) {
 	if d := now.Sub(time.Unix(0, e.lastPurge.Load())); d >= purgeEvery || d < 0 {
 		return false, nil
@@ -128,13 +119,12 @@ func (e *sweeper) idle(ctx context.Context, now time.Time, kinds []dueKind) (boo
 // sweepBatches settles the due records of kinds, up to sweepBatch of each
 // in one transaction, until no kind fills its batch; last runs in the
 // transaction that fills none. A batch that fails on a damaged record is
-// settled again one record at a time (settleEach). Every record due counts.
+// settled again one record at a time (settleEach).
 func (e *sweeper) sweepBatches(ctx context.Context, now time.Time, kinds []dueKind, last func(sim.Tx) error) (int, error) {
 	total := 0
 	for {
 		ids := make([][]string, len(kinds))
-		// full: a kind filled its batch, so another batch follows.
-		full := func() bool {
+		full := func() bool { // another batch follows
 			return slices.ContainsFunc(ids, func(l []string) bool { return len(l) == sweepBatch })
 		}
 		err := Recovered(func() error {

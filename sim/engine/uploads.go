@@ -10,7 +10,6 @@ import (
 )
 
 // Uploads are the studio's presigned upload slots and the files PUT to them.
-// Their files count against the storage quotas of Artifacts.
 type Uploads struct {
 	*core
 	ids   *idgen
@@ -18,10 +17,9 @@ type Uploads struct {
 	files mediaFiles
 }
 
-// PresignUpload opens an upload slot for fileName, valid for 24 hours. Its
-// id is keyed by the store's secret, so another company cannot guess it. A
-// company may have Quota.PresignsPerCompany slots outstanding (neither used
-// nor expired).
+// PresignUpload opens an upload slot for fileName, valid for 24 hours, with
+// an id another company cannot guess. A company may have
+// Quota.PresignsPerCompany slots outstanding (neither used nor expired).
 func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName string) (sim.Upload, error) {
 	return in(ctx, e.update, func(tx sim.Tx) (sim.Upload, error) {
 		now := e.clock.Now()
@@ -52,8 +50,8 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 	})
 }
 
-// UploadSignature is the signature of an upload's presigned URL, keyed by
-// the store's secret: only this store can make or check it.
+// UploadSignature is the signature of an upload's presigned URL, which only
+// this store can make or check.
 func (e *Uploads) UploadSignature(u sim.Upload) string {
 	return e.ids.secretToken(32, "presign", u.ID, u.FileName, fmt.Sprint(u.ExpiresAt.Unix()))
 }
@@ -64,19 +62,19 @@ func (e *Uploads) Upload(ctx context.Context, id string) (sim.Upload, error) {
 }
 
 // ReceiveUpload stores the body PUT to an upload slot (replacing an earlier
-// one, as a storage PUT does), reads its media header and records size,
-// format and duration. The caller has checked the signature and expiry.
+// one, as a storage PUT does) and records its size and media format. The
+// caller has checked the signature and expiry.
 func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) (sim.Upload, error) {
 	if e.files.blobs == nil {
 		return sim.Upload{}, errors.New("uploads need a blob directory")
 	}
 	name := "upload-" + id
-	qr, err := e.quotaReader(ctx, id, body)
+	qc, err := e.countUpload(ctx, id)
 	if err != nil {
 		return sim.Upload{}, err
 	}
-	defer qr.release() // once the record counts the file
-	n, err := e.files.blobs.Write(name, qr, sim.MaxArtifactBytes)
+	defer qc.release() // once the record counts the file
+	n, err := e.files.blobs.Write(name, io.TeeReader(body, qc), sim.MaxArtifactBytes)
 	if err != nil {
 		return sim.Upload{}, err
 	}
@@ -91,7 +89,6 @@ func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) 
 	})
 }
 
-// mediaFiles are the stored files and the reader of their media headers.
 type mediaFiles struct {
 	blobs   Blobs
 	inspect Inspector
@@ -116,13 +113,9 @@ func (f mediaFiles) read(name string) (string, *float64, sim.MediaFormat) {
 	return format, &s, mf
 }
 
-// quotaReader counts an upload's body (quotaCount).
-type quotaReader struct {
-	*quotaCount
-	r io.Reader
-}
-
-func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*quotaReader, error) {
+// countUpload counts the body of upload id, which replaces the upload's
+// earlier file.
+func (e *Uploads) countUpload(ctx context.Context, id string) (*quotaCount, error) {
 	var u sim.Upload
 	if q := e.quota.limits; q.Total > 0 || q.PerCompany > 0 {
 		var err error
@@ -130,19 +123,5 @@ func (e *Uploads) quotaReader(ctx context.Context, id string, body io.Reader) (*
 			return nil, err
 		}
 	}
-	qc, err := e.quota.start(ctx, u.CompanyID, id)
-	if err != nil {
-		return nil, err
-	}
-	return &quotaReader{quotaCount: qc, r: body}, nil
-}
-
-func (qr *quotaReader) Read(p []byte) (int, error) {
-	n, err := qr.r.Read(p)
-	if n > 0 {
-		if qerr := qr.count(int64(n)); qerr != nil {
-			return n, qerr
-		}
-	}
-	return n, err
+	return e.quota.start(ctx, u.CompanyID, id)
 }

@@ -24,13 +24,11 @@ type Videos struct {
 	lists     gencache.Cache[videoList]
 }
 
-// videoList is a project's videos, sorted, its company, and the earliest
-// time one of them is due (zero: none is): the list is served from the cache
-// only before then.
+// videoList is a project's videos, sorted, as cached.
 type videoList struct {
 	videos  []sim.Video
 	company string
-	until   time.Time
+	until   time.Time // the earliest DueAt of one of them (zero: none is due)
 }
 
 func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) (sim.Artifact, error) {
@@ -63,13 +61,10 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 	if nv.SourceLanguage == "multi" && !c.Company.MultiLanguage {
 		return sim.Video{}, sim.Errorf(sim.CodeValidation, sim.MsgMultiDisabled)
 	}
-	// The artifacts named: the source (always checked), then the optional
-	// audio tracks.
+	// The source (always checked), then the optional audio tracks.
 	refs := []struct{ field, id string }{{"sourceArtifactId", nv.SourceArtifactID}, {"backgroundWavArtifactId", nv.BackgroundArtifactID},
 		{"internationalMixWavArtifactId", nv.InternationalMixArtifactID}, {"vocalsHitlWavArtifactId", nv.VocalsHitlArtifactID}}
-	// Downloads of the artifacts named whose results are needed by now
-	// are waited for, as by a read of the artifact.
-	for _, ref := range refs {
+	for _, ref := range refs { // as a read of the artifact does
 		if ref.id != "" {
 			_ = e.artifacts.work.waitFor(ctx, e.clock.Now(), ref.id)
 		}
@@ -81,8 +76,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 		if err != nil {
 			return err
 		}
-		// Apply due artifact transitions first, so an artifact whose
-		// processing has ended by now counts as usable.
+		// An artifact whose processing has ended by now is usable.
 		for _, ref := range refs {
 			if ref.id == "" {
 				continue
@@ -131,7 +125,7 @@ func (e *Videos) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, 
 	if nv.Status != v.Status {
 		noteEvent(tx, Event{Resource: "video", ID: nv.ID, From: v.Status, To: nv.Status, At: now, Company: nv.CompanyID})
 	}
-	return nv, tx.PutVideo(nv) // update persists the clock with it
+	return nv, tx.PutVideo(nv)
 }
 
 // ListVideos lists the videos of a project of the caller's company, oldest

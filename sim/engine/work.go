@@ -11,13 +11,11 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// Background work is what the simulator does in real time while simulated
-// time may stand still: downloading the URL parts of an artifact, probing a
-// source video for a creation in flight. Its results are stamped with the
-// simulated times of the events they stand for (an artifact completes at
-// start + processing time), and whatever reads a time at which a result is
-// needed waits for the work first (a clock advance, a read of the
-// artifact), so outcomes never depend on how fast the work ran.
+// Background work (downloading an artifact's URL parts, probing a source
+// video) runs in real time while simulated time may stand still. Its results
+// are stamped with the simulated times of the events they stand for, and
+// whatever reads a time at which a result is needed waits for the work
+// first, so outcomes never depend on how fast the work ran.
 
 // DefaultWorkWait bounds how long a clock advance or a read waits for
 // background work that its answer depends on.
@@ -41,12 +39,12 @@ const (
 // work is one piece of background work in flight.
 type work struct {
 	kind     string
-	resource string                 // "artifact" for downloads; "" for probes
-	id       string                 // the resource id
-	url      atomic.Pointer[string] // the URL being fetched
-	started  time.Time              // simulated time it started
+	resource string // "artifact" for downloads; "" for probes
+	id       string
+	url      atomic.Pointer[string]
+	started  time.Time // simulated
 	// needed is the simulated time from which answers depend on the result
-	// (zero: nothing waits for it; a probe belongs to a request in flight).
+	// (zero: only the request in flight that started it waits).
 	needed time.Time
 	bytes  atomic.Int64
 	state  atomic.Pointer[string]
@@ -58,13 +56,10 @@ func (w *work) setURL(u string) { w.url.Store(&u) }
 
 // workSet is the registry of background work in flight.
 type workSet struct {
-	// bound is how long an advance or a read waits for the work its
-	// answer depends on (Config.WorkWait).
-	bound time.Duration
+	bound time.Duration // Config.WorkWait
 	mu    sync.Mutex
-	items []*work // oldest first
-	// done is closed (and replaced) whenever a piece of work ends.
-	done chan struct{}
+	items []*work       // oldest first
+	done  chan struct{} // closed (and replaced) whenever a piece of work ends
 }
 
 func (s *workSet) add(w *work) {
@@ -83,8 +78,8 @@ func (s *workSet) remove(w *work) {
 	}
 }
 
-// blocking returns the work a time t depends on (of one resource when id is
-// not empty), oldest first, and a channel closed when any work ends.
+// blocking returns the work a time t depends on (of resource id, if not
+// empty) and a channel closed when any work ends.
 func (s *workSet) blocking(t time.Time, id string) ([]*work, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,11 +102,11 @@ func (s *workSet) all() []*work {
 	return slices.Clone(s.items)
 }
 
-// wait blocks until no work that time t depends on (of resource id, or of
-// any resource) is left, ctx ends or the bound passes; it returns what is
-// still running then.
-func (s *workSet) wait(ctx context.Context, t time.Time, id string, bound time.Duration) []*work {
-	timer := time.NewTimer(bound)
+// waitFor blocks until no work that time t depends on (of resource id, if
+// not empty) is left, ctx ends or the bound passes; what still runs then is
+// returned as a *sim.PendingError for t.
+func (s *workSet) waitFor(ctx context.Context, t time.Time, id string) *sim.PendingError {
+	timer := time.NewTimer(s.bound)
 	defer timer.Stop()
 	for {
 		ws, done := s.blocking(t, id)
@@ -120,11 +115,15 @@ func (s *workSet) wait(ctx context.Context, t time.Time, id string, bound time.D
 		}
 		select {
 		case <-done:
+			continue
 		case <-timer.C:
-			return ws
 		case <-ctx.Done():
-			return ws
 		}
+		pe := &sim.PendingError{At: t, Waited: s.bound}
+		for _, w := range ws {
+			pe.Pending = append(pe.Pending, w.info())
+		}
+		return pe
 	}
 }
 
@@ -149,22 +148,7 @@ func (e *Clock) Work() []sim.Work {
 	return out
 }
 
-// waitFor waits for the background work time t depends on (of artifact
-// id, or all with id ""); see wait. Work still running after the bound is
-// returned as a *sim.PendingError for t.
-func (s *workSet) waitFor(ctx context.Context, t time.Time, id string) *sim.PendingError {
-	ws := s.wait(ctx, t, id, s.bound)
-	if len(ws) == 0 {
-		return nil
-	}
-	pe := &sim.PendingError{At: t, Waited: s.bound}
-	for _, w := range ws {
-		pe.Pending = append(pe.Pending, w.info())
-	}
-	return pe
-}
-
-// countingWriter counts the bytes of a download as they arrive.
+// countingWriter counts a download's bytes as they arrive.
 type countingWriter struct {
 	w  *work
 	wr io.Writer

@@ -61,6 +61,17 @@ func TestWorkSetBlocking(t *testing.T) {
 	}
 }
 
+func pendingIDs(pe *sim.PendingError) []string {
+	if pe == nil {
+		return nil
+	}
+	ids := make([]string, len(pe.Pending))
+	for i, w := range pe.Pending {
+		ids[i] = w.ID
+	}
+	return ids
+}
+
 func nilIfEmpty(s []string) []string {
 	if len(s) == 0 {
 		return nil
@@ -105,26 +116,31 @@ func TestWorkSetWait(t *testing.T) {
 	cancel()
 
 	t.Run("nothing to wait for", func(t *testing.T) {
-		var s workSet
+		s := workSet{bound: time.Hour}
 		newWork(&s, "later", t0.Add(time.Hour))
-		assert.Nil(t, s.wait(ctx, t0, "", time.Hour))
+		assert.Nil(t, s.waitFor(ctx, t0, ""))
 	})
 	t.Run("the bound passes", func(t *testing.T) {
-		var s workSet
+		s := workSet{bound: time.Millisecond}
 		newWork(&s, "a", t0)
-		assert.Equal(t, []string{"a"}, workIDs(s.wait(ctx, t0, "", time.Millisecond)))
+		pe := s.waitFor(ctx, t0, "")
+		assert.Equal(t, []string{"a"}, pendingIDs(pe))
+		if assert.NotNil(t, pe) {
+			assert.Equal(t, t0, pe.At)
+			assert.Equal(t, time.Millisecond, pe.Waited)
+		}
 	})
 	t.Run("the context ends", func(t *testing.T) {
-		var s workSet
+		s := workSet{bound: time.Hour}
 		newWork(&s, "a", t0)
-		assert.Equal(t, []string{"a"}, workIDs(s.wait(canceled, t0, "a", time.Hour)))
+		assert.Equal(t, []string{"a"}, pendingIDs(s.waitFor(canceled, t0, "a")))
 	})
 	t.Run("the work ends", func(t *testing.T) {
-		var s workSet
+		s := workSet{bound: time.Hour}
 		w := newWork(&s, "a", t0)
 		other := newWork(&s, "b", t0.Add(time.Hour))
-		got := make(chan []*work)
-		go func() { got <- s.wait(ctx, t0, "", time.Hour) }()
+		got := make(chan *sim.PendingError)
+		go func() { got <- s.waitFor(ctx, t0, "") }()
 		s.remove(w)
 		assert.Nil(t, <-got)
 		assert.Equal(t, []*work{other}, s.all(), "work needed later is left")

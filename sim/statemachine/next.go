@@ -6,27 +6,19 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// Effect is a side effect of a transition on another resource.
-type Effect struct {
-	// RefundAPIKey and RefundMinutes: credit the account (a project that
-	// fails is not charged).
-	RefundAPIKey  string
-	RefundMinutes int64
-}
-
 // Next applies the transition of p that is due at now, if any. A project in
 // progress whose DueAt has passed becomes ready (applying a pending
-// re-translation) or error, as its planned Outcome says; the first run of a
-// project that fails refunds its charge. Next is pure: it returns the new
-// project and the effects to apply, and p unchanged when nothing is due.
-func Next(p sim.Project, now time.Time) (sim.Project, []Effect) {
+// re-translation) or error, as its planned Outcome says. Next is pure: it
+// returns the new project (p unchanged when nothing is due) and the minutes
+// to credit back to p's account: the first run of a project that fails is
+// not charged.
+func Next(p sim.Project, now time.Time) (_ sim.Project, refund int64) {
 	if !ProjectDue(p, now) {
-		return p, nil
+		return p, 0
 	}
 	at := p.DueAt
 	p.DueAt = time.Time{}
 	p.History = append(append([]sim.Event(nil), p.History...), sim.Event{})
-	var effects []Effect
 	if p.Outcome.Error {
 		p.Status = sim.StatusError
 		p.ErrorMessage = p.Outcome.Message
@@ -34,7 +26,7 @@ func Next(p sim.Project, now time.Time) (sim.Project, []Effect) {
 		p.History[len(p.History)-1] = sim.Event{At: at, Kind: sim.EventFailed, Message: p.ErrorMessage}
 		if p.OutputGen == 0 && !p.Refunded && p.CostMinutes > 0 {
 			p.Refunded = true
-			effects = append(effects, Effect{RefundAPIKey: p.APIKey, RefundMinutes: p.CostMinutes})
+			refund = p.CostMinutes
 			p.History = append(p.History, sim.Event{At: at, Kind: sim.EventRefunded})
 		}
 	} else {
@@ -53,11 +45,10 @@ func Next(p sim.Project, now time.Time) (sim.Project, []Effect) {
 		p.History[len(p.History)-1] = sim.Event{At: at, Kind: sim.EventCompleted}
 	}
 	p.Outcome = sim.Outcome{}
-	return p, effects
+	return p, refund
 }
 
-// ProjectDue reports whether Next has a transition of p to apply at now:
-// the one rule of when a project's run is over.
+// ProjectDue reports whether Next has a transition of p to apply at now.
 func ProjectDue(p sim.Project, now time.Time) bool {
 	return p.Status == sim.StatusInProgress && !p.DueAt.IsZero() && !p.DueAt.After(now)
 }

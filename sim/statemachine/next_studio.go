@@ -67,8 +67,7 @@ func NextVideo(v sim.Video, now time.Time, t sim.StudioTiming) sim.Video {
 	return v
 }
 
-// ArtifactDue reports whether an artifact has a transition scheduled at or
-// before now (its DueAt, the time the sweep and reads settle it at).
+// ArtifactDue reports whether an artifact has a transition due at now.
 func ArtifactDue(a sim.Artifact, now time.Time) bool {
 	return !a.DueAt.IsZero() && !now.Before(a.DueAt)
 }

@@ -23,10 +23,9 @@ func enum(field string, v *string, allowed []string, def string) (string, error)
 	return *v, nil
 }
 
-// ValidateRetranslation checks a re-translation request against every
-// documented rule, for project p of account acct, and returns it normalised
-// (defaults applied, timings as sent). Errors are *sim.Error: validation
-// (400) or payment required (402, soundalike voices without a subscription).
+// ValidateRetranslation checks a re-translation request for project p of
+// account acct against every documented rule, and returns it normalised
+// (defaults applied, timings as sent).
 func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in sim.RetranslationInput) (sim.Retranslation, error) {
 	var rt sim.Retranslation
 	if in.TargetScript == nil {
@@ -64,8 +63,8 @@ func ValidateRetranslation(cat *sim.Catalog, acct sim.Account, p sim.Project, in
 	return rt, nil
 }
 
-// validateSpeakers checks the speakers and their voices (in targetLang)
-// into rt. It returns the speaker ids and whether a special voice is used.
+// validateSpeakers checks the speakers into rt. It returns the speaker ids
+// and whether a special voice is used.
 func validateSpeakers(cat *sim.Catalog, targetLang string, list []sim.SpeakerInput, rt *sim.Retranslation) (map[int]bool, bool, error) {
 	speakers := map[int]bool{}
 	special := false
@@ -143,7 +142,6 @@ func validateScript(list []sim.SegmentInput, speakers map[int]bool, rt *sim.Retr
 			return invalid(sim.MsgOverlap, i, a.StartMS, a.EndMS, j, b.StartMS, b.EndMS)
 		}
 	}
-	// Sort the script by time for storage and rendering.
 	sort.SliceStable(rt.TargetScript, func(a, b int) bool { return rt.TargetScript[a].StartMS < rt.TargetScript[b].StartMS })
 	return nil
 }
