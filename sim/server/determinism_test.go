@@ -75,7 +75,7 @@ func TestDownloadedArtifactsAfterOneAdvance(t *testing.T) {
 func TestArtifactReadWaitsForItsDownload(t *testing.T) {
 	t.Parallel()
 	var clock *sim.SimClock
-	in := start(t, func(c *app.Config) { clock = c.Clock.(*sim.SimClock) })
+	in := start(t, func(c *app.Config) { clock = c.Clock })
 	const key = "dubsim-free"
 	wav := refWAVBytes(t, 180, time.Second)
 	slow, requests, release := blockingMedia(t, wav)
