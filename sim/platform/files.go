@@ -31,8 +31,6 @@ func (a *API) fileURL(base string, p sim.Project, name string) string {
 	return fmt.Sprintf("%s/files/projects/%s/%d/%s?%s=%s", base, p.ID, p.OutputGen, name, signedParam, a.svc.OutputSignature(p))
 }
 
-func (a *API) baseURL(r *http.Request) string { return httpx.BaseURL(r, a.publicURL) }
-
 // handleOutputFile serves GET/HEAD /files/projects/{project_id}/{gen}/{file}?signed=...
 // A bad signature answers the 404 of an unknown file: nothing tells which
 // projects exist.

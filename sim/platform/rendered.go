@@ -21,7 +21,7 @@ type rendered struct {
 
 // writeProject answers Get Project, from the rendered answers when it can.
 func (a *API) writeProject(w http.ResponseWriter, r *http.Request, apiKey, id string) error {
-	gen, base := a.svc.Generation(), a.baseURL(r)
+	gen, base := a.svc.Generation(), httpx.BaseURL(r, a.publicURL)
 	if e, ok := a.rendered.Get(id, gen); ok && e.apiKey == apiKey && e.base == base {
 		writeJSONBody(w, e.body)
 		return nil
