@@ -19,8 +19,7 @@ type accountBody struct {
 	BalanceMinutes       *float64 `json:"balance_minutes"`
 	RetranslationEnabled *bool    `json:"retranslation_enabled"`
 	CloningEnabled       *bool    `json:"cloning_enabled"`
-	// Studio: the company to join ("" = a new one), the new user's email,
-	// external-bucket credentials and a rate limit.
+	// Studio: the company to join ("" = a new one).
 	CompanyID string                  `json:"company_id"`
 	UserEmail string                  `json:"user_email"`
 	Storage   *sim.StorageCredentials `json:"storage"`
@@ -98,8 +97,8 @@ func (a *API) createAccount(r *http.Request, b accountBody) (int, any, error) {
 	if err := errors.Join(checkStorage(b.Storage), checkRateLimit(b.RateLimit)); err != nil {
 		return 0, nil, err
 	}
-	// Fields left out take the values of the plan's fixture account, so a
-	// new pro account can create a project at once, as dubsim-pro can.
+	// Fields left out take the plan's fixture account's values, so a new
+	// pro account can create a project at once.
 	spec := sim.AccountSpec{APIKey: b.APIKey, Name: b.Name, Plan: sim.PlanNone,
 		CompanyID: b.CompanyID, UserEmail: b.UserEmail, Storage: b.Storage, RateLimit: b.RateLimit,
 		FromPlan: sim.PlanDefaults{Balance: b.BalanceMinutes == nil, Retranslation: b.RetranslationEnabled == nil, Cloning: b.CloningEnabled == nil}}

@@ -61,8 +61,8 @@ type advanceBody struct {
 	NextDue bool     `json:"next_due"`
 }
 
-// advanceResponse is the clock after an advance; Transition is the one an
-// advance to the next due transition went to.
+// advanceResponse is the clock after an advance, and the transition a
+// next_due advance went to.
 type advanceResponse struct {
 	clockResponse
 	Transition *transitionJSON `json:"transition,omitempty"`
@@ -111,8 +111,8 @@ func (a *API) handleAdvance(w http.ResponseWriter, r *http.Request) error {
 	return a.writeClock(w, nil)
 }
 
-// advanceToNext moves the clock to the earliest pending transition (not back:
-// one already due is applied at the current time).
+// advanceToNext moves the clock to the earliest pending transition (never
+// back: one already due is applied now).
 func (a *API) advanceToNext(w http.ResponseWriter, r *http.Request) error {
 	t, ok, err := a.ctl.NextDue(r.Context())
 	if err != nil {
@@ -130,8 +130,7 @@ func (a *API) advanceToNext(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// workJSON is a piece of background work in flight (GET /_sim/work and
-// the 504 of an advance that waited for it in vain).
+// workJSON is a piece of background work in flight.
 type workJSON struct {
 	Kind       string `json:"kind"`
 	Resource   string `json:"resource,omitempty"`
@@ -164,10 +163,8 @@ func (a *API) handleWork(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// ErrPendingName is the error name of the 504 of a clock advance whose new
-// time depends on background work that did not end within the bound: the
-// clock has moved, what was due without that work has been applied, and the
-// message names what still runs.
+// ErrPendingName names the 504 of a clock advance that waited in vain for
+// background work: the clock has moved, and the message names what runs.
 const ErrPendingName = "PendingWorkError"
 
 // pending writes the 504 of a *sim.PendingError; other errors are returned.

@@ -11,8 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// Controller is what the control API drives; the statemachine Engine
-// provides it.
+// Controller is what the control API drives.
 type Controller interface {
 	Now() time.Time
 	TimeScale() float64
@@ -40,8 +39,8 @@ type Controller interface {
 	SetVideoStatus(ctx context.Context, id, status string, auto bool) (sim.Video, error)
 }
 
-// Extension is a part of the control API served by another package (the
-// request journal, the fault rules): its router answers the listed paths.
+// Extension is a part of the control API served by another package: its
+// router answers the listed paths.
 type Extension struct {
 	Paths   []string
 	Handler http.Handler
@@ -49,24 +48,21 @@ type Extension struct {
 
 // API is the control API.
 type API struct {
-	ctl  Controller
-	http httpx.API
-	dec  httpx.Decoder
-	ext  []Extension
-	// dumps bounds the state dumps read and written at once.
-	dumps *httpx.Gate
+	ctl   Controller
+	http  httpx.API
+	dec   httpx.Decoder
+	ext   []Extension
+	dumps *httpx.Gate // state dumps read and written at once
 }
 
-// MaxDumps is how many dumps (state, studio) are read and written at once;
-// more wait for a place while their request lasts. With pages of
-// sim.MaxStateLimit projects, it bounds what all dumps together hold.
+// MaxDumps is how many dumps (state, studio) are read and written at once,
+// so that pages of sim.MaxStateLimit projects bound what they all hold.
 const MaxDumps = 2
 
 // NewDumpGate returns the gate the dumps of one server share.
 func NewDumpGate() *httpx.Gate { return httpx.NewGate(MaxDumps) }
 
-// WithDumpGate makes the state dump share g (with the dashboard's studio
-// dump).
+// WithDumpGate makes the state dump share g with the dashboard's.
 func (a *API) WithDumpGate(g *httpx.Gate) *API {
 	a.dumps = g
 	return a
@@ -106,8 +102,7 @@ func (a *API) Routes() chi.Router {
 	return r
 }
 
-// handleJSON serves a call with a JSON body: decoded into a B, then what h
-// returns is the answer.
+// handleJSON serves a call whose JSON body is a B with what h returns.
 func handleJSON[B any](a *API, h func(r *http.Request, b B) (status int, out any, err error)) http.HandlerFunc {
 	return a.http.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		var b B

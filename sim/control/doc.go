@@ -1,3 +1,3 @@
 // Package control serves the simulator's control API under /_sim/ (clock, accounts, reset, state,
-// fixtures, forced outcomes, background work); journal/, faults/ and ui/ beneath it import it.
+// fixtures, forced outcomes, background work); other packages add routes as Extensions.
 package control

@@ -1,8 +1,7 @@
 package control
 
-// Messages of the control API, dubsim's own wording. Tests, golden files and
-// the OpenAPI examples quote them: keep them byte for byte, with their format
-// verbs in the same order.
+// Messages of the control API; tests, goldens and the OpenAPI examples
+// quote them byte for byte.
 const (
 	// Clock.
 	MsgAdvanceOneOf   = "give either seconds or next_due, not both"

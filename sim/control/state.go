@@ -38,14 +38,9 @@ func (a *API) handleReset(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleState serves GET /_sim/state?api_key=&limit=&cursor=: one page of
-// the dump. A limit over sim.MaxStateLimit is clamped to it.
-//
-// The page is read whole in one store transaction (its memory bounded by
-// the page size), then the transaction ends and the page is written one
-// project at a time: a slow client never holds a read transaction open
-// (which would stall the store's file growth and every writer behind it),
-// and no encoding of the whole answer is ever built. At most MaxDumps
-// dumps run at once; the others wait while their request lasts.
+// the dump, read in one transaction and then written one project at a
+// time, so a slow client never holds a read transaction open (it would
+// stall every writer) and the whole answer is never encoded at once.
 func (a *API) handleState(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := sim.StateFilter{APIKey: q.Get("api_key"), Cursor: q.Get("cursor")}
@@ -68,8 +63,7 @@ func (a *API) handleState(w http.ResponseWriter, r *http.Request) error {
 }
 
 // stateHead and stateTail are the fields of sim.State before and after its
-// projects, in its order: the answer is the same bytes httpx.WriteJSON
-// writes of the whole State.
+// projects: the answer is the bytes httpx.WriteJSON writes of the State.
 type stateHead struct {
 	Now       string        `json:"now"`
 	TimeScale float64       `json:"time_scale"`
@@ -89,8 +83,7 @@ type stateTail struct {
 	PendingTransitionsTotal int               `json:"pending_transitions_total,omitempty"`
 }
 
-// writeState writes st with status 200, one project at a time, dropping
-// each project from st once written.
+// writeState writes st one project at a time, dropping each once written.
 func writeState(w http.ResponseWriter, st *sim.State) error {
 	head, err := httpx.Marshal(stateHead{st.Now, st.TimeScale, st.Frozen, st.Accounts})
 	if err != nil {
@@ -107,8 +100,7 @@ func writeState(w http.ResponseWriter, st *sim.State) error {
 	for i := range st.Projects {
 		b, err := httpx.Marshal(st.Projects[i])
 		if err != nil {
-			// Headers are sent: leave the JSON unterminated, so the client
-			// sees a broken answer rather than a short list.
+			// Headers are sent: a broken answer, rather than a short list.
 			return nil //nolint:nilerr // nothing more can be said to the client
 		}
 		st.Projects[i] = sim.ProjectState{}
@@ -131,17 +123,13 @@ type fixturesBody struct {
 	Options    json.RawMessage `json:"options"`
 	Voices     json.RawMessage `json:"voices"`
 	MediaRules json.RawMessage `json:"media_rules"`
-	// Studio is the content of a studio.json (companies, users, ...).
-	Studio json.RawMessage `json:"studio"`
-	// FromStartup: lay the content over the startup set instead of the set
-	// in use (alone, it restores the startup set).
+	Studio     json.RawMessage `json:"studio"`
+	// FromStartup lays the content over the startup set, not the set in use.
 	FromStartup bool `json:"from_startup"`
 }
 
-// loadFixtures serves POST /_sim/fixtures: any of accounts, options,
-// voices, media_rules and studio, each in the shape of its fixture file's
-// content, laid entry by entry over the fixture set in use (or the
-// startup set with from_startup; see fixtures.Merge).
+// loadFixtures serves POST /_sim/fixtures: each part in the shape of its
+// fixture file's content, laid entry by entry over the fixture set.
 func (a *API) loadFixtures(r *http.Request, b fixturesBody) (int, any, error) {
 	files := map[string][]byte{}
 	wrap := func(name, key string, raw json.RawMessage) {

@@ -38,8 +38,8 @@ const (
 	defaultRefPitchSpan = 150.0
 )
 
-// cloneRecipe is everything the output depends on: a replay of the
-// idempotency key regenerates the same bytes from it.
+// cloneRecipe is everything the output depends on: an idempotent replay
+// regenerates the same bytes from it.
 type cloneRecipe struct {
 	Text     string  `json:"text"`
 	Language string  `json:"language"`
@@ -83,7 +83,6 @@ func replayCloning(w http.ResponseWriter, _ *http.Request, recipe []byte) error 
 	return writeSpeech(w, rc)
 }
 
-// CloneTrack is the audio of a cloning request.
 func cloneTrack(rc cloneRecipe) audio.Track {
 	return audio.SpeechTrack(rc.Text, script.CharsPerSecondFor(rc.Language), audio.Voice{PitchHz: rc.PitchHz, Seed: rc.Seed}, cloneSampleRate)
 }
@@ -94,8 +93,7 @@ func writeSpeech(w http.ResponseWriter, rc cloneRecipe) error {
 	w.Header().Set("Content-Length", strconv.FormatInt(audio.WAVSize(t), 10))
 	w.Header().Set("Content-Disposition", `attachment; filename="`+cloneFileName+`"`)
 	w.WriteHeader(http.StatusOK)
-	// Once the status is sent, a failed copy leaves the client a short
-	// body: there is nothing else to do.
+	// Once the status is sent, a failed copy can only leave a short body.
 	_, _ = io.Copy(w, audio.NewWAVReader(t))
 	return nil
 }
@@ -106,11 +104,9 @@ type reference struct {
 	hash uint64
 }
 
-// readCloneRequest streams the multipart body: form fields are read with
-// limits, each reference file keeps only its first bytes (for format
-// detection and pitch analysis) and is counted, not stored, so a 50 MB part
-// costs no more memory than a small one, and an over-size part is refused as
-// soon as it passes the limit.
+// readCloneRequest streams the multipart body: of each reference file only
+// the first bytes are kept (format, pitch) and the rest counted, so a 50 MB
+// part costs no more memory than a small one.
 func (a *API) readCloneRequest(r *http.Request) (cloneRecipe, error) {
 	var rc cloneRecipe
 	ct := r.Header.Get("Content-Type")
@@ -196,9 +192,8 @@ func (a *API) readCloneRequest(r *http.Request) (cloneRecipe, error) {
 	if measured > 0 {
 		rc.PitchHz = sum / float64(measured)
 	} else {
-		// No reference could be measured (compressed formats): a stable
-		// pitch derived from the files, so different samples still give
-		// different voices.
+		// None measured (compressed formats): a pitch drawn from the
+		// files, so different samples still give different voices.
 		rc.PitchHz = defaultRefPitchLow + float64(refHash%uint64(defaultRefPitchSpan))
 	}
 	h.Write([]byte(rc.Text))
@@ -241,8 +236,7 @@ func readTextField(part io.Reader) (string, error) {
 	return string(b), nil
 }
 
-// headBuffers recycles the buffers that hold the first bytes of each
-// reference file, so a request costs no allocation proportional to its files.
+// headBuffers recycles the buffers of the first bytes of reference files.
 var headBuffers = sync.Pool{New: func() any { b := make([]byte, referenceHeadBytes); return &b }}
 
 var acceptedReferenceFormats = []string{probe.FormatWAV, probe.FormatMP3, probe.FormatMP4, probe.FormatFLAC}
@@ -287,7 +281,7 @@ func readReference(part interface {
 }
 
 // multipartError words a failure to read the body; an over-limit body is
-// passed through so the handler answers 413.
+// passed through for the handler's 413.
 func multipartError(err error, field string) error {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {

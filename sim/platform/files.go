@@ -21,24 +21,19 @@ const (
 	outputSampleRate = 22050
 )
 
-// signedParam is the query parameter of a download URL that carries its
-// signature (the shape of the provider's signed download links, "?signed=").
+// signedParam carries a download URL's signature, as the provider's links do.
 const signedParam = "signed"
 
-// fileURL is the download URL of an output of p's current generation; a
-// re-translation changes the generation, so clients never get stale files.
-// The URL is signed (Service.OutputSignature): a project id, which follows
-// the seed, is not enough to build it.
+// fileURL is the download URL of an output of p's current generation (a
+// re-translation changes it: no stale files), signed because a project id
+// follows the seed.
 func (a *API) fileURL(base string, p sim.Project, name string) string {
 	return fmt.Sprintf("%s/files/projects/%s/%d/%s?%s=%s", base, p.ID, p.OutputGen, name, signedParam, a.svc.OutputSignature(p))
 }
 
-// baseURL is the base of download URLs (httpx.BaseURL).
-func (a *API) baseURL(r *http.Request) string { return httpx.BaseURL(r, a.publicURL) }
-
 // handleOutputFile serves GET/HEAD /files/projects/{project_id}/{gen}/{file}?signed=...
-// A missing or wrong signature answers the 404 of an unknown file, so the
-// answer tells nothing about which projects exist.
+// A bad signature answers the 404 of an unknown file: nothing tells which
+// projects exist.
 func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 	notFound := sim.Errorf(sim.CodeNotFound, msgFileNotFound)
 	p, err := a.svc.ProjectOutput(r.Context(), chi.URLParam(r, "project_id"))
@@ -72,8 +67,7 @@ func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	jw := &httpx.ContentErrorWriter{ResponseWriter: w, Body: contentErrorBody}
 	rs := render()
-	// A GET is served from the output cache (rendered once per project
-	// generation); a HEAD learns the size without rendering anything.
+	// A GET is served from the output cache; a HEAD renders nothing.
 	if r.Method == http.MethodGet {
 		size, err := rs.Seek(0, io.SeekEnd)
 		if err == nil {
@@ -93,8 +87,7 @@ func (a *API) handleOutputFile(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// contentErrorBody renders http.ServeContent's errors (416 for an
-// unsatisfiable Range, ...) in the platform envelope.
+// contentErrorBody renders http.ServeContent's errors in the platform envelope.
 func contentErrorBody(status int) []byte {
 	msg := "Range not satisfiable: " + http.StatusText(status)
 	if status != http.StatusRequestedRangeNotSatisfiable {

@@ -11,22 +11,13 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-type balanceResponse struct {
-	BalanceMinutes int64 `json:"balance_minutes"`
-}
-
 func (a *API) handleBalance(w http.ResponseWriter, r *http.Request) error {
-	httpx.WriteJSON(w, http.StatusOK, balanceResponse{BalanceMinutes: account(r).BalanceMinutes})
+	httpx.WriteJSON(w, http.StatusOK, map[string]int64{"balance_minutes": account(r).BalanceMinutes})
 	return nil
 }
 
-type optionsResponse struct {
-	SourceLangs []string `json:"source_langs"`
-	TargetLangs []string `json:"target_langs"`
-}
-
-// catalogBodies are the encoded options and voices answers of one catalogue:
-// they change only when fixtures are loaded, so they are encoded once.
+// catalogBodies are the options and voices answers of one catalogue,
+// encoded once: only a fixture load changes them.
 type catalogBodies struct {
 	cat             *sim.Catalog
 	options, voices []byte
@@ -39,8 +30,8 @@ func (a *API) catalogBodies() *catalogBodies {
 	}
 	c := &catalogBodies{cat: cat}
 	var err1, err2 error
-	c.options, err1 = json.Marshal(optionsResponse{SourceLangs: cat.SourceLangs, TargetLangs: cat.TargetLangs})
-	c.voices, err2 = json.Marshal(voicesResponse{Voices: cat.Voices})
+	c.options, err1 = json.Marshal(map[string][]string{"source_langs": cat.SourceLangs, "target_langs": cat.TargetLangs})
+	c.voices, err2 = json.Marshal(map[string]any{"voices": cat.Voices})
 	if err := errors.Join(err1, err2); err != nil {
 		panic(err) // plain strings always encode
 	}
@@ -51,10 +42,6 @@ func (a *API) catalogBodies() *catalogBodies {
 func (a *API) handleOptions(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteRawJSON(w, http.StatusOK, a.catalogBodies().options)
 	return nil
-}
-
-type voicesResponse struct {
-	Voices map[string][]sim.Voice `json:"voices"`
 }
 
 func (a *API) handleVoices(w http.ResponseWriter, r *http.Request) error {
@@ -93,12 +80,10 @@ func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error 
 	return a.writeReceipt(w, rc, err)
 }
 
-// renderReceipt is the answer of a create or re-translation: what
-// writeReceipt sends, and what the use case stores as the idempotency record.
+// renderReceipt is the answer of a create or re-translation, and its
+// idempotency record.
 func (a *API) renderReceipt(rc sim.Receipt) (int, any) { return a.created, receipt(rc) }
 
-// writeReceipt sends a create or re-translation answer, byte for byte what
-// the idempotency record stores, or err when the call failed.
 func (a *API) writeReceipt(w http.ResponseWriter, rc sim.Receipt, err error) error {
 	if err != nil {
 		return err
@@ -109,7 +94,7 @@ func (a *API) writeReceipt(w http.ResponseWriter, rc sim.Receipt, err error) err
 }
 
 // projectView is Get Project: the fields present depend on the status, and
-// absent fields are absent (never null).
+// absent ones are left out (never null).
 type projectView struct {
 	Name                    string         `json:"name"`
 	SourceLang              string         `json:"source_lang"`
@@ -135,8 +120,7 @@ func nonNil[T any](s []T) *[]T {
 	return &s
 }
 
-// view is the Get Project view of p; base is the download URLs' base
-// (baseURL).
+// view is the Get Project view of p; base is the download URLs' base.
 func (a *API) view(base string, p sim.Project) projectView {
 	v := projectView{
 		Name: p.Name, SourceLang: p.SourceLang, TargetLang: p.TargetLang, MixingMode: p.MixingMode,
@@ -162,15 +146,11 @@ func (a *API) handleGetProject(w http.ResponseWriter, r *http.Request) error {
 	return a.writeProject(w, r, account(r).APIKey, chi.URLParam(r, "project_id"))
 }
 
-type successResponse struct {
-	Success bool `json:"success"`
-}
-
 func (a *API) handleDeleteProject(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.DeleteProject(r.Context(), account(r).APIKey, chi.URLParam(r, "project_id")); err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, successResponse{Success: true})
+	httpx.WriteJSON(w, http.StatusOK, map[string]bool{"success": true})
 	return nil
 }
 
@@ -193,14 +173,10 @@ func (a *API) handleRetranslate(w http.ResponseWriter, r *http.Request) error {
 	return a.writeReceipt(w, rc, err)
 }
 
-type validResponse struct {
-	Valid bool `json:"valid"`
-}
-
 func (a *API) handleValidateRetranslation(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.retranslation(w, r, true); err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, validResponse{Valid: true})
+	httpx.WriteJSON(w, http.StatusOK, map[string]bool{"valid": true})
 	return nil
 }

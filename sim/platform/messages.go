@@ -1,16 +1,13 @@
 package platform
 
-// Messages of the platform interface's own checks, dubsim's wording (the
-// documented ones are sim.Msg* constants). Tests, golden files and the
-// OpenAPI examples quote them: keep them byte for byte, with their format
-// verbs in the same order.
+// Messages of the platform interface's own checks (the documented ones are
+// sim.Msg*); tests, goldens and the OpenAPI examples quote them byte for byte.
 const (
 	// Routes and files.
 	msgNoRoute      = "No route %s %s; see the endpoint list in the dubsim README"
 	msgFileNotFound = "File not found"
 
-	// Project creation: the string limits (docs/fidelity.md HB3), the
-	// field, the limit and the length received.
+	// Project creation: the field, its limit, the length received (HB3).
 	msgFieldCharacters = "%s must be at most %d characters; got %d"
 	msgFieldBytes      = "%s must be at most %d bytes; got %d"
 

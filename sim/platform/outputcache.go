@@ -15,14 +15,11 @@ import (
 // DefaultOutputCacheBytes bounds the disk the output cache uses.
 const DefaultOutputCacheBytes = 1 << 30
 
-// OutputCache keeps rendered output files (dubbed audio and video) on disk,
-// so a repeated download costs a read, not a synthesis: a two-hour
-// project's WAV is 317 MB and about 4 s of CPU to render (fidelity HO1).
-// Files are named by project, generation and file name, which fix their
-// content; the least recently used are removed past the byte limit. The
-// APIs of one process (sandboxes) share it (Config.OutputCache), so they
-// keep one disk bound and one directory: each API's keys carry a prefix of
-// its own, and an API's Close removes only its files. Its creator closes it.
+// OutputCache keeps rendered output files on disk, so a repeated download
+// costs a read, not a synthesis (a two-hour project's WAV is 317 MB and
+// about 4 s of CPU; fidelity HO1), least recently used removed past the
+// limit. The APIs of a process share it, one disk bound: each API's keys
+// carry its own prefix.
 type OutputCache struct {
 	dir   string
 	limit int64
@@ -50,10 +47,9 @@ func NewOutputCache(dir string, limit int64) *OutputCache {
 	return &OutputCache{dir: dir, limit: limit, lru: list.New(), entries: map[string]*list.Element{}, inflight: map[string]chan struct{}{}}
 }
 
-// open returns the cached file of key, rendering it with render first when
-// it is not cached (one render per key at a time; the others wait for it).
-// It returns false when the file cannot be cached (larger than the limit, or the
-// disk refused it): the caller then serves render's output directly.
+// open returns the cached file of key, rendered first when missing (one
+// render per key at a time); false when it cannot be cached (over the
+// limit, or the disk refused it): the caller serves render's output.
 func (c *OutputCache) open(key string, size int64, render func() io.Reader) (*os.File, bool) {
 	if c == nil || size > c.limit {
 		return nil, false
@@ -97,7 +93,6 @@ func (c *OutputCache) open(key string, size int64, render func() io.Reader) (*os
 	}
 }
 
-// write renders into a new file of the cache directory.
 func (c *OutputCache) write(r io.Reader) (string, error) {
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return "", err

@@ -10,10 +10,9 @@ import (
 	"github.com/dubsim/dubsim/sim/script"
 )
 
-// TTSVolumeDB is the gain of the dubbed voice per tts_volume, in decibels
-// relative to normal. The synthesiser's voice peaks at 0.55 of full scale,
-// so very_loud peaks at 0.87 and, with the original's 0.13 at most beneath
-// it, the mix never clips.
+// TTSVolumeDB is the gain of the dubbed voice per tts_volume: the voice
+// peaks at 0.55 of full scale, so very_loud (0.87) over the original (0.13
+// at most) never clips.
 var TTSVolumeDB = map[string]float64{
 	"very_quiet": -12,
 	"quieter":    -6,
@@ -32,8 +31,7 @@ const (
 )
 
 // Track renders a project's dubbed voice (output_tts_audio_url): the target
-// script's segments in the voices of their speakers, at the project's
-// tts_volume, over the whole source duration, silent between segments.
+// script in its speakers' voices over the whole source duration.
 func Track(p sim.Project) audio.Track {
 	voices := targetVoices(p)
 	t := audio.Track{SampleRate: outputSampleRate, Duration: p.Duration(), GainDB: TTSVolumeDB[p.TTSVolume]}
@@ -41,15 +39,9 @@ func Track(p sim.Project) audio.Track {
 	return t
 }
 
-// VideoTrack renders the audio of a project's dubbed video
-// (output_video_url): the dubbed voice of Track mixed with the source's
-// original track as the project's mixing_mode says.
-//
-//   - voiceover_only: the voice alone.
-//   - voiceover_with_original_track: the voice over the original (speech
-//     and background), ducked under each dubbed segment.
-//   - voiceover_without_original_voice: the voice over the background alone
-//     (the original voices removed), not ducked.
+// VideoTrack renders the audio of a project's dubbed video: Track alone, or
+// over the original (ducked under each segment), or over its background
+// alone, as mixing_mode says.
 func VideoTrack(p sim.Project) audio.Track {
 	t := Track(p)
 	seed := sim.NewIDs(0).Hash("original", p.SourceVideoURL)
@@ -75,44 +67,39 @@ func segments(segs []sim.Segment, d time.Duration, voices map[int]audio.Voice) [
 	return out
 }
 
-// VoiceOf is the voice of a catalogue voice key in a style, the same in
-// every project: the style's base pitch varied by the key.
-func VoiceOf(style, voiceKey string) audio.Voice {
-	h := sim.NewIDs(0).Hash("voice", voiceKey)
-	return audio.Voice{PitchHz: stylePitch(style, h), Seed: h}
-}
-
-// stylePitch is a style's base pitch varied by h within ±pitchSpread.
-func stylePitch(style string, h uint64) float64 {
+// voice is a voice of a style drawn from parts (the same parts, the same
+// voice in every project): the style's base pitch varied within ±pitchSpread.
+func voice(style string, parts ...string) audio.Voice {
+	h := sim.NewIDs(0).Hash(parts...)
 	base := pitchMasculine
 	if style == sim.StyleFeminine {
 		base = pitchFeminine
 	}
-	return base * (1 - pitchSpread + 2*pitchSpread*float64(h%1000)/999)
+	return audio.Voice{PitchHz: base * (1 - pitchSpread + 2*pitchSpread*float64(h%1000)/999), Seed: h}
+}
+
+func originalVoice(p sim.Project, sid int, style string) audio.Voice {
+	return voice(style, "original voice", p.SourceVideoURL, strconv.Itoa(sid))
 }
 
 // sourceVoices are the voices of the original speech, one per speaker of
-// the source script: the style script.SourceStyle gives the speaker, a pitch
-// drawn from the source and the speaker id, kept pitchApart from the
-// speakers before it.
+// the source script, each kept pitchApart from those before it.
 func sourceVoices(p sim.Project) map[int]audio.Voice {
 	ids := script.Speakers(p.SourceScript)
 	voices := make(map[int]audio.Voice, len(ids))
 	var taken []float64
 	for _, sid := range ids {
-		h := sim.NewIDs(0).Hash("original voice", p.SourceVideoURL, strconv.Itoa(sid))
-		pitch := apart(stylePitch(script.SourceStyle(p.SourceVideoURL, sid), h), taken)
-		taken = append(taken, pitch)
-		voices[sid] = audio.Voice{PitchHz: pitch, Seed: h}
+		v := originalVoice(p, sid, script.SourceStyle(p.SourceVideoURL, sid))
+		v.PitchHz = apart(v.PitchHz, taken)
+		taken = append(taken, v.PitchHz)
+		voices[sid] = v
 	}
 	return voices
 }
 
-// targetVoices are the dubbed voices, one per target speaker: a catalogue
-// voice sounds as VoiceOf says; soundalike and emotional_transfer are the
-// voice (pitch and timbre) of the source speaker with the same id, or one
-// drawn like it when the source script has no such speaker. Each is kept pitchApart from the
-// speakers before it, so two speakers can be told apart.
+// targetVoices are the dubbed voices, one per target speaker, each kept
+// pitchApart from those before it: soundalike and emotional_transfer take
+// the voice of the source speaker with the same id (or one drawn like it).
 func targetVoices(p sim.Project) map[int]audio.Voice {
 	source := sourceVoices(p)
 	voices := make(map[int]audio.Voice, len(p.Speakers))
@@ -123,11 +110,10 @@ func targetVoices(p sim.Project) map[int]audio.Voice {
 		case sim.VoiceSoundalike, sim.VoiceEmotionalTransfer:
 			v = source[s.SpeakerID]
 			if v.PitchHz == 0 {
-				h := sim.NewIDs(0).Hash("original voice", p.SourceVideoURL, strconv.Itoa(s.SpeakerID))
-				v = audio.Voice{PitchHz: stylePitch(s.Style, h), Seed: h}
+				v = originalVoice(p, s.SpeakerID, s.Style)
 			}
 		default:
-			v = VoiceOf(s.Style, s.VoiceKey)
+			v = voice(s.Style, "voice", s.VoiceKey)
 		}
 		v.PitchHz = apart(v.PitchHz, taken)
 		taken = append(taken, v.PitchHz)
@@ -136,8 +122,8 @@ func targetVoices(p sim.Project) map[int]audio.Voice {
 	return voices
 }
 
-// apart raises pitch by steps of pitchApart until it is at least that ratio
-// away from every pitch in taken.
+// apart raises pitch by steps of pitchApart until it is that ratio away
+// from every pitch in taken.
 func apart(pitch float64, taken []float64) float64 {
 	for range 32 {
 		clash := false

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -15,8 +16,7 @@ import (
 	"github.com/go-playground/validator/v10"
 )
 
-// Service is what the platform handlers need from the domain; the
-// statemachine Engine provides it.
+// Service is what the platform handlers need from the domain.
 type Service interface {
 	Account(ctx context.Context, apiKey string) (sim.Account, error)
 	Catalog() *sim.Catalog
@@ -27,6 +27,9 @@ type Service interface {
 	OutputSignature(p sim.Project) string
 	DeleteProject(ctx context.Context, apiKey, id string) error
 	Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error)
+	// Generation changes with every committed write: a rendered Get
+	// Project answer is served again only while it has not.
+	Generation() uint64
 	idempotency.Store
 }
 
@@ -34,19 +37,16 @@ type Service interface {
 type Config struct {
 	Service Service
 	Log     *slog.Logger
-	// PublicURL is the base of output download URLs; empty means the
-	// scheme and host the request came in on.
+	// PublicURL is the base of download URLs ("": the request's host).
 	PublicURL string
-	// RejectUnknownFields refuses JSON bodies with fields the API does not
-	// define (the provider's behaviour is not documented; default ignore).
+	// RejectUnknownFields refuses JSON bodies with fields the API does not define.
 	RejectUnknownFields bool
 	// CreateStatus is the status of a successful Create Project (200 or 201).
 	CreateStatus int
-	// IdemSlots is shared with the other interface that keeps its
-	// idempotency records in the same store (nil: this API's own).
+	// IdemSlots is shared with the other interface of the same store (nil: own).
 	IdemSlots *idempotency.Slots
-	// OutputCache keeps rendered output files (nil: none); the API's files
-	// are removed from it at Close, the cache itself is not.
+	// OutputCache keeps rendered output files (nil: none); Close removes
+	// this API's files from it.
 	OutputCache *OutputCache
 }
 
@@ -72,14 +72,11 @@ func New(cfg Config) *API {
 		http:      httpx.API{Render: Render, Log: cfg.Log},
 		dec:       httpx.Decoder{RejectUnknown: cfg.RejectUnknownFields},
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		created:   cfg.CreateStatus,
+		created:   cmp.Or(cfg.CreateStatus, http.StatusOK),
 	}
 	a.rendered.Size = renderedSize
 	if cfg.OutputCache != nil {
 		a.outputs, a.outputNS = cfg.OutputCache, cfg.OutputCache.namespace()
-	}
-	if a.created == 0 {
-		a.created = http.StatusOK
 	}
 	a.idem = &idempotency.Middleware{Store: cfg.Service, API: a.http, Limit: bodyLimit,
 		Replayers: map[string]idempotency.Replayer{recipeCloning: replayCloning}, Slots: cfg.IdemSlots}
@@ -95,10 +92,9 @@ func (a *API) Close() error {
 
 // Routes returns the whole route table of the platform interface.
 func (a *API) Routes() chi.Router {
-	r := chi.NewRouter()
-	r.Use(a.http.Recover)
+	// The control router's 404 and 405, with this interface's own 404 message.
+	r := httpx.NewControlRouter(a.http, a.http.Recover)
 	r.NotFound(a.http.Handle(routeNotFound))
-	r.MethodNotAllowed(httpx.WithAllow(r, a.http.Handle(methodNotAllowed)))
 
 	r.Group(func(r chi.Router) {
 		r.Use(a.authenticate)
@@ -120,11 +116,11 @@ func (a *API) Routes() chi.Router {
 	return r
 }
 
-// pathCloning is the voice cloning route, the one POST whose body is not JSON.
+// pathCloning is the one POST whose body is not JSON.
 const pathCloning = "/api/v1/cloning/synthesize"
 
-// bodyLimit is the body limit of the route r goes to: the cloning route's
-// own, or the JSON decoder's. The idempotency middleware reads no more.
+// bodyLimit is the body limit of r's route: the idempotency middleware
+// reads no more.
 func bodyLimit(r *http.Request) int64 {
 	if r.URL.Path == pathCloning {
 		return maxCloneBody
@@ -134,10 +130,6 @@ func bodyLimit(r *http.Request) int64 {
 
 func routeNotFound(w http.ResponseWriter, r *http.Request) error {
 	return sim.Errorf(sim.CodeRoute, msgNoRoute, r.Method, r.URL.Path)
-}
-
-func methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
-	return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
 }
 
 // HeaderAuthHint carries a precise reason for a 401; the body keeps the

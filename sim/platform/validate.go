@@ -14,8 +14,7 @@ import (
 	"github.com/go-playground/validator/v10"
 )
 
-// createProjectBody is the Create Project body as sent: pointers tell
-// absent fields from zero values.
+// createProjectBody is the Create Project body; pointers tell absent fields.
 type createProjectBody struct {
 	Name                 *string              `json:"name"`
 	SourceLang           *string              `json:"source_lang" validate:"required,srclang"`
@@ -39,7 +38,7 @@ type sourceSegmentBody struct {
 }
 
 // newValidator returns a validator whose language rules read the catalogue
-// in use at the time of each call.
+// in use at each call.
 func newValidator(catalog func() *sim.Catalog) *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
@@ -61,8 +60,7 @@ func newValidator(catalog func() *sim.Catalog) *validator.Validate {
 	return v
 }
 
-// fieldPath turns a validator namespace ("createProjectBody.source_script[0].text")
-// into the client's field path ("source_script[0].text").
+// fieldPath drops the struct name from a validator namespace.
 func fieldPath(fe validator.FieldError) string {
 	ns := fe.Namespace()
 	if _, rest, ok := strings.Cut(ns, "."); ok {
@@ -85,12 +83,11 @@ func checkLengths(b createProjectBody) error {
 	return nil
 }
 
-// maxEchoed is the longest client value a message quotes whole; a longer
-// one is cut, so a refusal is never the size of the request.
+// maxEchoed is the longest client value a message quotes whole, so that a
+// refusal is never the size of the request.
 const maxEchoed = 200
 
-// echoed cuts a client value quoted in a message to maxEchoed bytes (on a
-// character boundary), marking the cut with "...".
+// echoed cuts v to maxEchoed bytes on a character boundary, marked "...".
 func echoed(v string) string {
 	if len(v) <= maxEchoed {
 		return v
@@ -141,8 +138,8 @@ func validationMessage(fe validator.FieldError, catalog *sim.Catalog) string {
 	return fmt.Sprintf("%s is invalid (%s)", field, fe.Tag())
 }
 
-// toNewProject validates a decoded body against every documented rule that
-// does not depend on the account, and returns the request with defaults.
+// toNewProject validates a body against every rule that does not depend on
+// the account, and returns the request with defaults.
 func (a *API) toNewProject(b createProjectBody) (sim.NewProject, error) {
 	cat := a.svc.Catalog()
 	if err := checkLengths(b); err != nil {

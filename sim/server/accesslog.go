@@ -13,19 +13,14 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// The access log (fidelity EL1-EL3): one line a request, through chi's
-// RequestLogger, at INFO; at DEBUG for reads of the control API (the
-// health endpoint, the dashboard's polling), at WARN for a 5xx or an
-// aborted answer. What the journal recorded of the request (its status,
-// its refusal reason, the fault applied, its API key) is taken from the
-// journal's entry (journal.Observe), not worked out again; requests it
-// does not record (the health endpoint, the journal's own routes, refusals
-// of the control guard) take the status chi saw. Never logged: the query
-// (the dashboard's ?token=), an API key beyond its first characters, the
-// control token.
+// The access log (fidelity EL1-EL3): one line a request, at DEBUG for
+// control reads (the dashboard's polling), WARN for a 5xx or an aborted
+// answer, INFO otherwise. What the journal recorded (status, reason, fault,
+// key) comes from its entry, not worked out again. Never logged: the query
+// (the dashboard's ?token=), more than the start of an API key.
 
 // keyPrefix is how many characters of an API key the log shows at most
-// (half of a key shorter than twice that).
+// (half of a shorter key).
 const keyPrefix = 6
 
 type accessLog struct {
@@ -34,7 +29,7 @@ type accessLog struct {
 }
 
 // newAccessLog returns the access-log middleware, or nil when log drops
-// every line (--log-level error or off): then requests pay nothing for it.
+// every line, so that requests pay nothing for it.
 func newAccessLog(log *slog.Logger, accounts func(ctx context.Context, key string) (sim.Account, error)) func(http.Handler) http.Handler {
 	if !log.Enabled(context.Background(), slog.LevelWarn) {
 		return nil
@@ -43,8 +38,6 @@ func newAccessLog(log *slog.Logger, accounts func(ctx context.Context, key strin
 	return func(next http.Handler) http.Handler { return logger(observeJournal(next)) }
 }
 
-// observeJournal has the journal hand its entry of the request to the
-// request's access line.
 func observeJournal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e, ok := middleware.GetLogEntry(r).(*accessEntry); ok {
@@ -54,7 +47,6 @@ func observeJournal(next http.Handler) http.Handler {
 	})
 }
 
-// accessEntry is one request's line in the making.
 type accessEntry struct {
 	a        *accessLog
 	r        *http.Request
@@ -68,8 +60,7 @@ func (a *accessLog) NewLogEntry(r *http.Request) middleware.LogEntry {
 	return &accessEntry{a: a, r: r}
 }
 
-// setRefusal gives the access line of r the reason of a refusal the
-// journal does not record.
+// setRefusal gives r's line the reason of a refusal the journal does not record.
 func setRefusal(r *http.Request, reason string) {
 	if e, ok := middleware.GetLogEntry(r).(*accessEntry); ok {
 		e.reason = reason
@@ -82,7 +73,6 @@ func (e *accessEntry) Write(status, bytes int, _ http.Header, elapsed time.Durat
 	attrs := make([]slog.Attr, 0, 14)
 	path := e.r.URL.Path
 	if len(path) > maxLoggedPath {
-		// A target refused as too long (limitURI) is logged by its start.
 		path = strings.ToValidUTF8(path[:maxLoggedPath], "") + "…"
 	}
 	attrs = append(attrs, slog.String("method", e.r.Method), slog.String("path", path))
@@ -120,8 +110,7 @@ func (e *accessEntry) Write(status, bytes int, _ http.Header, elapsed time.Durat
 	e.a.log.LogAttrs(ctx, level, "request", attrs...)
 }
 
-// account names the account of an API key (its name and plan) and the
-// key's first characters; an unknown key only by those.
+// account names an API key's account and plan, and the key's start.
 func (e *accessEntry) account(ctx context.Context, key string) []slog.Attr {
 	prefix := key[:min(keyPrefix, len(key)/2)] + "…"
 	out := []slog.Attr{slog.String("key", prefix)}
@@ -135,13 +124,11 @@ func (e *accessEntry) account(ctx context.Context, key string) []slog.Attr {
 	return append(out, slog.String("account", a.Name), slog.String("plan", string(a.Plan)))
 }
 
-// Panic implements middleware.LogEntry: the journal records a panic as an
-// aborted answer, and net/http logs its stack.
+// Panic does nothing: the journal records the aborted answer, net/http the stack.
 func (e *accessEntry) Panic(any, []byte) {}
 
 // EventLog writes the engine's lifecycle events (fidelity EL4): an end of
-// processing (project ready or error, artifact completed or failed, video
-// completed) at INFO, a start (upload_started, in_progress) at DEBUG.
+// processing at INFO, a start at DEBUG.
 func EventLog(log *slog.Logger) func(engine.Event) {
 	if !log.Enabled(context.Background(), slog.LevelInfo) {
 		return nil

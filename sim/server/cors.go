@@ -6,8 +6,7 @@ import (
 	chicors "github.com/go-chi/cors"
 )
 
-// corsExposed are the answer headers a page may read besides the ones CORS
-// always shows (Content-Type, Cache-Control, ...).
+// corsExposed are the answer headers a page may read besides the safelisted ones.
 var corsExposed = []string{
 	"Retry-After", "ETag", "Location", "Link", "Content-Disposition", "Content-Range", "Content-Length",
 	"Idempotent-Replayed", HeaderInterface, "X-Dubsim-Auth-Error", "X-Dubsim-Error-Detail",
@@ -15,15 +14,10 @@ var corsExposed = []string{
 
 const corsMaxAge = 600 // seconds a browser may keep a preflight's answer
 
-// cors lets pages of origins call the platform and studio interfaces from
-// a browser (fidelity EV4): a preflight (OPTIONS with Origin and
-// Access-Control-Request-Method) is answered here, 200 and empty, before
-// the journal, the faults and the routers see it; an actual request from
-// an allowed origin is answered with Access-Control-Allow-Origin. No
-// credentials (cookies): the APIs authenticate with a bearer key a page
-// sends itself. The control API is left to its guard (HC1-HC5): no CORS
-// header, and its preflight goes on to the guard like any control call.
-// It runs inside routing, which names the interface (RouteOf).
+// cors lets pages of origins call the platform and studio interfaces
+// (fidelity EV4): preflights are answered here, before the journal and the
+// faults; no credentials, as the APIs take a bearer key. The control API
+// gets no CORS header: its guard (HC1-HC5) answers its preflights.
 func cors(origins []string, next http.Handler) http.Handler {
 	if len(origins) == 0 {
 		return next

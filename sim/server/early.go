@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"net/http"
@@ -15,53 +16,37 @@ import (
 )
 
 // Bounds of the reading of a refused request's body (fidelity X2): the
-// largest body any route accepts (a presigned upload), so that every
-// refused request a client could have meant is read to its end; no byte
-// for DefaultDrainIdleTimeout, or DefaultDrainTimeout in all, ends it.
+// largest body any route accepts, so any body a client could mean is read.
 const (
 	DefaultDrainMaxBytes    = sim.MaxArtifactBytes
 	DefaultDrainIdleTimeout = 30 * time.Second
 	DefaultDrainTimeout     = 60 * time.Second
 )
 
-// heldAnswerLimit is how much of an early answer is held back until the
-// handler returns, to send it with a Content-Length: error bodies are a few
-// hundred bytes. A longer answer goes out as it is written (chunked).
+// heldAnswerLimit is how much of an early answer is held to send it with a
+// Content-Length (error bodies are a few hundred bytes); more goes chunked.
 const heldAnswerLimit = 16 << 10
 
 // earlyAnswers makes an answer decided before the request body was read (a
-// refusal: 401, 403, 413, a bad presigned URL, an injected fault) reach a
-// client that writes its whole body before it reads, as Python's urllib
-// does (fidelity X1-X3). net/http alone answers such a request, stops
-// reading (beyond 256 KiB of unread body) and closes the connection; the
-// kernel then resets the connection on the client's next write, and the
-// client reports "connection reset by peer" instead of the answer.
+// refusal, an injected fault) reach a client that writes its whole body
+// before it reads, as Python's urllib does (fidelity X1-X3). net/http alone
+// stops reading and closes the connection, and the client sees "connection
+// reset by peer" instead of the answer.
 //
-// Two layers do it. answer, just inside the journal, holds the status and
-// the body of an answer written while the request body is unread, sends
-// them with a Content-Length as soon as the handler returns and flushes
-// them (the journal then keeps the first bytes of the unread body for its
-// report without delaying the answer). drain, the outermost layer, then
-// reads and discards the rest of the body within the bounds and lets the
-// connection serve the next request; beyond the bounds it closes the
-// connection. A request with "Expect: 100-continue" whose body was never
-// read is not drained: its client has not sent the body and waits for
-// "100 Continue", which reading would send after the answer; the
-// connection is closed after the answer, as net/http does.
+// answer, just inside the journal, holds such an answer and sends it with a
+// Content-Length as soon as the handler returns; drain, the outermost layer,
+// then discards the rest of the body within the bounds so the connection
+// serves the next request, or closes it. A body never read whose client
+// waits for "100 Continue" is not drained: the connection just closes.
 type earlyAnswers struct {
 	maxBytes int64 // negative: never drain
 	idle     time.Duration
 	total    time.Duration
-	// now is the wall clock of the network deadlines (not the simulated
-	// clock: a frozen simulated clock must not stop them).
-	now func() time.Time
+	now      func() time.Time // wall clock: a frozen simulated clock must not stop deadlines
 }
 
 func newEarlyAnswers(cfg Config) *earlyAnswers {
-	e := &earlyAnswers{maxBytes: cfg.DrainMaxBytes, idle: cfg.DrainIdleTimeout, total: cfg.DrainTimeout, now: time.Now}
-	if e.maxBytes == 0 {
-		e.maxBytes = DefaultDrainMaxBytes
-	}
+	e := &earlyAnswers{maxBytes: cmp.Or(cfg.DrainMaxBytes, DefaultDrainMaxBytes), idle: cfg.DrainIdleTimeout, total: cfg.DrainTimeout, now: time.Now}
 	if e.idle <= 0 {
 		e.idle = DefaultDrainIdleTimeout
 	}
@@ -93,9 +78,8 @@ func (b *countedBody) Read(p []byte) (int, error) {
 
 func (b *countedBody) done() bool { return b.eof || (b.length >= 0 && b.n >= b.length) }
 
-// counted returns a shallow copy of r whose body is counted, or r and nil
-// when r has no body. r itself is left alone: net/http looks at the type of
-// the body of the request it made (an unread "Expect: 100-continue" body).
+// counted returns a shallow copy of r whose body is counted (nil: none); r
+// is left alone, since net/http looks at its body's type (100-continue).
 func counted(r *http.Request) (*http.Request, *countedBody) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return r, nil
@@ -107,9 +91,8 @@ func counted(r *http.Request) (*http.Request, *countedBody) {
 	return r2, b
 }
 
-// waitsForContinue reports whether the client of r waits for "100
-// Continue" before it sends the body: nothing of it was read, so net/http
-// has not sent it.
+// waitsForContinue reports whether the client of r still waits for "100
+// Continue" (nothing read, so net/http has not sent it).
 func waitsForContinue(r *http.Request, b *countedBody) bool {
 	return b.n == 0 && !b.eof && strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue")
 }
@@ -133,16 +116,14 @@ func (e *earlyAnswers) drain(next http.Handler) http.Handler {
 		rc := http.NewResponseController(w)
 		_ = rc.Flush() // normally done by answer already
 		if !e.discard(rc, b) {
-			// Out of bounds: what is left on the connection cannot be
-			// told from the next request. Close it (net/http does so
-			// quietly for this panic).
+			// Out of bounds: the rest cannot be told from the next
+			// request. net/http closes quietly on this panic.
 			panic(http.ErrAbortHandler)
 		}
 	})
 }
 
-// discard reads b to its end; it gives up past the size bound, when no
-// byte arrives for the idle bound, or past the total bound.
+// discard reads b to its end within the bounds.
 func (e *earlyAnswers) discard(rc *http.ResponseController, b *countedBody) bool {
 	buf := drainBuffers.Get().(*[64 << 10]byte)
 	defer drainBuffers.Put(buf)
@@ -164,15 +145,13 @@ func (e *earlyAnswers) discard(rc *http.ResponseController, b *countedBody) bool
 		case err == io.EOF:
 			return true
 		case errors.Is(err, http.ErrBodyReadAfterClose):
-			// The handler closed the body: net/http has read what is
-			// left, or will close the connection.
+			// net/http has read the rest, or will close the connection.
 			return true
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return false // a time bound: the client is still sending
 		case err != nil:
-			// The client went away (it closed the connection once the
-			// answer arrived, as Go's client may): nothing is left to
-			// read, and net/http drops the broken connection itself.
+			// The client went away once answered (Go's client may):
+			// net/http drops the connection itself.
 			return true
 		}
 	}
@@ -238,8 +217,7 @@ func (w *earlyWriter) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
-// release sends what is held as it is: the handler streams a long answer
-// or flushes.
+// release sends what is held: the handler streams a long answer or flushes.
 func (w *earlyWriter) release() error {
 	w.holding = false
 	w.ResponseWriter.WriteHeader(w.status)
@@ -269,10 +247,9 @@ func (w *earlyWriter) Flush() { _ = w.FlushError() }
 
 func (w *earlyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// finish sends a held answer once the handler has returned. When the body
-// is still unread, the answer goes out at once, with its length, and the
-// connection stays readable for drain (full duplex); the read deadline
-// bounds the journal's look at the body until drain takes over.
+// finish sends a held answer once the handler has returned; with the body
+// unread, full duplex keeps the connection readable for drain, and the read
+// deadline bounds the journal's look at the body until drain takes over.
 func (w *earlyWriter) finish() {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK) // what net/http does for a handler that wrote nothing
@@ -289,8 +266,7 @@ func (w *earlyWriter) finish() {
 		return
 	}
 	rc := http.NewResponseController(w.ResponseWriter)
-	// From here the early answers bound the reading of the rest of the
-	// body (the journal's look, then drain), not the body idle timeout.
+	// From here the drain bounds, not the body idle timeout, apply.
 	httpx.ReleaseBodyDeadline(w.r)
 	waits := waitsForContinue(w.r, w.body)
 	if !waits && !w.body.failed {

@@ -12,15 +12,12 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// Headers of the control API's protection (README, "Protecting the control
-// plane"; fidelity HC1-HC5).
+// Headers of the control API's protection (fidelity HC1-HC5).
 const (
-	// HeaderControlToken carries the control token, as an alternative to
-	// "Authorization: Bearer <token>".
+	// HeaderControlToken carries the control token, as Authorization: Bearer does.
 	HeaderControlToken = "X-Dubsim-Control-Token"
-	// HeaderControl marks a request as a control call of a program: a
-	// control POST needs it or a JSON Content-Type, which no HTML form can
-	// send (any value).
+	// HeaderControl (any value) or a JSON Content-Type, which no HTML form
+	// can send, marks a control POST as a program's.
 	HeaderControl = "X-Dubsim-Control"
 )
 
@@ -39,13 +36,10 @@ const (
 )
 
 // controlGuard protects the control API (fidelity HC1-HC5): with a token,
-// every control call must carry it (Authorization: Bearer, or
-// HeaderControlToken); without one, only requests for an IP literal,
-// localhost, *.localhost or a configured host, and from no foreign page,
-// are answered. Always, a POST must be one no HTML form can send (other
-// methods that change state already need a preflight cross-site). The
-// platform and studio interfaces (RouteOf) pass untouched, and the health
-// endpoint is answered before it.
+// every call must carry it; without one, only requests for an IP literal,
+// localhost, *.localhost or a configured host, from no foreign page. A POST
+// must be one no HTML form can send (other methods need a preflight
+// cross-site already).
 type controlGuard struct {
 	token []byte
 	hosts map[string]bool // lower case, without a trailing dot
@@ -78,8 +72,8 @@ func (f refusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeError(w, r, f.status, f.name, f.message)
 }
 
-// wrap puts the guard in front of next; answer wraps its refusals (early
-// answers, fidelity X1).
+// wrap puts the guard in front of next's control calls; answer wraps its
+// refusals (early answers).
 func (g *controlGuard) wrap(next http.Handler, answer func(http.Handler) http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if RouteOf(r).Interface != Control {
@@ -91,13 +85,12 @@ func (g *controlGuard) wrap(next http.Handler, answer func(http.Handler) http.Ha
 			return
 		}
 		if r.Method != http.MethodPost || r.Header.Get(HeaderControl) != "" {
-			// No form sent this: its JSON body is read whatever its
-			// Content-Type (curl's -d names a form).
+			// No form sent this: read its JSON whatever the Content-Type
+			// (curl's -d names a form).
 			r = r.WithContext(httpx.WithAnyBodyType(r.Context()))
 		}
 		if g.token != nil {
-			// Checked: nothing behind the guard (the journal, a log)
-			// sees the token.
+			// Nothing behind the guard (journal, log) sees the token.
 			r = r.Clone(r.Context())
 			r.Header.Del(HeaderControlToken)
 			if key, _ := httpx.Bearer(r.Header.Get("Authorization")); key != "" {
@@ -126,9 +119,8 @@ func (g *controlGuard) check(r *http.Request) (refusal, bool) {
 		}
 	}
 	if r.Method != http.MethodPost || r.Header.Get(HeaderControl) != "" {
-		// Reads change nothing; a browser sends another method, or a
-		// header of the page's own, cross-site only after a preflight,
-		// which the control API never grants (fidelity HC3).
+		// A browser sends another method, or a header of its own,
+		// cross-site only after a preflight, never granted (HC3).
 		return refusal{}, false
 	}
 	ct := r.Header.Get("Content-Type")
@@ -141,9 +133,8 @@ func (g *controlGuard) check(r *http.Request) (refusal, bool) {
 	return refusal{}, false
 }
 
-// checkPage decides whether a project page (IsPageView) is refused: with a
-// token it needs it, as the control API does, since it shows any company's
-// records (fidelity TN7).
+// checkPage refuses a project page without the token, when there is one:
+// it shows any company's records (fidelity TN7).
 func (g *controlGuard) checkPage(r *http.Request) (refusal, bool) {
 	if g.token != nil && !g.hasToken(r) {
 		return refusal{http.StatusUnauthorized, "UnauthorizedError", MsgControlToken}, true
@@ -162,9 +153,9 @@ func (g *controlGuard) hasToken(r *http.Request) bool {
 	return ok
 }
 
-// allowedHost reports whether a request or origin host (no port) may use
-// the control API without a token: an IP literal, localhost, *.localhost
-// (which resolve to loopback, RFC 6761) or a configured name.
+// allowedHost reports whether a host (no port) may use the control API
+// without a token: an IP literal, localhost, *.localhost (loopback, RFC
+// 6761) or a configured name.
 func (g *controlGuard) allowedHost(h string) bool {
 	h = normalHost(h)
 	switch {
@@ -178,10 +169,8 @@ func (g *controlGuard) allowedHost(h string) bool {
 	return g.hosts[h]
 }
 
-// allowedOrigin reports whether the Origin header(s) come from a page of
-// this dubsim or of a trusted host: its host is the request's own host, a
-// loopback name or address, or a configured name. "null" (a sandboxed or
-// local-file page) is foreign.
+// allowedOrigin reports whether the Origin values are pages of this host, of
+// loopback or of a configured name ("null", a sandboxed page, is foreign).
 func (g *controlGuard) allowedOrigin(origins []string, reqHost string) bool {
 	for _, o := range origins {
 		u, err := url.Parse(strings.TrimSpace(o))
@@ -205,11 +194,9 @@ func (g *controlGuard) allowedOrigin(origins []string, reqHost string) bool {
 	return true
 }
 
-// isDashboardFile reports whether r reads one of the dashboard's own files
-// (/_sim/ui/...) or is a browser's GET / (a redirect to them): they are
-// the same embedded files for everyone and hold no data, and a browser
-// must load them before the page can ask for the token (or show why its
-// calls are refused). Everything the page then reads is guarded.
+// isDashboardFile reports whether r reads the dashboard's own files, or is
+// a browser's GET / (redirected to them): they hold no data, and the page
+// must load before it can ask for the token. What it reads is guarded.
 func isDashboardFile(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
@@ -222,8 +209,7 @@ func isJSONType(mt string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// hostOnly is the host of a Host header value, without its port and the
-// brackets of an IPv6 literal.
+// hostOnly is a Host value without its port and IPv6 brackets.
 func hostOnly(hostport string) string {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		return h

@@ -9,12 +9,9 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// HealthPath answers as soon as a listener accepts connections: an instance
-// is assembled (store open, clock restored, fixtures seeded) before it
-// listens, so alive and ready are the same moment. It is answered in front
-// of the journal and the fault rules (a health probe is not client traffic
-// and an injected fault must not make a container unhealthy) and even with
-// the control API disabled.
+// HealthPath answers as soon as a listener accepts connections (an
+// instance is ready before it listens), in front of the journal and the
+// faults (a probe is not client traffic), even without the control API.
 const HealthPath = "/_sim/health"
 
 // Health is the body of GET /_sim/health.
@@ -25,8 +22,7 @@ type Health struct {
 	UptimeSeconds float64 `json:"uptime_seconds"` // wall time since assembly
 }
 
-// health answers HealthPath and passes every other request to next; answer
-// wraps its own answers (early answers, fidelity X1).
+// health answers HealthPath; answer wraps its answers (early answers).
 func (s *Server) health(next http.Handler, answer func(http.Handler) http.Handler, version string, started time.Time, now func() time.Time) http.Handler {
 	if version == "" {
 		version = "dev"

@@ -8,13 +8,9 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// pages answers the web application's pages in front of the fault rules
-// (a fault meant for the API must not break the page a person reads): GET
-// and HEAD of /projects/{id}, the page behind a studio project's
-// projectUrl, and, when dashboard is true, a browser's GET / (Accept:
-// text/html), redirected to the dashboard. Every other request, including
-// other methods on those paths, goes on to next unchanged. With a control
-// token, a page needs it (guard.checkPage).
+// pages answers the project pages (and, with dashboard, redirects a
+// browser's GET / to the dashboard) in front of the fault rules: a fault
+// meant for the API must not break the page a person reads.
 func pages(next http.Handler, u *ui.UI, dashboard bool, guard *controlGuard) http.Handler {
 	page := u.PageRoutes(dashboard)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -33,8 +29,6 @@ func pages(next http.Handler, u *ui.UI, dashboard bool, guard *controlGuard) htt
 	})
 }
 
-// isPage reports whether r is a GET or HEAD of /projects/{id} with a
-// non-empty id.
 func isPage(r *http.Request) bool { return isPagePath(r.Method, r.URL.Path) }
 
 func isPagePath(method, path string) bool {
@@ -51,9 +45,8 @@ func isDashboardRequest(r *http.Request) bool {
 		r.URL.Path == "/" && strings.Contains(r.Header.Get("Accept"), "text/html")
 }
 
-// IsPageView reports whether r is answered by the project page: a page
-// request on its path as sent, or under StudioPrefix when the prefix
-// routed it (the page is served on that mount too).
+// IsPageView reports whether r is answered by the project page, on its
+// path or under StudioPrefix.
 func IsPageView(r *http.Request) bool {
 	if isPage(r) {
 		return true

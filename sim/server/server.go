@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -19,43 +20,33 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// Config is how the router answers: the control API's protection, CORS,
-// the Date header, the shared address's routing and the bounds of request
-// bodies. sim/app builds the parts it routes (Parts).
+// Config is how the router answers; sim/app builds the parts it routes.
 type Config struct {
 	NoControl bool
-	// The control API's protection (controlGuard; README, "Protecting the
-	// control plane"). SeparateControl serves the control API on
-	// ControlHandler only (a listener of its own): Handler then answers
-	// only the health endpoint under /_sim.
+	// The control API's protection (controlGuard). With SeparateControl
+	// the control API is served on ControlHandler only, and Handler
+	// answers only the health endpoint under /_sim.
 	ControlToken    string
 	ControlHosts    []string
 	SeparateControl bool
-	// CORSOrigins are the origins whose pages may call the platform and
-	// studio interfaces ("*": any; nil: no CORS headers, preflights go to
-	// the routers). The control API never grants CORS (fidelity EV4).
+	// CORSOrigins may call the platform and studio interfaces from a page
+	// ("*": any; nil: no CORS).
 	CORSOrigins []string
-	// DateHeader is the clock of every answer's Date header: "simulated"
-	// (the default, "") or "real".
+	// DateHeader is the clock of the Date header: DateReal, or simulated.
 	DateHeader string
-	// SharedCreate is the interface of a POST /api/v1/projects on the
-	// shared address whose body has a name but no other platform or studio
-	// field (Rules.SharedCreate: "studio", also when empty, or "platform").
+	// SharedCreate is Rules.SharedCreate of the shared address.
 	SharedCreate string
 	// Version is reported by GET /_sim/health ("": "dev").
 	Version string
 
-	// The bounds of the reading of a refused request's body (earlyAnswers,
-	// fidelity X1-X3): DrainMaxBytes (zero: DefaultDrainMaxBytes; negative:
-	// never drain), DrainIdleTimeout and DrainTimeout (zero: their defaults).
+	// Bounds of the reading of a refused request's body (earlyAnswers):
+	// zero is the default, a negative DrainMaxBytes never drains.
 	DrainMaxBytes    int64
 	DrainIdleTimeout time.Duration
 	DrainTimeout     time.Duration
-	// BodyIdleTimeout ends the reading of a request body when no byte
-	// arrives for that long (fidelity HW1); BodyMinRate is the rate in
-	// bytes per second a body must average once BodyIdleTimeout has passed
-	// since its first read (HW5). Zero: their defaults; negative: none
-	// (httpx.IdleBody).
+	// BodyIdleTimeout and BodyMinRate bound the reading of every request
+	// body (httpx.IdleBody; fidelity HW1, HW5): zero is the default,
+	// negative none.
 	BodyIdleTimeout time.Duration
 	BodyMinRate     int64
 }
@@ -63,16 +54,13 @@ type Config struct {
 // DefaultBodyIdleTimeout is the default of Config.BodyIdleTimeout.
 const DefaultBodyIdleTimeout = 60 * time.Second
 
-// DefaultBodyMemory is the default of the body budget (sim/app's
-// Config.BodyMemory): 64 MiB, six bodies of the JSON routes' 10 MiB limit
-// at once (three on the shared address's create, which holds two copies).
-// Decoding takes about twice a body's bytes again, outside the budget: the
-// process holds about three times the budget in request bodies at most.
+// DefaultBodyMemory is the default body budget: six bodies of the JSON
+// routes' 10 MiB limit at once (decoding takes about twice as much again,
+// outside the budget).
 const DefaultBodyMemory = 64 << 20
 
-// DefaultBodyMinRate is the default of Config.BodyMinRate: 1 KiB/s, below
-// any link a client uploads over (GPRS does about 5 KB/s), so a body that
-// keeps a real link's pace is never cut while a trickle is.
+// DefaultBodyMinRate is below any link a client uploads over (GPRS does
+// about 5 KB/s): only a trickle is cut.
 const DefaultBodyMinRate = 1024
 
 // Parts are what New routes, built by sim/app.
@@ -91,29 +79,25 @@ type Parts struct {
 }
 
 // Server is an assembled instance: its parts and the handlers that route
-// to them. Every answer carries HeaderInterface.
+// to them.
 type Server struct {
 	Engine  *engine.Engine
 	Journal *journal.Journal
 	Faults  *faults.Faults
-	// Handler serves every interface (Decide); StudioHandler the studio
-	// interface alone, for a separate studio address; ControlHandler the
-	// control API, the dashboard and the health endpoint alone, for a
-	// separate control address (nil unless Config.SeparateControl).
+	// Handler serves every interface; StudioHandler the studio interface
+	// alone; ControlHandler the control API alone (nil unless
+	// Config.SeparateControl).
 	Handler, StudioHandler, ControlHandler http.Handler
 
 	bodies *httpx.BodyTenant
 	close  func() error
 }
 
-// BodyMemoryUsed is the bytes of the body budget this instance's requests
-// hold now (its tenant's part).
+// BodyMemoryUsed is the bytes of the body budget this instance holds now.
 func (s *Server) BodyMemoryUsed() int64 { return s.bodies.Used() }
 
-// RemoveStaleSpools removes the request bodies an earlier dubsim process
-// spooled to the temporary directory and left there when it crashed (the
-// idempotency middleware's, named idempotency.SpoolPattern), and no other file.
-// The binary calls it once at start; it returns how many it removed.
+// RemoveStaleSpools removes the request bodies a crashed dubsim left
+// spooled in the temporary directory, and returns how many.
 func RemoveStaleSpools() (int, error) {
 	return idempotency.RemoveSpools(os.TempDir())
 }
@@ -149,14 +133,10 @@ func New(cfg Config, p Parts) *Server {
 }
 
 // routers makes the root router of the main address and, with
-// SeparateControl, the control address's (nil otherwise). They answer
-// methods they do not know (PROPFIND, ...) and unknown paths before any
-// mounted API sees them: in the envelope. Allow names the methods the
-// address serves on the path (chi cannot see into the dispatch of the
-// platform and studio routers).
+// SeparateControl, the control address's (nil otherwise); they answer
+// unknown methods and paths in the envelope.
 func (s *Server) routers(cfg Config, p Parts) (root, controlRoot chi.Router) {
-	root = chi.NewRouter()
-	controlRoutes := root
+	var controlRoutes chi.Router
 	methodNotAllowed := func(w http.ResponseWriter, r *http.Request) {
 		if RouteOf(r).Interface == Control {
 			httpx.SetAllow(w, httpx.Allowed(controlRoutes, httpx.RoutePath(r)))
@@ -168,26 +148,27 @@ func (s *Server) routers(cfg Config, p Parts) (root, controlRoot chi.Router) {
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "NotFoundError", "No route "+r.Method+" "+r.URL.Path)
 	}
-	root.MethodNotAllowed(methodNotAllowed)
-	root.NotFound(notFound)
-	if p.Control != nil {
-		if cfg.SeparateControl {
-			controlRoot = chi.NewRouter()
-			controlRoot.NotFound(notFound)
-			controlRoot.MethodNotAllowed(methodNotAllowed)
-			controlRoutes = controlRoot
-			controlRoot.Mount("/_sim", p.Control)
-		} else {
-			root.Mount("/_sim", p.Control)
-		}
+	newRouter := func() chi.Router {
+		r := chi.NewRouter()
+		r.MethodNotAllowed(methodNotAllowed)
+		r.NotFound(notFound)
+		return r
+	}
+	root = newRouter()
+	controlRoutes = root
+	switch {
+	case p.Control != nil && cfg.SeparateControl:
+		controlRoot = newRouter()
+		controlRoutes = controlRoot
+		controlRoot.Mount("/_sim", p.Control)
+	case p.Control != nil:
+		root.Mount("/_sim", p.Control)
 	}
 	root.Mount("/", dispatch{platform: p.Platform, studio: p.Studio, control: http.HandlerFunc(notFound)})
 	return root, controlRoot
 }
 
-// authenticated tells whether a request carries a key of this instance:
-// the routing reads a create's body in full only then; before
-// authentication it reads a bounded prefix and holds none of the budget
+// authenticated tells whether a request carries a key of this instance
 // (Rules.Authenticated).
 func (s *Server) authenticated(r *http.Request) bool {
 	key, _ := httpx.Bearer(r.Header.Get("Authorization"))
@@ -199,36 +180,23 @@ func (s *Server) authenticated(r *http.Request) bool {
 }
 
 // outer returns the wrapping of one listener's handler in the middleware
-// every interface shares. Outermost: a refused request's body is read
-// after the answer (early answers, fidelity X1-X3). Routing comes next: it
-// decides once (Decide) and names the interface on every answer, the
-// health endpoint's included; the journal records the path as sent, so
-// the prefix is removed inside it. The control guard comes after the
-// health endpoint (always open) and before the journal: a refused call is
-// not recorded, and an accepted one is recorded without its token.
+// every interface shares, outermost first: drain (a refused body is read
+// after the answer), body bounds (inside drain, which keeps its own),
+// routing, turns, the access log (outside CORS, so preflights are logged),
+// CORS, health (always open), the guard (a refused call is not recorded,
+// an accepted one is, without its token), the journal (it records the path
+// as sent: prefixes are removed inside it).
 func (s *Server) outer(cfg Config, p Parts, guard *controlGuard) func(Rules, http.Handler, bool) http.Handler {
 	early := newEarlyAnswers(cfg)
-	// Inside drain, so that drain's own reading of a refused body keeps
-	// its bounds; outside routing, whose Decide reads the body.
-	bodyIdle := cfg.BodyIdleTimeout
-	if bodyIdle == 0 {
-		bodyIdle = DefaultBodyIdleTimeout
-	}
-	bodyMinRate := cfg.BodyMinRate
-	if bodyMinRate == 0 {
-		bodyMinRate = DefaultBodyMinRate
-	}
+	bodyIdle := cmp.Or(cfg.BodyIdleTimeout, DefaultBodyIdleTimeout)
+	bodyMinRate := cmp.Or(cfg.BodyMinRate, DefaultBodyMinRate)
 	started := time.Now()
-	// The access log sits inside routing (it names the interface) and
-	// around everything that answers (fidelity EL1).
 	access := newAccessLog(p.Log, p.Engine.Accounts.Account)
 	return func(rules Rules, h http.Handler, guarded bool) http.Handler {
 		inner := p.Journal.Middleware(early.answer(limitURI(h)))
 		if guarded {
 			inner = guard.wrap(inner, early.answer)
 		}
-		// The access log sits outside CORS, so preflights answered there
-		// are logged too.
 		served := cors(cfg.CORSOrigins, s.health(inner, early.answer, cfg.Version, started, p.Engine.Clock.Now))
 		if access != nil {
 			served = access(served)
@@ -241,15 +209,33 @@ func (s *Server) outer(cfg Config, p Parts, guard *controlGuard) func(Rules, htt
 	}
 }
 
-// The engine services that provide the methods each HTTP adapter declares.
-type (
-	platformService struct {
+// DateReal is Config.DateHeader for net/http's real Date header.
+const DateReal = "real"
+
+// simulatedDate sets the Date header to the simulated time the request
+// arrived, the clock every body's timestamps use (fidelity K10), so a
+// client that compares them with Date, or corrects its skew from it, sees
+// one clock.
+func simulatedDate(next http.Handler, now func() time.Time) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", now().UTC().Format(http.TimeFormat))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// PlatformService gives the platform interface the engine services it uses.
+func PlatformService(e *engine.Engine) platform.Service {
+	return struct {
 		*engine.Accounts
 		*engine.Projects
 		*engine.Data
 		*engine.Idempotency
-	}
-	studioService struct {
+	}{e.Accounts, e.Projects, e.Data, e.Idempotency}
+}
+
+// StudioService gives the studio interface the engine services it uses.
+func StudioService(e *engine.Engine) studio.Service {
+	return struct {
 		*engine.Clock
 		*engine.Data
 		*engine.Accounts
@@ -258,42 +244,28 @@ type (
 		*engine.StudioProjects
 		*engine.Videos
 		*engine.Idempotency
-	}
-	controller struct {
+	}{e.Clock, e.Data, e.Accounts, e.Uploads, e.Artifacts, e.StudioProjects, e.Videos, e.Idempotency}
+}
+
+// Controller gives the control API the engine services it drives.
+func Controller(e *engine.Engine) control.Controller {
+	return struct {
 		*engine.Clock
 		*engine.Accounts
 		*engine.Data
 		*engine.Outcomes
 		*engine.Videos
-	}
-	uiSource struct {
-		*engine.Clock
-		*engine.Projects
-		*engine.Data
-	}
-)
-
-// PlatformService gives the platform interface the engine services it uses.
-func PlatformService(e *engine.Engine) platform.Service {
-	return platformService{e.Accounts, e.Projects, e.Data, e.Idempotency}
-}
-
-// StudioService gives the studio interface the engine services it uses.
-func StudioService(e *engine.Engine) studio.Service {
-	return studioService{e.Clock, e.Data, e.Accounts, e.Uploads, e.Artifacts, e.StudioProjects, e.Videos, e.Idempotency}
-}
-
-// Controller gives the control API the engine services it drives.
-func Controller(e *engine.Engine) control.Controller {
-	return controller{e.Clock, e.Accounts, e.Data, e.Outcomes, e.Videos}
+	}{e.Clock, e.Accounts, e.Data, e.Outcomes, e.Videos}
 }
 
 // UISource gives the dashboard the engine services it reads.
-func UISource(e *engine.Engine) ui.Source { return uiSource{e.Clock, e.Projects, e.Data} }
-
-// The platform interface keeps rendered answers only with Generations; the
-// functions above check the other interfaces by their result types.
-var _ platform.Generations = platformService{}
+func UISource(e *engine.Engine) ui.Source {
+	return struct {
+		*engine.Clock
+		*engine.Projects
+		*engine.Data
+	}{e.Clock, e.Projects, e.Data}
+}
 
 // writeError answers an error in the envelope of r's interface.
 func writeError(w http.ResponseWriter, r *http.Request, status int, name, message string) {
@@ -303,15 +275,12 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, name, messag
 	_, _ = w.Write(body)
 }
 
-// Envelope renders an error body in the envelope of the interface that
-// serves a request (RouteOf), for injected faults and the root router.
+// Envelope renders an error body in the envelope of r's interface.
 func Envelope(r *http.Request, status int, name, message string) (string, []byte) {
 	return EnvelopeOf(RouteOf(r).Interface, name, message)
 }
 
-// EnvelopeOf renders an error body in the envelope of an interface
-// (Platform, Studio or Control): for a front of the servers (sim/sandbox)
-// that answers before any of them has routed the request.
+// EnvelopeOf renders an error body in the envelope of an interface.
 func EnvelopeOf(iface, name, message string) (string, []byte) {
 	var v any
 	switch iface {

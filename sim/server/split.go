@@ -14,11 +14,8 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// HeaderInterface is the header of the interface a request is for. A client
-// sends it on the address that serves both interfaces to choose one
-// ("platform" or "studio"); every answer of a dubsim address carries it,
-// naming the interface that served the request ("platform", "studio" or
-// "control").
+// HeaderInterface chooses the interface of a request on the shared address;
+// every answer carries it, naming the interface that served the request.
 const HeaderInterface = "X-Dubsim-Interface"
 
 // Interface names.
@@ -28,8 +25,7 @@ const (
 	Control  = "control"
 )
 
-// StudioPrefix and PlatformPrefix are the path prefixes under which the
-// shared address serves one interface alone ({studio_url}, {base_url}).
+// Path prefixes under which the shared address serves one interface alone.
 const (
 	StudioPrefix   = "/studio"
 	PlatformPrefix = "/platform"
@@ -54,36 +50,30 @@ type Route struct {
 
 // Rules configure Decide.
 type Rules struct {
-	// SharedCreate is the interface of a POST /api/v1/projects whose body
-	// has "name" but no other create field: Studio ("" too) or Platform.
+	// SharedCreate is the interface of a create whose body has "name" but
+	// no other create field: Studio ("" too) or Platform.
 	SharedCreate string
 	// Pages: the web application's pages are served (the control API is on).
 	Pages bool
 	// StudioOnly and ControlOnly: the listener serves that interface alone.
 	StudioOnly, ControlOnly bool
-	// Authenticated says whether a request's key authenticates on the
-	// instance. A POST /api/v1/projects it refuses is routed on at most
-	// the first prefixLimit bytes of its body, read outside the body
-	// budget: the routing never holds budget before authentication. nil:
-	// every request is read as an authenticated one.
+	// Authenticated tells whether a request's key authenticates here; a
+	// create it refuses is routed on at most prefixLimit bytes, outside the
+	// body budget (nil: every request counts as authenticated).
 	Authenticated func(*http.Request) bool
 }
 
-// sniffLimit is the most of a POST /api/v1/projects body read to tell the
-// two create requests apart: the body limit of both create routes. A
-// larger body is refused by the route that gets it.
+// sniffLimit is the most of a create body read to decide it: the body
+// limit of both create routes, which refuse a larger one.
 const sniffLimit = httpx.DefaultMaxBody
 
-// sniffMin is how much of the body is read in any case (or to its end),
-// even once the decision is made: as much as was read when only the first
-// 64 KiB decided, so that early answers (fidelity X4) to a body up to that
-// size do not change.
+// sniffMin is read in any case (or to the end), even once decided, so that
+// early answers (fidelity X4) to bodies up to that size stay the same.
 const sniffMin = 64 << 10
 
-// prefixLimit is the most of a body the routing reads of a request whose
-// key does not authenticate (fidelity TB2): enough for the fields of any
-// create a client writes by hand, small enough that every connection the
-// process accepts reading one at once (--max-connections) holds little.
+// prefixLimit is the most of a body read for a key that does not
+// authenticate (fidelity TB2): enough for a create written by hand, little
+// held across every connection the process accepts.
 const prefixLimit = 4 << 10
 
 // Fields only one of the two Create Project bodies has.
@@ -93,20 +83,13 @@ var (
 	studioCreateFields = []string{"managerEmail", "translationsGlossaryId", "voicesGlossaryId", "pronunciationGlossaryId"}
 )
 
-// Decide is the one rule of which interface serves a request; the routing,
-// the error envelopes of the server and of injected faults, the response
-// header and the journal all ask it (through RouteOf). The rule, in order,
-// is decidePath's (README, "One address, two interfaces"; fidelity SA1).
-//
-// Deciding a POST /api/v1/projects of an authenticated key reads its body
-// (at least 64 KiB, or to its end) until a platform field, the end of the
-// top-level object or the route's body limit; r.Body is replaced by one
-// that gives the whole body again. The read takes its bytes, and the
-// handler's copy, from the instance's share of the body budget
-// (httpx.ReserveBody) first. For a key that does not authenticate, at most
-// the first prefixLimit bytes are read, and nothing is reserved.
-// A request whose target is longer than MaxRequestURI is refused unread:
-// its body is not read to decide it.
+// Decide is the one rule of which interface serves a request (fidelity
+// SA1); everything else asks it through RouteOf. A create of an
+// authenticated key is decided by its body's top-level keys, read (bytes
+// and the handler's copy reserved from the body budget) until a platform
+// field, the object's end or sniffLimit; r.Body then gives the whole body
+// again. A key that does not authenticate gets at most prefixLimit bytes
+// read, nothing reserved; a target over MaxRequestURI is not read at all.
 func Decide(r *http.Request, rules Rules) Route {
 	rt, sniff := decidePath(r, rules)
 	if !sniff {
@@ -120,9 +103,8 @@ func Decide(r *http.Request, rules Rules) Route {
 	if rules.Authenticated != nil && !rules.Authenticated(r) {
 		limit = prefixLimit
 	} else {
-		// The sniffed bytes and the handler's own copy of them (it
-		// reads them again from the replay) are reserved at once, so
-		// the request never waits for more budget while it holds some.
+		// Reserved at once, so the request never waits for more budget
+		// while it holds some.
 		size := httpx.ReserveSize(r, sniffLimit)
 		if httpx.ReserveBody(r, 2*size) != nil {
 			return unread // the request ended while it waited
@@ -220,17 +202,13 @@ func decidePath(r *http.Request, rules Rules) (rt Route, sniff bool) {
 	return Route{Platform, ByPath}, false
 }
 
-// maxKeyBytes is the most of a top-level key kept to compare it with the
-// create fields: the longest of them, every character escaped as \uXXXX,
-// fits.
+// maxKeyBytes holds the longest create field with every character escaped.
 const maxKeyBytes = 256
 
-// keyScan finds the top-level keys of a JSON object as its bytes arrive.
-// It keeps nothing of the values and at most maxKeyBytes of a key: it
-// follows strings (and their escapes) and the depth of nested objects and
-// arrays, without checking the rest of the syntax (the route that gets the
-// body does). It stops (done) at a platform create field, at the end of the
-// top-level object, or at a first non-blank byte that does not open one.
+// keyScan finds the top-level keys of a JSON object as its bytes arrive,
+// following strings and nesting only (the route checks the syntax). It is
+// done at a platform create field, the object's end, or a body that does
+// not open an object.
 type keyScan struct {
 	started, done     bool
 	depth             int
@@ -242,10 +220,8 @@ type keyScan struct {
 	name              bool // "name" was seen
 }
 
-// read reads body for the decision: at least sniffMin bytes (or to its
-// end), then on while undecided, up to limit bytes in all; it returns what
-// it read. length is the body's declared length (-1: none): the buffer is
-// made that large at once, instead of growing by copies.
+// read reads at least sniffMin bytes (or to the end), then on while
+// undecided, up to limit; length (-1: unknown) sizes the buffer at once.
 func (s *keyScan) read(body io.Reader, length, limit int64) ([]byte, error) {
 	lim := int(limit)
 	buf := make([]byte, 0, min(512, lim))
@@ -269,7 +245,6 @@ func (s *keyScan) read(body io.Reader, length, limit int64) ([]byte, error) {
 	return buf, nil
 }
 
-// feed scans the next bytes of the body.
 func (s *keyScan) feed(p []byte) {
 	for _, c := range p {
 		if s.done {
@@ -322,7 +297,6 @@ func (s *keyScan) feed(p []byte) {
 	}
 }
 
-// endKey looks at a top-level key that has ended.
 func (s *keyScan) endKey() {
 	if s.long {
 		return
@@ -345,11 +319,8 @@ func (s *keyScan) endKey() {
 	}
 }
 
-// route is the decision from the keys seen: a platform-only field makes it
-// platform, else a studio-only field studio, else a name
-// rules.SharedCreate. A body without even a name is a valid create of
-// neither interface: the platform's validation, the interface of the
-// base URL, says what is missing.
+// route decides on the keys seen; a body without even a name goes to the
+// platform, whose validation says what is missing.
 func (s *keyScan) route(rules Rules) Route {
 	switch {
 	case s.platform:
@@ -394,10 +365,8 @@ func JournalRoute(r *http.Request) (string, string) {
 	return rt.Interface, rt.By
 }
 
-// byPrefix serves a request routed by its prefix with that interface alone
-// (studio under StudioPrefix, platform under PlatformPrefix), the prefix
-// removed from its path and kept for the links of the answer
-// (httpx.BaseURL); every other request goes to next.
+// byPrefix serves a request routed by its prefix with that interface, the
+// prefix moved from the path to httpx.BasePath (for links); others go to next.
 func byPrefix(studio, platform, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt := RouteOf(r)
@@ -433,28 +402,21 @@ type dispatch struct {
 }
 
 func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The shared address serves a path with the methods of both
-	// interfaces (GET /api/v1/projects is the studio's, POST either's): a
-	// 405 of the one chosen names them all in Allow.
-	if i := RouteOf(r).Interface; i != Control {
-		routes := d.platform
-		if i == Studio {
-			routes = d.studio
-		}
-		if !routes.Match(chi.NewRouteContext(), r.Method, httpx.RoutePath(r)) {
-			if allow := d.allowed(httpx.RoutePath(r)); len(allow) > 0 {
-				httpx.SetAllow(w, allow)
-			}
-		}
-	}
+	routes := d.platform
 	switch RouteOf(r).Interface {
-	case Studio:
-		d.studio.ServeHTTP(w, r)
 	case Control:
 		d.control.ServeHTTP(w, r)
-	default:
-		d.platform.ServeHTTP(w, r)
+		return
+	case Studio:
+		routes = d.studio
 	}
+	// A 405 names in Allow the methods of both interfaces on the path.
+	if !routes.Match(chi.NewRouteContext(), r.Method, httpx.RoutePath(r)) {
+		if allow := d.allowed(httpx.RoutePath(r)); len(allow) > 0 {
+			httpx.SetAllow(w, allow)
+		}
+	}
+	routes.ServeHTTP(w, r)
 }
 
 // allowed lists the methods either interface serves on path.

@@ -11,45 +11,32 @@ import (
 	"time"
 )
 
-// Prefixes of the temporary directories of an instance: its blobs, when it
-// has no blob directory, and its cache of rendered outputs. The name
-// carries the process id (dubsim-outputs-<pid>-<random>), so a later start
-// can tell the directories of a process that is gone (fidelity HX4).
+// Prefixes of the temporary directories of an instance, named
+// <prefix><pid>-<random> so that a later start can tell those of a process
+// that is gone (fidelity HX4, EL5).
 const (
 	blobsPrefix   = "dubsim-blobs-"
 	outputsPrefix = "dubsim-outputs-"
-	// dataPrefix: the temporary store of a run without --data (fidelity
-	// EL5), with its blobs.
-	dataPrefix = "dubsim-data-"
-	// legacyAge: a directory named without a process id is removed once
-	// untouched this long.
-	legacyAge = 24 * time.Hour
+	dataPrefix    = "dubsim-data-"
+	legacyAge     = 24 * time.Hour // of a directory named without a process id
 )
 
 func makeTempDir(prefix string) (string, error) {
 	return os.MkdirTemp("", prefix+strconv.Itoa(os.Getpid())+"-")
 }
 
-// MakeTempBlobDir creates the blob directory of an instance that has none
-// of its own; its builder removes it at Close.
+// MakeTempBlobDir creates the blob directory of an instance without one.
 func MakeTempBlobDir() (string, error) { return makeTempDir(blobsPrefix) }
 
-// MakeTempOutputDir creates the directory of a cache of rendered outputs;
-// its builder removes it at Close.
+// MakeTempOutputDir creates the directory of a cache of rendered outputs.
 func MakeTempOutputDir() (string, error) { return makeTempDir(outputsPrefix) }
 
-// MakeTempDataDir creates the directory of a temporary store (a run
-// without a data file): the caller removes it at exit, and a later start
-// removes it when the process that made it ended without doing so
-// (RemoveStaleTempDirs).
+// MakeTempDataDir creates the directory of a temporary store.
 func MakeTempDataDir() (string, error) { return makeTempDir(dataPrefix) }
 
-// RemoveStaleTempDirs removes the temporary directories (blobs, rendered
-// outputs, temporary stores) that instances left in the temporary directory when their
-// process ended without closing them (a crash, kill -9): those whose
-// process is gone, and those named without a process id untouched for 24
-// hours. A directory of a live process is kept. It returns how many it
-// removed.
+// RemoveStaleTempDirs removes the temporary directories of processes that
+// are gone (a crash, kill -9), and those named without a process id once
+// untouched for legacyAge; it returns how many it removed.
 func RemoveStaleTempDirs() (int, error) {
 	removed := 0
 	var errs []error
@@ -74,7 +61,7 @@ func RemoveStaleTempDirs() (int, error) {
 }
 
 // staleTempDir tells whether a directory whose name ends in rest
-// ("<pid>-<random>", or "<random>" without a process id) is left over.
+// ("<pid>-<random>", or "<random>") is left over.
 func staleTempDir(rest string, modified time.Time) bool {
 	pid, _, ok := strings.Cut(rest, "-")
 	if !ok {

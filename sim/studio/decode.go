@@ -21,8 +21,7 @@ import (
 // names its field and which fields were present is known (PATCH semantics).
 type object map[string]json.RawMessage
 
-// readObject reads a JSON object body; fields lists the fields the endpoint
-// defines (refused otherwise when RejectUnknownFields).
+// readObject reads a JSON object body; fields are the endpoint's fields.
 func (a *API) readObject(w http.ResponseWriter, r *http.Request, fields ...string) (object, error) {
 	body, err := httpx.ReadJSONBody(w, r, httpx.DefaultMaxBody)
 	if err != nil {
@@ -77,8 +76,7 @@ func (o object) isNull(name string) bool {
 // given reports whether the field is present and not null.
 func (o object) given(name string) bool { return o.has(name) && !o.isNull(name) }
 
-// str returns a string field of at most sim.MaxTextBytes: nil when absent
-// or null.
+// str returns a string field of at most sim.MaxTextBytes (nil: absent or null).
 func (o object) str(name string) (*string, error) {
 	s, err := o.rawStr(name)
 	if err != nil || s == nil {
@@ -87,12 +85,10 @@ func (o object) str(name string) (*string, error) {
 	return s, checkBytes(name, *s, sim.MaxTextBytes)
 }
 
-// rawStr returns a string field of any length: nil when absent or null.
-// Its callers check the length under the field's full name.
+// rawStr returns a string field of any length (nil: absent or null).
 func (o object) rawStr(name string) (*string, error) { return optional[string](o, name, msgNotString) }
 
-// optional decodes a field: nil when absent or null, msg (with the field's
-// name and value) when it is not a T.
+// optional decodes a field (nil: absent or null); msg words a non-T.
 func optional[T any](o object, name, msg string) (*T, error) {
 	if !o.given(name) {
 		return nil, nil
@@ -104,8 +100,7 @@ func optional[T any](o object, name, msg string) (*T, error) {
 	return &v, nil
 }
 
-// checkBytes refuses a string field longer than limit bytes, naming the
-// field and the limit (docs/fidelity.md HB4).
+// checkBytes refuses a string field longer than limit bytes (fidelity HB4).
 func checkBytes(field, s string, limit int) error {
 	if len(s) > limit {
 		return invalid(msgFieldBytes, field, limit, len(s))
@@ -113,8 +108,6 @@ func checkBytes(field, s string, limit int) error {
 	return nil
 }
 
-// requiredStr returns a required, non-empty string field of at most
-// sim.MaxTextBytes.
 func (o object) requiredStr(name string) (string, error) {
 	s, err := o.nonBlank(name, true)
 	if err != nil {
@@ -123,8 +116,8 @@ func (o object) requiredStr(name string) (string, error) {
 	return *s, checkBytes(name, *s, sim.MaxTextBytes)
 }
 
-// nonBlank returns a string field of any length that is not blank: nil
-// when absent or null, which a required field may not be.
+// nonBlank returns a string field of any length that is not blank (nil:
+// absent or null, which a required field may not be).
 func (o object) nonBlank(name string, required bool) (*string, error) {
 	s, err := o.rawStr(name)
 	switch {
@@ -138,7 +131,6 @@ func (o object) nonBlank(name string, required bool) (*string, error) {
 	return s, nil
 }
 
-// name returns a name field: a non-empty string of bounded length.
 func (o object) name(field string, required bool) (*string, error) {
 	s, err := o.nonBlank(field, required)
 	if err != nil || s == nil {
@@ -152,7 +144,6 @@ func (o object) name(field string, required bool) (*string, error) {
 
 func (o object) boolean(name string) (*bool, error) { return optional[bool](o, name, msgNotBoolean) }
 
-// strings returns an array of strings field.
 func (o object) strings(name string) ([]string, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(o[name], &raw); err != nil || raw == nil {
@@ -169,7 +160,6 @@ func (o object) strings(name string) ([]string, error) {
 	return out, nil
 }
 
-// sub returns an object field.
 func (o object) sub(name string) (object, error) {
 	var sub object
 	if err := json.Unmarshal(o[name], &sub); err != nil || sub == nil {
@@ -192,7 +182,6 @@ var (
 	langTag = regexp.MustCompile(`^[a-z]{2,3}(-[A-Z]{2})?$`)
 )
 
-// langs checks an array of language codes against re.
 func (o object) langs(name string, re *regexp.Regexp, example string) ([]string, error) {
 	list, err := o.strings(name)
 	if err != nil {
@@ -254,7 +243,6 @@ func (o object) stringVariables(name string) ([]sim.StringVariable, error) {
 	return out, nil
 }
 
-// httpURL checks an absolute http(s) URL of at most sim.MaxURLBytes.
 func httpURL(field, s string) error {
 	if err := checkBytes(field, s, sim.MaxURLBytes); err != nil {
 		return err
@@ -266,7 +254,7 @@ func httpURL(field, s string) error {
 	return nil
 }
 
-// s3Path checks an s3://bucket/key path of at most sim.MaxURLBytes.
+// s3Path checks an s3://bucket/key path.
 func s3Path(field, s string) error {
 	if err := checkBytes(field, s, sim.MaxURLBytes); err != nil {
 		return err

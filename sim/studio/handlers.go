@@ -215,8 +215,7 @@ func (a *API) handleGetProject(w http.ResponseWriter, r *http.Request) error {
 func (a *API) handleUpdateProject(w http.ResponseWriter, r *http.Request) error {
 	c := caller(r)
 	id := chi.URLParam(r, "projectId")
-	// The project is looked up first: a missing or foreign project is the
-	// answer whatever the body.
+	// A missing or foreign project is the answer whatever the body.
 	if _, err := a.svc.StudioProject(r.Context(), c, id); err != nil {
 		return err
 	}
@@ -345,9 +344,8 @@ func (a *API) handleCreateVideo(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// supportedTargets checks target language codes against the target
-// languages of the options: a code with a region must be one of them, a
-// bare language code (which dstLangs allows) must be the language of one.
+// supportedTargets checks language codes against the target languages: a
+// bare language code (dstLangs allows them) must be the language of one.
 func supportedTargets(cat *sim.Catalog, field string, langs []string) error {
 	for i, l := range langs {
 		ok := cat.IsTargetLang(l)
@@ -371,9 +369,8 @@ func (a *API) handleGetVideo(w http.ResponseWriter, r *http.Request) error {
 	return writeOK(w, a.viewVideo(r, v), err)
 }
 
-// Request field names of the video update: the spec shows name, dstLangs,
-// processingType, status and remark; the metadata array and the translation
-// guidance take the names the responses use (docs/fidelity.md).
+// Request field names of the video update; the last two take the names the
+// responses use (docs/fidelity.md).
 var videoUpdateFields = []string{"name", "dstLangs", "processingType", "status", "remark", "stringVariables", "translationGuidance"}
 
 func (a *API) decodeVideoUpdate(o object) (sim.VideoUpdate, error) {
@@ -496,8 +493,8 @@ func (a *API) handleUpdateVideo(w http.ResponseWriter, r *http.Request) error {
 	return writeOK(w, videoUpdated{videoView: a.viewVideo(r, v), TranslationGuidance: v.Guidance}, err)
 }
 
-// create answers a creation made under the request's Idempotency-Key: what
-// render gives is both the answer and the record a replay sends.
+// create answers a creation under the request's Idempotency-Key: render
+// gives both the answer and the record a replay sends.
 func create[T any](w http.ResponseWriter, r *http.Request, render func(T) (int, any), do func(*sim.IdemWrite[T]) (T, error)) error {
 	v, err := idempotency.Write(r, render, do)
 	if err != nil {
@@ -508,7 +505,6 @@ func create[T any](w http.ResponseWriter, r *http.Request, render func(T) (int, 
 	return nil
 }
 
-// writeOK answers 200 with view, or err when the call failed.
 func writeOK(w http.ResponseWriter, view any, err error) error {
 	if err != nil {
 		return err

@@ -1,15 +1,11 @@
 package studio
 
-// Messages of the studio interface, dubsim's own wording (the documented ones
-// are sim.Msg* constants), grouped by resource. Tests, golden files and the
-// OpenAPI examples quote them: keep them byte for byte, with their format
-// verbs in the same order.
+// Messages of the studio interface (the documented ones are sim.Msg*);
+// tests, goldens and the OpenAPI examples quote them byte for byte.
 const (
-	// Routes: the method and the path of the request.
 	msgNoRoute = "No route %s %s in the studio interface; see the endpoint list in the dubsim README"
 
-	// Artifacts (POST /api/v1/artifacts/create). The fragment messages take the
-	// fragment's field, fragments[i].
+	// Artifacts; the fragment messages take the fragment's field, fragments[i].
 	msgArtifactTypeSubtitles = "type must be one of video, audio, script; got \"subtitles\" (the older name of script)"
 	msgArtifactType          = "type must be one of video, audio, script; got %q"
 	msgArtifactSourceUpload  = "Exactly one of s3Path, url or fragments is required; to upload a local file, get a presigned URL with GET /api/v1/artifacts/create?fileName=..., PUT the file to it, then create the artifact with its s3Path"
@@ -27,8 +23,7 @@ const (
 	msgFragmentStartTime     = "%s.startTime must be a number of seconds; got %s"
 	msgFragmentNegativeStart = "%s.startTime must be at least 0; got %v"
 
-	// Uploads (GET /api/v1/artifacts/create?fileName=...): the checks of
-	// fileName.
+	// Uploads: the checks of fileName.
 	msgFileNameMissing   = "fileName query parameter is required: the real name of the file to upload, with its extension (e.g. video.mp4)"
 	msgFileNameEmpty     = "fileName must not be empty"
 	msgFileNameLength    = "fileName must be at most 255 bytes; got %d"
@@ -38,9 +33,8 @@ const (
 	msgFileNameControl   = "fileName must not contain control characters"
 	msgFileNameExtension = "fileName must have an extension, which determines the file type (e.g. video.mp4, audio.wav, script.txt); got %q"
 
-	// The storage endpoint (PUT <presignedUploadUrl>): the Message of its XML
-	// error body. msgStorageInternal, msgStorageExpired and msgStorageTooLarge
-	// begin with the object storage's own wording for the same Code.
+	// The storage endpoint's XML error Message; some begin with S3's own
+	// wording for the same Code.
 	msgStorageInternal     = "We encountered an internal error. Please try again."
 	msgStorageNoSuchUpload = "No presigned upload exists at this address; get one with GET /api/v1/artifacts/create?fileName=..."
 	msgStorageSignature    = "The request signature does not match; use the presignedUploadUrl exactly as returned, query string included"
@@ -48,20 +42,18 @@ const (
 	msgStorageTooLarge     = "Your proposed upload exceeds the maximum allowed size of 5 GB"
 	msgStorageNotStored    = "The upload could not be stored: %s"      // the cause
 	msgStorageQuota        = "Your upload exceeds a storage quota: %s" // which quota (sim.QuotaError), docs/fidelity.md HB6
-	// S3's documented texts for a body that stopped arriving (RequestTimeout)
-	// and one shorter than its Content-Length (IncompleteBody), fidelity
-	// HW2; the causes of msgStorageNotStored (HW4), without file paths.
+	// S3's texts for RequestTimeout and IncompleteBody (fidelity HW2); the
+	// causes of msgStorageNotStored (HW4), without file paths.
 	msgStorageTimeout    = "Your socket connection to the server was not read from or written to within the timeout period. Idle connections will be closed."
 	msgStorageIncomplete = "You did not provide the number of bytes specified by the Content-Length HTTP header."
 	msgStorageCauseDisk  = "the simulator's disk is full"
 	msgStorageCauseLog   = "see the dubsim log"
 
-	// Studio projects (POST /api/v1/projects, PATCH /api/v1/projects/{projectId}).
+	// Studio projects.
 	msgManagerEmail          = "managerEmail must be an email address; got %q"
 	msgTranslationGlossaryID = "Unknown field translationGlossaryId; the request field is translationsGlossaryId (the response field is translationGlossary)"
 
-	// Videos (POST /api/v1/projects/{projectId}/videos/create,
-	// PATCH /api/projects/{projectId}/videos/{videoId}).
+	// Videos.
 	msgProcessingTypeOnCreate  = "workflowType is required (video creation names the processing type workflowType)"
 	msgWorkflowType            = "workflowType must be one of %s; got %q"
 	msgOriginalVideoArtifactID = "sourceArtifactId is required (originalVideoArtifactId is its older name)"
@@ -75,12 +67,11 @@ const (
 	msgGuidanceByLangValue     = "translationGuidance.byLang.%s must be a string"
 	msgGuidanceEmpty           = "translationGuidance must have common or byLang (send null to remove the guidance)"
 
-	// Common field rules of the JSON bodies. The first argument is the
-	// field; %s[%d] names an item of an array field.
+	// Common field rules; the first argument is the field.
 	msgNotString              = "%s must be a string; got %s"
 	msgNotEmpty               = "%s must not be empty"
 	msgNameLength             = "%s must be at most %d characters; got %d"
-	msgFieldBytes             = "%s must be at most %d bytes; got %d" // the field, its limit, the length received (docs/fidelity.md HB4)
+	msgFieldBytes             = "%s must be at most %d bytes; got %d"
 	msgNotBoolean             = "%s must be a boolean; got %s"
 	msgNotStringArray         = "%s must be an array of strings; got %s"
 	msgItemNotString          = "%s[%d] must be a string; got %s"

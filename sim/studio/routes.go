@@ -1,6 +1,7 @@
 package studio
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -15,12 +16,10 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// Service is what the studio handlers need from the domain; the
-// statemachine Engine provides it.
+// Service is what the studio handlers need from the domain.
 type Service interface {
 	Now() time.Time
-	// Wall is real time plus every manual advance of the simulated clock:
-	// the time of rate-limit windows.
+	// Wall is real time plus every clock advance: the rate limits' time.
 	Wall() time.Time
 	Catalog() *sim.Catalog
 	Caller(ctx context.Context, apiKey string) (sim.Caller, error)
@@ -50,22 +49,17 @@ type Service interface {
 type Config struct {
 	Service Service
 	Log     *slog.Logger
-	// PublicURL is the base of projectUrl, videoUrl and presigned upload
-	// URLs; empty means the scheme and host the request came in on.
+	// PublicURL is the base of the URLs answers hold ("": the request's host).
 	PublicURL string
-	// RejectUnknownFields refuses JSON bodies with fields the endpoint does
-	// not define (default: ignored).
+	// RejectUnknownFields refuses JSON bodies with fields the endpoint does not define.
 	RejectUnknownFields bool
 	// CreateStatus is the status of a successful creation (200 or 201).
 	CreateStatus int
-	// LaxEnums accepts any processingType and status on video update
-	// (default: only the values seen in the spec and docs).
+	// LaxEnums accepts any processingType and status on video update.
 	LaxEnums bool
-	// DefaultRateLimit applies to keys without a rate limit of their own;
-	// zero means none (the default).
+	// DefaultRateLimit applies to keys without a rate limit of their own.
 	DefaultRateLimit sim.RateLimit
-	// IdemSlots is shared with the other interface that keeps its
-	// idempotency records in the same store (nil: this API's own).
+	// IdemSlots is shared with the other interface of the same store (nil: own).
 	IdemSlots *idempotency.Slots
 }
 
@@ -90,15 +84,11 @@ func New(cfg Config) *API {
 		rejectUnk:  cfg.RejectUnknownFields,
 		laxEnums:   cfg.LaxEnums,
 		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
-		created:    cfg.CreateStatus,
+		created:    cmp.Or(cfg.CreateStatus, http.StatusOK),
 		limiter:    &limiter{keys: map[string]*window{}},
 		defaultLim: cfg.DefaultRateLimit,
 	}
-	if a.created == 0 {
-		a.created = http.StatusOK
-	}
-	// Every POST of the interface has a JSON body of at most
-	// httpx.DefaultMaxBody.
+	// Every POST of the interface has a JSON body.
 	a.idem = &idempotency.Middleware{Store: cfg.Service, API: a.http, Slots: cfg.IdemSlots,
 		Limit: func(*http.Request) int64 { return httpx.DefaultMaxBody }}
 	return a
@@ -109,10 +99,9 @@ const UploadPathPrefix = "/_uploads/"
 
 // Routes returns the whole route table of the studio interface.
 func (a *API) Routes() chi.Router {
-	r := chi.NewRouter()
-	r.Use(a.http.Recover)
+	// The control router's 404 and 405, with this interface's own 404 message.
+	r := httpx.NewControlRouter(a.http, a.http.Recover)
 	r.NotFound(a.http.Handle(routeNotFound))
-	r.MethodNotAllowed(httpx.WithAllow(r, a.http.Handle(methodNotAllowed)))
 
 	r.Group(func(r chi.Router) {
 		r.Use(a.authenticate)
@@ -133,8 +122,7 @@ func (a *API) Routes() chi.Router {
 		r.Patch("/api/projects/{projectId}/videos/{videoId}", a.http.Handle(a.handleUpdateVideo))
 	})
 
-	// Presigned uploads: authorised by the URL's signature, not a key,
-	// like the provider's storage.
+	// Presigned uploads: authorised by the URL's signature, not a key.
 	r.Put(UploadPathPrefix+"{uploadId}/{fileName}", a.handleUpload)
 	return r
 }
@@ -143,12 +131,7 @@ func routeNotFound(w http.ResponseWriter, r *http.Request) error {
 	return sim.Errorf(sim.CodeRoute, msgNoRoute, r.Method, r.URL.Path)
 }
 
-func methodNotAllowed(w http.ResponseWriter, r *http.Request) error {
-	return sim.Errorf(sim.CodeMethod, httpx.MsgMethodNotAllowed, r.Method, r.URL.Path)
-}
-
-// HeaderAuthHint carries a precise reason for an authentication refusal;
-// the body keeps the documented message.
+// HeaderAuthHint carries a precise reason for an authentication refusal.
 const HeaderAuthHint = "X-Dubsim-Auth-Error"
 
 type callerKey struct{}
@@ -180,13 +163,10 @@ func caller(r *http.Request) sim.Caller {
 	return c
 }
 
-// ----- rate limits -----
-
 // limiter counts requests per key in fixed windows (a minute and a day) of
-// Service.Wall, real time plus every clock advance: a client that waits
-// Retry-After gets through, and so does a test that advances the clock by
-// it, whatever the time scale (on the simulated clock alone, a frozen
-// clock would keep a window open forever).
+// Service.Wall: a client that waits Retry-After gets through, and so does a
+// test that advances the clock by it (a frozen simulated clock alone would
+// keep a window open forever).
 type limiter struct {
 	mu   sync.Mutex
 	keys map[string]*window
@@ -197,7 +177,7 @@ type window struct {
 	minuteCount, dayCount int
 }
 
-// allow counts one request of key at now; when over a limit it returns the
+// allow counts one request of key at now; over a limit it returns the
 // seconds until the window ends and the message.
 func (l *limiter) allow(key string, lim sim.RateLimit, now time.Time) (int, string) {
 	l.mu.Lock()

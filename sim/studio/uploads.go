@@ -71,8 +71,7 @@ func (a *API) uploadURL(r *http.Request, u sim.Upload) string {
 	return a.base(r) + UploadPathPrefix + u.ID + "/" + url.PathEscape(u.FileName) + "?" + q.Encode()
 }
 
-// s3Error is the XML error body of the storage endpoint, shaped like the
-// object storage the provider's presigned URLs point at.
+// s3Error is the storage endpoint's error body, shaped like S3's.
 type s3Error struct {
 	XMLName   xml.Name `xml:"Error"`
 	Code      string   `xml:"Code"`
@@ -89,11 +88,10 @@ func writeS3Error(w http.ResponseWriter, r *http.Request, status int, code, msg 
 	_, _ = w.Write(b)
 }
 
-// handleUpload receives a presigned upload: PUT <presignedUploadUrl> with
-// the file as the body, streamed to disk.
+// handleUpload receives PUT <presignedUploadUrl>, the body streamed to disk.
 func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
-	// The decoded path, split once: the router's parameters may be raw or
-	// decoded depending on the escapes, and file names may contain '%'.
+	// The decoded path: the router's parameters may be raw or decoded, and
+	// file names may contain '%'.
 	id, file, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, UploadPathPrefix), "/")
 	u, err := a.svc.Upload(r.Context(), id)
 	if err != nil && !errors.Is(err, sim.ErrNotFound) {
@@ -128,15 +126,13 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 			writeS3Error(w, r, http.StatusRequestEntityTooLarge, "EntityTooLarge", msgStorageTooLarge)
 			return
 		}
-		// The code and status S3-compatible stores (Ceph RGW) answer for a
-		// quota.
+		// What S3-compatible stores (Ceph RGW) answer for a quota.
 		var qe *sim.QuotaError
 		if errors.As(err, &qe) {
 			writeS3Error(w, r, http.StatusForbidden, "QuotaExceeded", sprintf(msgStorageQuota, qe.Reason))
 			return
 		}
-		// The body did not arrive: S3's answers (fidelity HW2), logged
-		// at INFO by httpx.IdleBody; the client's error names no address.
+		// The body did not arrive: S3's answers (fidelity HW2).
 		var be *httpx.BodyError
 		if errors.As(err, &be) {
 			if be.Timeout {
@@ -146,8 +142,8 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		}
-		// The simulator's fault: logged with its cause (file paths), and
-		// answered without them (fidelity HW4).
+		// The simulator's fault: logged with file paths, answered without
+		// them (fidelity HW4).
 		if a.http.Log != nil {
 			a.http.Log.Error("upload", "id", id, "err", err)
 		}

@@ -18,8 +18,7 @@ type namedRef struct {
 	Name string `json:"name"`
 }
 
-// artifactHead is what the create and get answers of an artifact share,
-// in the order of both.
+// artifactHead is what the create and get answers of an artifact share.
 type artifactHead struct {
 	ID           string   `json:"id"`
 	Name         string   `json:"name"`
@@ -31,8 +30,7 @@ type artifactHead struct {
 	ErrorMessage *string  `json:"errorMessage"`
 }
 
-// artifactCreated is the create response: s3Bucket, and company and
-// createdBy with names.
+// artifactCreated is the create response: s3Bucket, and names.
 type artifactCreated struct {
 	artifactHead
 	S3Path    string   `json:"s3Path"`
@@ -162,5 +160,4 @@ func (a *API) viewVideoCreated(r *http.Request, v sim.Video) videoCreated {
 		SrcLang: g.SrcLang, DstLangs: g.DstLangs, videoTail: g.videoTail}
 }
 
-// base is the address clients reach this studio interface at (httpx.BaseURL).
 func (a *API) base(r *http.Request) string { return httpx.BaseURL(r, a.publicURL) }

@@ -12,14 +12,12 @@ import (
 	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
-// The dashboard's event stream (fidelity ED1): instead of reading the whole
-// state every second, the dashboard holds GET /_sim/events open and reads
-// what it shows only when an event says something changed.
+// The dashboard's event stream (fidelity ED1): the dashboard reads what it
+// shows only when an event says something changed.
 
-// Version is what a reader of the control API could see change: the data
-// (the engine's Data.Changes: every write, sweep and clock change but the
-// periodic clock saves), the journal (its newest sequence id and its count,
-// which a clear resets) and the clock's settings.
+// Version is what a reader of the control API could see change: the data,
+// the journal (its newest sequence id, and its count, which a clear resets)
+// and the clock's settings.
 type Version struct {
 	Data         uint64  `json:"data"`
 	Journal      uint64  `json:"journal"`
@@ -28,9 +26,8 @@ type Version struct {
 	TimeScale    float64 `json:"time_scale"`
 }
 
-// changedEvent is the data of a "changed" event: the version, a counter
-// that grows with every change the stream saw, and simulated now (from
-// which, with time_scale, the page moves its clock between events).
+// changedEvent is the data of a "changed" event; the page moves its clock
+// between events from Now and time_scale.
 type changedEvent struct {
 	Seq uint64 `json:"seq"`
 	Version
@@ -41,30 +38,23 @@ type changedEvent struct {
 const (
 	// EventCheckInterval is how often a stream compares the version.
 	EventCheckInterval = 250 * time.Millisecond
-	// EventHeartbeat is the longest a stream stays silent: a heartbeat
-	// event (simulated now) keeps proxies and the page's watchdog content.
+	// EventHeartbeat is the longest a stream stays silent, for proxies and
+	// the page's watchdog.
 	EventHeartbeat = 15 * time.Second
-	// MaxEventStreams bounds the streams of one simulator (the default
-	// or a sandbox: one tenant) open at once; one more is refused (429)
-	// until one closes.
+	// MaxEventStreams bounds the open streams of one simulator (429 past it).
 	MaxEventStreams = 16
-	// MaxProcessEventStreams bounds the streams of every simulator of a
-	// process together (Config.Streams); one more is refused (503) until
-	// one closes. Far below the listener's connection cap, so streams
-	// never take the connections API clients need.
+	// MaxProcessEventStreams bounds those of a process (503 past it), far
+	// below the connection cap, so streams never take API clients' places.
 	MaxProcessEventStreams = 64
 	// eventRetryMS is the reconnection delay the stream suggests.
 	eventRetryMS = 2000
 )
 
-// refuseStream answers a stream that has no place, in the control
-// envelope, with the delay the stream itself suggests for a reconnection.
+// refuseStream answers a stream that has no place, with the stream's own
+// reconnection delay.
 func refuseStream(w http.ResponseWriter, status int, name, msg string) {
-	b, _ := json.Marshal(httpx.ControlEnvelope{Error: name, Message: msg})
 	w.Header().Set("Retry-After", strconv.Itoa(eventRetryMS/1000))
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	httpx.WriteJSON(w, status, httpx.ControlEnvelope{Error: name, Message: msg})
 }
 
 func (u *UI) version() Version {
@@ -75,10 +65,8 @@ func (u *UI) version() Version {
 }
 
 // handleEvents streams text/event-stream: a "changed" event at once and
-// whenever the version changes (checked every EventCheckInterval), and a
-// "heartbeat" after EventHeartbeat of silence. At most MaxEventStreams at
-// once on this UI (429 past them), and as many as Config.Streams has places
-// in the process (503 past them).
+// whenever the version changes, and a "heartbeat" after EventHeartbeat of
+// silence.
 func (u *UI) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	for k := range r.URL.Query() {
 		return sim.Errorf(sim.CodeValidation, msgEventsQuery, k)
@@ -96,7 +84,7 @@ func (u *UI) handleEvents(w http.ResponseWriter, r *http.Request) error {
 		defer u.process.Leave()
 	}
 	rc := http.NewResponseController(w)
-	// A stream outlives the server's write timeout (made for downloads).
+	// A stream outlives the server's write timeout.
 	_ = rc.SetWriteDeadline(time.Time{})
 	setHeaders(w, "text/event-stream; charset=utf-8").Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)

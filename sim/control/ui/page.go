@@ -19,8 +19,8 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// The page behind a studio project's projectUrl: server-rendered HTML with
-// no script, so it reads the same in any browser and in a test.
+// The page behind a studio project's projectUrl: HTML with no script, so it
+// reads the same in any browser and in a test.
 
 //go:embed templates/page.css
 var pageCSS string
@@ -28,13 +28,11 @@ var pageCSS string
 // pageCSP allows the page's own inline style and nothing else.
 const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// pages are the templates of the project page and its error page.
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"css":  func() template.CSS { return template.CSS(pageCSS) },
 	"time": timeOrEmpty,
 }).ParseFS(files, "templates/*.html"))
 
-// pageData is what templates/project.html shows.
 type pageData struct {
 	Project    sim.StudioProject
 	Company    string
@@ -83,9 +81,6 @@ func (u *UI) PageRoutes(dashboard bool) http.Handler {
 	return r
 }
 
-// PagePattern is the route of the project page, for the server's router.
-const PagePattern = "/projects/{id}"
-
 func (u *UI) servePage(w http.ResponseWriter, r *http.Request, dashboard bool) {
 	id := chi.URLParam(r, "id")
 	d, err := u.src.StudioDump(r.Context(), sim.StudioFilter{ProjectID: id})
@@ -125,7 +120,7 @@ func (u *UI) writePage(w http.ResponseWriter, r *http.Request, status int, name 
 	}
 }
 
-// buildPage resolves the ids of a one-project dump into names.
+// buildPage names the ids of a one-project dump.
 func buildPage(d sim.StudioDump, now time.Time) pageData {
 	p := d.Projects[0]
 	data := pageData{Project: p, Now: control.Time(now)}
@@ -231,7 +226,6 @@ func formatSeconds(s float64) string {
 	return fmt.Sprintf("%d:%04.1f", m, sec)
 }
 
-// timeOrEmpty formats a timestamp (control.Time); zero times are empty.
 func timeOrEmpty(t time.Time) string {
 	if t.IsZero() {
 		return ""

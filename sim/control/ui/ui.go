@@ -23,8 +23,7 @@ import (
 //go:embed static templates
 var files embed.FS
 
-// Source is what the web application reads; the statemachine Engine
-// provides it.
+// Source is what the web application reads.
 type Source interface {
 	Now() time.Time
 	// ProjectOutput returns a platform project of any account, settled.
@@ -38,20 +37,15 @@ type Config struct {
 	// Track renders a project's dubbed audio (the platform's output file).
 	Track func(sim.Project) audio.Track
 	Log   *slog.Logger
-	// Dumps bounds the studio dumps read and written at once (shared with
-	// the control API's state dump); nil is a gate of its own.
+	// Dumps bounds the studio dumps (shared with the state dump; nil: own).
 	Dumps *httpx.Gate
-	// Changes tells the version the event stream follows (GET
-	// /_sim/events); nil: a version that never changes.
+	// Changes is the version the event stream follows (nil: never changes).
 	Changes func() Version
-	// Streams bounds the event streams of every UI of a process together
-	// (MaxProcessEventStreams places, NewStreams); nil: only this UI's
-	// own MaxEventStreams.
+	// Streams bounds the event streams of a process (NewStreams; nil: none).
 	Streams *httpx.Gate
 }
 
-// NewStreams returns the process-wide bound of event streams for
-// Config.Streams.
+// NewStreams returns the process-wide bound of event streams.
 func NewStreams() *httpx.Gate { return httpx.NewGate(MaxProcessEventStreams) }
 
 // UI is the web application.
@@ -82,8 +76,7 @@ func New(cfg Config) *UI {
 		changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams}
 }
 
-// ControlRoutes answers ControlPaths, relative to the control API's mount
-// point (/_sim):
+// ControlRoutes answers ControlPaths under /_sim:
 //
 //	GET /ui/                       the dashboard (and its files under /ui/)
 //	GET /projects/{id}             a platform project with scripts, speakers and history
@@ -131,12 +124,10 @@ func (u *UI) handleStatic(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// baseMeta is the page's record of the path prefix it was served under
-// (httpx.BasePath: a sandbox's /sbx/{id}, "" for the default instance);
-// app.js builds every address from it.
+// baseMeta records the path prefix the page was served under (a sandbox's
+// /sbx/{id}); app.js builds every address from it.
 const baseMeta = `<meta name="dubsim-base" content="">`
 
-// withBase fills the dashboard page's baseMeta with base.
 func withBase(page []byte, base string) []byte {
 	if base == "" {
 		return page
@@ -145,8 +136,7 @@ func withBase(page []byte, base string) []byte {
 	return bytes.Replace(page, []byte(baseMeta), []byte(meta), 1)
 }
 
-// setHeaders sets the content type and the headers every page, file and
-// stream of the UI has: never cached, never sniffed.
+// setHeaders sets the content type; nothing of the UI is cached or sniffed.
 func setHeaders(w http.ResponseWriter, contentType string) http.Header {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
@@ -178,8 +168,7 @@ func (u *UI) handleProject(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handleAudio serves the same bytes as the platform's output audio file,
-// without recording a download in the journal.
+// handleAudio serves the platform's output audio, without a journal entry.
 func (u *UI) handleAudio(w http.ResponseWriter, r *http.Request) error {
 	p, err := u.src.ProjectOutput(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
@@ -194,8 +183,7 @@ func (u *UI) handleAudio(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// audioErrorBody renders http.ServeContent's 412 and 416 in the control
-// envelope.
+// audioErrorBody renders http.ServeContent's errors in the control envelope.
 func audioErrorBody(status int) []byte {
 	var e httpx.ControlEnvelope
 	switch status {
@@ -210,8 +198,7 @@ func audioErrorBody(status int) []byte {
 	return append(b, '\n')
 }
 
-// hasOutput is the platform's rule for its output files: a completed
-// generation, and not in error.
+// hasOutput is the platform's rule for its output files.
 func hasOutput(p sim.Project) bool { return p.OutputGen > 0 && p.Status != sim.StatusError }
 
 func (u *UI) handleStudio(w http.ResponseWriter, r *http.Request) error {

@@ -135,7 +135,7 @@ func handler(src ui.Source) http.Handler {
 		ctl.Handle(p, u.ControlRoutes())
 	}
 	r.Mount("/_sim", ctl)
-	r.Handle(ui.PagePattern, u.PageRoutes(true))
+	r.Handle("/projects/{id}", u.PageRoutes(true))
 	return r
 }
 

@@ -7,9 +7,8 @@ import (
 	"github.com/dubsim/dubsim/sim/control"
 )
 
-// projectDetail is a platform project as GET /_sim/projects/{id} shows it:
-// what the state dump shows, plus the scripts, speakers, pending
-// re-translation and the address of its audio.
+// projectDetail is GET /_sim/projects/{id}: the state dump's project with
+// its scripts, speakers, pending re-translation and audio address.
 type projectDetail struct {
 	ID                   string             `json:"id"`
 	APIKey               string             `json:"api_key"`
