@@ -75,10 +75,6 @@ const (
 	MaxRuleBytes = 256 << 10 // the rules kept, live and ended, as JSON
 )
 
-func (e *entry) expired(now time.Time) bool {
-	return !e.expiresAt.IsZero() && !now.Before(e.expiresAt)
-}
-
 func (e *entry) live() bool { return e.state == StateActive }
 
 func (e *entry) view() RuleView {
@@ -90,34 +86,19 @@ func (e *entry) view() RuleView {
 		v.Remaining = new(e.rule.Count - e.hits)
 	}
 	if !e.expiresAt.IsZero() {
-		v.ExpiresAt = new(e.expiresAt)
+		v.ExpiresAt = new(e.expiresAt.UTC().Format("2006-01-02T15:04:05.000Z"))
 	}
 	return v
 }
 
-// RuleView is a rule as List shows it.
+// RuleView is a rule as List shows it: its fields, then remaining, hits,
+// expires_at and state.
 type RuleView struct {
 	Rule
-	Remaining *int64 // nil: unlimited
-	Hits      int64
-	ExpiresAt *time.Time // nil: never
-	State     string
-}
-
-// MarshalJSON renders the rule's fields, then remaining, hits, expires_at
-// (UTC with milliseconds) and state.
-func (v RuleView) MarshalJSON() ([]byte, error) {
-	var exp *string
-	if v.ExpiresAt != nil {
-		exp = new(v.ExpiresAt.UTC().Format("2006-01-02T15:04:05.000Z"))
-	}
-	return json.Marshal(struct {
-		Rule
-		Remaining *int64  `json:"remaining"`
-		Hits      int64   `json:"hits"`
-		ExpiresAt *string `json:"expires_at"`
-		State     string  `json:"state"`
-	}{v.Rule, v.Remaining, v.Hits, exp, v.State})
+	Remaining *int64  `json:"remaining"` // nil: unlimited
+	Hits      int64   `json:"hits"`
+	ExpiresAt *string `json:"expires_at"` // UTC with milliseconds; nil: never
+	State     string  `json:"state"`
 }
 
 // New returns an empty rule set.
@@ -165,10 +146,8 @@ func (f *Faults) Add(rule Rule) (RuleView, error) {
 	if rule.Probability != nil {
 		e.rule.Probability = new(*rule.Probability)
 	}
-	f.mu.Lock()
+	now := f.lock()
 	defer f.mu.Unlock()
-	now := f.cfg.Now()
-	f.purgeLocked(now)
 	if e.rule.ID == "" {
 		for e.rule.ID == "" || f.indexLocked(e.rule.ID) >= 0 {
 			e.rule.ID = "flt_" + strconv.Itoa(f.nextID)
@@ -199,9 +178,8 @@ func (f *Faults) Add(rule Rule) (RuleView, error) {
 
 // List returns the rules, live and ended, in evaluation order.
 func (f *Faults) List() []RuleView {
-	f.mu.Lock()
+	f.lock()
 	defer f.mu.Unlock()
-	f.purgeLocked(f.cfg.Now())
 	out := make([]RuleView, 0, len(f.rules))
 	for _, e := range f.rules {
 		out = append(out, e.view())
@@ -211,9 +189,8 @@ func (f *Faults) List() []RuleView {
 
 // Remove deletes the rule id, live or ended.
 func (f *Faults) Remove(id string) error {
-	f.mu.Lock()
+	f.lock()
 	defer f.mu.Unlock()
-	f.purgeLocked(f.cfg.Now())
 	i := f.indexLocked(id)
 	if i < 0 {
 		return sim.Errorf(sim.CodeNotFound, MsgRuleNotFound, id)
@@ -225,9 +202,8 @@ func (f *Faults) Remove(id string) error {
 // Clear deletes every rule, live or ended, and returns how many live rules
 // there were.
 func (f *Faults) Clear() int {
-	f.mu.Lock()
+	f.lock()
 	defer f.mu.Unlock()
-	f.purgeLocked(f.cfg.Now())
 	n := len(f.rules) - f.nEnded
 	f.rules, f.nEnded, f.bytes = nil, 0, 0
 	return n
@@ -245,15 +221,18 @@ func (f *Faults) deleteLocked(i int) {
 	f.rules = slices.Delete(f.rules, i, i+1)
 }
 
-// purgeLocked marks the rules that expired by now and keeps at most
-// MaxEnded ended rules (the oldest ended go first).
-func (f *Faults) purgeLocked(now time.Time) {
+// lock takes the lock, ends the rules expired by now and keeps at most
+// MaxEnded ended rules (the oldest ended go first); it returns now.
+func (f *Faults) lock() time.Time {
+	f.mu.Lock()
+	now := f.cfg.Now()
 	for _, e := range f.rules {
-		if e.live() && e.expired(now) {
+		if e.live() && !e.expiresAt.IsZero() && !now.Before(e.expiresAt) {
 			f.endLocked(e, StateExpired)
 		}
 	}
 	f.trimLocked(0)
+	return now
 }
 
 func (f *Faults) endLocked(e *entry, state string) {
@@ -290,10 +269,8 @@ type firing struct {
 // last unit, and the draws follow the seed in request order.
 func (f *Faults) pick(r *http.Request) (firing, bool) {
 	key, _ := httpx.Bearer(r.Header.Get("Authorization"))
-	f.mu.Lock()
+	f.lock()
 	defer f.mu.Unlock()
-	now := f.cfg.Now()
-	f.purgeLocked(now)
 	for _, e := range f.rules {
 		p := e.rule.Probability
 		if !e.live() || !e.matches(r, key) || (p != nil && *p < 1 && !(f.rng.Float64() < *p)) {

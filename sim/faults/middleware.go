@@ -42,11 +42,13 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 				return // the client gave up (or the server is shutting down)
 			}
 			next.ServeHTTP(w, r)
-		case ActionError:
-			f.writeEnvelope(w, r, a.Status, a.errorName(), a.message(fx.id))
-		case ActionRateLimit:
-			w.Header().Set("Retry-After", strconv.FormatInt(a.RetryAfterSeconds, 10))
-			f.writeEnvelope(w, r, http.StatusTooManyRequests, a.errorName(), a.message(fx.id))
+		case ActionError, ActionRateLimit:
+			status := a.Status
+			if a.Type == ActionRateLimit {
+				status = http.StatusTooManyRequests
+				w.Header().Set("Retry-After", strconv.FormatInt(a.RetryAfterSeconds, 10))
+			}
+			f.writeEnvelope(w, r, status, cmp.Or(a.Error, DefaultErrorName(status)), a.message(fx.id))
 		case ActionDrop:
 			panic(http.ErrAbortHandler)
 		case ActionTruncate:
@@ -67,17 +69,6 @@ func (f *Faults) writeEnvelope(w http.ResponseWriter, r *http.Request, status in
 	_, _ = w.Write(body)
 }
 
-// errorName is the action's error name, or the default of its status.
-func (a Action) errorName() string {
-	if a.Error != "" {
-		return a.Error
-	}
-	if a.Type == ActionRateLimit {
-		return "RateLimitError"
-	}
-	return DefaultErrorName(a.Status)
-}
-
 // message is the action's message, or a default naming the rule.
 func (a Action) message(id string) string {
 	if a.Message != "" {
@@ -95,15 +86,8 @@ func (a Action) message(id string) string {
 // 429), else the status text in CamelCase ending in "Error" (503
 // ServiceUnavailableError), else ClientError or ServerError.
 func DefaultErrorName(status int) string {
-	switch status {
-	case 400:
-		return "ValidationError"
-	case 401:
-		return "UnauthorizedError"
-	case 402:
-		return "PaymentRequiredError"
-	case 429:
-		return "RateLimitError"
+	if name, ok := platformErrorNames[status]; ok {
+		return name
 	}
 	text := http.StatusText(status)
 	if text == "" {
@@ -129,6 +113,13 @@ func DefaultErrorName(status int) string {
 		name += "Error"
 	}
 	return name
+}
+
+var platformErrorNames = map[int]string{
+	http.StatusBadRequest:      "ValidationError",
+	http.StatusUnauthorized:    "UnauthorizedError",
+	http.StatusPaymentRequired: "PaymentRequiredError",
+	http.StatusTooManyRequests: "RateLimitError",
 }
 
 // truncWriter lets the first limit bytes of the body through, under a
@@ -189,16 +180,11 @@ func (t *truncWriter) passThrough(p []byte) (int, error) {
 	if room <= 0 {
 		return 0, errTruncated
 	}
-	if int64(len(p)) > room {
-		n, err := t.w.Write(p[:room])
-		t.sent += int64(n)
-		if err == nil {
-			err = errTruncated
-		}
-		return n, err
-	}
-	n, err := t.w.Write(p)
+	n, err := t.w.Write(p[:min(int64(len(p)), room)])
 	t.sent += int64(n)
+	if err == nil && int64(len(p)) > room {
+		err = errTruncated
+	}
 	return n, err
 }
 

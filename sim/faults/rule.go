@@ -152,32 +152,26 @@ func validationErr(format string, args ...any) *sim.Error {
 // Validate returns the first problem of the rule's fields as a validation
 // error. Add checks that the id is unused.
 func (r Rule) Validate() error {
-	if r.ID != "" && !validID(r.ID) {
+	switch {
+	case r.ID != "" && !validID(r.ID):
 		return validationErr(MsgIDFormat, MaxIDLen, r.ID)
-	}
-	if r.Method != "" && !validMethod(r.Method) {
+	case r.Method != "" && !validMethod(r.Method):
 		return validationErr(MsgMethod, r.Method)
-	}
-	if r.Path != "" && r.Path[0] != '/' && r.Path[0] != '*' {
+	case r.Path != "" && r.Path[0] != '/' && r.Path[0] != '*':
 		return validationErr(MsgPathStart, r.Path)
 	}
-	if err := checkText("path", r.Path, MaxPathLen); err != nil {
+	if err := cmp.Or(checkText("path", r.Path, MaxPathLen), checkText("api_key", r.APIKey, MaxAPIKeyLen)); err != nil {
 		return err
 	}
-	if err := checkText("api_key", r.APIKey, MaxAPIKeyLen); err != nil {
-		return err
-	}
-	if strings.ContainsFunc(r.APIKey, unicode.IsSpace) {
+	switch p := r.Probability; {
+	case strings.ContainsFunc(r.APIKey, unicode.IsSpace):
 		return validationErr(MsgAPIKeySpace)
-	}
-	if r.Count < 0 || r.Count > MaxCount {
+	case r.Count < 0 || r.Count > MaxCount:
 		return validationErr(MsgCount, MaxCount, r.Count)
-	}
-	if p := r.Probability; p != nil && !(*p > 0 && *p <= 1) {
+	case p != nil && !(*p > 0 && *p <= 1):
 		return validationErr(MsgProbability, *p)
-	}
-	if t := r.TTLSeconds; !(t >= 0 && t <= MaxTTLSeconds) {
-		return validationErr(MsgTTL, MaxTTLSeconds, t)
+	case !(r.TTLSeconds >= 0 && r.TTLSeconds <= MaxTTLSeconds):
+		return validationErr(MsgTTL, MaxTTLSeconds, r.TTLSeconds)
 	}
 	return r.Action.validate()
 }
@@ -214,27 +208,17 @@ func (a Action) validate() error {
 		}
 		return checkMillis("latency_ms", a.LatencyMS, 1)
 	case ActionLatency + "/" + DistUniform:
-		if err := checkMillis("min_ms", a.MinMS, 0); err != nil {
+		if err := cmp.Or(checkMillis("min_ms", a.MinMS, 0), checkMillis("max_ms", a.MaxMS, 1)); err != nil || a.MaxMS > a.MinMS {
 			return err
 		}
-		if err := checkMillis("max_ms", a.MaxMS, 1); err != nil {
-			return err
-		}
-		if a.MaxMS <= a.MinMS {
-			return validationErr(MsgUniformOrder, a.MinMS, a.MaxMS)
-		}
+		return validationErr(MsgUniformOrder, a.MinMS, a.MaxMS)
 	case ActionLatency + "/" + DistNormal:
-		if err := checkMillis("mean_ms", a.MeanMS, 0); err != nil {
-			return err
-		}
-		return checkMillis("stddev_ms", a.StddevMS, 1)
+		return cmp.Or(checkMillis("mean_ms", a.MeanMS, 0), checkMillis("stddev_ms", a.StddevMS, 1))
 	case ActionLatency + "/" + DistLognormal:
-		if err := checkMillis("median_ms", a.MedianMS, 1); err != nil {
+		if err := checkMillis("median_ms", a.MedianMS, 1); err != nil || (a.Sigma > 0 && a.Sigma <= MaxSigma) {
 			return err
 		}
-		if !(a.Sigma > 0 && a.Sigma <= MaxSigma) {
-			return validationErr(MsgSigma, MaxSigma, a.Sigma)
-		}
+		return validationErr(MsgSigma, MaxSigma, a.Sigma)
 	case ActionError:
 		if a.Status < 400 || a.Status > 599 {
 			return validationErr(MsgStatus, a.Status)
@@ -254,13 +238,12 @@ func (a Action) validate() error {
 }
 
 func (a Action) checkEnvelopeText() error {
-	if err := checkText("action.error", a.Error, MaxErrorNameLen); err != nil {
+	switch err := checkText("action.error", a.Error, MaxErrorNameLen); {
+	case err != nil:
 		return err
-	}
-	if len(a.Message) > MaxMessageLen {
+	case len(a.Message) > MaxMessageLen:
 		return validationErr(MsgTooLong, "action.message", MaxMessageLen, len(a.Message))
-	}
-	if !utf8.ValidString(a.Message) {
+	case !utf8.ValidString(a.Message):
 		return validationErr(MsgText, "action.message")
 	}
 	return nil
