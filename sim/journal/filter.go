@@ -49,19 +49,20 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	raw, ok := v.(string)
+	var raw string
 	switch v := v.(type) {
 	case nil:
 		*s = ""
 		return nil
+	case string:
+		raw = v
 	case float64:
-		raw, ok = strconv.FormatFloat(v, 'f', -1, 64), true
+		raw = strconv.FormatFloat(v, 'f', -1, 64)
 	case bool:
 		return sim.Errorf(sim.CodeValidation, msgStatusFilter, "boolean")
 	case []any:
 		return sim.Errorf(sim.CodeValidation, msgStatusFilter, "array")
-	}
-	if !ok {
+	default:
 		return sim.Errorf(sim.CodeValidation, msgStatusFilter, "object")
 	}
 	st, err := ParseStatus(raw)
@@ -76,30 +77,17 @@ var filterParams = []string{"method", "path", "status", "key", "since", "limit"}
 
 // parseFilterQuery parses the query string of GET /requests.
 func parseFilterQuery(raw string) (Filter, error) {
-	q, err := url.ParseQuery(raw)
+	q, err := parseQuery(raw, filterParams)
 	if err != nil {
-		return Filter{}, sim.Errorf(sim.CodeValidation, msgMalformedQuery, err)
-	}
-	if err := checkParams(q, filterParams); err != nil {
 		return Filter{}, err
 	}
-	var f Filter
-	if m := q.Get("method"); m != "" {
-		if !httpguts.ValidHeaderFieldName(m) {
-			return Filter{}, sim.Errorf(sim.CodeValidation, msgFilterMethod, m)
-		}
-		f.Method = strings.ToUpper(m)
-	}
-	if p := q.Get("path"); p != "" {
-		if p[0] != '/' && p[0] != '*' {
-			return Filter{}, sim.Errorf(sim.CodeValidation, msgPathPattern, p)
-		}
-		f.Path = p
+	f := Filter{Method: strings.ToUpper(q.Get("method")), Path: q.Get("path"), APIKey: q.Get("key")}
+	if err := checkMethodPath(q.Get("method"), f.Path, msgFilterMethod); err != nil {
+		return Filter{}, err
 	}
 	if f.Status, err = ParseStatus(q.Get("status")); err != nil {
 		return Filter{}, err
 	}
-	f.APIKey = q.Get("key")
 	if s := q.Get("since"); s != "" {
 		if f.Since, err = strconv.ParseUint(s, 10, 64); err != nil {
 			return Filter{}, sim.Errorf(sim.CodeValidation, msgSince, s)
@@ -115,17 +103,32 @@ func parseFilterQuery(raw string) (Filter, error) {
 	return f, nil
 }
 
-// checkParams refuses unknown and repeated query parameters, so a typo
-// never silently widens a selection.
-func checkParams(q url.Values, known []string) error {
-	names := slices.Sorted(maps.Keys(q))
-	for _, name := range names {
-		if !slices.Contains(known, name) {
-			return sim.Errorf(sim.CodeValidation, msgUnknownQueryParam, name, strings.Join(known, ", "))
-		}
-		if n := len(q[name]); n > 1 {
-			return sim.Errorf(sim.CodeValidation, msgRepeatedQueryParam, name, n)
-		}
+// checkMethodPath checks the method and path pattern of a filter or a
+// matcher; msgMethod words a bad method.
+func checkMethodPath(method, path, msgMethod string) error {
+	if method != "" && !httpguts.ValidHeaderFieldName(method) {
+		return sim.Errorf(sim.CodeValidation, msgMethod, method)
+	}
+	if path != "" && path[0] != '/' && path[0] != '*' {
+		return sim.Errorf(sim.CodeValidation, msgPathPattern, path)
 	}
 	return nil
+}
+
+// parseQuery parses a query string, refusing unknown and repeated
+// parameters, so a typo never silently widens a selection.
+func parseQuery(raw string, known []string) (url.Values, error) {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, sim.Errorf(sim.CodeValidation, msgMalformedQuery, err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if !slices.Contains(known, name) {
+			return nil, sim.Errorf(sim.CodeValidation, msgUnknownQueryParam, name, strings.Join(known, ", "))
+		}
+		if n := len(q[name]); n > 1 {
+			return nil, sim.Errorf(sim.CodeValidation, msgRepeatedQueryParam, name, n)
+		}
+	}
+	return q, nil
 }

@@ -4,7 +4,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,11 +77,8 @@ func (j *Journal) handleVerify(w http.ResponseWriter, r *http.Request) error {
 var reportParams = []string{"api_key", "format"}
 
 func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := parseQuery(r.URL.RawQuery, reportParams)
 	if err != nil {
-		return sim.Errorf(sim.CodeValidation, msgMalformedQuery, err)
-	}
-	if err := checkParams(q, reportParams); err != nil {
 		return err
 	}
 	key := q.Get("api_key")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
-	"golang.org/x/net/http/httpguts"
 )
 
 // Matcher selects requests and states how many are expected (default: at
@@ -46,11 +45,8 @@ const maxNearMisses = 3
 
 // Validate checks the matcher's values.
 func (m Matcher) Validate() error {
-	if m.Method != "" && !httpguts.ValidHeaderFieldName(m.Method) {
-		return sim.Errorf(sim.CodeValidation, msgVerifyMethod, m.Method)
-	}
-	if m.Path != "" && m.Path[0] != '/' && m.Path[0] != '*' {
-		return sim.Errorf(sim.CodeValidation, msgPathPattern, m.Path)
+	if err := checkMethodPath(m.Method, m.Path, msgVerifyMethod); err != nil {
+		return err
 	}
 	if _, err := ParseStatus(string(m.Status)); err != nil {
 		return err
