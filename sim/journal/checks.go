@@ -52,11 +52,7 @@ func checkIdempotencyKey(a *analysis) ([]hit, string) {
 	for _, h := range hits {
 		by[endpointOf(h.e.Path)]++
 	}
-	var parts []string
-	for _, ep := range sortedCounts(by) {
-		parts = append(parts, fmt.Sprintf("%s %d", ep, by[ep]))
-	}
-	return hits, fmt.Sprintf("%d of %s without the header (%s)", len(hits), plural(n, "POST", "POSTs"), strings.Join(parts, ", "))
+	return hits, fmt.Sprintf("%d of %s without the header (%s)", len(hits), plural(n, "POST", "POSTs"), countList(by, sortedCounts(by)))
 }
 
 // retryStatuses invite a retry of the same request.
@@ -342,4 +338,13 @@ func sortedCounts(m map[string]int) []string {
 	keys := slices.Collect(maps.Keys(m))
 	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(m[b]-m[a], strings.Compare(a, b)) })
 	return keys
+}
+
+// countList renders "key n, key n" in the order of keys.
+func countList(by map[string]int, keys []string) string {
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, by[k]))
+	}
+	return strings.Join(parts, ", ")
 }

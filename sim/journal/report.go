@@ -320,15 +320,12 @@ func excerpt(s string, n int) string {
 	return s
 }
 
-func describeContentType(ct string) string {
-	if ct == "" {
-		return "no Content-Type"
-	}
-	return fmt.Sprintf("Content-Type %q", ct)
-}
-
 func bodyExcerpt(e *Entry) string {
-	return describeContentType(e.Headers[HeaderContentType]) + "; body " + excerpt(e.RequestBody, 80)
+	ct := "no Content-Type"
+	if v := e.Headers[HeaderContentType]; v != "" {
+		ct = fmt.Sprintf("Content-Type %q", v)
+	}
+	return ct + "; body " + excerpt(e.RequestBody, 80)
 }
 
 func answered(e *Entry) string {

@@ -21,7 +21,7 @@ func (r Report) Text() string {
 		b.WriteString("Requests analysed: 0 (the journal holds no request with this API key)\n")
 	} else {
 		fmt.Fprintf(&b, "Requests analysed: %d (seq %d to %d)\n", s.Requests, s.FirstSeq, s.LastSeq)
-		b.WriteString("By status: " + statusLine(s.ByStatusClass) + "\n")
+		b.WriteString("By status: " + countList(s.ByStatusClass, slices.Sorted(maps.Keys(s.ByStatusClass))) + "\n") // 1xx..5xx, then "aborted"
 		b.WriteString("By endpoint:\n")
 		for _, ep := range sortedCounts(s.ByEndpoint) {
 			fmt.Fprintf(&b, "  %5d  %s\n", s.ByEndpoint[ep], ep)
@@ -56,15 +56,6 @@ func statusText(code int) string {
 		return "aborted"
 	}
 	return fmt.Sprint(code)
-}
-
-func statusLine(by map[string]int) string {
-	classes := slices.Sorted(maps.Keys(by)) // 1xx..5xx, then "aborted"
-	parts := make([]string, 0, len(classes))
-	for _, c := range classes {
-		parts = append(parts, fmt.Sprintf("%s %d", c, by[c]))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // wrap breaks s into lines of at most textWidth columns, each starting
