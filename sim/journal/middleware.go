@@ -58,15 +58,6 @@ func SetNote(ctx context.Context, key, value string) {
 	}
 }
 
-func (a *annotations) get() (string, map[string]string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.notes) == 0 {
-		return a.fault, nil
-	}
-	return a.fault, maps.Clone(a.notes)
-}
-
 // NotePanic is the note of a panic other than http.ErrAbortHandler.
 const NotePanic = "panic"
 
@@ -164,7 +155,12 @@ func (j *Journal) finish(e *Entry, rec *recorder, body *teeBody, ann *annotation
 	e.ResponseBody = rec.body.String()
 	e.ResponseBodyTruncated = rec.capture && rec.bytes > int64(rec.body.len())
 	e.Truncated = rec.declared >= 0 && rec.bytes < rec.declared
-	e.Fault, e.Notes = ann.get()
+	ann.mu.Lock()
+	e.Fault = ann.fault
+	if len(ann.notes) > 0 {
+		e.Notes = maps.Clone(ann.notes) // a handler's goroutine may still add notes
+	}
+	ann.mu.Unlock()
 	e.Seq = j.add(*e)
 	if ann.observe != nil {
 		ann.observe(*e)
