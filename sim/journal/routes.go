@@ -85,16 +85,11 @@ func (j *Journal) handleReport(w http.ResponseWriter, r *http.Request) error {
 	if key == "" {
 		return sim.Errorf(sim.CodeValidation, sim.MsgRequired, "api_key")
 	}
-	text := false
-	switch f := q.Get("format"); f {
-	case "":
-		text = prefersText(r.Header.Get("Accept"))
-	case "json":
-	case "text":
-		text = true
-	default:
+	f := q.Get("format")
+	if f != "" && f != "json" && f != "text" {
 		return sim.Errorf(sim.CodeValidation, msgFormat, f)
 	}
+	text := f == "text" || (f == "" && prefersText(r.Header.Get("Accept")))
 	rep := j.Report(key)
 	if text {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

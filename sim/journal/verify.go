@@ -174,19 +174,18 @@ func (m Matcher) mismatches(e *Entry) []string {
 func (j *Journal) Verify(m Matcher) VerifyResult {
 	entries, stats := j.entries(Filter{Method: m.Method, Path: m.Path})
 	res := VerifyResult{Expected: m.expected(), NearMisses: []NearMiss{}}
-	var near []NearMiss
 	for i := range entries {
 		why := m.mismatches(&entries[i])
 		if len(why) == 0 {
 			res.Matched++
-		} else if len(near) < maxNearMisses {
-			near = append(near, NearMiss{Entry: entries[i], Reason: strings.Join(why, "; ")})
+		} else if len(res.NearMisses) < maxNearMisses {
+			res.NearMisses = append(res.NearMisses, NearMiss{Entry: entries[i], Reason: strings.Join(why, "; ")})
 		}
 	}
 	lo, hi := m.bounds()
 	res.OK = res.Matched >= lo && (hi < 0 || res.Matched <= hi)
-	if !res.OK && near != nil {
-		res.NearMisses = near
+	if res.OK {
+		res.NearMisses = []NearMiss{} // they explain a failure only
 	}
 	if stats.Dropped > 0 {
 		res.Warning = fmt.Sprintf("the journal has dropped %d older requests (it keeps at most %d bytes, less when the journals of the process together reach their bound); the count covers the %d it holds", stats.Dropped, stats.MaxBytes, stats.Stored)
