@@ -57,7 +57,7 @@ func TestRuleBounds(t *testing.T) {
 			}
 			// Every rule fires once and ends.
 			for range f.rules {
-				_, ok := f.pick(httptest.NewRequest(http.MethodGet, "/", nil))
+				_, _, _, ok := f.pick(httptest.NewRequest(http.MethodGet, "/", nil))
 				require.True(t, ok)
 			}
 		}, big("next"), ""},

@@ -258,16 +258,10 @@ func (f *Faults) trimLocked(room int) {
 	}
 }
 
-type firing struct {
-	id     string
-	action Action
-	delay  time.Duration
-}
-
 // pick finds the rule that fires for r, consumes one unit of its count and
 // draws its latency, all under the lock: two requests never both take the
 // last unit, and the draws follow the seed in request order.
-func (f *Faults) pick(r *http.Request) (firing, bool) {
+func (f *Faults) pick(r *http.Request) (id string, a Action, delay time.Duration, ok bool) {
 	key, _ := httpx.Bearer(r.Header.Get("Authorization"))
 	f.lock()
 	defer f.mu.Unlock()
@@ -281,13 +275,12 @@ func (f *Faults) pick(r *http.Request) (firing, bool) {
 			f.endLocked(e, StateSpent)
 			defer f.trimLocked(0)
 		}
-		fx := firing{id: e.rule.ID, action: e.rule.Action}
-		if fx.action.Type == ActionLatency {
-			fx.delay = f.drawLocked(fx.action)
+		if e.rule.Action.Type == ActionLatency {
+			delay = f.drawLocked(e.rule.Action)
 		}
-		return fx, true
+		return e.rule.ID, e.rule.Action, delay, true
 	}
-	return firing{}, false
+	return "", Action{}, 0, false
 }
 
 func (e *entry) matches(r *http.Request, key string) bool {

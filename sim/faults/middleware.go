@@ -27,18 +27,17 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		fx, ok := f.pick(r)
+		id, a, delay, ok := f.pick(r)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
 		if f.cfg.OnFire != nil {
-			f.cfg.OnFire(r, fx.id)
+			f.cfg.OnFire(r, id)
 		}
-		a := fx.action
 		switch a.Type {
 		case ActionLatency:
-			if err := f.cfg.Sleep(r.Context(), fx.delay); err != nil {
+			if err := f.cfg.Sleep(r.Context(), delay); err != nil {
 				return // the client gave up (or the server is shutting down)
 			}
 			next.ServeHTTP(w, r)
@@ -48,7 +47,7 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 				status = http.StatusTooManyRequests
 				w.Header().Set("Retry-After", strconv.FormatInt(a.RetryAfterSeconds, 10))
 			}
-			f.writeEnvelope(w, r, status, cmp.Or(a.Error, DefaultErrorName(status)), a.message(fx.id))
+			f.writeEnvelope(w, r, status, cmp.Or(a.Error, DefaultErrorName(status)), a.message(id))
 		case ActionDrop:
 			panic(http.ErrAbortHandler)
 		case ActionTruncate:
