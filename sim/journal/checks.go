@@ -18,8 +18,8 @@ import (
 // scan counts the key's entries that pick selects and returns among them
 // the hits: those bad selects, each with why's excerpt.
 func (a *analysis) scan(pick, bad func(e *Entry) bool, why func(e *Entry) string) (hits []hit, n int) {
-	for i := range a.mine {
-		if e := &a.mine[i]; pick(e) {
+	for _, e := range a.mine {
+		if pick(e) {
 			n++
 			if bad(e) {
 				hits = append(hits, hit{e, why(e)})
@@ -61,8 +61,7 @@ var retryStatuses = []int{http.StatusRequestTimeout, http.StatusConflict, http.S
 func checkRetryWithoutChange(a *analysis) ([]hit, string) {
 	var hits []hit
 	last := map[string]*Entry{}
-	for i := range a.mine {
-		e := &a.mine[i]
+	for _, e := range a.mine {
 		if e.Aborted {
 			continue
 		}
@@ -91,8 +90,7 @@ func checkPolling(a *analysis) ([]hit, string) {
 	last := map[string]*Entry{}
 	var shortest time.Duration
 	var shortestPath string
-	for i := range a.mine {
-		e := &a.mine[i]
+	for _, e := range a.mine {
 		if e.Method != http.MethodGet || !isPolledResource(e.Path) {
 			continue
 		}
@@ -138,8 +136,7 @@ func checkRetryAfter(a *analysis) ([]hit, string) {
 	var until time.Time
 	var by *Entry
 	var worst time.Duration
-	for i := range a.mine {
-		e := &a.mine[i]
+	for _, e := range a.mine {
 		// A clock advance between the 429 and the request counts as the
 		// wait: the studio's windows pass with advances too (fidelity ST5).
 		if by != nil && e.Time.Before(until) && !a.advancedBetween(by.Seq, e.Seq) {
@@ -161,8 +158,7 @@ func checkRequestAfterDelete(a *analysis) ([]hit, string) {
 	var hits []hit
 	deleted := map[string]*Entry{}
 	ids := map[string]bool{}
-	for i := range a.mine {
-		e := &a.mine[i]
+	for _, e := range a.mine {
 		id, _, ok := projectOf(e.Path)
 		if !ok {
 			continue
@@ -225,8 +221,7 @@ func checkVoices(a *analysis) ([]hit, string) {
 	var hits []hit
 	read := false
 	unknownPrefix := strings.TrimSuffix(sim.MsgUnknownVoice, "%s")
-	for i := range a.mine {
-		e := &a.mine[i]
+	for _, e := range a.mine {
 		if e.Method == http.MethodGet && e.Path == pathVoices && statusClass(e.Status) == "2xx" {
 			read = true
 			continue
@@ -291,8 +286,7 @@ func checks(e *Entry) []string {
 
 func checkUnverifiedFailure(a *analysis) ([]hit, string) {
 	var hits []hit
-	for i := range a.mine {
-		e := &a.mine[i]
+	for i, e := range a.mine {
 		if e.Interface != InterfacePlatform || !isMutating(e.Method) || !(e.Status >= 500 || e.Aborted || e.Truncated) {
 			continue
 		}
@@ -311,10 +305,9 @@ func checkUnverifiedFailure(a *analysis) ([]hit, string) {
 
 // verifiedLater reports whether a request after the failed change e reads
 // one of paths (and got an answer), or retries e with its Idempotency-Key.
-func verifiedLater(e *Entry, later []Entry, paths []string) bool {
+func verifiedLater(e *Entry, later []*Entry, paths []string) bool {
 	key := e.Headers[HeaderIdempotencyKey]
-	for i := range later {
-		l := &later[i]
+	for _, l := range later {
 		if l.Aborted {
 			continue
 		}

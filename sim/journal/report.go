@@ -104,7 +104,7 @@ type rule struct {
 
 // analysis is the input of the rules: one key's entries, oldest first.
 type analysis struct {
-	mine     []Entry
+	mine     []*Entry
 	advances []uint64 // sequence ids of successful clock advances (any key)
 	minPoll  time.Duration
 }
@@ -176,7 +176,7 @@ func (j *Journal) Report(apiKey string) Report {
 	for i := range entries {
 		e := &entries[i]
 		if e.APIKey == apiKey {
-			a.mine = append(a.mine, *e)
+			a.mine = append(a.mine, e)
 		}
 		if e.Method == http.MethodPost && e.Path == pathClockAdvance && statusClass(e.Status) == "2xx" {
 			a.advances = append(a.advances, e.Seq)
@@ -191,8 +191,7 @@ func (j *Journal) Report(apiKey string) Report {
 	if n := len(a.mine); n > 0 {
 		rep.Summary.FirstSeq, rep.Summary.LastSeq = a.mine[0].Seq, a.mine[n-1].Seq
 	}
-	for i := range a.mine {
-		e := &a.mine[i]
+	for _, e := range a.mine {
 		rep.Summary.ByEndpoint[e.Method+" "+endpointOf(e.Path)]++
 		rep.Summary.ByStatusClass[statusClass(e.Status)]++
 	}
