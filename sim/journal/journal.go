@@ -320,9 +320,7 @@ func (j *Journal) entries(f Filter) ([]Entry, Stats) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	out := []Entry{}
-	kept := j.kept[j.head:]
-	for i := len(kept) - 1; i >= 0; i-- {
-		e := kept[i]
+	for _, e := range slices.Backward(j.kept[j.head:]) {
 		if !f.match(e) {
 			continue
 		}
