@@ -47,7 +47,11 @@ func (f *Faults) Middleware(next http.Handler) http.Handler {
 				status = http.StatusTooManyRequests
 				w.Header().Set("Retry-After", strconv.FormatInt(a.RetryAfterSeconds, 10))
 			}
-			f.writeEnvelope(w, r, status, cmp.Or(a.Error, DefaultErrorName(status)), a.message(id))
+			name := a.Error
+			if name == "" {
+				name = DefaultErrorName(status)
+			}
+			f.writeEnvelope(w, r, status, name, a.message(id))
 		case ActionDrop:
 			panic(http.ErrAbortHandler)
 		case ActionTruncate:
