@@ -161,10 +161,7 @@ func apiError(method, path string, resp *http.Response) error {
 		return e
 	}
 	msg := strings.TrimSpace(string(raw))
-	if len(msg) > 1024 {
-		msg = msg[:1024]
-	}
-	e.Message = msg
+	e.Message = msg[:min(len(msg), 1024)]
 	return e
 }
 
