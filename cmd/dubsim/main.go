@@ -280,14 +280,8 @@ func displayAddr(addr string) string {
 
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && (host == "localhost" || ip != nil && ip.IsLoopback())
 }
 
 // controlBanner says where the control API is served and which protection
