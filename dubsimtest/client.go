@@ -136,6 +136,19 @@ func call[T any](ctx context.Context, c *Client, method, path string, in any) (T
 	return out, err
 }
 
+// field makes one control call whose 2xx answer is an object that holds a
+// T in its field name (a missing field is the zero T).
+func field[T any](ctx context.Context, c *Client, method, path, name string, in any) (T, error) {
+	var v T
+	out, err := call[map[string]json.RawMessage](ctx, c, method, path, in)
+	if raw, ok := out[name]; ok && err == nil {
+		if err = json.Unmarshal(raw, &v); err != nil {
+			err = fmt.Errorf("dubsim: %s %s: decoding the answer: %w", method, path, err)
+		}
+	}
+	return v, err
+}
+
 func apiError(method, path string, resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := &APIError{Method: method, Path: path, Status: resp.StatusCode}
@@ -148,10 +161,7 @@ func apiError(method, path string, resp *http.Response) error {
 		return e
 	}
 	msg := strings.TrimSpace(string(raw))
-	if len(msg) > 1024 {
-		msg = msg[:1024]
-	}
-	e.Message = msg
+	e.Message = msg[:min(len(msg), 1024)]
 	return e
 }
 
@@ -196,11 +206,7 @@ type Work struct {
 
 // Work lists the background work in flight (GET /_sim/work), oldest first.
 func (c *Client) Work(ctx context.Context) ([]Work, error) {
-	var out struct {
-		Work []Work `json:"work"`
-	}
-	err := c.do(ctx, http.MethodGet, "/_sim/work", nil, &out)
-	return out.Work, err
+	return field[[]Work](ctx, c, http.MethodGet, "/_sim/work", "work", nil)
 }
 
 // ClockAPI reads and moves the simulated clock: the calls of /_sim/clock.
@@ -368,10 +374,7 @@ func (g *AccountsAPI) Reset(ctx context.Context, apiKey string) error {
 // (pass a json.RawMessage to send JSON as it is). It returns the counts of
 // the fixture set now in use.
 func (c *Client) LoadFixtures(ctx context.Context, fixtures any) (map[string]int, error) {
-	var out struct {
-		Loaded map[string]int `json:"loaded"`
-	}
-	return out.Loaded, c.do(ctx, http.MethodPost, "/_sim/fixtures", fixtures, &out)
+	return field[map[string]int](ctx, c, http.MethodPost, "/_sim/fixtures", "loaded", fixtures)
 }
 
 // ----- forced outcomes -----
@@ -451,10 +454,7 @@ func (g *OutcomesAPI) AddRule(ctx context.Context, spec OutcomeRuleSpec) (Outcom
 
 // Rules lists the forced-outcome rules not used up.
 func (g *OutcomesAPI) Rules(ctx context.Context) ([]OutcomeRule, error) {
-	var out struct {
-		Rules []OutcomeRule `json:"rules"`
-	}
-	return out.Rules, g.client.do(ctx, http.MethodGet, "/_sim/outcomes", nil, &out)
+	return field[[]OutcomeRule](ctx, g.client, http.MethodGet, "/_sim/outcomes", "rules", nil)
 }
 
 // RemoveRule deletes a forced-outcome rule.
@@ -489,10 +489,7 @@ func (g *FaultsAPI) Add(ctx context.Context, rule FaultRule) (Fault, error) {
 
 // List lists the live fault rules in evaluation order.
 func (g *FaultsAPI) List(ctx context.Context) ([]Fault, error) {
-	var out struct {
-		Rules []Fault `json:"rules"`
-	}
-	return out.Rules, g.client.do(ctx, http.MethodGet, "/_sim/faults", nil, &out)
+	return field[[]Fault](ctx, g.client, http.MethodGet, "/_sim/faults", "rules", nil)
 }
 
 // Remove deletes a fault rule (404 when it is gone, also after it was
@@ -503,10 +500,7 @@ func (g *FaultsAPI) Remove(ctx context.Context, id string) error {
 
 // Clear deletes every fault rule and returns how many there were.
 func (g *FaultsAPI) Clear(ctx context.Context) (int, error) {
-	var out struct {
-		Removed int `json:"removed"`
-	}
-	return out.Removed, g.client.do(ctx, http.MethodDelete, "/_sim/faults", nil, &out)
+	return field[int](ctx, g.client, http.MethodDelete, "/_sim/faults", "removed", nil)
 }
 
 // ----- request journal -----
@@ -580,10 +574,7 @@ func (f RequestFilter) query() string {
 // Control API calls are recorded too (Interface "control"), except reads
 // of the journal.
 func (g *JournalAPI) Requests(ctx context.Context, f RequestFilter) ([]Request, error) {
-	var out struct {
-		Requests []Request `json:"requests"`
-	}
-	return out.Requests, g.client.do(ctx, http.MethodGet, "/_sim/requests"+f.query(), nil, &out)
+	return field[[]Request](ctx, g.client, http.MethodGet, "/_sim/requests"+f.query(), "requests", nil)
 }
 
 // Clear empties the journal (sequence ids carry on).

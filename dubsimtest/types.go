@@ -172,16 +172,16 @@ type FaultAction struct {
 // Match selects journal requests for JournalAPI.Verify and says how many
 // it expects. Zero fields select everything.
 type Match struct {
-	Method       string
-	Path         string            // exact, or a glob where * matches any run of characters
-	APIKey       string            // the key of "Authorization: Bearer <key>"
-	Status       string            // a code ("201", "0" for aborted) or a class ("4xx")
-	BodyContains string            // in the kept request body
-	Headers      map[string]string // exact values; "" means absent
+	Method       string            `json:"method,omitempty"`
+	Path         string            `json:"path,omitempty"`          // exact, or a glob where * matches any run of characters
+	APIKey       string            `json:"api_key,omitempty"`       // the key of "Authorization: Bearer <key>"
+	Status       string            `json:"status,omitempty"`        // a code ("201", "0" for aborted) or a class ("4xx")
+	BodyContains string            `json:"body_contains,omitempty"` // in the kept request body
+	Headers      map[string]string `json:"headers,omitempty"`       // exact values; "" means absent
 	// Times is how many matching requests are expected: Exactly(n),
 	// AtLeast(n), AtMost(n), Between(lo, hi), or AnyTimes. The zero value
 	// is AtLeast(1).
-	Times Times
+	Times Times `json:"-"`
 }
 
 // Times is how many requests a Match expects: a lower bound and an upper
@@ -229,18 +229,13 @@ func (n Times) String() string {
 
 // MarshalJSON writes the matcher of POST /_sim/requests/verify.
 func (m Match) MarshalJSON() ([]byte, error) {
-	type wire struct {
-		Method       string            `json:"method,omitempty"`
-		Path         string            `json:"path,omitempty"`
-		APIKey       string            `json:"api_key,omitempty"`
-		Status       string            `json:"status,omitempty"`
-		BodyContains string            `json:"body_contains,omitempty"`
-		Headers      map[string]string `json:"headers,omitempty"`
-		Count        *int              `json:"count,omitempty"`
-		AtLeast      *int              `json:"at_least,omitempty"`
-		AtMost       *int              `json:"at_most,omitempty"`
-	}
-	w := wire{Method: m.Method, Path: m.Path, APIKey: m.APIKey, Status: m.Status, BodyContains: m.BodyContains, Headers: m.Headers}
+	type fields Match // without this method
+	w := struct {
+		fields
+		Count   *int `json:"count,omitempty"`
+		AtLeast *int `json:"at_least,omitempty"`
+		AtMost  *int `json:"at_most,omitempty"`
+	}{fields: fields(m)}
 	n := m.Times
 	switch {
 	case !n.set: // the server's default: at least one

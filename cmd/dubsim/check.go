@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -17,18 +16,10 @@ var errCheckFailed = errors.New("check: the data file has problems (above)")
 // runCheck is `dubsim check --data FILE`: store.Check's report, "ok" or
 // the problems.
 func runCheck(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("dubsim check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("dubsim check", "usage: dubsim check [--data FILE]\n\nChecks a data file without changing it: its header, bbolt's consistency\ncheck and every record. Exit status 0: sound; 1: problems (listed).\n\n", stderr)
 	data := fs.String("data", "", "the data file to check (default: $DUBSIM_DATA)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: dubsim check [--data FILE]\n\nChecks a data file without changing it: its header, bbolt's consistency\ncheck and every record. Exit status 0: sound; 1: problems (listed).\n\n")
-		fs.PrintDefaults()
-	}
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseNoArgs(fs, args, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("check: unexpected argument %q", fs.Arg(0))
 	}
 	path := cmp.Or(*data, getenv("DUBSIM_DATA"))
 	if path == "" {

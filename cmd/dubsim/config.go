@@ -154,10 +154,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 }
 
 func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("dubsim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: dubsim [FLAGS]                 serve the simulator (flags below; each has the DUBSIM_* variable named in [$...]; flags win)
+	fs := newFlagSet("dubsim", `usage: dubsim [FLAGS]                 serve the simulator (flags below; each has the DUBSIM_* variable named in [$...]; flags win)
        dubsim version                print the version
        dubsim ctl COMMAND [ARGS]     call the control API (dubsim ctl -help)
        dubsim check [--data FILE]    check a data file (stopped server): exit 0 when sound, 1 with its problems
@@ -165,9 +162,7 @@ func flagSet(c *config, l *listFlags, stderr io.Writer) *flag.FlagSet {
        dubsim parity --platform-url U --api-key K
                                      run the parity scenarios against any target (dubsim parity -help)
 
-`)
-		fs.PrintDefaults()
-	}
+`, stderr)
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen `address` (host:port; :0 picks a free port)")
 	fs.StringVar(&c.Data, "data", "", "bbolt data `file` that keeps the state across runs (default: none, a temporary store removed at exit)")
 	fs.StringVar(&c.Fixtures, "fixtures", "", "`directory` whose fixture files override the embedded ones")

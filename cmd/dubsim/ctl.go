@@ -251,7 +251,6 @@ func query(key, value string) string {
 
 func runCtl(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dubsim ctl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, ctlUsage()) }
 	urlFlag := fs.String("url", "", "base URL of the simulator (default: $DUBSIM_URL, else the port of $DUBSIM_CONTROL_ADDR or $DUBSIM_ADDR on 127.0.0.1, else http://127.0.0.1:8080)")
 	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate (default: $DUBSIM_INSECURE; on for a self-signed dubsim found through the environment)")

@@ -68,6 +68,25 @@ func bytesVar(fs *flag.FlagSet, p *int64, name string, value int64, usage string
 	fs.Var((*byteSize)(p), name, usage)
 }
 
+// newFlagSet is the flag set of a command whose -help prints header, then
+// the flags.
+func newFlagSet(name, header string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, header)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseNoArgs is parseFlags for a command that takes flags only.
+func parseNoArgs(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	if err := parseFlags(fs, args, stderr); err != nil || fs.NArg() == 0 {
+		return err
+	}
+	return fmt.Errorf("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "dubsim "), fs.Arg(0))
+}
+
 // parseFlags parses args into fs and reports a mistake once: the flag
 // package would print its error and the usage, and main prints it again.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {

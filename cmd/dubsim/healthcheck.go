@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,17 +13,13 @@ import (
 // when it answers 200, for the container's HEALTHCHECK (a minimal image
 // has no shell or curl).
 func runHealthcheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("dubsim healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("dubsim healthcheck", "Usage of dubsim healthcheck:\n", stderr)
 	base := fs.String("url", "", "base URL of the simulator (default: $DUBSIM_URL, else loopback at the port of $DUBSIM_ADDR, else http://127.0.0.1:8080)")
 	insecure := fs.Bool("insecure", false, "do not verify the server's TLS certificate (default: $DUBSIM_INSECURE; on for a self-signed dubsim found through the environment)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
 	quiet := fs.Bool("quiet", false, "print nothing on success")
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseNoArgs(fs, args, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("healthcheck: unexpected argument %q", fs.Arg(0))
 	}
 	// The main address serves /_sim/health even with --control-addr.
 	to := resolveTarget(getenv, *base, *insecure, false)

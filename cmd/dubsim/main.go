@@ -280,14 +280,8 @@ func displayAddr(addr string) string {
 
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && (host == "localhost" || ip != nil && ip.IsLoopback())
 }
 
 // controlBanner says where the control API is served and which protection
@@ -297,13 +291,11 @@ func controlBanner(w io.Writer, addr, controlAddr string, cfg config) {
 		fmt.Fprintf(w, "  control API: off (--no-control)\n")
 		return
 	}
-	where := addr
+	where, own := addr, ""
 	if controlAddr != "" {
-		where = controlAddr
-		fmt.Fprintf(w, "  control API: %s://%s/_sim (its own address; the main address serves only /_sim/health)\n", cfg.scheme(), displayAddr(controlAddr))
-	} else {
-		fmt.Fprintf(w, "  control API: %s://%s/_sim\n", cfg.scheme(), displayAddr(addr))
+		where, own = controlAddr, " (its own address; the main address serves only /_sim/health)"
 	}
+	fmt.Fprintf(w, "  control API: %s://%s/_sim%s\n", cfg.scheme(), displayAddr(where), own)
 	fmt.Fprintf(w, "  dashboard:   %s://%s/_sim/ui/\n", cfg.scheme(), displayAddr(where))
 	if cfg.ControlToken != "" {
 		fmt.Fprintf(w, "  control API protection: token (Authorization: Bearer TOKEN or %s: TOKEN)\n", server.HeaderControlToken)

@@ -251,6 +251,8 @@ func TestControlBanner(t *testing.T) {
 		warn              bool
 	}{
 		{name: "loopback, no token", addr: "127.0.0.1:8080", want: []string{"protection: no token; Host must be localhost, *.localhost, IP addresses; no other site's Origin"}},
+		{name: "localhost, no token", addr: "localhost:8080", want: []string{"protection: no token;"}},
+		{name: "a host name, no token", addr: "dubsim:8080", want: []string{"WARNING: the control API listens beyond loopback (dubsim:8080)"}, warn: true},
 		{name: "all interfaces, no token", addr: "[::]:8080", srv: server.Config{ControlHosts: []string{"dubsim"}},
 			want: []string{"IP addresses, dubsim;", "WARNING: the control API listens beyond loopback ([::]:8080) without a token"}, warn: true},
 		{name: "all interfaces, token", addr: "0.0.0.0:8080", srv: server.Config{ControlToken: "t"}, want: []string{"protection: token (Authorization: Bearer TOKEN or X-Dubsim-Control-Token: TOKEN)"}},

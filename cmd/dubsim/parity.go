@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,10 +19,7 @@ var errDrift = errors.New("parity: drift")
 // runParity is `dubsim parity`: the parity kit's scenario suite against any
 // target; any drift, or difference from --compare's recording, is an error.
 func runParity(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("dubsim parity", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: dubsim parity --platform-url URL [--studio-url URL] [--api-key KEY] [flags]
+	fs := newFlagSet("dubsim parity", `Usage: dubsim parity --platform-url URL [--studio-url URL] [--api-key KEY] [flags]
 
 Runs the parity scenario suite (platform: balance, options, voices, a project
 through ready, re-translation and delete; studio: a presigned upload, an
@@ -33,9 +29,7 @@ Record the real service once (--record real.json), then run against dubsim
 with --compare real.json to see where the simulator drifts.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`, stderr)
 	platformURL := fs.String("platform-url", "", "base URL of the platform interface (dubsim: http://localhost:8080; the real service: https://app.dubformer.ai)")
 	studioURL := fs.String("studio-url", "", "base URL of the studio interface (default: the platform URL; the real service: https://studio.dubformer.ai)")
 	apiKey := fs.String("api-key", "", "API key of both interfaces; it needs re-translation enabled (default: $DUBSIM_API_KEY)")
@@ -46,11 +40,8 @@ Flags:
 	poll := fs.Duration("poll", parity.DefaultPoll, "interval between reads while waiting (with --control: the clock advance between reads)")
 	control := fs.String("control", parity.ControlAuto, "auto: advance the clock of a dubsim target through its control API instead of waiting; off: always wait in real time")
 	sourceURL := fs.String("source-url", parity.DefaultSourceURL, "source_video_url of the platform project (the real service needs a real, short video)")
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseNoArgs(fs, args, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("parity: unexpected argument %q", fs.Arg(0))
 	}
 	if *platformURL == "" {
 		return errors.New("parity: --platform-url is required")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -32,10 +33,8 @@ type target struct {
 // memory), $DUBSIM_TLS_CERT's is pinned (fidelity EV6).
 func resolveTarget(getenv func(string) string, urlFlag string, insecureFlag, control bool) target {
 	insecure := insecureFlag || envBool(getenv("DUBSIM_INSECURE"))
-	for _, u := range []string{urlFlag, getenv("DUBSIM_URL")} {
-		if u != "" {
-			return target{Base: strings.TrimRight(u, "/"), Insecure: insecure}
-		}
+	if u := cmp.Or(urlFlag, getenv("DUBSIM_URL")); u != "" {
+		return target{Base: strings.TrimRight(u, "/"), Insecure: insecure}
 	}
 	selfSigned := envBool(getenv(envName(flagTLSSelfSigned)))
 	scheme := "http"
