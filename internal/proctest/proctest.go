@@ -181,14 +181,7 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Proc {
 		_ = pw.Close()
 		close(p.Exited)
 	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.Exited:
-		default:
-			_ = p.cmd.Process.Signal(syscall.SIGKILL)
-			<-p.Exited
-		}
-	})
+	t.Cleanup(func() { p.Kill(t) })
 	deadline := time.NewTimer(60 * time.Second)
 	defer deadline.Stop()
 	select {
@@ -255,7 +248,7 @@ func (p *Proc) Alive() bool {
 // lock released).
 func (p *Proc) Kill(t testing.TB) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && p.Alive() {
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && p.Alive() && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatalf("SIGKILL: %v", err)
 	}
 	<-p.Exited
