@@ -3,11 +3,13 @@
 package proctest
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,34 +135,6 @@ func goRun() string {
 
 var listenRe = regexp.MustCompile(`listening on (http://\S+)`)
 
-// bannerWatcher is the process's stdout: it sends the address of the
-// "listening on" line of the banner once and discards the rest.
-type bannerWatcher struct {
-	addr chan<- string
-	line []byte
-	sent bool
-}
-
-func (w *bannerWatcher) Write(p []byte) (int, error) {
-	if w.sent {
-		return len(p), nil
-	}
-	w.line = append(w.line, p...)
-	for {
-		i := bytes.IndexByte(w.line, '\n')
-		if i < 0 {
-			break
-		}
-		if m := listenRe.FindSubmatch(w.line[:i]); m != nil {
-			w.addr <- string(m[1])
-			w.sent, w.line = true, nil
-			break
-		}
-		w.line = w.line[i+1:]
-	}
-	return len(p), nil
-}
-
 // Proc is one run of the dubsim process.
 type Proc struct {
 	// Base is the address its banner names, such as http://127.0.0.1:41234.
@@ -186,23 +160,28 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Proc {
 	cmd.Env = append(cmd.Env, env...)
 	p := &Proc{cmd: cmd, stderr: &Buffer{}, Exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
 	addr := make(chan string, 1)
-	cmd.Stdout = &bannerWatcher{addr: addr}
+	go func() { // sends the address of the banner's "listening on" line; the rest is discarded
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := listenRe.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start dubsim: %v", err)
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
+		_ = pw.Close()
 		close(p.Exited)
 	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.Exited:
-		default:
-			_ = p.cmd.Process.Signal(syscall.SIGKILL)
-			<-p.Exited
-		}
-	})
+	t.Cleanup(func() { p.Kill(t) })
 	deadline := time.NewTimer(60 * time.Second)
 	defer deadline.Stop()
 	select {
@@ -269,7 +248,7 @@ func (p *Proc) Alive() bool {
 // lock released).
 func (p *Proc) Kill(t testing.TB) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && p.Alive() {
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && p.Alive() && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatalf("SIGKILL: %v", err)
 	}
 	<-p.Exited

@@ -54,15 +54,20 @@ type Instance struct {
 	Store  *store.Store
 }
 
-// config opens the store of dir and makes the configuration o describes.
-func config(dir string, o Options) (app.Config, *store.Store, *sim.SimClock, error) {
+// Open assembles an instance in dir. Close stops it.
+func Open(dir string, o Options) (*Instance, error) {
+	return open(dir, o, nil)
+}
+
+// open assembles an instance in dir, with sandboxes when sbx is set.
+func open(dir string, o Options, sbx *sandbox.Config) (*Instance, error) {
 	fsys := o.FixtureFS
 	if fsys == nil {
 		fsys = fixtures.FS
 	}
 	fx, err := fixtures.Load(fsys)
 	if err != nil {
-		return app.Config{}, nil, nil, err
+		return nil, err
 	}
 	opts := []store.Option{store.NoSync()}
 	if !o.RandomIDs {
@@ -75,7 +80,7 @@ func config(dir string, o Options) (app.Config, *store.Store, *sim.SimClock, err
 		st, err = store.Open(filepath.Join(dir, "dubsim.db"), opts...)
 	}
 	if err != nil {
-		return app.Config{}, nil, nil, err
+		return nil, err
 	}
 	clock := o.Clock
 	if clock == nil {
@@ -88,20 +93,6 @@ func config(dir string, o Options) (app.Config, *store.Store, *sim.SimClock, err
 	}
 	if o.Config != nil {
 		o.Config(&cfg)
-	}
-	return cfg, st, clock, nil
-}
-
-// Open assembles an instance in dir. Close stops it.
-func Open(dir string, o Options) (*Instance, error) {
-	return open(dir, o, nil)
-}
-
-// open assembles an instance in dir, with sandboxes when sbx is set.
-func open(dir string, o Options, sbx *sandbox.Config) (*Instance, error) {
-	cfg, st, clock, err := config(dir, o)
-	if err != nil {
-		return nil, err
 	}
 	if sbx != nil && sbx.DefaultNow == nil {
 		sbx.DefaultNow = cfg.Clock.Now

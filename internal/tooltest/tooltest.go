@@ -14,6 +14,7 @@
 package tooltest
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -110,13 +111,7 @@ func Path(t testing.TB, name, hint string) string {
 	if p := filepath.Join("/usr/sbin", name); isExecutable(p) {
 		return p
 	}
-	if hint == "" {
-		pkg := debian[name]
-		if pkg == "" {
-			pkg = name
-		}
-		hint = "apt-get install " + pkg
-	}
+	hint = cmp.Or(hint, "apt-get install "+cmp.Or(debian[name], name))
 	Missing(t, name+" ("+hint+")")
 	return ""
 }

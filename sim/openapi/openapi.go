@@ -312,8 +312,11 @@ func mergeBodies(a, b map[string]any) map[string]any {
 		maps.Copy(h, hb)
 		maps.Copy(h, ha)
 		for k, v := range h {
+			// A header one interface always sends may be absent in the other's answer.
 			hv, _ := v.(map[string]any)
-			h[k] = notRequired(hv)
+			hv = maps.Clone(hv)
+			delete(hv, "required")
+			h[k] = hv
 		}
 		out["headers"] = h
 	}
@@ -340,14 +343,6 @@ func mergeBodies(a, b map[string]any) map[string]any {
 	} else {
 		delete(out, "required")
 	}
-	return out
-}
-
-// notRequired copies a header object without "required": a header one
-// interface always sends may be absent in the other's answer.
-func notRequired(h map[string]any) map[string]any {
-	out := maps.Clone(h)
-	delete(out, "required")
 	return out
 }
 

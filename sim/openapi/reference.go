@@ -5,10 +5,12 @@ import (
 	"cmp"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"html"
 	"html/template"
 	"maps"
 	"net/http"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -25,7 +27,7 @@ var referenceHTML string
 //go:embed reference.js
 var referenceJS []byte
 
-var referenceTmpl = template.Must(template.New("reference").Parse(referenceHTML))
+var referenceTmpl = template.Must(template.New("reference").Funcs(template.FuncMap{"schema": schemaHTML}).Parse(referenceHTML))
 
 // referenceCSP keeps the page to itself: its own script, inline styles of
 // its own template, nothing fetched from elsewhere.
@@ -71,13 +73,24 @@ func Reference(base func(*http.Request) string) http.Handler {
 	})
 }
 
+// refDocument is what the page shows of a document, decoded as written.
+type refDocument struct {
+	Info       struct{ Title, Version, Description string }
+	Servers    []server
+	Tags       []struct{ Name, Description string }
+	Paths      map[string]map[string]json.RawMessage
+	Security   []map[string]any
+	Components struct {
+		Schemas                  map[string]any
+		Parameters, Headers      map[string]refParam
+		RequestBodies, Responses map[string]refBody
+	}
+}
+
 type refPage struct {
-	Title, Version string
-	Description    string
-	Servers        []server
-	Groups         []*refGroup
-	Schemas        []refSchema
-	Operations     int
+	*refDocument
+	Groups     []*refGroup
+	Operations int
 }
 
 type refGroup struct {
@@ -92,36 +105,45 @@ type refTag struct {
 }
 
 type refOp struct {
-	ID, Method, Path, Summary, Description string
-	Interfaces                             string
-	Security                               string
-	Params                                 []refParam
-	BodyDescription                        string
-	BodyRequired                           bool
-	Body                                   []refMedia
-	Responses                              []refResponse
+	OperationID, Summary, Description string
+	Tags                              []string
+	Interface                         any `json:"x-dubsim-interface"`
+	Security                          []map[string]any
+	Parameters                        []refParam
+	RequestBody                       *refBody
+	Responses                         map[string]refBody
+	// Method, Path, Interfaces and Access (the schemes it accepts, in
+	// words) are the page's.
+	Method, Path, Interfaces, Access string `json:"-"`
 }
 
+// refParam is a parameter or a header.
 type refParam struct {
+	Ref                   string `json:"$ref"`
 	Name, In, Description string
 	Required              bool
-	Schema                template.HTML
+	Schema                any
 }
 
-type refMedia struct {
-	Type   string
-	Schema template.HTML
+// refBody is a request body or a response.
+type refBody struct {
+	Ref         string `json:"$ref"`
+	Description string
+	Required    bool
+	Content     map[string]struct{ Schema any }
+	Headers     map[string]refParam
 }
 
-type refResponse struct {
-	Code, Description string
-	Headers           []refParam
-	Content           []refMedia
-}
+func (p refParam) ref() string { return p.Ref }
+func (b refBody) ref() string  { return b.Ref }
 
-type refSchema struct {
-	Name   string
-	Schema template.HTML
+// resolve follows the $ref chain of v (8 links at most) into sec, the
+// components of its kind.
+func resolve[T interface{ ref() string }](v T, sec map[string]T) T {
+	for i := 0; i < 8 && v.ref() != ""; i++ {
+		v = sec[path.Base(v.ref())]
+	}
+	return v
 }
 
 // interfaceOrder orders the groups of the page.
@@ -130,40 +152,34 @@ var interfaceOrder = map[string]int{Platform: 0, Studio: 1, Platform + " and " +
 // RenderReference renders a document (the combined one, or one
 // interface's) as the API reference page.
 func RenderReference(doc []byte) ([]byte, error) {
-	var d refDoc
-	if err := json.Unmarshal(doc, &d.doc); err != nil {
+	page := refPage{refDocument: &refDocument{}}
+	if err := json.Unmarshal(doc, page.refDocument); err != nil {
 		return nil, err
 	}
-	d.comps, _ = d.doc["components"].(map[string]any)
-	info, _ := d.doc["info"].(map[string]any)
-	page := refPage{Title: str(info["title"]), Version: str(info["version"]), Description: str(info["description"])}
-	if b, err := json.Marshal(d.doc["servers"]); err == nil {
-		_ = json.Unmarshal(b, &page.Servers)
-	}
 	tagDesc := map[string]string{}
-	for _, t := range asList(d.doc["tags"]) {
-		tm, _ := t.(map[string]any)
-		tagDesc[str(tm["name"])] = str(tm["description"])
+	for _, t := range page.Tags {
+		tagDesc[t.Name] = t.Description
 	}
 	groups := map[string]*refGroup{}
 	tags := map[[2]string]*refTag{}
-	paths, _ := d.doc["paths"].(map[string]any)
-	for _, p := range sortedKeys(paths) {
-		item, _ := paths[p].(map[string]any)
+	for _, p := range slices.Sorted(maps.Keys(page.Paths)) {
 		for _, m := range methods {
-			op, ok := item[m].(map[string]any)
+			raw, ok := page.Paths[p][m]
 			if !ok {
 				continue
 			}
-			o := d.operation(p, m, item, op)
+			o, err := page.operation(p, m, raw)
+			if err != nil {
+				return nil, err
+			}
 			g := groups[o.Interfaces]
 			if g == nil {
 				g = &refGroup{Interface: o.Interfaces}
 				groups[o.Interfaces] = g
 			}
 			tagName := "Other"
-			if ts := asList(op["tags"]); len(ts) > 0 {
-				tagName = str(ts[0])
+			if len(o.Tags) > 0 {
+				tagName = o.Tags[0]
 			}
 			tg := tags[[2]string{o.Interfaces, tagName}]
 			if tg == nil {
@@ -187,10 +203,6 @@ func RenderReference(doc []byte) ([]byte, error) {
 	slices.SortFunc(page.Groups, func(a, b *refGroup) int {
 		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a.Interface, b.Interface))
 	})
-	schemas, _ := d.comps["schemas"].(map[string]any)
-	for _, n := range sortedKeys(schemas) {
-		page.Schemas = append(page.Schemas, refSchema{Name: n, Schema: schemaHTML(schemas[n])})
-	}
 	var buf bytes.Buffer
 	if err := referenceTmpl.Execute(&buf, page); err != nil {
 		return nil, err
@@ -198,90 +210,60 @@ func RenderReference(doc []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// refDoc is a decoded document and its components, for following $refs.
-type refDoc struct {
-	doc, comps map[string]any
-}
-
-// resolve follows the $ref chain of v (8 links at most) into the
-// components.
-func (d refDoc) resolve(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	for i := 0; i < 8 && m != nil; i++ {
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			break
-		}
-		parts := strings.Split(strings.TrimPrefix(ref, "#/components/"), "/")
-		if len(parts) != 2 {
-			break
-		}
-		sec, _ := d.comps[parts[0]].(map[string]any)
-		m, _ = sec[parts[1]].(map[string]any)
+// operation decodes the operation of method m of the path p, with its
+// references resolved and the path's parameters first.
+func (d *refDocument) operation(p, m string, raw json.RawMessage) (refOp, error) {
+	var o refOp
+	var shared []refParam
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return o, err
 	}
-	return m
-}
-
-// operation describes the operation op, method m of the path item at p.
-func (d refDoc) operation(p, m string, item, op map[string]any) refOp {
-	o := refOp{ID: str(op["operationId"]), Method: strings.ToUpper(m), Path: p, Summary: str(op["summary"]), Description: str(op["description"])}
-	switch x := op["x-dubsim-interface"].(type) {
+	if raw, ok := d.Paths[p]["parameters"]; ok {
+		if err := json.Unmarshal(raw, &shared); err != nil {
+			return o, err
+		}
+	}
+	if o.Security == nil {
+		o.Security = d.Security
+	}
+	o.Method, o.Path, o.Access = strings.ToUpper(m), p, security(o.Security)
+	switch x := o.Interface.(type) {
 	case string:
 		o.Interfaces = x
 	case []any:
-		var names []string
-		for _, n := range x {
-			names = append(names, str(n))
+		names := make([]string, len(x))
+		for i, n := range x {
+			names[i] = fmt.Sprint(n)
 		}
 		o.Interfaces = strings.Join(names, " and ")
 	}
-	o.Security = security(op["security"], d.doc["security"])
-	for _, prm := range append(asList(item["parameters"]), asList(op["parameters"])...) {
-		pm := d.resolve(prm)
-		o.Params = append(o.Params, refParam{Name: str(pm["name"]), In: str(pm["in"]), Description: str(pm["description"]), Required: pm["required"] == true, Schema: schemaHTML(pm["schema"])})
+	o.Parameters = append(shared, o.Parameters...)
+	for i, prm := range o.Parameters {
+		o.Parameters[i] = resolve(prm, d.Components.Parameters)
 	}
-	if rb := d.resolve(op["requestBody"]); rb != nil {
-		o.BodyDescription, o.BodyRequired, o.Body = str(rb["description"]), rb["required"] == true, media(rb["content"])
+	if o.RequestBody != nil {
+		*o.RequestBody = resolve(*o.RequestBody, d.Components.RequestBodies)
 	}
-	resps, _ := op["responses"].(map[string]any)
-	for _, code := range sortedKeys(resps) {
-		rm := d.resolve(resps[code])
-		resp := refResponse{Code: code, Description: str(rm["description"]), Content: media(rm["content"])}
-		hs, _ := rm["headers"].(map[string]any)
-		for _, hn := range sortedKeys(hs) {
-			hm := d.resolve(hs[hn])
-			resp.Headers = append(resp.Headers, refParam{Name: hn, Description: str(hm["description"]), Required: hm["required"] == true, Schema: schemaHTML(hm["schema"])})
+	for code, r := range o.Responses {
+		r = resolve(r, d.Components.Responses)
+		for n, h := range r.Headers {
+			r.Headers[n] = resolve(h, d.Components.Headers)
 		}
-		o.Responses = append(o.Responses, resp)
+		o.Responses[code] = r
 	}
-	return o
-}
-
-func media(v any) []refMedia {
-	c, _ := v.(map[string]any)
-	var out []refMedia
-	for _, mt := range sortedKeys(c) {
-		m, _ := c[mt].(map[string]any)
-		out = append(out, refMedia{Type: mt, Schema: schemaHTML(m["schema"])})
-	}
-	return out
+	return o, nil
 }
 
 // security says in words which schemes an operation accepts.
-func security(op, global any) string {
-	reqs, ok := op.([]any)
-	if !ok {
-		reqs, _ = global.([]any)
-	}
+func security(reqs []map[string]any) string {
 	var alts []string
 	open := len(reqs) == 0
 	for _, r := range reqs {
-		rm, _ := r.(map[string]any)
-		if len(rm) == 0 {
+		if len(r) == 0 {
 			open = true
 			continue
 		}
-		alts = append(alts, strings.Join(sortedKeys(rm), " + "))
+		alts = append(alts, strings.Join(slices.Sorted(maps.Keys(r)), " + "))
 	}
 	switch {
 	case open && len(alts) == 0:
@@ -309,19 +291,4 @@ func schemaHTML(v any) template.HTML {
 	}
 	s := html.EscapeString(strings.TrimSpace(buf.String()))
 	return template.HTML(refLink.ReplaceAllString(s, `&#34;<a href="#schema-$1">#/components/schemas/$1</a>&#34;`)) //nolint:gosec // escaped above; only the links are markup
-}
-
-func str(v any) string {
-	if v == nil {
-		return ""
-	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func sortedKeys(m map[string]any) []string {
-	return slices.Sorted(maps.Keys(m))
 }

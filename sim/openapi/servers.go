@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -56,11 +57,7 @@ func WithServers(doc []byte, base string) ([]byte, error) {
 	if err := enc.Encode(out); err != nil {
 		return nil, err
 	}
-	repl := bytes.TrimRight(buf.Bytes(), "\n")
-	b := make([]byte, 0, len(doc)+len(repl))
-	b = append(b, doc[:start]...)
-	b = append(b, repl...)
-	b = append(b, doc[end:]...)
+	b := slices.Concat(doc[:start], bytes.TrimRight(buf.Bytes(), "\n"), doc[end:])
 	// The servers of a path (the output downloads, which only dubsim
 	// serves) name it too.
 	q, err := json.Marshal(base)

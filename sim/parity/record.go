@@ -137,8 +137,7 @@ func WriteRecording(w io.Writer, rec *Recording) error {
 // ReadRecording reads a recording written by WriteRecording.
 func ReadRecording(r io.Reader) (*Recording, error) {
 	var rec Recording
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&rec); err != nil {
+	if err := json.NewDecoder(r).Decode(&rec); err != nil {
 		return nil, fmt.Errorf("parity: recording: %w", err)
 	}
 	if rec.Format != Format {

@@ -334,11 +334,13 @@ func (r *runner) runStep(ctx context.Context, s step) Result {
 	if s.iface == ifaceUpload {
 		res.Interface = ifaceStudio
 	}
+	skip := func(why string) Result {
+		res.Verdict, res.Reasons = VerdictSkip, []Reason{{Kind: ReasonSkipped, Text: why}}
+		return res
+	}
 	for _, n := range s.needs {
 		if r.vars[n] == "" {
-			res.Verdict = VerdictSkip
-			res.Reasons = []Reason{{Kind: ReasonSkipped, Text: "needs " + n + ", which an earlier step did not give"}}
-			return res
+			return skip("needs " + n + ", which an earlier step did not give")
 		}
 	}
 	target, checkPath, doc := r.target(s)
@@ -359,24 +361,20 @@ func (r *runner) runStep(ctx context.Context, s step) Result {
 	if s.body != nil {
 		var err error
 		if body, ct, err = s.body(r); err != nil {
-			res.Verdict = VerdictSkip
-			res.Reasons = []Reason{{Kind: ReasonSkipped, Text: err.Error()}}
-			return res
+			return skip(err.Error())
 		}
 	}
 	header := http.Header{}
 	if s.ambiguous && r.shared {
 		header.Set(HeaderInterface, s.iface)
 	}
-	key := r.cfg.APIKey
-	if s.iface == ifaceStudio {
-		key = r.cfg.StudioAPIKey
-	}
+	key := s.key // none for a presigned upload (the URL is the authorisation) or the control API
 	switch {
-	case s.key != "":
-		key = s.key
-	case s.iface == ifaceUpload || s.iface == ifaceControl:
-		key = "" // presigned: the URL is the authorisation; control: no key
+	case key != "":
+	case s.iface == ifacePlatform:
+		key = r.cfg.APIKey
+	case s.iface == ifaceStudio:
+		key = r.cfg.StudioAPIKey
 	}
 
 	var reasons []Reason

@@ -17,7 +17,7 @@ func (t platformTx) Account(key string) (sim.Account, error) {
 	return getAs[sim.Account](t.txn, bAccounts, key)
 }
 
-func (t platformTx) PutAccount(a sim.Account) error { return t.put(bAccounts, a.APIKey, &a) }
+func (t platformTx) PutAccount(a sim.Account) error { return t.put(bAccounts, []byte(a.APIKey), &a) }
 
 func (t platformTx) ForEachAccount(fn func(sim.Account) error) error {
 	return forEach(t.txn, bAccounts, fn)
@@ -123,11 +123,11 @@ func (t platformTx) PutProject(p sim.Project) error {
 		}
 	case body.empty():
 	default:
-		if err := t.putKey(bBodies, key, &body); err != nil {
+		if err := t.put(bBodies, key, &body); err != nil {
 			return err
 		}
 	}
-	return t.putKey(bProjects, key, &head)
+	return t.put(bProjects, key, &head)
 }
 
 func (t platformTx) DeleteProject(id string) error {
@@ -190,7 +190,7 @@ func (t platformTx) PutIdempotency(scope, key string, rec sim.IdemRecord) error 
 	if err := t.reindex(bIdemExp, oldExp, timeKey(rec.CreatedAt, k), nil); err != nil {
 		return err
 	}
-	return t.put(bIdem, k, rec)
+	return t.put(bIdem, []byte(k), rec)
 }
 
 func (t platformTx) DeleteIdempotencyScope(scope string) (int, error) {

@@ -315,11 +315,7 @@ func (t *txn) getKey(bucket, key []byte, v any) error {
 }
 
 // put stores v (a pointer for the binary types) under key.
-func (t *txn) put(bucket []byte, key string, v any) error {
-	return t.putKey(bucket, []byte(key), v)
-}
-
-func (t *txn) putKey(bucket, key []byte, v any) error {
+func (t *txn) put(bucket, key []byte, v any) error {
 	b, err := encode(v)
 	if err != nil {
 		return err

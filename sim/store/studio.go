@@ -91,7 +91,7 @@ func putIndexed[T any](t *txn, bucket []byte, kind, id string, v T, idx ...index
 			return err
 		}
 	}
-	return t.put(bucket, id, &v)
+	return t.put(bucket, []byte(id), &v)
 }
 
 // parentKey is the entry of a child record in a by-parent index: the length
