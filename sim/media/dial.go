@@ -31,13 +31,11 @@ func (r *Resolver) dial(ctx context.Context, network, addr string) (net.Conn, er
 	if !r.mayFetch(host) {
 		return nil, fmt.Errorf(reasonHost, host)
 	}
-	var ip net.IP
+	ip := net.ParseIP(strings.Trim(host, "[]"))
 	switch {
 	case isLoopbackName(host):
 		ip = net.IPv4(127, 0, 0, 1)
-	case net.ParseIP(strings.Trim(host, "[]")) != nil:
-		ip = net.ParseIP(strings.Trim(host, "[]"))
-	default:
+	case ip == nil:
 		lookup := r.lookup
 		if lookup == nil {
 			lookup = net.DefaultResolver.LookupIPAddr
