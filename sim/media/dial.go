@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -54,17 +53,4 @@ func (r *Resolver) dial(ctx context.Context, network, addr string) (net.Conn, er
 	}
 	d := net.Dialer{Timeout: 10 * time.Second}
 	return d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
-}
-
-// transport is the default client's: no proxy (a proxy would connect on
-// its own terms), every connection through dial.
-func (r *Resolver) transport() *http.Transport {
-	return &http.Transport{
-		DialContext:           r.dial,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          16,
-		IdleConnTimeout:       30 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 15 * time.Second,
-	}
 }
