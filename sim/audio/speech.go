@@ -245,7 +245,7 @@ func (l *speechLayout) split(p string, a, b int, total int64) {
 				}
 				j += s2
 			}
-			if open && (cur.to-cur.from >= target || cur.to-cur.from+1+speechWordWeight(p[j:b]) > l.capHalf) {
+			if open && (cur.to-cur.from >= target || cur.to-cur.from+1+speechWeight(p[j:j+speechWordLen(p[j:b])]) > l.capHalf) {
 				closePiece()
 			}
 			pos++
@@ -260,7 +260,7 @@ func (l *speechLayout) split(p string, a, b int, total int64) {
 		if !open {
 			openPiece(i)
 		}
-		if ww := speechWordWeight(p[i:b]); cur.to-cur.from+ww <= l.capHalf {
+		if ww := speechWeight(p[i:wordEnd]); cur.to-cur.from+ww <= l.capHalf {
 			pos += ww
 			cur.end, cur.to = wordEnd, pos
 			cur.counted += int(ww / 2)
@@ -291,16 +291,4 @@ func speechWordLen(s string) int {
 		return i
 	}
 	return len(s)
-}
-
-// speechWordWeight returns the weight in half-characters of the word at the
-// start of s.
-func speechWordWeight(s string) int64 {
-	var w int64
-	for _, r := range s[:speechWordLen(s)] {
-		if speechCounted(r) {
-			w += 2
-		}
-	}
-	return w
 }

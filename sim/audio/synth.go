@@ -10,8 +10,10 @@ package audio
 // synthesis from the start of the file.
 
 import (
+	"cmp"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -152,27 +154,23 @@ type synthSpan struct {
 
 // synthSpans sorts and clamps the segments of t to [0, n) without overlaps.
 func synthSpans(t Track, sr int, n int64) []synthSpan {
-	idx := make([]int, len(t.Segments))
-	for i := range idx {
-		idx[i] = i
+	spans := make([]synthSpan, 0, len(t.Segments))
+	for i, seg := range t.Segments {
+		spans = append(spans, synthSpan{synthSampleAt(seg.Start, sr), synthSampleAt(seg.End, sr), i})
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		return t.Segments[idx[a]].Start < t.Segments[idx[b]].Start
+	slices.SortStableFunc(spans, func(a, b synthSpan) int {
+		return cmp.Compare(t.Segments[a.seg].Start, t.Segments[b.seg].Start)
 	})
-	spans := make([]synthSpan, 0, len(idx))
 	prev := int64(0)
-	for _, i := range idx {
-		s := synthSampleAt(t.Segments[i].Start, sr)
-		e := synthSampleAt(t.Segments[i].End, sr)
-		s = max(s, prev)
-		e = min(e, n)
-		if e <= s {
-			continue
+	kept := spans[:0]
+	for _, sp := range spans {
+		sp.start, sp.end = max(sp.start, prev), min(sp.end, n)
+		if sp.end > sp.start {
+			kept = append(kept, sp)
+			prev = sp.end
 		}
-		spans = append(spans, synthSpan{start: s, end: e, seg: i})
-		prev = e
 	}
-	return spans
+	return kept
 }
 
 // synthVoiceKey identifies the wavetables of a voice.

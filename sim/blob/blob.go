@@ -194,9 +194,7 @@ func (d *Dir) Clear() error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(d.dir, e.Name())); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, os.RemoveAll(filepath.Join(d.dir, e.Name()))) // Join drops nils
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("blob: clear %s: %w", d.dir, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -31,13 +30,11 @@ func (r *Resolver) dial(ctx context.Context, network, addr string) (net.Conn, er
 	if !r.mayFetch(host) {
 		return nil, fmt.Errorf(reasonHost, host)
 	}
-	var ip net.IP
+	ip := net.ParseIP(strings.Trim(host, "[]"))
 	switch {
 	case isLoopbackName(host):
 		ip = net.IPv4(127, 0, 0, 1)
-	case net.ParseIP(strings.Trim(host, "[]")) != nil:
-		ip = net.ParseIP(strings.Trim(host, "[]"))
-	default:
+	case ip == nil:
 		lookup := r.lookup
 		if lookup == nil {
 			lookup = net.DefaultResolver.LookupIPAddr
@@ -56,17 +53,4 @@ func (r *Resolver) dial(ctx context.Context, network, addr string) (net.Conn, er
 	}
 	d := net.Dialer{Timeout: 10 * time.Second}
 	return d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
-}
-
-// transport is the default client's: no proxy (a proxy would connect on
-// its own terms), every connection through dial.
-func (r *Resolver) transport() *http.Transport {
-	return &http.Transport{
-		DialContext:           r.dial,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          16,
-		IdleConnTimeout:       30 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 15 * time.Second,
-	}
 }

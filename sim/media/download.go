@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/dubsim/dubsim/sim"
@@ -185,10 +186,7 @@ func (r *Resolver) download(ctx context.Context, rawURL string, w io.Writer, lim
 // statusReason is reasonStatus for code, without the text when the code has
 // none.
 func statusReason(code int) string {
-	if text := http.StatusText(code); text != "" {
-		return fmt.Sprintf(reasonStatus, code, text)
-	}
-	return fmt.Sprintf("HTTP %d", code)
+	return strings.TrimSuffix(fmt.Sprintf(reasonStatus, code, http.StatusText(code)), " ")
 }
 
 // stallReader pushes the watchdog back on every read that returns data.

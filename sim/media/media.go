@@ -176,7 +176,16 @@ func (r *Resolver) mayFetch(host string) bool {
 func (r *Resolver) client() *http.Client {
 	c := r.Client
 	if c == nil {
-		c = &http.Client{Timeout: 15 * time.Second, Transport: r.transport()}
+		// No proxy (a proxy would connect on its own terms): every
+		// connection goes through dial.
+		c = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{
+			DialContext:           r.dial,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          16,
+			IdleConnTimeout:       30 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: 15 * time.Second,
+		}}
 	}
 	cc := *c
 	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {

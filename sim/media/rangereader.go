@@ -78,12 +78,8 @@ func (rr *rangeReader) open() error {
 				}
 			}
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, blockSize))
-		if err != nil {
-			return err
-		}
-		rr.blocks[0] = b
-		return nil
+		_, err := rr.keep(0, resp.Body)
+		return err
 	}
 	// One buffer of the size needed (at most maxBuffered), not the
 	// doubling of io.ReadAll: a probe holds at most 16 MiB, whatever the
@@ -164,10 +160,14 @@ func (rr *rangeReader) block(idx int64) ([]byte, error) {
 	if resp.StatusCode != http.StatusPartialContent {
 		return nil, errors.New("the server stopped honouring Range requests")
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, blockSize))
-	if err != nil {
-		return nil, err
+	return rr.keep(idx, resp.Body)
+}
+
+// keep reads block idx from body and caches it.
+func (rr *rangeReader) keep(idx int64, body io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(body, blockSize))
+	if err == nil {
+		rr.blocks[idx] = b
 	}
-	rr.blocks[idx] = b
-	return b, nil
+	return b, err
 }

@@ -54,10 +54,7 @@ func mkvReadElem(p *probeReader, off int64) (mkvElem, error) {
 	if len(b) < idLen+1 {
 		return mkvElem{}, probeTruncated(off, idLen+1)
 	}
-	var id uint32
-	for _, c := range b[:idLen] {
-		id = id<<8 | uint32(c)
-	}
+	id := uint32(probeUint(b[:idLen]))
 	sizeLen := mkvVintLen(b[idLen])
 	if sizeLen == 0 {
 		return mkvElem{}, probeMalformed("matroska", fmt.Sprintf("element size at offset %d", off))
@@ -65,10 +62,7 @@ func mkvReadElem(p *probeReader, off int64) (mkvElem, error) {
 	if len(b) < idLen+sizeLen {
 		return mkvElem{}, probeTruncated(off, idLen+sizeLen)
 	}
-	v := uint64(b[idLen]) & (0xFF >> sizeLen)
-	for _, c := range b[idLen+1 : idLen+sizeLen] {
-		v = v<<8 | uint64(c)
-	}
+	v := probeUint(b[idLen:idLen+sizeLen]) & (math.MaxUint64 >> (64 - 7*sizeLen))
 	e := mkvElem{id: id, off: off, dataOff: off + int64(idLen+sizeLen)}
 	if v == 1<<(7*sizeLen)-1 {
 		e.unknown = true
@@ -116,20 +110,22 @@ func mkvWalk(p *probeReader, start, end int64, fn func(mkvElem) (stop bool, err 
 	return nil
 }
 
+// mkvChildren calls fn for each child of the master element e until fn
+// returns an error or a child of unknown size has been passed to it.
+func mkvChildren(p *probeReader, e mkvElem, fn func(c mkvElem) error) error {
+	return mkvWalk(p, e.dataOff, e.end(), func(c mkvElem) (bool, error) {
+		err := fn(c)
+		return c.unknown || err != nil, err
+	})
+}
+
 // mkvReadUint reads an unsigned integer element payload (0-8 bytes).
 func mkvReadUint(p *probeReader, e mkvElem) (uint64, error) {
 	if e.unknown || e.size > 8 {
 		return 0, probeMalformed("matroska", fmt.Sprintf("integer element 0x%X of size %d", e.id, e.size))
 	}
 	b, err := p.read(e.dataOff, int(e.size))
-	if err != nil {
-		return 0, err
-	}
-	var v uint64
-	for _, c := range b {
-		v = v<<8 | uint64(c)
-	}
-	return v, nil
+	return probeUint(b), err
 }
 
 // mkvProbeDuration parses the EBML header, finds the Segment and its Info
@@ -302,24 +298,17 @@ func mkvInfoDuration(p *probeReader, info mkvElem) (time.Duration, error) {
 	}
 	scale := uint64(mkvDefaultTimecodeScale)
 	dur := math.NaN()
-	err := mkvWalk(p, info.dataOff, info.end(), func(e mkvElem) (bool, error) {
+	err := mkvChildren(p, info, func(e mkvElem) (err error) {
 		switch e.id {
 		case mkvIDTimecodeScale:
-			v, err := mkvReadUint(p, e)
-			if err != nil {
-				return true, err
-			}
-			if v != 0 {
+			var v uint64
+			if v, err = mkvReadUint(p, e); v != 0 {
 				scale = v
 			}
 		case mkvIDDuration:
-			v, err := mkvReadFloat(p, e)
-			if err != nil {
-				return true, err
-			}
-			dur = v
+			dur, err = mkvReadFloat(p, e)
 		}
-		return e.unknown, nil
+		return err
 	})
 	if err != nil {
 		return 0, err

@@ -123,11 +123,10 @@ func mkvFindTracks(p *probeReader, off, segEnd int64) (tracks mkvElem, ok bool) 
 // mkvParseTrack reads the fields of one TrackEntry.
 func mkvParseTrack(p *probeReader, entry mkvElem) (mkvTrack, error) {
 	t := mkvTrack{rate: 8000, channels: 1} // the Matroska defaults
-	err := mkvWalk(p, entry.dataOff, entry.end(), func(e mkvElem) (bool, error) {
+	err := mkvChildren(p, entry, func(e mkvElem) (err error) {
 		if e.unknown {
-			return true, nil
+			return nil
 		}
-		var err error
 		switch e.id {
 		case mkvIDTrackType:
 			t.typ, err = mkvReadUint(p, e)
@@ -142,19 +141,17 @@ func mkvParseTrack(p *probeReader, entry mkvElem) (mkvTrack, error) {
 		case mkvIDDefaultDuration:
 			t.defaultDuration, err = mkvReadUint(p, e)
 		case mkvIDVideo:
-			err = mkvWalk(p, e.dataOff, e.end(), func(c mkvElem) (bool, error) {
-				var err error
+			err = mkvChildren(p, e, func(c mkvElem) (err error) {
 				switch c.id {
 				case mkvIDPixelWidth:
 					t.width, err = mkvReadUint(p, c)
 				case mkvIDPixelHeight:
 					t.height, err = mkvReadUint(p, c)
 				}
-				return c.unknown || err != nil, err
+				return err
 			})
 		case mkvIDAudio:
-			err = mkvWalk(p, e.dataOff, e.end(), func(c mkvElem) (bool, error) {
-				var err error
+			err = mkvChildren(p, e, func(c mkvElem) (err error) {
 				switch c.id {
 				case mkvIDSamplingFrequency:
 					t.rate, err = mkvReadFloat(p, c)
@@ -163,10 +160,10 @@ func mkvParseTrack(p *probeReader, entry mkvElem) (mkvTrack, error) {
 				case mkvIDBitDepth:
 					t.bitDepth, err = mkvReadUint(p, c)
 				}
-				return c.unknown || err != nil, err
+				return err
 			})
 		}
-		return err != nil, err
+		return err
 	})
 	return t, err
 }

@@ -164,23 +164,21 @@ func mp3ProbeDuration(p *probeReader, mi *MediaInfo) (string, time.Duration, err
 		if err != nil {
 			return FormatMP3, 0, err
 		}
+		var frames uint32
 		// Xing (VBR) or Info (CBR) header after the side information.
 		if o := 4 + mp3SideInfoLen(fr); len(x) >= o+12 {
-			if tag := string(x[o : o+4]); tag == "Xing" || tag == "Info" {
-				flags := binary.BigEndian.Uint32(x[o+4 : o+8])
-				if frames := binary.BigEndian.Uint32(x[o+8 : o+12]); flags&1 != 0 && frames > 0 {
-					d, err := probeDurationOrErr("mp3", uint64(frames)*uint64(fr.samples), uint64(fr.sampleRate))
-					return FormatMP3, d, err
-				}
+			if tag := string(x[o : o+4]); (tag == "Xing" || tag == "Info") && binary.BigEndian.Uint32(x[o+4:o+8])&1 != 0 {
+				frames = binary.BigEndian.Uint32(x[o+8 : o+12])
 			}
 		}
 		// VBRI (Fraunhofer) header at a fixed 32 bytes after the header:
 		// "VBRI" version(2) delay(2) quality(2) bytes(4) frames(4).
-		if len(x) >= 36+18 && string(x[36:40]) == "VBRI" {
-			if frames := binary.BigEndian.Uint32(x[50:54]); frames > 0 {
-				d, err := probeDurationOrErr("mp3", uint64(frames)*uint64(fr.samples), uint64(fr.sampleRate))
-				return FormatMP3, d, err
-			}
+		if frames == 0 && len(x) >= 36+18 && string(x[36:40]) == "VBRI" {
+			frames = binary.BigEndian.Uint32(x[50:54])
+		}
+		if frames > 0 {
+			d, err := probeDurationOrErr("mp3", uint64(frames)*uint64(fr.samples), uint64(fr.sampleRate))
+			return FormatMP3, d, err
 		}
 	}
 

@@ -408,34 +408,26 @@ func probeSatAdd(a, b uint64) uint64 {
 }
 
 // mp4ReadTimes reads timescale and duration from an mvhd or mdhd full box
-// (both share the layout of these fields). An all-ones duration means
+// (both share the layout of these fields): after version and flags, w-byte
+// creation and modification times, a 4-byte timescale and a w-byte duration,
+// w being 4 in version 0 and 8 in version 1. An all-ones duration means
 // "unknown" and is returned as 0.
 func mp4ReadTimes(p *probeReader, b mp4Box) (timescale, duration uint64, err error) {
 	vf, err := mp4Field(p, b, 0, 4)
 	if err != nil {
 		return 0, 0, err
 	}
-	switch vf[0] {
-	case 0: // creation(4) modification(4) timescale(4) duration(4)
-		f, err := mp4Field(p, b, 0, 20)
-		if err != nil {
-			return 0, 0, err
-		}
-		timescale = uint64(binary.BigEndian.Uint32(f[12:16]))
-		if duration = uint64(binary.BigEndian.Uint32(f[16:20])); duration == math.MaxUint32 {
-			duration = 0
-		}
-	case 1: // creation(8) modification(8) timescale(4) duration(8)
-		f, err := mp4Field(p, b, 0, 32)
-		if err != nil {
-			return 0, 0, err
-		}
-		timescale = uint64(binary.BigEndian.Uint32(f[20:24]))
-		if duration = binary.BigEndian.Uint64(f[24:32]); duration == math.MaxUint64 {
-			duration = 0
-		}
-	default:
+	if vf[0] > 1 {
 		return 0, 0, probeMalformed("mp4", fmt.Sprintf("%s version %d", b.typ, vf[0]))
+	}
+	w := 4 << vf[0]
+	f, err := mp4Field(p, b, 0, 8+3*w)
+	if err != nil {
+		return 0, 0, err
+	}
+	timescale = probeUint(f[4+2*w : 8+2*w])
+	if duration = probeUint(f[8+2*w:]); duration == math.MaxUint64>>(64-8*w) {
+		duration = 0
 	}
 	return timescale, duration, nil
 }
@@ -444,16 +436,13 @@ func mp4ReadTimes(p *probeReader, b mp4Box) (timescale, duration uint64, err err
 // a full box (mehd, tfdt): 64 bits in version 1, 32 bits otherwise.
 func mp4VersionedUint(p *probeReader, b mp4Box) (version byte, v uint64, err error) {
 	f, err := mp4Field(p, b, 0, 8)
+	if err == nil && f[0] == 1 {
+		f, err = mp4Field(p, b, 0, 12)
+	}
 	if err != nil {
 		return 0, 0, err
 	}
-	if f[0] != 1 {
-		return f[0], uint64(binary.BigEndian.Uint32(f[4:8])), nil
-	}
-	if f, err = mp4Field(p, b, 0, 12); err != nil {
-		return 0, 0, err
-	}
-	return 1, binary.BigEndian.Uint64(f[4:12]), nil
+	return f[0], probeUint(f[4:]), nil
 }
 
 // mp4Field reads n bytes at offset at of the payload of b, or reports b as

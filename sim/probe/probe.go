@@ -244,6 +244,15 @@ func probeRatioDuration(num, den uint64) (d time.Duration, ok bool) {
 	return time.Duration(q), true
 }
 
+// probeUint reads b as a big-endian unsigned integer (at most 8 bytes).
+func probeUint(b []byte) uint64 {
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
+
 // probeDurationOrErr converts num/den seconds, or reports ErrNoDuration.
 func probeDurationOrErr(format string, num, den uint64) (time.Duration, error) {
 	d, ok := probeRatioDuration(num, den)

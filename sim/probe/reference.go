@@ -86,22 +86,40 @@ func AnalyzeReference(head []byte) ReferenceInfo {
 	if info.Format != FormatWAV {
 		return info
 	}
-	w, ok := referenceParseWAV(head)
-	if !ok {
-		return info
-	}
-	if w.dataKnown && w.byteRate > 0 {
-		if d, ok := probeRatioDuration(w.dataSize, w.byteRate); ok {
-			info.Duration = d
-		}
-	}
-	if w.decodable {
+	w, d, ok := referenceParseWAV(head)
+	info.Duration = d
+	if ok && w.decodable {
 		info.PitchHz = referencePitch(referenceDecode(w))
 	}
 	return info
 }
 
-// referenceWAV is what referenceParseWAV learns from a WAV header.
+// referenceParseWAV reads the fmt and data chunks of head: the format, the
+// whole frames of the data chunk present in head, and the duration its
+// declared size gives (0 when unset). ok is false without a fmt chunk.
+func referenceParseWAV(head []byte) (w referenceWAV, d time.Duration, ok bool) {
+	c, err := wavWalk(&probeReader{mem: head, size: int64(len(head))})
+	if err != nil || c.fmt == nil {
+		return w, 0, false
+	}
+	w = referenceParseFmt(c.fmt, int64(c.fmtSize))
+	// A data size of 0 or the streaming marker is no size.
+	known := c.dataSize != 0 && c.dataSize != wavStreamingSize
+	if known {
+		d, _ = probeRatioDuration(c.dataSize, w.byteRate)
+	}
+	if w.decodable && c.dataOff != 0 {
+		end := int64(len(head)) // streamed: the samples run to the end of the file
+		if known {
+			end = min(c.dataOff+int64(c.dataSize), end)
+		}
+		n := (end - c.dataOff) / int64(w.frameBytes) * int64(w.frameBytes)
+		w.data = head[c.dataOff : c.dataOff+n : c.dataOff+n]
+	}
+	return w, d, true
+}
+
+// referenceWAV is what AnalyzeReference learns from a WAV header.
 type referenceWAV struct {
 	tag        int // wavFormatPCM or wavFormatFloat after resolving EXTENSIBLE
 	channels   int
@@ -111,37 +129,11 @@ type referenceWAV struct {
 	byteRate   uint64
 	decodable  bool   // tag, bits, channels and sample rate are supported
 	data       []byte // the bytes of the data chunk present in head, whole frames only
-	dataSize   uint64 // declared size of the data chunk
-	dataKnown  bool   // dataSize is a real size (not 0 or the streaming marker)
-}
-
-// referenceParseWAV reads the fmt and data chunks of head. ok is false when
-// no fmt chunk could be read.
-func referenceParseWAV(head []byte) (w referenceWAV, ok bool) {
-	c, err := wavWalk(&probeReader{mem: head, size: int64(len(head))})
-	if err != nil || c.fmt == nil {
-		return w, false
-	}
-	w = referenceParseFmt(w, c.fmt, int64(c.fmtSize))
-	if c.dataOff == 0 {
-		return w, true
-	}
-	w.dataSize = c.dataSize
-	w.dataKnown = c.dataSize != 0 && c.dataSize != wavStreamingSize
-	end := int64(len(head)) // streamed: the samples run to the end of the file
-	if w.dataKnown {
-		end = min(c.dataOff+int64(c.dataSize), end)
-	}
-	if w.frameBytes > 0 {
-		n := (end - c.dataOff) / int64(w.frameBytes) * int64(w.frameBytes)
-		w.data = head[c.dataOff : c.dataOff+n : c.dataOff+n]
-	}
-	return w, true
 }
 
 // referenceParseFmt decodes a fmt chunk body (at least 16 bytes present;
 // declared is its declared size).
-func referenceParseFmt(w referenceWAV, f []byte, declared int64) referenceWAV {
+func referenceParseFmt(f []byte, declared int64) (w referenceWAV) {
 	le := binary.LittleEndian
 	tag := int(le.Uint16(f[0:2]))
 	w.channels = int(le.Uint16(f[2:4]))

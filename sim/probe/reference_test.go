@@ -493,7 +493,7 @@ func TestReferenceDecode(t *testing.T) {
 			for i := range x {
 				x[i] = 0.5 * math.Sin(2*math.Pi*200*float64(i)/float64(tc.opts.rate))
 			}
-			w, ok := referenceParseWAV(referenceTestWAV(tc.opts, x))
+			w, _, ok := referenceParseWAV(referenceTestWAV(tc.opts, x))
 			require.True(t, ok)
 			require.True(t, w.decodable)
 			s := referenceDecode(w)

@@ -1,7 +1,8 @@
 package script
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -80,11 +81,9 @@ func newGlossary(terms []sim.GlossaryTerm) *glossary {
 		g.byFirst[words[0]] = append(g.byFirst[words[0]], glossaryEntry{words: words, target: t.Target})
 	}
 	for _, es := range g.byFirst {
-		sort.SliceStable(es, func(a, b int) bool {
-			if len(es[a].words) != len(es[b].words) {
-				return len(es[a].words) > len(es[b].words)
-			}
-			return len(strings.Join(es[a].words, " ")) > len(strings.Join(es[b].words, " "))
+		slices.SortStableFunc(es, func(a, b glossaryEntry) int {
+			return cmp.Or(cmp.Compare(len(b.words), len(a.words)),
+				cmp.Compare(len(strings.Join(b.words, " ")), len(strings.Join(a.words, " "))))
 		})
 	}
 	return g
@@ -126,7 +125,7 @@ terms:
 // term becomes the term's target (keeping the run's leading and trailing
 // punctuation), every other word becomes word(core) followed by its
 // trailing punctuation. Words are joined by a space unless noSpace.
-func rewrite(text string, g *glossary, noSpace bool, word func(i int, core string) string) string {
+func rewrite(text string, g *glossary, noSpace bool, word func(core string) string) string {
 	words := strings.Fields(text)
 	var b strings.Builder
 	for i := 0; i < len(words); {
@@ -145,7 +144,7 @@ func rewrite(text string, g *glossary, noSpace bool, word func(i int, core strin
 		w := words[i]
 		core := strings.TrimRightFunc(w, unicode.IsPunct)
 		if core != "" {
-			b.WriteString(word(i, core))
+			b.WriteString(word(core))
 		}
 		b.WriteString(w[len(core):])
 		i++

@@ -51,7 +51,7 @@ func translate(ids *sim.IDs, text, target string, g *glossary) string {
 		sys = "latin"
 	}
 	inv := syllables[sys]
-	return rewrite(text, g, noSpaces[sys], func(_ int, core string) string {
+	return rewrite(text, g, noSpaces[sys], func(core string) string {
 		h := ids.Hash("translate", target, strings.ToLower(core))
 		r := sim.NewRand(h)
 		n := 1 + (len(core)+2)/4
@@ -83,7 +83,7 @@ func TargetScript(ids *sim.IDs, segs []sim.Segment, sourceLang, targetLang strin
 	for i, s := range segs {
 		if same {
 			if g != nil {
-				s.Text = rewrite(s.Text, g, false, func(_ int, core string) string { return core })
+				s.Text = rewrite(s.Text, g, false, func(core string) string { return core })
 			}
 		} else {
 			s.Text = translate(ids, s.Text, targetLang, g)
