@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -33,19 +32,11 @@ func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account 
 }
 
 func accountIn(tx sim.Tx, key string) (sim.Account, error) {
-	a, err := tx.Account(key)
-	if errors.Is(err, sim.ErrNotFound) {
-		return a, unauthorized()
-	}
-	return a, err
+	return get(tx.Account, key, nil, unauthorized)
 }
 
 func namedAccount(tx sim.Tx, key string) (sim.Account, error) {
-	a, err := tx.Account(key)
-	if errors.Is(err, sim.ErrNotFound) {
-		return a, sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, key)
-	}
-	return a, err
+	return get(tx.Account, key, nil, func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, key) })
 }
 
 // Account returns the account of an API key, or an unauthorized error.
@@ -103,9 +94,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 			}
 			spec.APIKey = e.apiKeys.Hold("dsk_" + e.ids.secretToken(16, "account", fmt.Sprint(seq)))
 		}
-		if _, err := tx.Account(spec.APIKey); err == nil {
-			return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey)
-		} else if !errors.Is(err, sim.ErrNotFound) {
+		if err := absent(tx.Account, spec.APIKey, func() error { return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey) }); err != nil {
 			return err
 		}
 		if spec.Name == "" {
@@ -174,19 +163,13 @@ func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error
 // in companyID (a new company when empty).
 func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, now time.Time) error {
 	if a.UserID != "" {
-		if _, err := tx.User(a.UserID); err == nil {
-			return nil
-		} else if !errors.Is(err, sim.ErrNotFound) {
-			return err
-		}
-		return sim.Errorf(sim.CodeValidation, sim.MsgUnknownUser, a.UserID)
+		_, err := get(tx.User, a.UserID, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgUnknownUser, a.UserID) })
+		return err
 	}
 	var co sim.Company
 	if companyID != "" {
 		var err error
-		if co, err = tx.Company(companyID); errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeValidation, sim.MsgUnknownCompany, companyID)
-		} else if err != nil {
+		if co, err = get(tx.Company, companyID, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgUnknownCompany, companyID) }); err != nil {
 			return err
 		}
 	} else {
@@ -206,9 +189,7 @@ func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email stri
 	if email == "" {
 		email = "user-" + id[16:] + "@company-" + co.ID[16:] + ".dubsim.test"
 	}
-	if _, err := tx.UserByEmail(email); err == nil {
-		return sim.Errorf(sim.CodeValidation, sim.MsgEmailTaken, email)
-	} else if !errors.Is(err, sim.ErrNotFound) {
+	if err := absent(tx.UserByEmail, email, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgEmailTaken, email) }); err != nil {
 		return err
 	}
 	u := sim.User{ID: id, CompanyID: co.ID, Name: a.Name, Email: email, CreatedAt: now}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -104,6 +105,28 @@ func (e *core) saveClock(tx sim.Tx) error {
 		return err
 	}
 	return tx.PutMeta(metaClock, b)
+}
+
+// get reads record id, refusing with missing() one that is not stored or
+// that ok rejects (ok nil: none).
+func get[T any](read func(string) (T, error), id string, ok func(T) bool, missing func() error) (T, error) {
+	v, err := read(id)
+	if errors.Is(err, sim.ErrNotFound) || (err == nil && ok != nil && !ok(v)) {
+		return v, missing()
+	}
+	return v, err
+}
+
+// absent refuses with taken() a record id that read finds.
+func absent[T any](read func(string) (T, error), id string, taken func() error) error {
+	_, err := read(id)
+	switch {
+	case err == nil:
+		return taken()
+	case errors.Is(err, sim.ErrNotFound):
+		return nil
+	}
+	return err
 }
 
 func unauthorized() error { return sim.Errorf(sim.CodeUnauthorized, sim.MsgInvalidAPIKey) }

@@ -163,10 +163,7 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 	}
 	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) {
 		at := e.clock.Now()
-		p, err := tx.Project(id)
-		if errors.Is(err, sim.ErrNotFound) {
-			return p, notFound()
-		}
+		p, err := get(tx.Project, id, nil, notFound)
 		if err != nil {
 			return p, err
 		}
@@ -210,9 +207,7 @@ func (e *Outcomes) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.O
 	}
 	err := e.update(ctx, func(tx sim.Tx) error {
 		if r.APIKey != "" {
-			if _, err := tx.Account(r.APIKey); errors.Is(err, sim.ErrNotFound) {
-				return sim.Errorf(sim.CodeValidation, sim.MsgOutcomeAPIKey, r.APIKey)
-			} else if err != nil {
+			if _, err := get(tx.Account, r.APIKey, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgOutcomeAPIKey, r.APIKey) }); err != nil {
 				return err
 			}
 		}

@@ -52,11 +52,7 @@ func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project,
 }
 
 func ownedProject(tx sim.Tx, apiKey, id string) (sim.Project, error) {
-	p, err := tx.Project(id)
-	if errors.Is(err, sim.ErrNotFound) || (err == nil && p.APIKey != apiKey) {
-		return p, notFound()
-	}
-	return p, err
+	return get(tx.Project, id, func(p sim.Project) bool { return p.APIKey == apiKey }, notFound)
 }
 
 // Project returns a project of the account, with any due transition
@@ -65,10 +61,7 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 	now := e.clock.Now()
 	var p sim.Project
 	err := e.store.View(ctx, func(tx sim.Tx) error {
-		head, err := tx.ProjectHead(id)
-		if errors.Is(err, sim.ErrNotFound) || (err == nil && head.APIKey != apiKey) {
-			return notFound()
-		}
+		head, err := get(tx.ProjectHead, id, func(p sim.Project) bool { return p.APIKey == apiKey }, notFound)
 		if err != nil {
 			return err
 		}
@@ -100,10 +93,7 @@ func (e *Projects) OutputSignature(p sim.Project) string {
 // ProjectOutput returns a project for serving its output files, whoever
 // asks (download URLs carry no key but a signature, like presigned links).
 func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, error) {
-	p, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Project, error) { return tx.Project(id) })
-	if errors.Is(err, sim.ErrNotFound) {
-		return p, notFound()
-	}
+	p, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Project, error) { return get(tx.Project, id, nil, notFound) })
 	if err == nil && statemachine.ProjectDue(p, e.clock.Now()) {
 		return e.Project(ctx, p.APIKey, id)
 	}

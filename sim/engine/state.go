@@ -256,10 +256,8 @@ func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDu
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		company := f.CompanyID
 		if f.ProjectID != "" {
-			p, err := tx.StudioProject(f.ProjectID)
-			if errors.Is(err, sim.ErrNotFound) || (err == nil && company != "" && p.CompanyID != company) {
-				return sim.Errorf(sim.CodeNotFound, sim.MsgStudioProjectNotFound, f.ProjectID)
-			}
+			p, err := get(tx.StudioProject, f.ProjectID, func(p sim.StudioProject) bool { return company == "" || p.CompanyID == company },
+				func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioProjectNotFound, f.ProjectID) })
 			if err != nil {
 				return err
 			}

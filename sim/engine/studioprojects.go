@@ -63,10 +63,7 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 		p.Name = *in.Name
 	}
 	if in.ManagerEmail != nil {
-		u, err := tx.UserByEmail(*in.ManagerEmail)
-		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeValidation, sim.MsgManagerUnknown, *in.ManagerEmail)
-		}
+		u, err := get(tx.UserByEmail, *in.ManagerEmail, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgManagerUnknown, *in.ManagerEmail) })
 		if err != nil {
 			return err
 		}
@@ -92,10 +89,7 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 			*g.dst = ""
 			continue
 		}
-		gl, err := tx.Glossary(*g.in)
-		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeValidation, sim.MsgGlossaryMissing, g.field, *g.in)
-		}
+		gl, err := get(tx.Glossary, *g.in, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgGlossaryMissing, g.field, *g.in) })
 		if err != nil {
 			return err
 		}

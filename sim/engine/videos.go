@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"sort"
@@ -32,10 +31,7 @@ type videoList struct {
 }
 
 func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) (sim.Artifact, error) {
-	a, err := tx.Artifact(id)
-	if errors.Is(err, sim.ErrNotFound) {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgArtifactMissing, field, id)
-	}
+	a, err := get(tx.Artifact, id, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgArtifactMissing, field, id) })
 	if err != nil {
 		return a, err
 	}
@@ -194,11 +190,7 @@ func ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, 
 	if _, err := ownedStudioProject(tx, c, projectID); err != nil {
 		return sim.Video{}, err
 	}
-	v, err := tx.Video(videoID)
-	if errors.Is(err, sim.ErrNotFound) || (err == nil && v.ProjectID != projectID) {
-		return v, studioMissing()
-	}
-	return v, err
+	return get(tx.Video, videoID, func(v sim.Video) bool { return v.ProjectID == projectID }, studioMissing)
 }
 
 // Video returns one video of a project of the caller's company.
@@ -286,10 +278,7 @@ func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto boo
 		return sim.Video{}, sim.Errorf(sim.CodeValidation, sim.MsgVideoStatus, strings.Join(sim.VideoStatuses, ", "), status)
 	}
 	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
-		v, err := tx.Video(id)
-		if errors.Is(err, sim.ErrNotFound) {
-			return v, sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id)
-		}
+		v, err := get(tx.Video, id, nil, func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id) })
 		if err != nil {
 			return v, err
 		}
