@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"container/heap"
 	"context"
 	"encoding/base64"
 	"errors"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -157,7 +156,8 @@ func pendingBefore(a, b pendingEntry) bool {
 }
 
 // firstN keeps the n first items by less of those added, and counts them
-// all: a max-heap, so its memory is n items whatever is added.
+// all: it trims to n whenever it holds 2n, so its memory is 2n items
+// whatever is added. less must be a total order.
 type firstN[T any] struct {
 	n     int
 	less  func(a, b T) bool
@@ -169,32 +169,26 @@ func newFirstN[T any](n int, less func(a, b T) bool) *firstN[T] {
 	return &firstN[T]{n: n, less: less}
 }
 
-func (f *firstN[T]) Len() int           { return len(f.items) }
-func (f *firstN[T]) Less(i, j int) bool { return f.less(f.items[j], f.items[i]) } // the last first: a max-heap
-func (f *firstN[T]) Swap(i, j int)      { f.items[i], f.items[j] = f.items[j], f.items[i] }
-func (f *firstN[T]) Push(x any)         { f.items = append(f.items, x.(T)) }
-func (f *firstN[T]) Pop() any {
-	x := f.items[len(f.items)-1]
-	f.items = f.items[:len(f.items)-1]
-	return x
-}
-
 func (f *firstN[T]) add(x T) {
 	f.total++
-	if len(f.items) < f.n {
-		heap.Push(f, x)
-		return
-	}
-	if f.n > 0 && f.less(x, f.items[0]) {
-		f.items[0] = x
-		heap.Fix(f, 0)
+	f.items = append(f.items, x)
+	if len(f.items) >= 2*f.n {
+		f.sorted()
 	}
 }
 
 func (f *firstN[T]) sorted() []T {
-	out := append([]T(nil), f.items...)
-	sort.Slice(out, func(i, j int) bool { return f.less(out[i], out[j]) })
-	return out
+	slices.SortFunc(f.items, func(a, b T) int {
+		switch {
+		case f.less(a, b):
+			return -1
+		case f.less(b, a):
+			return 1
+		}
+		return 0
+	})
+	f.items = f.items[:min(len(f.items), f.n)]
+	return f.items
 }
 
 func projectState(p sim.Project) sim.ProjectState {
