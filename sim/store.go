@@ -26,22 +26,12 @@ type Store interface {
 // Tx is one transaction. Getters return ErrNotFound for a missing record;
 // ForEach* visit records in id order and stop at the first error fn returns.
 type Tx interface {
-	AccountTx
-	ProjectTx
-	IdempotencyTx
-	MetaTx
-	StudioTx
-}
-
-// AccountTx holds the platform accounts, keyed by API key.
-type AccountTx interface {
+	// The platform accounts, keyed by API key.
 	Account(apiKey string) (Account, error)
 	PutAccount(a Account) error
 	ForEachAccount(fn func(Account) error) error
-}
 
-// ProjectTx holds the platform projects and their due-time index.
-type ProjectTx interface {
+	// The platform projects and their due-time index.
 	Project(id string) (Project, error)
 	// ProjectHead is Project without its scripts, speakers, pending
 	// re-translation and history: cheap whatever the video's length.
@@ -54,10 +44,8 @@ type ProjectTx interface {
 	// DueProjects returns up to limit ids of in-progress projects whose
 	// DueAt is at or before now, earliest first.
 	DueProjects(now time.Time, limit int) ([]string, error)
-}
 
-// IdempotencyTx holds the Idempotency-Key records, per scope (an API key).
-type IdempotencyTx interface {
+	// The Idempotency-Key records, per scope (an API key).
 	Idempotency(scope, key string) (IdemRecord, error)
 	PutIdempotency(scope, key string, rec IdemRecord) error
 	// DeleteIdempotencyScope deletes every record of a scope (an API key).
@@ -65,10 +53,8 @@ type IdempotencyTx interface {
 	CountIdempotency() int
 	// PurgeIdempotency deletes records created before cutoff; it returns how many.
 	PurgeIdempotency(cutoff time.Time) (int, error)
-}
 
-// MetaTx holds what is not a record: named counters and metadata.
-type MetaTx interface {
+	// What is not a record: named counters and metadata.
 	// NextSequence returns the next value (starting at 1) of a named counter.
 	NextSequence(name string) (uint64, error)
 	Meta(key string) ([]byte, error)
@@ -76,18 +62,8 @@ type MetaTx interface {
 	// ResetData deletes every account, project, idempotency record and
 	// studio record (not the metadata: clock and sequences survive).
 	ResetData() error
-}
 
-// StudioTx is the part of Tx that holds the studio resources.
-type StudioTx interface {
-	CompanyTx
-	StudioProjectTx
-	VideoTx
-	ArtifactTx
-}
-
-// CompanyTx holds the companies and their users.
-type CompanyTx interface {
+	// The studio companies and their users.
 	Company(id string) (Company, error)
 	PutCompany(c Company) error
 	ForEachCompany(fn func(Company) error) error
@@ -97,10 +73,8 @@ type CompanyTx interface {
 	// UserByEmail finds a user by email, compared case-insensitively.
 	UserByEmail(email string) (User, error)
 	ForEachUser(fn func(User) error) error
-}
 
-// StudioProjectTx holds the studio projects, their folders and glossaries.
-type StudioProjectTx interface {
+	// The studio projects, their folders and glossaries.
 	Glossary(id string) (Glossary, error)
 	PutGlossary(g Glossary) error
 	ForEachGlossary(fn func(Glossary) error) error
@@ -114,10 +88,8 @@ type StudioProjectTx interface {
 	// ForEachStudioProject visits the projects of a company (every company
 	// when companyID is "").
 	ForEachStudioProject(companyID string, fn func(StudioProject) error) error
-}
 
-// VideoTx holds the videos of studio projects and their due index.
-type VideoTx interface {
+	// The videos of studio projects and their due index.
 	Video(id string) (Video, error)
 	PutVideo(v Video) error // keeps the due index in step
 	// ForEachVideo visits the videos of a project (every video when
@@ -126,10 +98,8 @@ type VideoTx interface {
 	// DueVideos returns up to limit ids of videos whose DueAt is set and at
 	// or before now, earliest first.
 	DueVideos(now time.Time, limit int) ([]string, error)
-}
 
-// ArtifactTx holds the artifacts, their due index and their uploads.
-type ArtifactTx interface {
+	// The artifacts, their due index and their uploads.
 	Artifact(id string) (Artifact, error)
 	PutArtifact(a Artifact) error // keeps the due index in step
 	ForEachArtifact(fn func(Artifact) error) error
