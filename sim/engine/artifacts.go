@@ -86,6 +86,22 @@ type part struct {
 	path     string // the s3Path that names the upload
 }
 
+// tally adds what is known at creation of a part dubsim does not download
+// to res: its size, duration and failure (the first one counts); an upload
+// leaves res unknown until processing ends.
+func (p part) tally(res *sim.ArtifactResult, total *float64) {
+	switch {
+	case p.upload != "":
+		res.Known = false
+	case p.fail != "" && res.Fail == "":
+		res.Fail = p.fail
+	}
+	res.Size += p.size
+	if p.duration != nil {
+		*total += *p.duration
+	}
+}
+
 func (e *Artifacts) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
 	ref := rawURL
 	if ref == "" {
@@ -249,18 +265,8 @@ func (e *Artifacts) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now t
 	res := sim.ArtifactResult{Known: true, Origin: "derived"}
 	var total float64
 	for _, p := range parts {
-		switch {
-		case p.download != "":
-			a.Pending = true
-		case p.upload != "":
-			res.Known = false // resolved from the upload when processing ends
-		case p.fail != "" && res.Fail == "":
-			res.Fail = p.fail
-		}
-		res.Size += p.size
-		if p.duration != nil {
-			total += *p.duration
-		}
+		a.Pending = a.Pending || p.download != ""
+		p.tally(&res, &total)
 	}
 	res.Duration = &total
 	if forced := a.Result; forced.Known { // an outcome rule decided
@@ -387,7 +393,7 @@ func (e *Artifacts) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (si
 		return orig, nil
 	}
 	if na.Status != orig.Status {
-		noteEvent(tx, Event{Resource: "artifact", ID: na.ID, From: orig.Status, To: na.Status, At: now, Company: na.CompanyID, Reason: failReason(na.Status == sim.ArtifactFailed, na.ErrorMessage)})
+		noteEvent(tx, Event{Resource: "artifact", ID: na.ID, From: orig.Status, To: na.Status, At: now, Company: na.CompanyID, Reason: na.ErrorMessage})
 	}
 	return na, tx.PutArtifact(na)
 }

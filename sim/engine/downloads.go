@@ -110,17 +110,8 @@ func (e *Artifacts) fetchParts(w *work, qc *quotaCount, typ string, parts []part
 	var total float64
 	media := make([]sim.MediaFormat, len(parts))
 	for i, p := range parts {
-		if p.upload != "" {
-			res.Known = false // presigned fragments are resolved when processing ends
-		}
-		if p.fail != "" && res.Fail == "" {
-			res.Fail = p.fail
-		}
 		if p.download == "" {
-			res.Size += p.size
-			if p.duration != nil {
-				total += *p.duration
-			}
+			p.tally(&res, &total)
 			continue
 		}
 		w.setURL(p.download)

@@ -15,7 +15,7 @@ type Event struct {
 	From, To string    // statuses
 	At       time.Time // simulated time it was applied
 	Company  string    // of a studio resource
-	Reason   string    // why a project or artifact failed
+	Reason   string    // why a project or artifact failed (its error message: set only on failure)
 }
 
 // eventTx is a write's transaction while Config.OnEvent is set: the settle
@@ -50,11 +50,4 @@ func (e *core) withEvents(write func(func(sim.Tx) error) error, fn func(sim.Tx) 
 		}
 	}
 	return err
-}
-
-func failReason(failed bool, msg string) string {
-	if failed {
-		return msg
-	}
-	return ""
 }

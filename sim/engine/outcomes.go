@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,10 +39,7 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 		at := e.clock.Now()
 		res := sim.ArtifactResult{Known: true, Origin: "forced", Size: a.Result.Size, Duration: a.Result.Duration}
 		if outcome == sim.ForceError {
-			if message == "" {
-				message = sim.DefaultForcedError
-			}
-			res.Fail = message
+			res.Fail = cmp.Or(message, sim.DefaultForcedError)
 		}
 		if size != nil {
 			res.Size = *size
@@ -135,10 +133,7 @@ func applyOutcomeRules(tx sim.Tx, p *sim.Project, now time.Time) error {
 func force(p *sim.Project, outcome, message string, now bool, at time.Time) {
 	switch outcome {
 	case sim.ForceError:
-		if message == "" {
-			message = sim.DefaultForcedError
-		}
-		p.Outcome = sim.Outcome{Error: true, Message: message}
+		p.Outcome = sim.Outcome{Error: true, Message: cmp.Or(message, sim.DefaultForcedError)}
 		if now {
 			p.DueAt = at
 		}

@@ -34,7 +34,7 @@ func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project,
 		Materialize(e.fixtures.catalog(), e.ids.seed, &np)
 	}
 	if np.Status != p.Status {
-		noteEvent(tx, Event{Resource: "project", ID: p.ID, From: string(p.Status), To: string(np.Status), At: now, Reason: failReason(np.Status == sim.StatusError, np.ErrorMessage)})
+		noteEvent(tx, Event{Resource: "project", ID: p.ID, From: string(p.Status), To: string(np.Status), At: now, Reason: np.ErrorMessage})
 	}
 	if refund > 0 {
 		a, err := tx.Account(p.APIKey)
