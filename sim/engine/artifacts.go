@@ -418,11 +418,5 @@ func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.
 	if err != nil || !statemachine.ArtifactDue(a, now) {
 		return a, err
 	}
-	return in(ctx, e.update, func(tx sim.Tx) (sim.Artifact, error) {
-		cur, err := tx.Artifact(id)
-		if err != nil {
-			return cur, err
-		}
-		return e.settleArtifact(tx, cur, now)
-	})
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Artifact, error) { return settleIn(tx, now, tx.Artifact, id, e.settleArtifact) })
 }

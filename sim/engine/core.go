@@ -117,6 +117,15 @@ func get[T any](read func(string) (T, error), id string, ok func(T) bool, missin
 	return v, err
 }
 
+// settleIn reads record id with read and applies its due transitions at now.
+func settleIn[T any](tx sim.Tx, now time.Time, read func(string) (T, error), id string, settle func(sim.Tx, T, time.Time) (T, error)) (T, error) {
+	v, err := read(id)
+	if err != nil {
+		return v, err
+	}
+	return settle(tx, v, now)
+}
+
 // absent refuses with taken() a record id that read finds.
 func absent[T any](read func(string) (T, error), id string, taken func() error) error {
 	_, err := read(id)

@@ -158,11 +158,8 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 	}
 	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) {
 		at := e.clock.Now()
-		p, err := get(tx.Project, id, nil, notFound)
+		p, err := settleIn(tx, at, func(id string) (sim.Project, error) { return get(tx.Project, id, nil, notFound) }, id, e.projects.settle)
 		if err != nil {
-			return p, err
-		}
-		if p, err = e.projects.settle(tx, p, at); err != nil {
 			return p, err
 		}
 		if p.Status != sim.StatusInProgress {

@@ -51,8 +51,13 @@ func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project,
 	return np, tx.PutProject(np)
 }
 
-func ownedProject(tx sim.Tx, apiKey, id string) (sim.Project, error) {
-	return get(tx.Project, id, func(p sim.Project) bool { return p.APIKey == apiKey }, notFound)
+// ownedProject reads a project of the account with its due transition
+// applied.
+func (e *Projects) ownedProject(tx sim.Tx, apiKey, id string, now time.Time) (sim.Project, error) {
+	owned := func(id string) (sim.Project, error) {
+		return get(tx.Project, id, func(p sim.Project) bool { return p.APIKey == apiKey }, notFound)
+	}
+	return settleIn(tx, now, owned, id, e.settle)
 }
 
 // Project returns a project of the account, with any due transition
@@ -74,13 +79,7 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 	if err != nil || !statemachine.ProjectDue(p, now) {
 		return p, err
 	}
-	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) {
-		p, err := ownedProject(tx, apiKey, id)
-		if err != nil {
-			return p, err
-		}
-		return e.settle(tx, p, now)
-	})
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) { return e.ownedProject(tx, apiKey, id, now) })
 }
 
 // OutputSignature signs the download URLs of a project's outputs of its
@@ -284,11 +283,8 @@ func (e *Projects) DeleteProject(ctx context.Context, apiKey, id string) error {
 		if _, err := accountIn(tx, apiKey); err != nil {
 			return err
 		}
-		p, err := ownedProject(tx, apiKey, id)
+		p, err := e.ownedProject(tx, apiKey, id, now)
 		if err != nil {
-			return err
-		}
-		if p, err = e.settle(tx, p, now); err != nil {
 			return err
 		}
 		if p.Status == sim.StatusInProgress {

@@ -22,11 +22,8 @@ func (e *Projects) Retranslate(ctx context.Context, apiKey, id string, in sim.Re
 		if !acct.RetranslationEnabled {
 			return sim.Errorf(sim.CodeForbidden, sim.MsgRetranslationDisabled)
 		}
-		p, err := ownedProject(tx, apiKey, id)
+		p, err := e.ownedProject(tx, apiKey, id, now)
 		if err != nil {
-			return err
-		}
-		if p, err = e.settle(tx, p, now); err != nil {
 			return err
 		}
 		if p.Status != sim.StatusReady {

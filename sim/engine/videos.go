@@ -193,21 +193,20 @@ func ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, 
 	return get(tx.Video, videoID, func(v sim.Video) bool { return v.ProjectID == projectID }, studioMissing)
 }
 
+// settledVideo is ownedVideo with the video's due transitions applied.
+func (e *Videos) settledVideo(tx sim.Tx, c sim.Caller, projectID, videoID string, now time.Time) (sim.Video, error) {
+	owned := func(id string) (sim.Video, error) { return ownedVideo(tx, c, projectID, id) }
+	return settleIn(tx, now, owned, videoID, e.settleVideo)
+}
+
 // Video returns one video of a project of the caller's company.
 func (e *Videos) Video(ctx context.Context, c sim.Caller, projectID, videoID string) (sim.Video, error) {
 	now := e.clock.Now()
-	get := func(tx sim.Tx) (sim.Video, error) { return ownedVideo(tx, c, projectID, videoID) }
-	v, err := in(ctx, e.store.View, get)
+	v, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Video, error) { return ownedVideo(tx, c, projectID, videoID) })
 	if err != nil || !statemachine.VideoDue(v, now) {
 		return v, err
 	}
-	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
-		cur, err := get(tx)
-		if err != nil {
-			return cur, err
-		}
-		return e.settleVideo(tx, cur, now)
-	})
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) { return e.settledVideo(tx, c, projectID, videoID, now) })
 }
 
 // UpdateVideo applies a video update. A status written by the client stops
@@ -216,11 +215,8 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 	var v sim.Video
 	err := e.update(ctx, func(tx sim.Tx) error {
 		now := e.clock.Now()
-		cur, err := ownedVideo(tx, c, projectID, videoID)
-		if err != nil {
-			return err
-		}
-		if v, err = e.settleVideo(tx, cur, now); err != nil {
+		var err error
+		if v, err = e.settledVideo(tx, c, projectID, videoID, now); err != nil {
 			return err
 		}
 		langs := v.DstLangs
