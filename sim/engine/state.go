@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -109,10 +110,7 @@ type stateKey struct {
 }
 
 func (a stateKey) before(b stateKey) bool {
-	if !a.created.Equal(b.created) {
-		return a.created.After(b.created)
-	}
-	return a.id < b.id
+	return cmp.Or(b.created.Compare(a.created), strings.Compare(a.id, b.id)) < 0
 }
 
 // cursor is the next_cursor of a page that ends with a.

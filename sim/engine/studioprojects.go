@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/gencache"
@@ -36,11 +38,8 @@ func (e *StudioProjects) ListStudioProjects(ctx context.Context, c sim.Caller) (
 			return nil
 		})
 	})
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
-			return out[i].CreatedAt.After(out[j].CreatedAt)
-		}
-		return out[i].ID > out[j].ID
+	slices.SortStableFunc(out, func(a, b sim.StudioProject) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.ID, a.ID))
 	})
 	return out, err
 }

@@ -1,10 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -178,11 +178,8 @@ func (e *Videos) ListVideos(ctx context.Context, c sim.Caller, projectID string)
 }
 
 func sortVideos(vs []sim.Video) {
-	sort.SliceStable(vs, func(i, j int) bool {
-		if !vs[i].CreatedAt.Equal(vs[j].CreatedAt) {
-			return vs[i].CreatedAt.Before(vs[j].CreatedAt)
-		}
-		return vs[i].ID < vs[j].ID
+	slices.SortStableFunc(vs, func(a, b sim.Video) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
 }
 
