@@ -206,34 +206,33 @@ func projectState(p sim.Project) sim.ProjectState {
 
 // studioState adds the studio counts and pending studio transitions.
 func studioState(tx sim.Tx, st *sim.State, pending *firstN[pendingEntry]) error {
+	n := map[string]int{}
+	st.Studio = n
 	seq := 0
-	st.Studio = map[string]int{}
-	count := func(name string) func() { return func() { st.Studio[name]++ } }
-	steps := []error{
-		tx.ForEachCompany(func(sim.Company) error { count("companies")(); return nil }),
-		tx.ForEachUser(func(sim.User) error { count("users")(); return nil }),
-		tx.ForEachGlossary(func(sim.Glossary) error { count("glossaries")(); return nil }),
-		tx.ForEachFolder(func(sim.Folder) error { count("folders")(); return nil }),
-		tx.ForEachStudioProject("", func(sim.StudioProject) error { count("studio_projects")(); return nil }),
-		tx.ForEachUpload(func(sim.Upload) error { count("uploads")(); return nil }),
+	due := func(kind int, tr sim.Transition) {
+		if !tr.DueAt.IsZero() {
+			pending.add(pendingEntry{tr: tr, kind: kind, seq: seq})
+			seq++
+		}
+	}
+	return errors.Join(
+		tx.ForEachCompany(func(sim.Company) error { n["companies"]++; return nil }),
+		tx.ForEachUser(func(sim.User) error { n["users"]++; return nil }),
+		tx.ForEachGlossary(func(sim.Glossary) error { n["glossaries"]++; return nil }),
+		tx.ForEachFolder(func(sim.Folder) error { n["folders"]++; return nil }),
+		tx.ForEachStudioProject("", func(sim.StudioProject) error { n["studio_projects"]++; return nil }),
+		tx.ForEachUpload(func(sim.Upload) error { n["uploads"]++; return nil }),
 		tx.ForEachVideo("", func(v sim.Video) error {
-			count("videos")()
-			if !v.DueAt.IsZero() {
-				pending.add(pendingEntry{tr: videoTransition(v), kind: 1, seq: seq})
-				seq++
-			}
+			n["videos"]++
+			due(1, videoTransition(v))
 			return nil
 		}),
 		tx.ForEachArtifact(func(a sim.Artifact) error {
-			count("artifacts")()
-			if !a.DueAt.IsZero() {
-				pending.add(pendingEntry{tr: artifactTransition(a), kind: 2, seq: seq})
-				seq++
-			}
+			n["artifacts"]++
+			due(2, artifactTransition(a))
 			return nil
 		}),
-	}
-	return errors.Join(steps...)
+	)
 }
 
 // StudioDump returns the studio records f selects, with every due
