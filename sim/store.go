@@ -26,12 +26,22 @@ type Store interface {
 // Tx is one transaction. Getters return ErrNotFound for a missing record;
 // ForEach* visit records in id order and stop at the first error fn returns.
 type Tx interface {
-	// The platform accounts, keyed by API key.
+	AccountTx
+	ProjectTx
+	IdempotencyTx
+	MetaTx
+	StudioTx
+}
+
+// AccountTx holds the platform accounts, keyed by API key.
+type AccountTx interface {
 	Account(apiKey string) (Account, error)
 	PutAccount(a Account) error
 	ForEachAccount(fn func(Account) error) error
+}
 
-	// The platform projects and their due-time index.
+// ProjectTx holds the platform projects and their due-time index.
+type ProjectTx interface {
 	Project(id string) (Project, error)
 	// ProjectHead is Project without its scripts, speakers, pending
 	// re-translation and history: cheap whatever the video's length.
@@ -44,8 +54,10 @@ type Tx interface {
 	// DueProjects returns up to limit ids of in-progress projects whose
 	// DueAt is at or before now, earliest first.
 	DueProjects(now time.Time, limit int) ([]string, error)
+}
 
-	// The Idempotency-Key records, per scope (an API key).
+// IdempotencyTx holds the Idempotency-Key records, per scope (an API key).
+type IdempotencyTx interface {
 	Idempotency(scope, key string) (IdemRecord, error)
 	PutIdempotency(scope, key string, rec IdemRecord) error
 	// DeleteIdempotencyScope deletes every record of a scope (an API key).
@@ -53,8 +65,10 @@ type Tx interface {
 	CountIdempotency() int
 	// PurgeIdempotency deletes records created before cutoff; it returns how many.
 	PurgeIdempotency(cutoff time.Time) (int, error)
+}
 
-	// What is not a record: named counters and metadata.
+// MetaTx holds what is not a record: named counters and metadata.
+type MetaTx interface {
 	// NextSequence returns the next value (starting at 1) of a named counter.
 	NextSequence(name string) (uint64, error)
 	Meta(key string) ([]byte, error)
@@ -62,8 +76,18 @@ type Tx interface {
 	// ResetData deletes every account, project, idempotency record and
 	// studio record (not the metadata: clock and sequences survive).
 	ResetData() error
+}
 
-	// The studio companies and their users.
+// StudioTx is the part of Tx that holds the studio resources.
+type StudioTx interface {
+	CompanyTx
+	StudioProjectTx
+	VideoTx
+	ArtifactTx
+}
+
+// CompanyTx holds the companies and their users.
+type CompanyTx interface {
 	Company(id string) (Company, error)
 	PutCompany(c Company) error
 	ForEachCompany(fn func(Company) error) error
@@ -73,8 +97,10 @@ type Tx interface {
 	// UserByEmail finds a user by email, compared case-insensitively.
 	UserByEmail(email string) (User, error)
 	ForEachUser(fn func(User) error) error
+}
 
-	// The studio projects, their folders and glossaries.
+// StudioProjectTx holds the studio projects, their folders and glossaries.
+type StudioProjectTx interface {
 	Glossary(id string) (Glossary, error)
 	PutGlossary(g Glossary) error
 	ForEachGlossary(fn func(Glossary) error) error
@@ -88,8 +114,10 @@ type Tx interface {
 	// ForEachStudioProject visits the projects of a company (every company
 	// when companyID is "").
 	ForEachStudioProject(companyID string, fn func(StudioProject) error) error
+}
 
-	// The videos of studio projects and their due index.
+// VideoTx holds the videos of studio projects and their due index.
+type VideoTx interface {
 	Video(id string) (Video, error)
 	PutVideo(v Video) error // keeps the due index in step
 	// ForEachVideo visits the videos of a project (every video when
@@ -98,8 +126,10 @@ type Tx interface {
 	// DueVideos returns up to limit ids of videos whose DueAt is set and at
 	// or before now, earliest first.
 	DueVideos(now time.Time, limit int) ([]string, error)
+}
 
-	// The artifacts, their due index and their uploads.
+// ArtifactTx holds the artifacts, their due index and their uploads.
+type ArtifactTx interface {
 	Artifact(id string) (Artifact, error)
 	PutArtifact(a Artifact) error // keeps the due index in step
 	ForEachArtifact(fn func(Artifact) error) error
