@@ -65,12 +65,11 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			_ = e.artifacts.work.waitFor(ctx, e.clock.Now(), ref.id)
 		}
 	}
-	var v sim.Video
-	err := e.batch(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.batch, func(tx sim.Tx) (sim.Video, error) {
 		now := e.clock.Now()
 		p, err := ownedStudioProject(tx, c, projectID)
 		if err != nil {
-			return err
+			return sim.Video{}, err
 		}
 		// An artifact whose processing has ended by now is usable.
 		for _, ref := range refs {
@@ -79,7 +78,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			}
 			if a, err := tx.Artifact(ref.id); err == nil && statemachine.ArtifactDue(a, now) {
 				if _, err := e.artifacts.settleArtifact(tx, a, now); err != nil {
-					return err
+					return sim.Video{}, err
 				}
 			}
 		}
@@ -90,13 +89,13 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			}
 		}
 		if err != nil {
-			return err
+			return sim.Video{}, err
 		}
 		id, err := e.ids.studioID(tx, now)
 		if err != nil {
-			return err
+			return sim.Video{}, err
 		}
-		v = sim.Video{ID: id, ProjectID: p.ID, CompanyID: p.CompanyID, Name: nv.Name, Status: sim.VideoNew,
+		v := sim.Video{ID: id, ProjectID: p.ID, CompanyID: p.CompanyID, Name: nv.Name, Status: sim.VideoNew,
 			ProcessingType: nv.WorkflowType, SrcLang: nv.SourceLanguage, DstLangs: nv.TargetLanguages,
 			SourceArtifactID: nv.SourceArtifactID, BackgroundArtifactID: nv.BackgroundArtifactID,
 			InternationalMixArtifactID: nv.InternationalMixArtifactID, VocalsHitlArtifactID: nv.VocalsHitlArtifactID,
@@ -106,11 +105,10 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			v.DurationSeconds = new(*src.Duration)
 		}
 		if err := tx.PutVideo(v); err != nil {
-			return err
+			return v, err
 		}
-		return saveIdem(tx, idem, v, now)
+		return v, saveIdem(tx, idem, v, now)
 	})
-	return v, err
 }
 
 func (e *Videos) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, error) {
@@ -209,12 +207,11 @@ func (e *Videos) Video(ctx context.Context, c sim.Caller, projectID, videoID str
 // UpdateVideo applies a video update. A status written by the client stops
 // the automatic lifecycle of the video.
 func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, videoID string, u sim.VideoUpdate) (sim.Video, error) {
-	var v sim.Video
-	err := e.update(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
 		now := e.clock.Now()
-		var err error
-		if v, err = e.settledVideo(tx, c, projectID, videoID, now); err != nil {
-			return err
+		v, err := e.settledVideo(tx, c, projectID, videoID, now)
+		if err != nil {
+			return v, err
 		}
 		langs := v.DstLangs
 		if u.HasDstLangs {
@@ -224,13 +221,13 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 		if u.HasGuidance && u.Guidance != nil {
 			for _, k := range slices.Sorted(maps.Keys(u.Guidance.ByLang)) {
 				if !known(k) {
-					return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceLanguage, k, strings.Join(langs, ", "))
+					return v, sim.Errorf(sim.CodeValidation, sim.MsgGuidanceLanguage, k, strings.Join(langs, ", "))
 				}
 			}
 		}
 		if u.HasDstLangs && !u.HasGuidance && v.Guidance != nil {
 			if stale := slices.DeleteFunc(slices.Sorted(maps.Keys(v.Guidance.ByLang)), known); len(stale) > 0 {
-				return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceStale, strings.Join(stale, ", "))
+				return v, sim.Errorf(sim.CodeValidation, sim.MsgGuidanceStale, strings.Join(stale, ", "))
 			}
 		}
 		if u.Name != nil {
@@ -259,9 +256,8 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 			v.Guidance = u.Guidance
 		}
 		v.UpdatedAt = now
-		return tx.PutVideo(v)
+		return v, tx.PutVideo(v)
 	})
-	return v, err
 }
 
 // SetVideoStatus moves a video to a status at once, from the control API;
