@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -97,9 +98,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 		if err := absent(tx.Account, spec.APIKey, func() error { return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey) }); err != nil {
 			return err
 		}
-		if spec.Name == "" {
-			spec.Name = fmt.Sprintf("%s account", spec.Plan)
-		}
+		spec.Name = cmp.Or(spec.Name, fmt.Sprintf("%s account", spec.Plan))
 		a = accountFrom(spec, now, false)
 		if err := e.placeAccount(tx, &a, spec.CompanyID, spec.UserEmail, now); err != nil {
 			return err
@@ -186,9 +185,7 @@ func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email stri
 	if err != nil {
 		return err
 	}
-	if email == "" {
-		email = "user-" + id[16:] + "@company-" + co.ID[16:] + ".dubsim.test"
-	}
+	email = cmp.Or(email, "user-"+id[16:]+"@company-"+co.ID[16:]+".dubsim.test")
 	if err := absent(tx.UserByEmail, email, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgEmailTaken, email) }); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,10 +104,7 @@ func (p part) tally(res *sim.ArtifactResult, total *float64) {
 }
 
 func (e *Artifacts) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
-	ref := rawURL
-	if ref == "" {
-		ref = s3Path
-	}
+	ref := cmp.Or(rawURL, s3Path)
 	if e.media != nil {
 		if rule, ok := e.media.Rule(ref); ok {
 			switch {
