@@ -339,9 +339,7 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact) error {
 		if u.Duration != nil {
 			total += *u.Duration
 		}
-		if res.Blob == "" {
-			res.Blob = u.Blob
-		}
+		res.Blob = cmp.Or(res.Blob, u.Blob)
 	}
 	// Fragments that were URLs or bucket paths keep their creation-time share.
 	res.Size += a.Result.Size
@@ -349,9 +347,7 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact) error {
 		total += *a.Result.Duration
 	}
 	res.Duration = &total
-	if a.Result.Fail != "" && res.Fail == "" {
-		res.Fail = a.Result.Fail
-	}
+	res.Fail = cmp.Or(res.Fail, a.Result.Fail)
 	if res.Fail == "" && a.Fragments != nil && a.Type != sim.ArtifactScript {
 		res.Fail = fragmentMismatch(a.Fragments, media)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -131,9 +132,7 @@ func (e *Artifacts) fetchParts(w *work, qc *quotaCount, typ string, parts []part
 		if dur != nil {
 			total += *dur
 		}
-		if res.Blob == "" {
-			res.Blob = blob
-		}
+		res.Blob = cmp.Or(res.Blob, blob)
 	}
 	res.Duration = &total
 	return res, media, blobs

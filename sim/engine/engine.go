@@ -6,6 +6,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -80,21 +81,12 @@ type Engine struct {
 
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
-	c := &core{store: cfg.Store, clock: cfg.Clock, log: cfg.Log, onEvent: cfg.OnEvent}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
+	c := &core{store: cfg.Store, clock: cfg.Clock, log: cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)), onEvent: cfg.OnEvent}
 	ids := newIDGen(cfg.Store, cfg.IDs)
-	apiKeys := cfg.APIKeys
-	if apiKeys == nil {
-		apiKeys = plainKeys{}
-	}
+	apiKeys := cmp.Or[APIKeys](cfg.APIKeys, plainKeys{})
 	fixtures := &fixtureSet{files: cfg.FixtureFS}
 	fixtures.cur.Store(ownFixtures(apiKeys, cfg.Fixtures))
-	studio := cfg.StudioTiming
-	if studio == (sim.StudioTiming{}) {
-		studio = sim.DefaultStudioTiming
-	}
+	studio := cmp.Or(cfg.StudioTiming, sim.DefaultStudioTiming)
 	accounts := &Accounts{core: c, ids: ids, fixtures: fixtures, apiKeys: apiKeys}
 	accounts.accounts.Size, accounts.callers.Size = 10_000, 10_000
 	artifacts := newArtifacts(c, ids, cfg, studio)
