@@ -59,53 +59,51 @@ func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, err
 // CreateAccount adds an account; an empty APIKey gets one keyed by the
 // store's secret, which nobody can predict.
 func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.Account, error) {
-	var a sim.Account
 	if !spec.Plan.Valid() {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgPlan, spec.Plan)
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgPlan, spec.Plan)
 	}
 	if spec.BalanceMinutes < 0 {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgNegativeBalance)
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgNegativeBalance)
 	}
 	e.fillFromPlan(&spec)
 	if spec.APIKey != "" {
 		k, err := e.apiKeys.Given(spec.APIKey)
 		if err != nil {
-			return a, err
+			return sim.Account{}, err
 		}
 		spec.APIKey = k
 	}
 	if err := sim.CheckAPIKey(spec.APIKey); err != nil {
-		return a, sim.Errorf(sim.CodeValidation, "%v", err)
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, "%v", err)
 	}
 	if len(spec.CompanyID) > 64 {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgCompanyIDLength, len(spec.CompanyID))
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgCompanyIDLength, len(spec.CompanyID))
 	}
 	if e := spec.UserEmail; e != "" && (len(e) > 254 || strings.Count(e, "@") != 1 || strings.ContainsAny(e, " \t\r\n") || strings.HasPrefix(e, "@") || strings.HasSuffix(e, "@")) {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgUserEmail, clip(e, 80))
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgUserEmail, clip(e, 80))
 	}
 	if spec.UserID != "" {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgUserIDChosen)
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgUserIDChosen)
 	}
-	err := e.update(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Account, error) {
 		now := e.clock.Now()
 		if spec.APIKey == "" {
 			seq, err := tx.NextSequence(seqAccounts)
 			if err != nil {
-				return err
+				return sim.Account{}, err
 			}
 			spec.APIKey = e.apiKeys.Hold("dsk_" + e.ids.secretToken(16, "account", fmt.Sprint(seq)))
 		}
 		if err := absent(tx.Account, spec.APIKey, func() error { return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey) }); err != nil {
-			return err
+			return sim.Account{}, err
 		}
 		spec.Name = cmp.Or(spec.Name, fmt.Sprintf("%s account", spec.Plan))
-		a = accountFrom(spec, now, false)
+		a := accountFrom(spec, now, false)
 		if err := e.placeAccount(tx, &a, spec.CompanyID, spec.UserEmail, now); err != nil {
-			return err
+			return a, err
 		}
-		return tx.PutAccount(a)
+		return a, tx.PutAccount(a)
 	})
-	return a, err
 }
 
 // fillFromPlan gives the fields spec.FromPlan names the values of the first
