@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -244,10 +245,7 @@ func (r OutcomeRule) Matches(apiKey, sourceURL string) bool {
 
 // MatchesArtifact reports whether the rule applies to a new artifact.
 func (r OutcomeRule) MatchesArtifact(a Artifact) bool {
-	ref := a.SourceURL
-	if ref == "" {
-		ref = a.SourcePath
-	}
+	ref := cmp.Or(a.SourceURL, a.SourcePath)
 	if ref == "" && len(a.Fragments) > 0 {
 		ref = a.Fragments[0].URL + a.Fragments[0].S3Path
 	}

@@ -72,26 +72,29 @@ func (g *IDs) PlatformProjectSeq(id string) (uint64, bool) {
 	}
 }
 
-func (g *IDs) feistelInverse(x uint64) uint64 {
+// feistel runs four rounds over the halves of x; feistelInverse undoes them.
+func (g *IDs) feistel(x uint64) uint64 {
 	l, r := (x>>feistelHalf)&feistelMask, x&feistelMask
-	for round := uint64(4); round > 0; round-- {
-		f := g.round(round-1, l) & feistelMask
-		l, r = r^f, l
+	for round := uint64(0); round < 4; round++ {
+		l, r = r, l^g.round(round, r)
 	}
 	return l<<feistelHalf | r
 }
 
-func (g *IDs) feistel(x uint64) uint64 {
+func (g *IDs) feistelInverse(x uint64) uint64 {
 	l, r := (x>>feistelHalf)&feistelMask, x&feistelMask
-	for round := uint64(0); round < 4; round++ {
-		f := g.round(round, r) & feistelMask
-		l, r = r, l^f
+	for round := uint64(4); round > 0; round-- {
+		l, r = r^g.round(round-1, l), l
 	}
 	return l<<feistelHalf | r
 }
 
 func (g *IDs) round(round, v uint64) uint64 {
-	z := v*0x9E3779B97F4A7C15 ^ g.seed ^ round*0xBF58476D1CE4E5B9
+	return mix64(v*0x9E3779B97F4A7C15^g.seed^round*0xBF58476D1CE4E5B9) & feistelMask
+}
+
+// mix64 is splitmix64's finaliser.
+func mix64(z uint64) uint64 {
 	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
 	z = (z ^ z>>27) * 0x94D049BB133111EB
 	return z ^ z>>31
@@ -138,10 +141,7 @@ func NewRand(seed uint64) *Rand { return &Rand{state: seed} }
 // Uint64 returns the next value.
 func (r *Rand) Uint64() uint64 {
 	r.state += 0x9E3779B97F4A7C15
-	z := r.state
-	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
-	z = (z ^ z>>27) * 0x94D049BB133111EB
-	return z ^ z>>31
+	return mix64(r.state)
 }
 
 // Intn returns a value in [0, n); n must be > 0.

@@ -103,9 +103,5 @@ func (t Timing) Retranslation(source time.Duration) time.Duration {
 // CostMinutes is the charge for a source duration: whole minutes rounded up,
 // at least one.
 func CostMinutes(d time.Duration) int64 {
-	m := int64(math.Ceil(d.Minutes() - 1e-9))
-	if m < 1 {
-		m = 1
-	}
-	return m
+	return max(1, int64(math.Ceil(d.Minutes()-1e-9)))
 }

@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -33,19 +33,11 @@ func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account 
 }
 
 func accountIn(tx sim.Tx, key string) (sim.Account, error) {
-	a, err := tx.Account(key)
-	if errors.Is(err, sim.ErrNotFound) {
-		return a, unauthorized()
-	}
-	return a, err
+	return get(tx.Account, key, nil, unauthorized)
 }
 
 func namedAccount(tx sim.Tx, key string) (sim.Account, error) {
-	a, err := tx.Account(key)
-	if errors.Is(err, sim.ErrNotFound) {
-		return a, sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, key)
-	}
-	return a, err
+	return get(tx.Account, key, nil, func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, key) })
 }
 
 // Account returns the account of an API key, or an unauthorized error.
@@ -67,57 +59,51 @@ func (e *Accounts) Account(ctx context.Context, apiKey string) (sim.Account, err
 // CreateAccount adds an account; an empty APIKey gets one keyed by the
 // store's secret, which nobody can predict.
 func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim.Account, error) {
-	var a sim.Account
 	if !spec.Plan.Valid() {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgPlan, spec.Plan)
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgPlan, spec.Plan)
 	}
 	if spec.BalanceMinutes < 0 {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgNegativeBalance)
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgNegativeBalance)
 	}
 	e.fillFromPlan(&spec)
 	if spec.APIKey != "" {
 		k, err := e.apiKeys.Given(spec.APIKey)
 		if err != nil {
-			return a, err
+			return sim.Account{}, err
 		}
 		spec.APIKey = k
 	}
 	if err := sim.CheckAPIKey(spec.APIKey); err != nil {
-		return a, sim.Errorf(sim.CodeValidation, "%v", err)
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, "%v", err)
 	}
 	if len(spec.CompanyID) > 64 {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgCompanyIDLength, len(spec.CompanyID))
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgCompanyIDLength, len(spec.CompanyID))
 	}
 	if e := spec.UserEmail; e != "" && (len(e) > 254 || strings.Count(e, "@") != 1 || strings.ContainsAny(e, " \t\r\n") || strings.HasPrefix(e, "@") || strings.HasSuffix(e, "@")) {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgUserEmail, clip(e, 80))
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgUserEmail, clip(e, 80))
 	}
 	if spec.UserID != "" {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgUserIDChosen)
+		return sim.Account{}, sim.Errorf(sim.CodeValidation, sim.MsgUserIDChosen)
 	}
-	err := e.update(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Account, error) {
 		now := e.clock.Now()
 		if spec.APIKey == "" {
 			seq, err := tx.NextSequence(seqAccounts)
 			if err != nil {
-				return err
+				return sim.Account{}, err
 			}
 			spec.APIKey = e.apiKeys.Hold("dsk_" + e.ids.secretToken(16, "account", fmt.Sprint(seq)))
 		}
-		if _, err := tx.Account(spec.APIKey); err == nil {
-			return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey)
-		} else if !errors.Is(err, sim.ErrNotFound) {
-			return err
+		if err := absent(tx.Account, spec.APIKey, func() error { return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey) }); err != nil {
+			return sim.Account{}, err
 		}
-		if spec.Name == "" {
-			spec.Name = fmt.Sprintf("%s account", spec.Plan)
-		}
-		a = accountFrom(spec, now, false)
+		spec.Name = cmp.Or(spec.Name, fmt.Sprintf("%s account", spec.Plan))
+		a := accountFrom(spec, now, false)
 		if err := e.placeAccount(tx, &a, spec.CompanyID, spec.UserEmail, now); err != nil {
-			return err
+			return a, err
 		}
-		return tx.PutAccount(a)
+		return a, tx.PutAccount(a)
 	})
-	return a, err
 }
 
 // fillFromPlan gives the fields spec.FromPlan names the values of the first
@@ -174,19 +160,13 @@ func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error
 // in companyID (a new company when empty).
 func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, now time.Time) error {
 	if a.UserID != "" {
-		if _, err := tx.User(a.UserID); err == nil {
-			return nil
-		} else if !errors.Is(err, sim.ErrNotFound) {
-			return err
-		}
-		return sim.Errorf(sim.CodeValidation, sim.MsgUnknownUser, a.UserID)
+		_, err := get(tx.User, a.UserID, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgUnknownUser, a.UserID) })
+		return err
 	}
 	var co sim.Company
 	if companyID != "" {
 		var err error
-		if co, err = tx.Company(companyID); errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeValidation, sim.MsgUnknownCompany, companyID)
-		} else if err != nil {
+		if co, err = get(tx.Company, companyID, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgUnknownCompany, companyID) }); err != nil {
 			return err
 		}
 	} else {
@@ -203,12 +183,8 @@ func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email stri
 	if err != nil {
 		return err
 	}
-	if email == "" {
-		email = "user-" + id[16:] + "@company-" + co.ID[16:] + ".dubsim.test"
-	}
-	if _, err := tx.UserByEmail(email); err == nil {
-		return sim.Errorf(sim.CodeValidation, sim.MsgEmailTaken, email)
-	} else if !errors.Is(err, sim.ErrNotFound) {
+	email = cmp.Or(email, "user-"+id[16:]+"@company-"+co.ID[16:]+".dubsim.test")
+	if err := absent(tx.UserByEmail, email, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgEmailTaken, email) }); err != nil {
 		return err
 	}
 	u := sim.User{ID: id, CompanyID: co.ID, Name: a.Name, Email: email, CreatedAt: now}
@@ -292,4 +268,43 @@ func (e *Accounts) ResetAccount(ctx context.Context, apiKey string) error {
 		}
 		return tx.PutAccount(a)
 	})
+}
+
+// APIKeys is the form of the API keys an engine holds, for an instance
+// whose keys have a form of their own (sandboxes).
+type APIKeys interface {
+	// Hold is the key an account of key k (a fixture's, or one generated)
+	// is held under.
+	Hold(k string) string
+	// Given is the key an account created with key k gets, or a
+	// *sim.Error that refuses k.
+	Given(k string) (string, error)
+}
+
+// plainKeys holds keys as given and refuses those that start with
+// sim.SandboxKeyPrefix (fidelity SB2).
+type plainKeys struct{}
+
+func (plainKeys) Hold(k string) string { return k }
+
+func (plainKeys) Given(k string) (string, error) {
+	if strings.HasPrefix(k, sim.SandboxKeyPrefix) {
+		return "", sim.Errorf(sim.CodeValidation, sim.MsgSandboxKey, clip(k, 80))
+	}
+	return k, nil
+}
+
+// ownFixtures is fx with every account key in the form keys holds it: a
+// copy, as the set may be shared with other engines.
+func ownFixtures(keys APIKeys, fx *sim.Fixtures) *sim.Fixtures {
+	if _, plain := keys.(plainKeys); plain || fx == nil {
+		return fx
+	}
+	own := *fx
+	own.Accounts = make([]sim.AccountSpec, len(fx.Accounts))
+	for i, a := range fx.Accounts {
+		a.APIKey = keys.Hold(a.APIKey)
+		own.Accounts[i] = a
+	}
+	return &own
 }

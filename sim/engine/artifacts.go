@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,11 +87,24 @@ type part struct {
 	path     string // the s3Path that names the upload
 }
 
-func (e *Artifacts) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
-	ref := rawURL
-	if ref == "" {
-		ref = s3Path
+// tally adds what is known at creation of a part dubsim does not download
+// to res: its size, duration and failure (the first one counts); an upload
+// leaves res unknown until processing ends.
+func (p part) tally(res *sim.ArtifactResult, total *float64) {
+	switch {
+	case p.upload != "":
+		res.Known = false
+	case p.fail != "" && res.Fail == "":
+		res.Fail = p.fail
 	}
+	res.Size += p.size
+	if p.duration != nil {
+		*total += *p.duration
+	}
+}
+
+func (e *Artifacts) resolvePart(c sim.Caller, typ, rawURL, s3Path string) part {
+	ref := cmp.Or(rawURL, s3Path)
 	if e.media != nil {
 		if rule, ok := e.media.Rule(ref); ok {
 			switch {
@@ -249,18 +263,8 @@ func (e *Artifacts) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now t
 	res := sim.ArtifactResult{Known: true, Origin: "derived"}
 	var total float64
 	for _, p := range parts {
-		switch {
-		case p.download != "":
-			a.Pending = true
-		case p.upload != "":
-			res.Known = false // resolved from the upload when processing ends
-		case p.fail != "" && res.Fail == "":
-			res.Fail = p.fail
-		}
-		res.Size += p.size
-		if p.duration != nil {
-			total += *p.duration
-		}
+		a.Pending = a.Pending || p.download != ""
+		p.tally(&res, &total)
 	}
 	res.Duration = &total
 	if forced := a.Result; forced.Known { // an outcome rule decided
@@ -335,9 +339,7 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact) error {
 		if u.Duration != nil {
 			total += *u.Duration
 		}
-		if res.Blob == "" {
-			res.Blob = u.Blob
-		}
+		res.Blob = cmp.Or(res.Blob, u.Blob)
 	}
 	// Fragments that were URLs or bucket paths keep their creation-time share.
 	res.Size += a.Result.Size
@@ -345,9 +347,7 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact) error {
 		total += *a.Result.Duration
 	}
 	res.Duration = &total
-	if a.Result.Fail != "" && res.Fail == "" {
-		res.Fail = a.Result.Fail
-	}
+	res.Fail = cmp.Or(res.Fail, a.Result.Fail)
 	if res.Fail == "" && a.Fragments != nil && a.Type != sim.ArtifactScript {
 		res.Fail = fragmentMismatch(a.Fragments, media)
 	}
@@ -387,7 +387,7 @@ func (e *Artifacts) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (si
 		return orig, nil
 	}
 	if na.Status != orig.Status {
-		noteEvent(tx, Event{Resource: "artifact", ID: na.ID, From: orig.Status, To: na.Status, At: now, Company: na.CompanyID, Reason: failReason(na.Status == sim.ArtifactFailed, na.ErrorMessage)})
+		noteEvent(tx, Event{Resource: "artifact", ID: na.ID, From: orig.Status, To: na.Status, At: now, Company: na.CompanyID, Reason: na.ErrorMessage})
 	}
 	return na, tx.PutArtifact(na)
 }
@@ -412,11 +412,5 @@ func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.
 	if err != nil || !statemachine.ArtifactDue(a, now) {
 		return a, err
 	}
-	return in(ctx, e.update, func(tx sim.Tx) (sim.Artifact, error) {
-		cur, err := tx.Artifact(id)
-		if err != nil {
-			return cur, err
-		}
-		return e.settleArtifact(tx, cur, now)
-	})
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Artifact, error) { return settleIn(tx, now, tx.Artifact, id, e.settleArtifact) })
 }

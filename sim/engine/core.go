@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,37 @@ func (e *core) saveClock(tx sim.Tx) error {
 	return tx.PutMeta(metaClock, b)
 }
 
+// get reads record id, refusing with missing() one that is not stored or
+// that ok rejects (ok nil: none).
+func get[T any](read func(string) (T, error), id string, ok func(T) bool, missing func() error) (T, error) {
+	v, err := read(id)
+	if errors.Is(err, sim.ErrNotFound) || (err == nil && ok != nil && !ok(v)) {
+		return v, missing()
+	}
+	return v, err
+}
+
+// settleIn reads record id with read and applies its due transitions at now.
+func settleIn[T any](tx sim.Tx, now time.Time, read func(string) (T, error), id string, settle func(sim.Tx, T, time.Time) (T, error)) (T, error) {
+	v, err := read(id)
+	if err != nil {
+		return v, err
+	}
+	return settle(tx, v, now)
+}
+
+// absent refuses with taken() a record id that read finds.
+func absent[T any](read func(string) (T, error), id string, taken func() error) error {
+	_, err := read(id)
+	switch {
+	case err == nil:
+		return taken()
+	case errors.Is(err, sim.ErrNotFound):
+		return nil
+	}
+	return err
+}
+
 func unauthorized() error { return sim.Errorf(sim.CodeUnauthorized, sim.MsgInvalidAPIKey) }
 
 func notFound() error { return sim.Errorf(sim.CodeNotFound, sim.MsgProjectNotFound) }
@@ -133,4 +165,72 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// Idempotency keeps the answers of requests sent with an Idempotency-Key.
+type Idempotency struct{ *core }
+
+// IdempotencyLookup returns the live record for a key, if any.
+func (e *Idempotency) IdempotencyLookup(ctx context.Context, scope, key string) (sim.IdemRecord, bool, error) {
+	now := e.clock.Now()
+	rec, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.IdemRecord, error) { return tx.Idempotency(scope, key) })
+	switch {
+	case errors.Is(err, sim.ErrNotFound):
+		return sim.IdemRecord{}, false, nil
+	case err != nil || now.Sub(rec.CreatedAt) >= sim.IdempotencyWindow:
+		return sim.IdemRecord{}, false, err
+	}
+	return rec, true, nil
+}
+
+// IdempotencySave stores the response for a key.
+func (e *Idempotency) IdempotencySave(ctx context.Context, scope, key string, rec sim.IdemRecord) error {
+	rec.CreatedAt = e.clock.Now()
+	return e.batch(ctx, func(tx sim.Tx) error { return tx.PutIdempotency(scope, key, rec) })
+}
+
+// Event is a lifecycle transition a committed write applied, reported once
+// after its transaction commits (an attempt that fails or is retried
+// reports nothing).
+type Event struct {
+	Resource string // "project", "artifact" or "video"
+	ID       string
+	From, To string    // statuses
+	At       time.Time // simulated time it was applied
+	Company  string    // of a studio resource
+	Reason   string    // why a project or artifact failed (its error message: set only on failure)
+}
+
+// eventTx is a write's transaction while Config.OnEvent is set: the settle
+// helpers note their transitions on it.
+type eventTx struct {
+	sim.Tx
+	events []Event
+}
+
+func noteEvent(tx sim.Tx, ev Event) {
+	if t, ok := tx.(*eventTx); ok {
+		t.events = append(t.events, ev)
+	}
+}
+
+// withEvents runs write so that the transitions fn applies are reported
+// after the commit.
+func (e *core) withEvents(write func(func(sim.Tx) error) error, fn func(sim.Tx) error) error {
+	if e.onEvent == nil {
+		return write(fn)
+	}
+	var events []Event
+	err := write(func(tx sim.Tx) error {
+		et := &eventTx{Tx: tx}
+		err := fn(et)
+		events = et.events // the last attempt's: Batch may run fn again
+		return err
+	})
+	if err == nil {
+		for _, ev := range events {
+			e.onEvent(ev)
+		}
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -110,17 +111,8 @@ func (e *Artifacts) fetchParts(w *work, qc *quotaCount, typ string, parts []part
 	var total float64
 	media := make([]sim.MediaFormat, len(parts))
 	for i, p := range parts {
-		if p.upload != "" {
-			res.Known = false // presigned fragments are resolved when processing ends
-		}
-		if p.fail != "" && res.Fail == "" {
-			res.Fail = p.fail
-		}
 		if p.download == "" {
-			res.Size += p.size
-			if p.duration != nil {
-				total += *p.duration
-			}
+			p.tally(&res, &total)
 			continue
 		}
 		w.setURL(p.download)
@@ -140,9 +132,7 @@ func (e *Artifacts) fetchParts(w *work, qc *quotaCount, typ string, parts []part
 		if dur != nil {
 			total += *dur
 		}
-		if res.Blob == "" {
-			res.Blob = blob
-		}
+		res.Blob = cmp.Or(res.Blob, blob)
 	}
 	res.Duration = &total
 	return res, media, blobs

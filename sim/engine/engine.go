@@ -1,6 +1,12 @@
+// Package engine holds the use cases over a sim.Store, one small service per
+// resource. The services share one transaction runner (core.go), the id
+// generators and the fixture set in use, and apply the pure rules of
+// sim/statemachine. Each owns its state: its read cache, and for Artifacts
+// the downloads, the registry of background work and the storage quotas.
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -75,21 +81,12 @@ type Engine struct {
 
 // New returns an Engine. Call Start before serving.
 func New(cfg Config) *Engine {
-	c := &core{store: cfg.Store, clock: cfg.Clock, log: cfg.Log, onEvent: cfg.OnEvent}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
+	c := &core{store: cfg.Store, clock: cfg.Clock, log: cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)), onEvent: cfg.OnEvent}
 	ids := newIDGen(cfg.Store, cfg.IDs)
-	apiKeys := cfg.APIKeys
-	if apiKeys == nil {
-		apiKeys = plainKeys{}
-	}
+	apiKeys := cmp.Or[APIKeys](cfg.APIKeys, plainKeys{})
 	fixtures := &fixtureSet{files: cfg.FixtureFS}
 	fixtures.cur.Store(ownFixtures(apiKeys, cfg.Fixtures))
-	studio := cfg.StudioTiming
-	if studio == (sim.StudioTiming{}) {
-		studio = sim.DefaultStudioTiming
-	}
+	studio := cmp.Or(cfg.StudioTiming, sim.DefaultStudioTiming)
 	accounts := &Accounts{core: c, ids: ids, fixtures: fixtures, apiKeys: apiKeys}
 	accounts.accounts.Size, accounts.callers.Size = 10_000, 10_000
 	artifacts := newArtifacts(c, ids, cfg, studio)
@@ -158,4 +155,52 @@ type Blobs interface {
 	Open(name string) (*os.File, int64, error)
 	Remove(name string) error
 	Clear() error
+}
+
+// idgen makes the identifiers and tokens of the services that create
+// records.
+type idgen struct {
+	seed   *sim.IDs // content derived from the public seed
+	keys   *sim.IDs // identifiers, keyed by sim.Store.IDKey
+	secret []byte   // sim.Store.Secret: keys whatever grants access
+}
+
+func newIDGen(st sim.Store, seed *sim.IDs) *idgen {
+	g := &idgen{seed: seed}
+	if g.seed == nil {
+		g.seed = sim.NewIDs(0)
+	}
+	g.keys = g.seed
+	if st != nil {
+		g.secret = st.Secret()
+		g.keys = sim.NewIDs(st.IDKey())
+	}
+	return g
+}
+
+const seqStudio = "studio"
+
+// studioID returns a new 24-hex identifier built like a MongoDB ObjectId:
+// the creation second, a seeded "process" token, then a counter. Ids made
+// in the same second follow each other, so the B+tree takes a creation at
+// its end rather than at a random place.
+func (g *idgen) studioID(tx sim.Tx, now time.Time) (string, error) {
+	seq, err := tx.NextSequence(seqStudio)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%08x%s%08x", uint32(now.Unix()), g.keys.Token(4, "studio process"), uint32(seq+g.keys.Hash("studio counter"))), nil
+}
+
+func (g *idgen) secretToken(n int, parts ...string) string {
+	return sim.SecretToken(g.secret, n, parts...)
+}
+
+// uuid formats a secretToken as a version-4 UUID, for ids worth guessing
+// (uploads).
+func (g *idgen) uuid(parts ...string) string {
+	h := []byte(g.secretToken(16, parts...))
+	h[12] = '4'
+	h[16] = "89ab"[h[16]%4]
+	return string(h[0:8]) + "-" + string(h[8:12]) + "-" + string(h[12:16]) + "-" + string(h[16:20]) + "-" + string(h[20:32])
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -91,10 +92,7 @@ func fragmentMismatch(frags []sim.Fragment, media []sim.MediaFormat) string {
 }
 
 func fragmentSource(f sim.Fragment) string {
-	if f.URL != "" {
-		return f.URL
-	}
-	return f.S3Path
+	return cmp.Or(f.URL, f.S3Path)
 }
 
 // recordPartMedia completes the result of a fragments artifact's downloads

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,10 +39,7 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 		at := e.clock.Now()
 		res := sim.ArtifactResult{Known: true, Origin: "forced", Size: a.Result.Size, Duration: a.Result.Duration}
 		if outcome == sim.ForceError {
-			if message == "" {
-				message = sim.DefaultForcedError
-			}
-			res.Fail = message
+			res.Fail = cmp.Or(message, sim.DefaultForcedError)
 		}
 		if size != nil {
 			res.Size = *size
@@ -135,10 +133,7 @@ func applyOutcomeRules(tx sim.Tx, p *sim.Project, now time.Time) error {
 func force(p *sim.Project, outcome, message string, now bool, at time.Time) {
 	switch outcome {
 	case sim.ForceError:
-		if message == "" {
-			message = sim.DefaultForcedError
-		}
-		p.Outcome = sim.Outcome{Error: true, Message: message}
+		p.Outcome = sim.Outcome{Error: true, Message: cmp.Or(message, sim.DefaultForcedError)}
 		if now {
 			p.DueAt = at
 		}
@@ -163,14 +158,8 @@ func (e *Outcomes) ForceProject(ctx context.Context, id, outcome, message string
 	}
 	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) {
 		at := e.clock.Now()
-		p, err := tx.Project(id)
-		if errors.Is(err, sim.ErrNotFound) {
-			return p, notFound()
-		}
+		p, err := settleIn(tx, at, func(id string) (sim.Project, error) { return get(tx.Project, id, nil, notFound) }, id, e.projects.settle)
 		if err != nil {
-			return p, err
-		}
-		if p, err = e.projects.settle(tx, p, at); err != nil {
 			return p, err
 		}
 		if p.Status != sim.StatusInProgress {
@@ -210,9 +199,7 @@ func (e *Outcomes) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.O
 	}
 	err := e.update(ctx, func(tx sim.Tx) error {
 		if r.APIKey != "" {
-			if _, err := tx.Account(r.APIKey); errors.Is(err, sim.ErrNotFound) {
-				return sim.Errorf(sim.CodeValidation, sim.MsgOutcomeAPIKey, r.APIKey)
-			} else if err != nil {
+			if _, err := get(tx.Account, r.APIKey, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgOutcomeAPIKey, r.APIKey) }); err != nil {
 				return err
 			}
 		}

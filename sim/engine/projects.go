@@ -34,7 +34,7 @@ func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project,
 		Materialize(e.fixtures.catalog(), e.ids.seed, &np)
 	}
 	if np.Status != p.Status {
-		noteEvent(tx, Event{Resource: "project", ID: p.ID, From: string(p.Status), To: string(np.Status), At: now, Reason: failReason(np.Status == sim.StatusError, np.ErrorMessage)})
+		noteEvent(tx, Event{Resource: "project", ID: p.ID, From: string(p.Status), To: string(np.Status), At: now, Reason: np.ErrorMessage})
 	}
 	if refund > 0 {
 		a, err := tx.Account(p.APIKey)
@@ -51,12 +51,13 @@ func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project,
 	return np, tx.PutProject(np)
 }
 
-func ownedProject(tx sim.Tx, apiKey, id string) (sim.Project, error) {
-	p, err := tx.Project(id)
-	if errors.Is(err, sim.ErrNotFound) || (err == nil && p.APIKey != apiKey) {
-		return p, notFound()
+// ownedProject reads a project of the account with its due transition
+// applied.
+func (e *Projects) ownedProject(tx sim.Tx, apiKey, id string, now time.Time) (sim.Project, error) {
+	owned := func(id string) (sim.Project, error) {
+		return get(tx.Project, id, func(p sim.Project) bool { return p.APIKey == apiKey }, notFound)
 	}
-	return p, err
+	return settleIn(tx, now, owned, id, e.settle)
 }
 
 // Project returns a project of the account, with any due transition
@@ -65,10 +66,7 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 	now := e.clock.Now()
 	var p sim.Project
 	err := e.store.View(ctx, func(tx sim.Tx) error {
-		head, err := tx.ProjectHead(id)
-		if errors.Is(err, sim.ErrNotFound) || (err == nil && head.APIKey != apiKey) {
-			return notFound()
-		}
+		head, err := get(tx.ProjectHead, id, func(p sim.Project) bool { return p.APIKey == apiKey }, notFound)
 		if err != nil {
 			return err
 		}
@@ -81,13 +79,7 @@ func (e *Projects) Project(ctx context.Context, apiKey, id string) (sim.Project,
 	if err != nil || !statemachine.ProjectDue(p, now) {
 		return p, err
 	}
-	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) {
-		p, err := ownedProject(tx, apiKey, id)
-		if err != nil {
-			return p, err
-		}
-		return e.settle(tx, p, now)
-	})
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Project, error) { return e.ownedProject(tx, apiKey, id, now) })
 }
 
 // OutputSignature signs the download URLs of a project's outputs of its
@@ -100,10 +92,7 @@ func (e *Projects) OutputSignature(p sim.Project) string {
 // ProjectOutput returns a project for serving its output files, whoever
 // asks (download URLs carry no key but a signature, like presigned links).
 func (e *Projects) ProjectOutput(ctx context.Context, id string) (sim.Project, error) {
-	p, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Project, error) { return tx.Project(id) })
-	if errors.Is(err, sim.ErrNotFound) {
-		return p, notFound()
-	}
+	p, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Project, error) { return get(tx.Project, id, nil, notFound) })
 	if err == nil && statemachine.ProjectDue(p, e.clock.Now()) {
 		return e.Project(ctx, p.APIKey, id)
 	}
@@ -294,11 +283,8 @@ func (e *Projects) DeleteProject(ctx context.Context, apiKey, id string) error {
 		if _, err := accountIn(tx, apiKey); err != nil {
 			return err
 		}
-		p, err := ownedProject(tx, apiKey, id)
+		p, err := e.ownedProject(tx, apiKey, id, now)
 		if err != nil {
-			return err
-		}
-		if p, err = e.settle(tx, p, now); err != nil {
 			return err
 		}
 		if p.Status == sim.StatusInProgress {
@@ -306,4 +292,47 @@ func (e *Projects) DeleteProject(ctx context.Context, apiKey, id string) error {
 		}
 		return tx.DeleteProject(id)
 	})
+}
+
+// Retranslate checks a re-translation request and, unless dryRun, puts the
+// project back through processing. dryRun answers what the real request
+// would, without changing the project.
+func (e *Projects) Retranslate(ctx context.Context, apiKey, id string, in sim.RetranslationInput, dryRun bool, idem *sim.IdemWrite[sim.Receipt]) (sim.Receipt, error) {
+	var rc sim.Receipt
+	err := e.update(ctx, func(tx sim.Tx) error {
+		now := e.clock.Now()
+		acct, err := accountIn(tx, apiKey)
+		if err != nil {
+			return err
+		}
+		if !acct.RetranslationEnabled {
+			return sim.Errorf(sim.CodeForbidden, sim.MsgRetranslationDisabled)
+		}
+		p, err := e.ownedProject(tx, apiKey, id, now)
+		if err != nil {
+			return err
+		}
+		if p.Status != sim.StatusReady {
+			return sim.Errorf(sim.CodeValidation, sim.MsgRetranslationNotReady, p.ID, p.Status)
+		}
+		rt, err := statemachine.ValidateRetranslation(e.fixtures.catalog(), acct, p, in)
+		if err != nil || dryRun {
+			return err
+		}
+		if !rt.UseFixedTimings {
+			rt.TargetScript = script.Realign(rt.TargetScript, p.Duration())
+		}
+		p.Pending = &rt
+		p.Status = sim.StatusInProgress
+		p.DueAt = ceilSecond(now.Add(e.timing.Retranslation(p.Duration())))
+		p.Outcome = sim.Outcome{}
+		p.TranslationsCount++
+		p.History = append(p.History, sim.Event{At: now, Kind: sim.EventRetranslation, EstimatedCompletion: p.DueAt})
+		if err := tx.PutProject(p); err != nil {
+			return err
+		}
+		rc = sim.Receipt{ProjectID: p.ID, EstimatedCompletion: p.DueAt, BalanceMinutes: acct.BalanceMinutes, TranslationsCount: p.TranslationsCount}
+		return saveIdem(tx, idem, rc, now)
+	})
+	return rc, err
 }

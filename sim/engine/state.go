@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,10 +110,7 @@ type stateKey struct {
 }
 
 func (a stateKey) before(b stateKey) bool {
-	if !a.created.Equal(b.created) {
-		return a.created.After(b.created)
-	}
-	return a.id < b.id
+	return cmp.Or(b.created.Compare(a.created), strings.Compare(a.id, b.id)) < 0
 }
 
 // cursor is the next_cursor of a page that ends with a.
@@ -157,7 +154,8 @@ func pendingBefore(a, b pendingEntry) bool {
 }
 
 // firstN keeps the n first items by less of those added, and counts them
-// all: a max-heap, so its memory is n items whatever is added.
+// all: it trims to n whenever it holds 2n, so its memory is 2n items
+// whatever is added. less must be a total order.
 type firstN[T any] struct {
 	n     int
 	less  func(a, b T) bool
@@ -169,32 +167,26 @@ func newFirstN[T any](n int, less func(a, b T) bool) *firstN[T] {
 	return &firstN[T]{n: n, less: less}
 }
 
-func (f *firstN[T]) Len() int           { return len(f.items) }
-func (f *firstN[T]) Less(i, j int) bool { return f.less(f.items[j], f.items[i]) } // the last first: a max-heap
-func (f *firstN[T]) Swap(i, j int)      { f.items[i], f.items[j] = f.items[j], f.items[i] }
-func (f *firstN[T]) Push(x any)         { f.items = append(f.items, x.(T)) }
-func (f *firstN[T]) Pop() any {
-	x := f.items[len(f.items)-1]
-	f.items = f.items[:len(f.items)-1]
-	return x
-}
-
 func (f *firstN[T]) add(x T) {
 	f.total++
-	if len(f.items) < f.n {
-		heap.Push(f, x)
-		return
-	}
-	if f.n > 0 && f.less(x, f.items[0]) {
-		f.items[0] = x
-		heap.Fix(f, 0)
+	f.items = append(f.items, x)
+	if len(f.items) >= 2*f.n {
+		f.sorted()
 	}
 }
 
 func (f *firstN[T]) sorted() []T {
-	out := append([]T(nil), f.items...)
-	sort.Slice(out, func(i, j int) bool { return f.less(out[i], out[j]) })
-	return out
+	slices.SortFunc(f.items, func(a, b T) int {
+		switch {
+		case f.less(a, b):
+			return -1
+		case f.less(b, a):
+			return 1
+		}
+		return 0
+	})
+	f.items = f.items[:min(len(f.items), f.n)]
+	return f.items
 }
 
 func projectState(p sim.Project) sim.ProjectState {
@@ -214,34 +206,33 @@ func projectState(p sim.Project) sim.ProjectState {
 
 // studioState adds the studio counts and pending studio transitions.
 func studioState(tx sim.Tx, st *sim.State, pending *firstN[pendingEntry]) error {
+	n := map[string]int{}
+	st.Studio = n
 	seq := 0
-	st.Studio = map[string]int{}
-	count := func(name string) func() { return func() { st.Studio[name]++ } }
-	steps := []error{
-		tx.ForEachCompany(func(sim.Company) error { count("companies")(); return nil }),
-		tx.ForEachUser(func(sim.User) error { count("users")(); return nil }),
-		tx.ForEachGlossary(func(sim.Glossary) error { count("glossaries")(); return nil }),
-		tx.ForEachFolder(func(sim.Folder) error { count("folders")(); return nil }),
-		tx.ForEachStudioProject("", func(sim.StudioProject) error { count("studio_projects")(); return nil }),
-		tx.ForEachUpload(func(sim.Upload) error { count("uploads")(); return nil }),
+	due := func(kind int, tr sim.Transition) {
+		if !tr.DueAt.IsZero() {
+			pending.add(pendingEntry{tr: tr, kind: kind, seq: seq})
+			seq++
+		}
+	}
+	return errors.Join(
+		tx.ForEachCompany(func(sim.Company) error { n["companies"]++; return nil }),
+		tx.ForEachUser(func(sim.User) error { n["users"]++; return nil }),
+		tx.ForEachGlossary(func(sim.Glossary) error { n["glossaries"]++; return nil }),
+		tx.ForEachFolder(func(sim.Folder) error { n["folders"]++; return nil }),
+		tx.ForEachStudioProject("", func(sim.StudioProject) error { n["studio_projects"]++; return nil }),
+		tx.ForEachUpload(func(sim.Upload) error { n["uploads"]++; return nil }),
 		tx.ForEachVideo("", func(v sim.Video) error {
-			count("videos")()
-			if !v.DueAt.IsZero() {
-				pending.add(pendingEntry{tr: videoTransition(v), kind: 1, seq: seq})
-				seq++
-			}
+			n["videos"]++
+			due(1, videoTransition(v))
 			return nil
 		}),
 		tx.ForEachArtifact(func(a sim.Artifact) error {
-			count("artifacts")()
-			if !a.DueAt.IsZero() {
-				pending.add(pendingEntry{tr: artifactTransition(a), kind: 2, seq: seq})
-				seq++
-			}
+			n["artifacts"]++
+			due(2, artifactTransition(a))
 			return nil
 		}),
-	}
-	return errors.Join(steps...)
+	)
 }
 
 // StudioDump returns the studio records f selects, with every due
@@ -256,10 +247,8 @@ func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDu
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		company := f.CompanyID
 		if f.ProjectID != "" {
-			p, err := tx.StudioProject(f.ProjectID)
-			if errors.Is(err, sim.ErrNotFound) || (err == nil && company != "" && p.CompanyID != company) {
-				return sim.Errorf(sim.CodeNotFound, sim.MsgStudioProjectNotFound, f.ProjectID)
-			}
+			p, err := get(tx.StudioProject, f.ProjectID, func(p sim.StudioProject) bool { return company == "" || p.CompanyID == company },
+				func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioProjectNotFound, f.ProjectID) })
 			if err != nil {
 				return err
 			}

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/gencache"
@@ -36,11 +38,8 @@ func (e *StudioProjects) ListStudioProjects(ctx context.Context, c sim.Caller) (
 			return nil
 		})
 	})
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
-			return out[i].CreatedAt.After(out[j].CreatedAt)
-		}
-		return out[i].ID > out[j].ID
+	slices.SortStableFunc(out, func(a, b sim.StudioProject) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.ID, a.ID))
 	})
 	return out, err
 }
@@ -63,10 +62,7 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 		p.Name = *in.Name
 	}
 	if in.ManagerEmail != nil {
-		u, err := tx.UserByEmail(*in.ManagerEmail)
-		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeValidation, sim.MsgManagerUnknown, *in.ManagerEmail)
-		}
+		u, err := get(tx.UserByEmail, *in.ManagerEmail, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgManagerUnknown, *in.ManagerEmail) })
 		if err != nil {
 			return err
 		}
@@ -92,10 +88,7 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 			*g.dst = ""
 			continue
 		}
-		gl, err := tx.Glossary(*g.in)
-		if errors.Is(err, sim.ErrNotFound) {
-			return sim.Errorf(sim.CodeValidation, sim.MsgGlossaryMissing, g.field, *g.in)
-		}
+		gl, err := get(tx.Glossary, *g.in, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgGlossaryMissing, g.field, *g.in) })
 		if err != nil {
 			return err
 		}

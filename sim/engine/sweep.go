@@ -63,11 +63,7 @@ type dueKind struct {
 // kinds are the kinds of record to settle at now, in order.
 func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 	projects = []dueKind{{"project", sim.Tx.DueProjects, func(tx sim.Tx, id string) error {
-		p, err := tx.Project(id)
-		if err != nil {
-			return err
-		}
-		_, err = e.projects.settle(tx, p, now)
+		_, err := settleIn(tx, now, tx.Project, id, e.projects.settle)
 		return err
 	}}}
 	studio = []dueKind{{"artifact", sim.Tx.DueArtifacts, func(tx sim.Tx, id string) error {
@@ -85,11 +81,7 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 		}
 		return nil
 	}}, {"video", sim.Tx.DueVideos, func(tx sim.Tx, id string) error {
-		v, err := tx.Video(id)
-		if err != nil {
-			return err
-		}
-		_, err = e.videos.settleVideo(tx, v, now)
+		_, err := settleIn(tx, now, tx.Video, id, e.videos.settleVideo)
 		return err
 	}}}
 	return projects, studio

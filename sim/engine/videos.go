@@ -1,11 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -32,10 +31,7 @@ type videoList struct {
 }
 
 func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) (sim.Artifact, error) {
-	a, err := tx.Artifact(id)
-	if errors.Is(err, sim.ErrNotFound) {
-		return a, sim.Errorf(sim.CodeValidation, sim.MsgArtifactMissing, field, id)
-	}
+	a, err := get(tx.Artifact, id, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgArtifactMissing, field, id) })
 	if err != nil {
 		return a, err
 	}
@@ -69,12 +65,11 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			_ = e.artifacts.work.waitFor(ctx, e.clock.Now(), ref.id)
 		}
 	}
-	var v sim.Video
-	err := e.batch(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.batch, func(tx sim.Tx) (sim.Video, error) {
 		now := e.clock.Now()
 		p, err := ownedStudioProject(tx, c, projectID)
 		if err != nil {
-			return err
+			return sim.Video{}, err
 		}
 		// An artifact whose processing has ended by now is usable.
 		for _, ref := range refs {
@@ -83,7 +78,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			}
 			if a, err := tx.Artifact(ref.id); err == nil && statemachine.ArtifactDue(a, now) {
 				if _, err := e.artifacts.settleArtifact(tx, a, now); err != nil {
-					return err
+					return sim.Video{}, err
 				}
 			}
 		}
@@ -94,13 +89,13 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			}
 		}
 		if err != nil {
-			return err
+			return sim.Video{}, err
 		}
 		id, err := e.ids.studioID(tx, now)
 		if err != nil {
-			return err
+			return sim.Video{}, err
 		}
-		v = sim.Video{ID: id, ProjectID: p.ID, CompanyID: p.CompanyID, Name: nv.Name, Status: sim.VideoNew,
+		v := sim.Video{ID: id, ProjectID: p.ID, CompanyID: p.CompanyID, Name: nv.Name, Status: sim.VideoNew,
 			ProcessingType: nv.WorkflowType, SrcLang: nv.SourceLanguage, DstLangs: nv.TargetLanguages,
 			SourceArtifactID: nv.SourceArtifactID, BackgroundArtifactID: nv.BackgroundArtifactID,
 			InternationalMixArtifactID: nv.InternationalMixArtifactID, VocalsHitlArtifactID: nv.VocalsHitlArtifactID,
@@ -110,11 +105,10 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			v.DurationSeconds = new(*src.Duration)
 		}
 		if err := tx.PutVideo(v); err != nil {
-			return err
+			return v, err
 		}
-		return saveIdem(tx, idem, v, now)
+		return v, saveIdem(tx, idem, v, now)
 	})
-	return v, err
 }
 
 func (e *Videos) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, error) {
@@ -182,11 +176,8 @@ func (e *Videos) ListVideos(ctx context.Context, c sim.Caller, projectID string)
 }
 
 func sortVideos(vs []sim.Video) {
-	sort.SliceStable(vs, func(i, j int) bool {
-		if !vs[i].CreatedAt.Equal(vs[j].CreatedAt) {
-			return vs[i].CreatedAt.Before(vs[j].CreatedAt)
-		}
-		return vs[i].ID < vs[j].ID
+	slices.SortStableFunc(vs, func(a, b sim.Video) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
 }
 
@@ -194,42 +185,33 @@ func ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, 
 	if _, err := ownedStudioProject(tx, c, projectID); err != nil {
 		return sim.Video{}, err
 	}
-	v, err := tx.Video(videoID)
-	if errors.Is(err, sim.ErrNotFound) || (err == nil && v.ProjectID != projectID) {
-		return v, studioMissing()
-	}
-	return v, err
+	return get(tx.Video, videoID, func(v sim.Video) bool { return v.ProjectID == projectID }, studioMissing)
+}
+
+// settledVideo is ownedVideo with the video's due transitions applied.
+func (e *Videos) settledVideo(tx sim.Tx, c sim.Caller, projectID, videoID string, now time.Time) (sim.Video, error) {
+	owned := func(id string) (sim.Video, error) { return ownedVideo(tx, c, projectID, id) }
+	return settleIn(tx, now, owned, videoID, e.settleVideo)
 }
 
 // Video returns one video of a project of the caller's company.
 func (e *Videos) Video(ctx context.Context, c sim.Caller, projectID, videoID string) (sim.Video, error) {
 	now := e.clock.Now()
-	get := func(tx sim.Tx) (sim.Video, error) { return ownedVideo(tx, c, projectID, videoID) }
-	v, err := in(ctx, e.store.View, get)
+	v, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Video, error) { return ownedVideo(tx, c, projectID, videoID) })
 	if err != nil || !statemachine.VideoDue(v, now) {
 		return v, err
 	}
-	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
-		cur, err := get(tx)
-		if err != nil {
-			return cur, err
-		}
-		return e.settleVideo(tx, cur, now)
-	})
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) { return e.settledVideo(tx, c, projectID, videoID, now) })
 }
 
 // UpdateVideo applies a video update. A status written by the client stops
 // the automatic lifecycle of the video.
 func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, videoID string, u sim.VideoUpdate) (sim.Video, error) {
-	var v sim.Video
-	err := e.update(ctx, func(tx sim.Tx) error {
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
 		now := e.clock.Now()
-		cur, err := ownedVideo(tx, c, projectID, videoID)
+		v, err := e.settledVideo(tx, c, projectID, videoID, now)
 		if err != nil {
-			return err
-		}
-		if v, err = e.settleVideo(tx, cur, now); err != nil {
-			return err
+			return v, err
 		}
 		langs := v.DstLangs
 		if u.HasDstLangs {
@@ -239,13 +221,13 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 		if u.HasGuidance && u.Guidance != nil {
 			for _, k := range slices.Sorted(maps.Keys(u.Guidance.ByLang)) {
 				if !known(k) {
-					return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceLanguage, k, strings.Join(langs, ", "))
+					return v, sim.Errorf(sim.CodeValidation, sim.MsgGuidanceLanguage, k, strings.Join(langs, ", "))
 				}
 			}
 		}
 		if u.HasDstLangs && !u.HasGuidance && v.Guidance != nil {
 			if stale := slices.DeleteFunc(slices.Sorted(maps.Keys(v.Guidance.ByLang)), known); len(stale) > 0 {
-				return sim.Errorf(sim.CodeValidation, sim.MsgGuidanceStale, strings.Join(stale, ", "))
+				return v, sim.Errorf(sim.CodeValidation, sim.MsgGuidanceStale, strings.Join(stale, ", "))
 			}
 		}
 		if u.Name != nil {
@@ -274,9 +256,8 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 			v.Guidance = u.Guidance
 		}
 		v.UpdatedAt = now
-		return tx.PutVideo(v)
+		return v, tx.PutVideo(v)
 	})
-	return v, err
 }
 
 // SetVideoStatus moves a video to a status at once, from the control API;
@@ -286,10 +267,7 @@ func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto boo
 		return sim.Video{}, sim.Errorf(sim.CodeValidation, sim.MsgVideoStatus, strings.Join(sim.VideoStatuses, ", "), status)
 	}
 	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
-		v, err := tx.Video(id)
-		if errors.Is(err, sim.ErrNotFound) {
-			return v, sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id)
-		}
+		v, err := get(tx.Video, id, nil, func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id) })
 		if err != nil {
 			return v, err
 		}
