@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -41,18 +42,21 @@ func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 			def.ServeHTTP(w, r)
 			return
 		}
-		sb := m.acquire(id)
+		ctx, cancel := context.WithCancel(httpx.WithBasePath(r.Context(), PathPrefix+id))
+		defer cancel()
+		fw := &fencedWriter{w: w, cancel: cancel, stream: cmp.Or(rest, r.URL.Path) == eventsPath}
+		sb := m.acquire(id, fw)
 		if sb == nil {
 			m.unknown(w, r, id, byPath, def)
 			return
 		}
-		defer m.release(sb)
+		defer m.release(sb, fw)
 		h := pick(sb.Server)
 		if h == nil { // a listener the process does not have
 			def.ServeHTTP(w, r)
 			return
 		}
-		r2 := r.WithContext(httpx.WithBasePath(r.Context(), PathPrefix+id))
+		r2 := r.WithContext(ctx)
 		if byPath {
 			u := *r.URL
 			u.Path, u.RawPath = rest, ""
@@ -66,9 +70,12 @@ func (m *Manager) Handler(def http.Handler, pick pickFunc) http.Handler {
 			}
 			r2.URL = &u
 		}
-		w2, r3, done := sb.fenced(w, r2)
-		h.ServeHTTP(w2, r3)
-		if iface, ended := done(); ended {
+		fw.fence = sb.fence.Done()
+		if r2.Body != nil && r2.Body != http.NoBody {
+			r2.Body = fencedBody{ReadCloser: r2.Body, fence: fw.fence}
+		}
+		h.ServeHTTP(fw, r2)
+		if iface, ended := fw.done(); ended {
 			answer(w, http.StatusNotFound, cmp.Or(iface, server.InterfaceOf(r2)), fmt.Sprintf(msgFenced, id))
 		}
 	})

@@ -9,11 +9,11 @@ import (
 
 // Hold takes sandbox id as a request in flight does; release ends it.
 func Hold(m *Manager, id string) (release func(), ok bool) {
-	sb := m.acquire(id)
+	sb := m.acquire(id, nil)
 	if sb == nil {
 		return nil, false
 	}
-	return func() { m.release(sb) }, true
+	return func() { m.release(sb, nil) }, true
 }
 
 // Gone is closed once sb is closed.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"maps"
 	"net/http"
 	"time"
 
@@ -24,48 +23,37 @@ var errFenced = errors.New("sandbox: deleted while the request was in flight")
 
 const msgFenced = "sandbox %s was deleted while this request was in flight"
 
-// fenced wraps a request to sb and its writer; done, called once the
-// handler has returned, reports whether the fence ended the request before
-// its answer began (the caller answers, in iface's envelope when known),
-// and cuts the connection when it ended it after.
-func (sb *Sandbox) fenced(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, func() (iface string, ended bool)) {
-	ctx, cancel := context.WithCancel(r.Context())
-	fw := &fencedWriter{w: w, h: w.Header().Clone(), fence: sb.fence.Done()}
-	stop := context.AfterFunc(sb.fence, func() {
-		cancel()
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-	})
-	stopStream := func() bool { return false }
-	if r.URL.Path == eventsPath {
-		// A stream is no work to wait for: it ends as the sandbox begins to
-		// close (fidelity SB7).
-		stopStream = context.AfterFunc(sb.closed, cancel)
-	}
-	r = r.WithContext(ctx)
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = fencedBody{ReadCloser: r.Body, fence: fw.fence}
-	}
-	return fw, r, func() (string, bool) {
-		stop()
-		stopStream()
-		cancel()
-		if !fw.ended() {
-			return "", false
-		}
-		if fw.wrote {
-			panic(http.ErrAbortHandler)
-		}
-		return fw.h.Get(server.HeaderInterface), true
-	}
+// fencedWriter is a request in flight to a sandbox (in Sandbox.requests)
+// and its writer, which passes the answer through until the fence.
+type fencedWriter struct {
+	w      http.ResponseWriter
+	fence  <-chan struct{}
+	cancel context.CancelFunc // ends the request's context
+	stream bool               // an event stream: it ends as the sandbox begins to close (fidelity SB7)
+	wrote  bool               // the status went through
 }
 
-// fencedWriter passes an answer through until the fence; its headers are
-// its own until the answer begins, so that a dropped answer leaves none.
-type fencedWriter struct {
-	w     http.ResponseWriter
-	h     http.Header
-	fence <-chan struct{}
-	wrote bool // the status went through
+// end ends the request at the fence (under Sandbox.mu).
+func (f *fencedWriter) end() {
+	f.cancel()
+	_ = http.NewResponseController(f.w).SetReadDeadline(time.Now())
+}
+
+// done, called once the handler has returned, reports whether the fence
+// ended the request before its answer began (the caller answers, in
+// iface's envelope when known, on a writer with no header left), and cuts
+// the connection when it ended it after.
+func (f *fencedWriter) done() (iface string, ended bool) {
+	if !f.ended() {
+		return "", false
+	}
+	if f.wrote {
+		panic(http.ErrAbortHandler)
+	}
+	h := f.w.Header()
+	iface = h.Get(server.HeaderInterface)
+	clear(h)
+	return iface, true
 }
 
 func (f *fencedWriter) ended() bool {
@@ -77,26 +65,14 @@ func (f *fencedWriter) ended() bool {
 	}
 }
 
-func (f *fencedWriter) Header() http.Header {
-	if f.wrote {
-		return f.w.Header()
-	}
-	return f.h
-}
+func (f *fencedWriter) Header() http.Header { return f.w.Header() }
 
 func (f *fencedWriter) WriteHeader(code int) {
 	if f.wrote || f.ended() {
 		return
 	}
-	dst := f.w.Header()
-	clear(dst)
-	maps.Copy(dst, f.h)
 	f.w.WriteHeader(code)
-	if code >= 200 {
-		f.wrote = true
-	} else {
-		f.h = dst.Clone()
-	}
+	f.wrote = code >= 200
 }
 
 func (f *fencedWriter) Write(b []byte) (int, error) {

@@ -104,8 +104,9 @@ type Sandbox struct {
 	lastSave time.Time    // of the running clock (Tick's goroutine only)
 
 	mu       sync.Mutex
-	n        int   // requests in flight
-	closeErr error // set before gone is closed
+	n        int                        // requests in flight and other holds
+	requests map[*fencedWriter]struct{} // the requests in flight
+	closeErr error                      // set before gone is closed
 	idle     chan struct{}
 	// fence ends the requests still in flight after the drain (fence.go);
 	// gone is closed once the sandbox is closed (and its files removed).
@@ -314,7 +315,7 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 		return nil, err
 	}
 	sb = &Sandbox{ID: id, Created: rec.Created, Options: rec.Options, Server: srv, st: st, dir: m.cfg.Dir,
-		idle: make(chan struct{}), gone: make(chan struct{})}
+		idle: make(chan struct{}), gone: make(chan struct{}), requests: map[*fencedWriter]struct{}{}}
 	sb.fence, sb.endFence = context.WithCancel(context.Background())
 	sb.closed, sb.markClose = context.WithCancel(context.Background())
 	sb.lastUsed.Store(rec.LastUsed.UnixNano())
@@ -353,11 +354,11 @@ func (m *Manager) List() []*Sandbox {
 
 // acquire takes sandbox id for one request (nil: it does not exist or is
 // being removed); m.release gives it back.
-func (m *Manager) acquire(id string) *Sandbox {
+func (m *Manager) acquire(id string, fw *fencedWriter) *Sandbox {
 	m.mu.RLock()
 	sb := m.boxes[id]
 	m.mu.RUnlock()
-	if sb == nil || !sb.hold() {
+	if sb == nil || !sb.hold(fw) {
 		return nil
 	}
 	sb.lastUsed.Store(m.cfg.Now().UnixNano())
@@ -366,25 +367,30 @@ func (m *Manager) acquire(id string) *Sandbox {
 
 // release ends a request of sb, a use from its end: a long request does
 // not leave the sandbox about to expire.
-func (m *Manager) release(sb *Sandbox) {
+func (m *Manager) release(sb *Sandbox, fw *fencedWriter) {
 	sb.lastUsed.Store(m.cfg.Now().UnixNano())
-	sb.release()
+	sb.release(fw)
 }
 
-func (sb *Sandbox) hold() bool {
+// hold keeps sb open until release, for a request (fw) or for nil.
+func (sb *Sandbox) hold(fw *fencedWriter) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.removing() {
 		return false
 	}
 	sb.n++
+	if fw != nil {
+		sb.requests[fw] = struct{}{}
+	}
 	return true
 }
 
-func (sb *Sandbox) release() {
+func (sb *Sandbox) release(fw *fencedWriter) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.n--
+	delete(sb.requests, fw)
 	if sb.removing() && sb.n == 0 {
 		close(sb.idle)
 	}
@@ -457,10 +463,25 @@ func (sb *Sandbox) beginClose() bool {
 		return false
 	}
 	sb.markClose()
+	for fw := range sb.requests {
+		if fw.stream {
+			fw.cancel()
+		}
+	}
 	if sb.n == 0 {
 		close(sb.idle)
 	}
 	return true
+}
+
+// raiseFence ends the requests in flight (fence.go).
+func (sb *Sandbox) raiseFence() {
+	sb.endFence()
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	for fw := range sb.requests {
+		fw.end()
+	}
 }
 
 // fenceWait bounds how long the requests the fence ended have to return
@@ -476,7 +497,7 @@ func (sb *Sandbox) close(wait time.Duration, remove bool) error {
 	select {
 	case <-sb.idle:
 	case <-t.C:
-		sb.endFence()
+		sb.raiseFence()
 		t.Reset(fenceWait)
 		select {
 		case <-sb.idle:
@@ -544,11 +565,11 @@ func (m *Manager) Tick(ctx context.Context) error {
 			continue
 		}
 		// Held, so that a DELETE meanwhile waits for the sweep.
-		if !sb.hold() {
+		if !sb.hold(nil) {
 			continue
 		}
 		due, err := sb.tick(ctx, now)
-		sb.release()
+		sb.release(nil)
 		fail(sb, err)
 		if due {
 			save = append(save, sb)
@@ -558,12 +579,12 @@ func (m *Manager) Tick(ctx context.Context) error {
 	// saved on one tick held the ticker for 170-290 ms.
 	slices.SortFunc(save, func(a, b *Sandbox) int { return a.lastSave.Compare(b.lastSave) })
 	for _, sb := range save[:min(len(save), maxClockSaves)] {
-		if !sb.hold() {
+		if !sb.hold(nil) {
 			continue
 		}
 		sb.lastSave = now
 		fail(sb, sb.Server.Engine.Clock.SaveClock(ctx))
-		sb.release()
+		sb.release(nil)
 	}
 	return first
 }

@@ -122,14 +122,22 @@ func (t *BodyTenant) count(n int64) {
 	t.b.used.Add(n)
 }
 
+// shares is what one request holds of its tenant's shares of the process:
+// its body bytes (BodyTenant.Middleware) and its place among the running
+// requests (TurnTenant.Serve), kept in its context once for both.
+type shares struct {
+	body bodyLease
+	turn turnLease
+}
+
+type sharesKey struct{}
+
 // bodyLease is what one request holds of its tenant's share.
 type bodyLease struct {
 	t    *BodyTenant
 	mu   sync.Mutex
 	held int64
 }
-
-type bodyLeaseKey struct{}
 
 // Middleware gives each request a lease on t, released when the handler
 // returns (the request's bytes are then garbage): ReserveBody grows it.
@@ -139,14 +147,15 @@ func (t *BodyTenant) Middleware(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l := &bodyLease{t: t}
+		sh := &shares{body: bodyLease{t: t}}
+		l := &sh.body
 		defer func() {
 			l.mu.Lock()
 			t.release(l.held)
 			l.held = 0
 			l.mu.Unlock()
 		}()
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bodyLeaseKey{}, l)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sharesKey{}, sh)))
 	})
 }
 
@@ -159,10 +168,11 @@ func (t *BodyTenant) Middleware(next http.Handler) http.Handler {
 // Called before the first byte is read, it runs before the body idle
 // timeout (IdleBody) starts. Outside BodyTenant.Middleware it does nothing.
 func ReserveBody(r *http.Request, n int64) error {
-	l, ok := r.Context().Value(bodyLeaseKey{}).(*bodyLease)
-	if !ok {
+	sh, ok := r.Context().Value(sharesKey{}).(*shares)
+	if !ok || sh.body.t == nil {
 		return nil
 	}
+	l := &sh.body
 	n = l.t.clamp(n)
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -20,7 +19,9 @@ import (
 //
 // A request keeps its place for at most TurnsHold: one that runs longer
 // waits on something other than the processors, and runs on without a
-// place, so that none can wait for another that waits for a place.
+// place, so that none can wait for another that waits for a place. The
+// places are taken back lazily, when a request would wait for one, so that
+// a request that waits for nothing costs no timer.
 //
 // A nil *Turns is no bound: every request runs at once.
 type Turns struct {
@@ -28,12 +29,16 @@ type Turns struct {
 	busy int           // places taken; more than size while a tenant is alone
 	ring []*TurnTenant // tenants with waiting requests, in turn order
 	size int
+	// held is the places taken, oldest first (a list through their leases).
+	held turnLease
 	// unattributed is the tenant of requests whose key has not
 	// authenticated: one for the process.
 	unattributed *TurnTenant
-	// after calls f once d has passed, unless the returned stop is
-	// called first and reports true (time.AfterFunc; tests replace it).
-	after func(d time.Duration, f func()) (stop func() bool)
+	// armed: a call of expire is due (after) while requests wait.
+	armed bool
+	// now and after are time.Now and time.AfterFunc (tests replace them).
+	now   func() time.Time
+	after func(d time.Duration, f func())
 }
 
 // TurnsHold is how long a request keeps its place at most: many times
@@ -51,7 +56,8 @@ func NewTurns(n int) *Turns {
 	if n <= 0 {
 		return nil
 	}
-	t := &Turns{size: n, after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }}
+	t := &Turns{size: n, now: time.Now, after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
+	t.held.prev, t.held.next = &t.held, &t.held
 	t.unattributed = t.Tenant()
 	return t
 }
@@ -69,7 +75,7 @@ func (t *Turns) Tenant() *TurnTenant {
 // nil *TurnTenant runs every request at once.
 type TurnTenant struct {
 	t       *Turns
-	waiting []*turnWaiter // first come first served
+	waiting []*turnLease // first come first served
 	inRing  bool
 	running int // places it holds
 }
@@ -83,58 +89,35 @@ func (tn *TurnTenant) Unattributed() *TurnTenant {
 	return tn.t.unattributed
 }
 
-type turnWaiter struct {
-	ready   chan struct{}
-	granted bool
+// turnLease is one request's claim on a place: waiting for one (ready),
+// holding one since start (in Turns.held), or neither. Its fields are
+// Turns.mu's.
+type turnLease struct {
+	tn         *TurnTenant
+	ready      chan struct{} // closed when a place is given to it
+	held       bool
+	start      time.Time
+	prev, next *turnLease
 }
 
-// enter takes a place if no tenant waits and one is free or the tenant
-// is alone (nil), else queues a waiter behind the tenant's others.
-func (tn *TurnTenant) enter() *turnWaiter {
-	t := tn.t
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.ring) == 0 && (t.busy < t.size || tn.running == t.busy) {
-		t.busy++
-		tn.running++
-		return nil
-	}
-	w := &turnWaiter{ready: make(chan struct{})}
-	tn.waiting = append(tn.waiting, w)
-	if !tn.inRing {
-		tn.inRing = true
-		t.ring = append(t.ring, tn)
-	}
-	return w
+// take gives l a place (under t.mu).
+func (t *Turns) take(l *turnLease) {
+	t.busy++
+	l.tn.running++
+	l.held, l.start = true, t.now()
+	l.prev, l.next = t.held.prev, &t.held
+	l.prev.next, t.held.prev = l, l
 }
 
-// cancel takes w out of its queue; if it was given a place meanwhile, the
-// place goes back.
-func (tn *TurnTenant) cancel(w *turnWaiter) {
-	t := tn.t
-	t.mu.Lock()
-	if w.granted {
-		t.mu.Unlock()
-		tn.leave()
-		return
-	}
-	defer t.mu.Unlock()
-	tn.waiting = slices.DeleteFunc(tn.waiting, func(o *turnWaiter) bool { return o == w })
-	if len(tn.waiting) == 0 && tn.inRing {
-		tn.inRing = false
-		t.ring = slices.DeleteFunc(t.ring, func(o *TurnTenant) bool { return o == tn })
-	}
-}
-
-// leave gives one of tn's places back. While fewer than size are taken,
+// give takes l's place back (under t.mu). While fewer than size are taken,
 // a free place goes to the first waiter of the next tenant in turn, which
 // goes to the end of the ring if more of its requests wait.
-func (tn *TurnTenant) leave() {
-	t := tn.t
-	t.mu.Lock()
-	defer t.mu.Unlock()
+func (t *Turns) give(l *turnLease) {
+	l.held = false
+	l.prev.next, l.next.prev = l.next, l.prev
+	l.prev, l.next = nil, nil
 	t.busy--
-	tn.running--
+	l.tn.running--
 	for t.busy < t.size && len(t.ring) > 0 {
 		next := t.ring[0]
 		t.ring = t.ring[1:]
@@ -145,66 +128,111 @@ func (tn *TurnTenant) leave() {
 		} else {
 			next.inRing = false
 		}
-		t.busy++
-		next.running++
-		w.granted = true
+		t.take(w)
 		close(w.ready)
 	}
 }
 
-// Enter waits for a place, or for ctx to end (its error is returned,
-// holding nothing). leave gives the place back; past Hold the place is
-// given back by itself, and leave then does nothing.
-func (tn *TurnTenant) Enter(ctx context.Context) (leave func(), err error) {
-	if tn == nil {
-		return func() {}, nil
+// expire takes back the places held past TurnsHold (under t.mu) and, while
+// requests wait, has itself called again when the oldest place left
+// reaches it.
+func (t *Turns) expire() {
+	now := t.now()
+	for l := t.held.next; l != &t.held && now.Sub(l.start) >= TurnsHold; l = t.held.next {
+		t.give(l)
 	}
-	if w := tn.enter(); w != nil {
-		select {
-		case <-w.ready:
-		case <-ctx.Done():
-			tn.cancel(w)
-			return nil, ctx.Err()
-		}
-	}
-	var held atomic.Bool
-	held.Store(true)
-	give := func() {
-		if held.CompareAndSwap(true, false) {
-			tn.leave()
-		}
-	}
-	stop := tn.t.after(TurnsHold, give)
-	return func() {
-		stop()
-		give()
-	}, nil
-}
-
-// turnLease is the place a request served by Serve holds (none while it
-// stands aside).
-type turnLease struct {
-	tn    *TurnTenant
-	mu    sync.Mutex
-	leave func()
-}
-
-type turnLeaseKey struct{}
-
-// Serve runs next once the request has a place. A request whose client
-// goes away while it waits gets no answer.
-func (tn *TurnTenant) Serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	leave, err := tn.Enter(r.Context())
-	if err != nil {
+	if len(t.ring) == 0 || t.armed || t.held.next == &t.held {
 		return
 	}
-	l := &turnLease{tn: tn, leave: leave}
-	defer func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.leave()
-	}()
-	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), turnLeaseKey{}, l)))
+	t.armed = true
+	t.after(t.held.next.start.Add(TurnsHold).Sub(now), func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.armed = false
+		t.expire()
+	})
+}
+
+// enter takes a place for l if no tenant waits and one is free or the
+// tenant is alone, else queues l behind the tenant's other waiters and
+// returns its ready channel (nil: l holds a place).
+func (t *Turns) enter(l *turnLease) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	free := func() bool { return len(t.ring) == 0 && (t.busy < t.size || l.tn.running == t.busy) }
+	if !free() {
+		t.expire()
+	}
+	if free() {
+		t.take(l)
+		return nil
+	}
+	tn := l.tn
+	l.ready = make(chan struct{})
+	tn.waiting = append(tn.waiting, l)
+	if !tn.inRing {
+		tn.inRing = true
+		t.ring = append(t.ring, tn)
+	}
+	t.expire()
+	return l.ready
+}
+
+// leave gives l's place back, if it still holds one, or takes it out of
+// its queue.
+func (t *Turns) leave(l *turnLease) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if l.held {
+		t.give(l)
+		return
+	}
+	tn := l.tn
+	if i := slices.Index(tn.waiting, l); i >= 0 {
+		tn.waiting = slices.Delete(tn.waiting, i, i+1)
+		if len(tn.waiting) == 0 && tn.inRing {
+			tn.inRing = false
+			t.ring = slices.DeleteFunc(t.ring, func(o *TurnTenant) bool { return o == tn })
+		}
+	}
+}
+
+// wait takes a place for l, waiting for one while ctx lives (its error is
+// returned, l holding nothing).
+func (t *Turns) wait(ctx context.Context, l *turnLease) error {
+	ready := t.enter(l)
+	if ready == nil {
+		return nil
+	}
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		t.leave(l)
+		return ctx.Err()
+	}
+}
+
+// Serve runs next once the request has a place, which it gives back when
+// next returns. A request whose client goes away while it waits gets no
+// answer.
+func (tn *TurnTenant) Serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	if tn == nil {
+		next.ServeHTTP(w, r)
+		return
+	}
+	sh, ok := r.Context().Value(sharesKey{}).(*shares)
+	if !ok || sh.turn.tn != nil {
+		sh = &shares{}
+		r = r.WithContext(context.WithValue(r.Context(), sharesKey{}, sh))
+	}
+	l := &sh.turn
+	l.tn = tn
+	if tn.t.wait(r.Context(), l) != nil {
+		return
+	}
+	defer tn.t.leave(l)
+	next.ServeHTTP(w, r)
 }
 
 // StandAside gives back the place the request of ctx holds while it waits
@@ -213,22 +241,12 @@ func (tn *TurnTenant) Serve(w http.ResponseWriter, r *http.Request, next http.Ha
 // again, in its tenant's queue, or for ctx to end. Outside Serve it does
 // nothing.
 func StandAside(ctx context.Context) (back func() error) {
-	l, ok := ctx.Value(turnLeaseKey{}).(*turnLease)
-	if !ok {
+	sh, ok := ctx.Value(sharesKey{}).(*shares)
+	if !ok || sh.turn.tn == nil {
 		return func() error { return nil }
 	}
-	l.mu.Lock()
-	l.leave()
-	l.leave = func() {}
-	l.mu.Unlock()
-	return func() error {
-		leave, err := l.tn.Enter(ctx)
-		if err != nil {
-			return err
-		}
-		l.mu.Lock()
-		l.leave = leave
-		l.mu.Unlock()
-		return nil
-	}
+	l := &sh.turn
+	t := l.tn.t
+	t.leave(l)
+	return func() error { return t.wait(ctx, l) }
 }

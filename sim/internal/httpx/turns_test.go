@@ -11,41 +11,43 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// manualAfter replaces Turns.after: the functions due are run by fire.
-type manualAfter struct{ due []func() }
+// manualClock replaces Turns.now and Turns.after: the time moves by
+// advance, and the functions due by then are run by fire.
+type manualClock struct {
+	now time.Time
+	due []func()
+}
 
-func (m *manualAfter) after(_ time.Duration, f func()) func() bool {
-	i := len(m.due)
-	m.due = append(m.due, f)
-	return func() bool {
-		stopped := m.due[i] != nil
-		m.due[i] = nil
-		return stopped
+func (m *manualClock) after(_ time.Duration, f func()) { m.due = append(m.due, f) }
+
+func (m *manualClock) fire() {
+	due := m.due
+	m.due = nil
+	for _, f := range due {
+		f()
 	}
 }
 
-func (m *manualAfter) fire() {
-	for i, f := range m.due {
-		if f != nil {
-			m.due[i] = nil
-			f()
-		}
-	}
-}
-
-func newTestTurns(n int) (*Turns, *manualAfter) {
+func newTestTurns(n int) (*Turns, *manualClock) {
 	t := NewTurns(n)
-	m := &manualAfter{}
+	m := &manualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	t.now = func() time.Time { return m.now }
 	t.after = m.after
 	return t, m
 }
 
+// enter queues a new request of tn (a nil ready: it holds a place).
+func enter(tn *TurnTenant) (*turnLease, <-chan struct{}) {
+	l := &turnLease{tn: tn}
+	return l, tn.t.enter(l)
+}
+
 // granted is which of the waiters have a place now.
-func granted(ws map[string]*turnWaiter) []string {
+func granted(ws map[string]<-chan struct{}) []string {
 	var out []string
-	for name, w := range ws {
+	for name, ready := range ws {
 		select {
-		case <-w.ready:
+		case <-ready:
 			out = append(out, name)
 		default:
 		}
@@ -60,29 +62,30 @@ func TestTurnsGoRoundTheTenants(t *testing.T) {
 	t.Parallel()
 	turns, _ := newTestTurns(1)
 	x, a, b, c := turns.Tenant(), turns.Tenant(), turns.Tenant(), turns.Tenant()
-	require.Nil(t, x.enter(), "a free place is taken at once")
+	first, ready := enter(x)
+	require.Nil(t, ready, "a free place is taken at once")
 	order := []struct {
 		name string
 		tn   *TurnTenant
 	}{{"a1", a}, {"a2", a}, {"a3", a}, {"b1", b}, {"c1", c}, {"b2", b}}
-	ws := map[string]*turnWaiter{}
-	tenant := map[string]*TurnTenant{}
+	ws := map[string]<-chan struct{}{}
+	lease := map[string]*turnLease{}
 	for _, o := range order {
-		ws[o.name], tenant[o.name] = o.tn.enter(), o.tn
+		lease[o.name], ws[o.name] = enter(o.tn)
 		require.NotNil(t, ws[o.name], o.name)
 	}
 	var got []string
-	done := x
+	done := first
 	for range order {
-		done.leave()
+		turns.leave(done)
 		now := granted(ws)
 		require.Len(t, now, 1, "one place, one waiter served: %v", now)
 		got = append(got, now[0])
 		delete(ws, now[0])
-		done = tenant[now[0]]
+		done = lease[now[0]]
 	}
 	assert.Equal(t, []string{"a1", "b1", "c1", "a2", "b2", "a3"}, got)
-	done.leave()
+	turns.leave(done)
 	assert.Equal(t, 0, turns.busy, "the last place given back is free")
 }
 
@@ -93,20 +96,23 @@ func TestTurnsTenantAlone(t *testing.T) {
 	t.Parallel()
 	turns, _ := newTestTurns(2)
 	a, b := turns.Tenant(), turns.Tenant()
+	var as []*turnLease
 	for range 4 {
-		require.Nil(t, a.enter(), "alone, a runs at once")
+		l, ready := enter(a)
+		require.Nil(t, ready, "alone, a runs at once")
+		as = append(as, l)
 	}
-	wb := b.enter()
+	_, wb := enter(b)
 	require.NotNil(t, wb, "b waits while a holds more than the places")
-	wa := a.enter()
+	_, wa := enter(a)
 	require.NotNil(t, wa, "a's next waits behind b")
-	a.leave()
-	a.leave()
-	assert.Empty(t, granted(map[string]*turnWaiter{"b": wb, "a": wa}), "two of a's still run: every place is taken")
-	a.leave()
-	assert.Equal(t, []string{"b"}, granted(map[string]*turnWaiter{"b": wb, "a": wa}))
-	a.leave()
-	assert.Equal(t, []string{"a"}, granted(map[string]*turnWaiter{"a": wa}))
+	turns.leave(as[0])
+	turns.leave(as[1])
+	assert.Empty(t, granted(map[string]<-chan struct{}{"b": wb, "a": wa}), "two of a's still run: every place is taken")
+	turns.leave(as[2])
+	assert.Equal(t, []string{"b"}, granted(map[string]<-chan struct{}{"b": wb, "a": wa}))
+	turns.leave(as[3])
+	assert.Equal(t, []string{"a"}, granted(map[string]<-chan struct{}{"a": wa}))
 	assert.Equal(t, 2, turns.busy)
 }
 
@@ -116,41 +122,52 @@ func TestTurnsCancel(t *testing.T) {
 	t.Parallel()
 	turns, _ := newTestTurns(1)
 	a, b := turns.Tenant(), turns.Tenant()
-	leave, err := a.Enter(context.Background())
-	require.NoError(t, err)
+	la := &turnLease{tn: a}
+	require.NoError(t, turns.wait(context.Background(), la))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = b.Enter(ctx)
-	require.ErrorIs(t, err, context.Canceled)
+	lb := &turnLease{tn: b}
+	require.ErrorIs(t, turns.wait(ctx, lb), context.Canceled)
 	assert.Empty(t, turns.ring)
 	assert.Empty(t, b.waiting)
-	leave()
+	turns.leave(la)
 	assert.Equal(t, 0, turns.busy)
 
 	// Given a place and cancelled at once: the place goes back.
-	require.Nil(t, a.enter())
-	w := b.enter()
-	a.leave()
-	b.cancel(w)
+	la, ready := enter(a)
+	require.Nil(t, ready)
+	lb, ready = enter(b)
+	require.NotNil(t, ready)
+	turns.leave(la)
+	turns.leave(lb)
 	assert.Equal(t, 0, turns.busy)
 	assert.Zero(t, b.running)
 }
 
 // TestTurnsHold: a request that runs past TurnsHold gives its place back
-// then, and its own leave does nothing more.
+// to a request that waits for it, and its own leave does nothing more.
 func TestTurnsHold(t *testing.T) {
 	t.Parallel()
 	turns, clock := newTestTurns(1)
-	a, b := turns.Tenant(), turns.Tenant()
-	leave, err := a.Enter(context.Background())
-	require.NoError(t, err)
-	w := b.enter()
-	require.NotNil(t, w)
+	a, b, c := turns.Tenant(), turns.Tenant(), turns.Tenant()
+	la, _ := enter(a)
+	clock.now = clock.now.Add(TurnsHold / 2)
+	lb, wb := enter(b)
+	require.NotNil(t, wb)
+	clock.fire() // early: a has held its place for half the hold
+	assert.Empty(t, granted(map[string]<-chan struct{}{"b": wb}))
+	clock.now = clock.now.Add(TurnsHold / 2)
 	clock.fire()
-	assert.Equal(t, []string{"b"}, granted(map[string]*turnWaiter{"b": w}), "the place went to b past the hold")
-	leave()
+	assert.Equal(t, []string{"b"}, granted(map[string]<-chan struct{}{"b": wb}), "the place went to b past the hold")
+	turns.leave(la)
 	assert.Equal(t, 1, turns.busy, "b holds the place; a gave it back once only")
-	b.leave()
+
+	// A request that would wait takes a place held past the hold at once.
+	clock.now = clock.now.Add(TurnsHold)
+	lc, wc := enter(c)
+	assert.Nil(t, wc, "b's place, held past the hold, goes to c")
+	turns.leave(lb)
+	turns.leave(lc)
 	assert.Equal(t, 0, turns.busy)
 }
 
@@ -168,7 +185,8 @@ func TestTurnsServe(t *testing.T) {
 	assert.Equal(t, 0, turns.busy)
 
 	// A client gone while it waits: no answer, nothing held.
-	require.Nil(t, a.enter())
+	_, ready := enter(a)
+	require.Nil(t, ready)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()
@@ -185,9 +203,9 @@ func TestTurnsNilIsUnbounded(t *testing.T) {
 	assert.Nil(t, turns)
 	tn := turns.Tenant()
 	assert.Nil(t, tn.Unattributed())
-	leave, err := tn.Enter(context.Background())
-	require.NoError(t, err)
-	leave()
+	ran := false
+	tn.Serve(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = true }))
+	assert.True(t, ran)
 }
 
 // TestTurnsStandAside: a request standing aside holds no place; back
@@ -196,18 +214,18 @@ func TestTurnsStandAside(t *testing.T) {
 	t.Parallel()
 	turns, _ := newTestTurns(1)
 	a, b := turns.Tenant(), turns.Tenant()
-	var w *turnWaiter
 	a.Serve(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		back := StandAside(r.Context())
 		assert.Equal(t, 0, turns.busy, "standing aside, it holds nothing")
-		require.Nil(t, b.enter(), "b takes the free place")
-		w = a.enter() // another of a's waits too
+		lb, ready := enter(b)
+		require.Nil(t, ready, "b takes the free place")
+		lw, w := enter(a) // another of a's waits too
 		require.NotNil(t, w)
 		done := make(chan error)
 		go func() { done <- back() }()
-		b.leave() // b is done: the place goes to the first waiter, w
-		assert.Equal(t, []string{"w"}, granted(map[string]*turnWaiter{"w": w}))
-		a.leave() // w is done: the place goes to the request back
+		turns.leave(lb) // b is done: the place goes to the first waiter, w
+		assert.Equal(t, []string{"w"}, granted(map[string]<-chan struct{}{"w": w}))
+		turns.leave(lw) // w is done: the place goes to the request back
 		require.NoError(t, <-done)
 		assert.Equal(t, 1, turns.busy)
 	}))
@@ -216,4 +234,29 @@ func TestTurnsStandAside(t *testing.T) {
 	// Outside Serve: nothing to give back.
 	require.NoError(t, StandAside(context.Background())())
 	assert.Equal(t, 0, turns.busy)
+}
+
+// TestTurnsInsideBodyTenant: behind BodyTenant.Middleware a request's place
+// and its body bytes live in one record of its context; each is given
+// back when its own layer ends.
+func TestTurnsInsideBodyTenant(t *testing.T) {
+	t.Parallel()
+	turns, _ := newTestTurns(1)
+	bodies := NewBodyBudget(100).Tenant()
+	a := turns.Tenant()
+	h := bodies.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.Serve(w, r, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			require.NoError(t, ReserveBody(r, 10))
+			assert.Equal(t, int64(10), bodies.Used())
+			assert.Equal(t, 1, turns.busy)
+			back := StandAside(r.Context())
+			assert.Equal(t, 0, turns.busy, "standing aside, it holds no place")
+			require.NoError(t, back())
+			assert.Equal(t, 1, turns.busy)
+		}))
+		assert.Equal(t, 0, turns.busy, "the place is given back as the turns' layer ends")
+		assert.Equal(t, int64(10), bodies.Used(), "the bytes are the body layer's")
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/", nil))
+	assert.Zero(t, bodies.Used())
 }
