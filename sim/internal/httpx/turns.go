@@ -12,10 +12,12 @@ import (
 // Turns is the process-wide bound on requests whose handlers run at once
 // (docs/design/tenancy.md, "Running requests"): every client is a closed
 // loop, so what bounds one tenant's part of a busy process is how many of
-// its requests run. When every place is taken, a place given back goes to
-// the waiting tenants in turn, first come first served within each. A
-// tenant alone runs as many as it sends: the places bound what tenants
-// take from each other, not what one takes from an idle process.
+// its requests run. A tenant with no request running never waits: its
+// request runs at once, even past the places. Its further requests wait
+// while every place is taken, and a place given back goes to the waiting
+// tenants in turn, first come first served within each. A tenant alone
+// runs as many as it sends: the places bound what tenants take from each
+// other, not what one takes from an idle process.
 //
 // A request keeps its place for at most TurnsHold: one that runs longer
 // waits on something other than the processors, and runs on without a
@@ -109,28 +111,39 @@ func (t *Turns) take(l *turnLease) {
 	l.prev.next, t.held.prev = l, l
 }
 
-// give takes l's place back (under t.mu). While fewer than size are taken,
-// a free place goes to the first waiter of the next tenant in turn, which
-// goes to the end of the ring if more of its requests wait.
+// give takes l's place back (under t.mu). Its tenant's first waiter gets
+// one if the tenant has none left running; then, while fewer than size are
+// taken, a free place goes to the first waiter of the next tenant in turn,
+// which goes to the end of the ring if more of its requests wait.
 func (t *Turns) give(l *turnLease) {
 	l.held = false
 	l.prev.next, l.next.prev = l.next, l.prev
 	l.prev, l.next = nil, nil
 	t.busy--
-	l.tn.running--
+	tn := l.tn
+	tn.running--
+	if tn.running == 0 && len(tn.waiting) > 0 {
+		t.ring = slices.DeleteFunc(t.ring, func(o *TurnTenant) bool { return o == tn })
+		t.grant(tn)
+	}
 	for t.busy < t.size && len(t.ring) > 0 {
 		next := t.ring[0]
 		t.ring = t.ring[1:]
-		w := next.waiting[0]
-		next.waiting = next.waiting[1:]
-		if len(next.waiting) > 0 {
-			t.ring = append(t.ring, next)
-		} else {
-			next.inRing = false
-		}
-		t.take(w)
-		close(w.ready)
+		t.grant(next)
 	}
+}
+
+// grant gives the first waiter of tn, out of the ring, a place; tn goes
+// to the end of the ring if more of its requests wait.
+func (t *Turns) grant(tn *TurnTenant) {
+	w := tn.waiting[0]
+	tn.waiting = tn.waiting[1:]
+	tn.inRing = len(tn.waiting) > 0
+	if tn.inRing {
+		t.ring = append(t.ring, tn)
+	}
+	t.take(w)
+	close(w.ready)
 }
 
 // expire takes back the places held past TurnsHold (under t.mu) and, while
@@ -153,13 +166,16 @@ func (t *Turns) expire() {
 	})
 }
 
-// enter takes a place for l if no tenant waits and one is free or the
-// tenant is alone, else queues l behind the tenant's other waiters and
+// enter takes a place for l if its tenant has none running (none of its
+// requests then waits), or no tenant waits and a place is free or the
+// tenant is alone; else it queues l behind the tenant's other waiters and
 // returns its ready channel (nil: l holds a place).
 func (t *Turns) enter(l *turnLease) <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	free := func() bool { return len(t.ring) == 0 && (t.busy < t.size || l.tn.running == t.busy) }
+	free := func() bool {
+		return l.tn.running == 0 || len(t.ring) == 0 && (t.busy < t.size || l.tn.running == t.busy)
+	}
 	if !free() {
 		t.expire()
 	}

@@ -55,15 +55,29 @@ func granted(ws map[string]<-chan struct{}) []string {
 	return out
 }
 
+// holding returns n requests of tn that hold a place.
+func holding(t *testing.T, tn *TurnTenant, n int) []*turnLease {
+	t.Helper()
+	var ls []*turnLease
+	for range n {
+		l, ready := enter(tn)
+		require.Nil(t, ready, "a place at once")
+		ls = append(ls, l)
+	}
+	return ls
+}
+
 // TestTurnsGoRoundTheTenants: with every place taken, places given back
 // go to the waiting tenants in turn, first come first served within
 // each, so b's one request does not wait behind all of a's.
 func TestTurnsGoRoundTheTenants(t *testing.T) {
 	t.Parallel()
-	turns, _ := newTestTurns(1)
+	turns, _ := newTestTurns(4)
 	x, a, b, c := turns.Tenant(), turns.Tenant(), turns.Tenant(), turns.Tenant()
-	first, ready := enter(x)
-	require.Nil(t, ready, "a free place is taken at once")
+	xs := holding(t, x, 4) // alone, x takes every place
+	holding(t, a, 1)       // the first request of each other tenant runs at once
+	holding(t, b, 1)
+	holding(t, c, 1)
 	order := []struct {
 		name string
 		tn   *TurnTenant
@@ -74,8 +88,12 @@ func TestTurnsGoRoundTheTenants(t *testing.T) {
 		lease[o.name], ws[o.name] = enter(o.tn)
 		require.NotNil(t, ws[o.name], o.name)
 	}
+	for _, l := range xs[:3] {
+		turns.leave(l)
+	}
+	assert.Empty(t, granted(ws), "still four places taken")
 	var got []string
-	done := first
+	done := xs[3]
 	for range order {
 		turns.leave(done)
 		now := granted(ws)
@@ -86,31 +104,29 @@ func TestTurnsGoRoundTheTenants(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a1", "b1", "c1", "a2", "b2", "a3"}, got)
 	turns.leave(done)
-	assert.Equal(t, 0, turns.busy, "the last place given back is free")
+	assert.Equal(t, 3, turns.busy, "the first requests of a, b and c hold theirs")
 }
 
-// TestTurnsTenantAlone: a tenant alone runs past the size; another's
-// request then waits until fewer than size run, and the lone tenant's
-// next request waits its turn behind it.
-func TestTurnsTenantAlone(t *testing.T) {
+// TestTurnsFirstRequestNeverWaits: a tenant with none running takes a place
+// at once, past the size; when its last running request ends, its first
+// waiter goes at once, ahead of the other tenants'.
+func TestTurnsFirstRequestNeverWaits(t *testing.T) {
 	t.Parallel()
 	turns, _ := newTestTurns(2)
 	a, b := turns.Tenant(), turns.Tenant()
-	var as []*turnLease
-	for range 4 {
-		l, ready := enter(a)
-		require.Nil(t, ready, "alone, a runs at once")
-		as = append(as, l)
-	}
+	as := holding(t, a, 4) // alone, a runs as many as it sends
+	b0 := holding(t, b, 1)[0]
+	assert.Equal(t, 5, turns.busy)
 	_, wb := enter(b)
-	require.NotNil(t, wb, "b waits while a holds more than the places")
+	require.NotNil(t, wb, "b's second waits while every place is taken")
 	_, wa := enter(a)
 	require.NotNil(t, wa, "a's next waits behind b")
 	turns.leave(as[0])
 	turns.leave(as[1])
-	assert.Empty(t, granted(map[string]<-chan struct{}{"b": wb, "a": wa}), "two of a's still run: every place is taken")
 	turns.leave(as[2])
-	assert.Equal(t, []string{"b"}, granted(map[string]<-chan struct{}{"b": wb, "a": wa}))
+	assert.Empty(t, granted(map[string]<-chan struct{}{"b": wb, "a": wa}), "b0 and a's last still take both places")
+	turns.leave(b0)
+	assert.Equal(t, []string{"b"}, granted(map[string]<-chan struct{}{"b": wb, "a": wa}), "b had none running: its waiter goes")
 	turns.leave(as[3])
 	assert.Equal(t, []string{"a"}, granted(map[string]<-chan struct{}{"a": wa}))
 	assert.Equal(t, 2, turns.busy)
@@ -122,24 +138,25 @@ func TestTurnsCancel(t *testing.T) {
 	t.Parallel()
 	turns, _ := newTestTurns(1)
 	a, b := turns.Tenant(), turns.Tenant()
-	la := &turnLease{tn: a}
-	require.NoError(t, turns.wait(context.Background(), la))
+	la := holding(t, a, 1)[0]
+	lb := holding(t, b, 1)[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	lb := &turnLease{tn: b}
-	require.ErrorIs(t, turns.wait(ctx, lb), context.Canceled)
+	require.ErrorIs(t, turns.wait(ctx, &turnLease{tn: b}), context.Canceled)
 	assert.Empty(t, turns.ring)
 	assert.Empty(t, b.waiting)
 	turns.leave(la)
+	turns.leave(lb)
 	assert.Equal(t, 0, turns.busy)
 
 	// Given a place and cancelled at once: the place goes back.
-	la, ready := enter(a)
-	require.Nil(t, ready)
-	lb, ready = enter(b)
+	la = holding(t, a, 1)[0]
+	lb = holding(t, b, 1)[0]
+	lw, ready := enter(b)
 	require.NotNil(t, ready)
-	turns.leave(la)
 	turns.leave(lb)
+	turns.leave(lw)
+	turns.leave(la)
 	assert.Equal(t, 0, turns.busy)
 	assert.Zero(t, b.running)
 }
@@ -149,25 +166,29 @@ func TestTurnsCancel(t *testing.T) {
 func TestTurnsHold(t *testing.T) {
 	t.Parallel()
 	turns, clock := newTestTurns(1)
-	a, b, c := turns.Tenant(), turns.Tenant(), turns.Tenant()
-	la, _ := enter(a)
+	a, b := turns.Tenant(), turns.Tenant()
+	b0 := holding(t, b, 1)[0]
+	a0 := holding(t, a, 1)[0]
+	a1, wa := enter(a)
+	require.NotNil(t, wa, "a's second waits while b0 and a0 hold places")
 	clock.now = clock.now.Add(TurnsHold / 2)
-	lb, wb := enter(b)
-	require.NotNil(t, wb)
-	clock.fire() // early: a has held its place for half the hold
-	assert.Empty(t, granted(map[string]<-chan struct{}{"b": wb}))
+	clock.fire() // early: they have held their places for half the hold
+	assert.Empty(t, granted(map[string]<-chan struct{}{"a1": wa}))
 	clock.now = clock.now.Add(TurnsHold / 2)
 	clock.fire()
-	assert.Equal(t, []string{"b"}, granted(map[string]<-chan struct{}{"b": wb}), "the place went to b past the hold")
-	turns.leave(la)
-	assert.Equal(t, 1, turns.busy, "b holds the place; a gave it back once only")
+	assert.Equal(t, []string{"a1"}, granted(map[string]<-chan struct{}{"a1": wa}), "their places went back past the hold")
+	turns.leave(a0)
+	turns.leave(b0)
+	assert.Equal(t, 1, turns.busy, "a1 holds the place; a0 and b0 gave theirs back once only")
 
-	// A request that would wait takes a place held past the hold at once.
+	// A request that would wait takes at once a place held past the hold.
+	b1 := holding(t, b, 1)[0]
 	clock.now = clock.now.Add(TurnsHold)
-	lc, wc := enter(c)
-	assert.Nil(t, wc, "b's place, held past the hold, goes to c")
-	turns.leave(lb)
-	turns.leave(lc)
+	a2, wa2 := enter(a)
+	assert.Nil(t, wa2, "a1's and b1's places, held past the hold, are free")
+	turns.leave(a1)
+	turns.leave(b1)
+	turns.leave(a2)
 	assert.Equal(t, 0, turns.busy)
 }
 
@@ -185,8 +206,8 @@ func TestTurnsServe(t *testing.T) {
 	assert.Equal(t, 0, turns.busy)
 
 	// A client gone while it waits: no answer, nothing held.
-	_, ready := enter(a)
-	require.Nil(t, ready)
+	holding(t, a, 1)
+	holding(t, a.Unattributed(), 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()
@@ -217,16 +238,17 @@ func TestTurnsStandAside(t *testing.T) {
 	a.Serve(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		back := StandAside(r.Context())
 		assert.Equal(t, 0, turns.busy, "standing aside, it holds nothing")
-		lb, ready := enter(b)
-		require.Nil(t, ready, "b takes the free place")
-		lw, w := enter(a) // another of a's waits too
+		lb := holding(t, b, 1)[0] // b takes the free place
+		lw := holding(t, a, 1)[0] // another of a's, the first a runs now, too
+		lb2, w := enter(b)        // b's second waits
 		require.NotNil(t, w)
 		done := make(chan error)
 		go func() { done <- back() }()
-		turns.leave(lb) // b is done: the place goes to the first waiter, w
+		turns.leave(lb) // b had none left: the place goes to b's waiter
 		assert.Equal(t, []string{"w"}, granted(map[string]<-chan struct{}{"w": w}))
-		turns.leave(lw) // w is done: the place goes to the request back
+		turns.leave(lw) // a has none left: the place goes to the request back
 		require.NoError(t, <-done)
+		turns.leave(lb2)
 		assert.Equal(t, 1, turns.busy)
 	}))
 	assert.Equal(t, 0, turns.busy, "the place taken back is given back at the end")
