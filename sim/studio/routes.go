@@ -104,7 +104,13 @@ func (a *API) Routes() chi.Router {
 	r.NotFound(a.http.Handle(routeNotFound))
 
 	r.Group(func(r chi.Router) {
-		r.Use(a.authenticate)
+		r.Use(a.http.Authenticate(sim.MsgStudioAuth, func(ctx context.Context, key string) (context.Context, error) {
+			c, err := a.svc.Caller(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			return context.WithValue(httpx.WithAccount(ctx, c.Account), callerKey{}, c), nil
+		}))
 		r.Use(a.rateLimit)
 		r.Use(a.idem.Wrap(httpx.KeyScope))
 		r.Get("/api/v1/artifacts/create", a.http.Handle(a.handlePresign))
@@ -131,32 +137,7 @@ func routeNotFound(w http.ResponseWriter, r *http.Request) error {
 	return sim.Errorf(sim.CodeRoute, msgNoRoute, r.Method, r.URL.Path)
 }
 
-// HeaderAuthHint carries a precise reason for an authentication refusal.
-const HeaderAuthHint = "X-Dubsim-Auth-Error"
-
 type callerKey struct{}
-
-// authenticate resolves the bearer key to its studio identity.
-func (a *API) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, hint := httpx.Bearer(r.Header.Get("Authorization"))
-		if key == "" {
-			w.Header().Set(HeaderAuthHint, hint)
-			a.http.WriteError(w, r, sim.Errorf(sim.CodeUnauthorized, sim.MsgStudioAuth))
-			return
-		}
-		c, err := a.svc.Caller(r.Context(), key)
-		if err != nil {
-			if sim.ErrorCode(err) == sim.CodeUnauthorized {
-				w.Header().Set(HeaderAuthHint, "unknown API key")
-			}
-			a.http.WriteError(w, r, err)
-			return
-		}
-		ctx := httpx.WithAccount(r.Context(), c.Account)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, c)))
-	})
-}
 
 func caller(r *http.Request) sim.Caller {
 	c, _ := r.Context().Value(callerKey{}).(sim.Caller)
