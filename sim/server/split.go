@@ -420,13 +420,4 @@ func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // allowed lists the methods either interface serves on path.
-func (d dispatch) allowed(path string) []string {
-	p, st := httpx.Allowed(d.platform, path), httpx.Allowed(d.studio, path)
-	var out []string
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if slices.Contains(p, m) || slices.Contains(st, m) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+func (d dispatch) allowed(path string) []string { return httpx.Allowed(path, d.platform, d.studio) }
