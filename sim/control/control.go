@@ -76,7 +76,7 @@ func New(ctl Controller, log *slog.Logger, ext ...Extension) *API {
 
 // Routes returns the whole route table of the control API, mounted at /_sim.
 func (a *API) Routes() chi.Router {
-	r := httpx.NewControlRouter(a.http, a.http.Recover)
+	r := httpx.NewControlRouter(a.http, httpx.MsgNoControlRoute, a.http.Recover)
 	r.Get("/clock", a.reply(a.handleClock))
 	r.Post("/clock/advance", a.http.Handle(a.handleAdvance))
 	r.Post("/clock/scale", handleJSON(a, a.scale))

@@ -4,13 +4,11 @@ import (
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Envelope is the platform error body: {"error": <name>, "message": <text>}.
-type Envelope struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-}
+type Envelope = httpx.ControlEnvelope
 
 // Error names of the platform envelope and the status of each code. The
 // names ValidationError, UnauthorizedError, PaymentRequiredError,

@@ -92,9 +92,7 @@ func (a *API) Close() error {
 
 // Routes returns the whole route table of the platform interface.
 func (a *API) Routes() chi.Router {
-	// The control router's 404 and 405, with this interface's own 404 message.
-	r := httpx.NewControlRouter(a.http, a.http.Recover)
-	r.NotFound(a.http.Handle(routeNotFound))
+	r := httpx.NewControlRouter(a.http, msgNoRoute, a.http.Recover)
 
 	r.Group(func(r chi.Router) {
 		r.Use(a.http.Authenticate(sim.MsgInvalidAPIKey, func(ctx context.Context, key string) (context.Context, error) {
@@ -132,10 +130,6 @@ func bodyLimit(r *http.Request) int64 {
 		return maxCloneBody
 	}
 	return httpx.DefaultMaxBody
-}
-
-func routeNotFound(w http.ResponseWriter, r *http.Request) error {
-	return sim.Errorf(sim.CodeRoute, msgNoRoute, r.Method, r.URL.Path)
 }
 
 // HeaderAuthHint carries a precise reason for a 401; the body keeps the

@@ -99,9 +99,7 @@ const UploadPathPrefix = "/_uploads/"
 
 // Routes returns the whole route table of the studio interface.
 func (a *API) Routes() chi.Router {
-	// The control router's 404 and 405, with this interface's own 404 message.
-	r := httpx.NewControlRouter(a.http, a.http.Recover)
-	r.NotFound(a.http.Handle(routeNotFound))
+	r := httpx.NewControlRouter(a.http, msgNoRoute, a.http.Recover)
 
 	r.Group(func(r chi.Router) {
 		r.Use(a.http.Authenticate(sim.MsgStudioAuth, func(ctx context.Context, key string) (context.Context, error) {
@@ -131,10 +129,6 @@ func (a *API) Routes() chi.Router {
 	// Presigned uploads: authorised by the URL's signature, not a key.
 	r.Put(UploadPathPrefix+"{uploadId}/{fileName}", a.handleUpload)
 	return r
-}
-
-func routeNotFound(w http.ResponseWriter, r *http.Request) error {
-	return sim.Errorf(sim.CodeRoute, msgNoRoute, r.Method, r.URL.Path)
 }
 
 type callerKey struct{}

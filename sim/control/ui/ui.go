@@ -84,7 +84,7 @@ func New(cfg Config) *UI {
 //	GET /studio[?company_id=]      the studio records (the first sim.MaxStateList of each kind)
 //	GET /events                    text/event-stream: "changed" when the version changes, "heartbeat"
 func (u *UI) ControlRoutes() chi.Router {
-	r := httpx.NewControlRouter(u.api, u.api.Recover)
+	r := httpx.NewControlRouter(u.api, httpx.MsgNoControlRoute, u.api.Recover)
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		r.MethodFunc(m, "/ui", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, httpx.BasePath(r.Context())+DashboardPath, http.StatusMovedPermanently)
