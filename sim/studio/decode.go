@@ -21,13 +21,18 @@ import (
 // names its field and which fields were present is known (PATCH semantics).
 type object map[string]json.RawMessage
 
-// readObject reads a JSON object body; fields are the endpoint's fields.
-func (a *API) readObject(w http.ResponseWriter, r *http.Request, fields ...string) (object, error) {
+// readObject reads a JSON object body whose fields are the endpoint's
+// fields, and decodes it.
+func readObject[T any](a *API, w http.ResponseWriter, r *http.Request, decode func(object) (T, error), fields ...string) (T, error) {
 	body, err := httpx.ReadJSONBody(w, r, httpx.DefaultMaxBody)
 	if err != nil {
-		return nil, err
+		return *new(T), err
 	}
-	return a.parseObject(body, fields...)
+	o, err := a.parseObject(body, fields...)
+	if err != nil {
+		return *new(T), err
+	}
+	return decode(o)
 }
 
 func (a *API) parseObject(body []byte, fields ...string) (object, error) {
