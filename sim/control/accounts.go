@@ -102,12 +102,8 @@ func (a *API) createAccount(r *http.Request, b accountBody) (int, any, error) {
 	spec := sim.AccountSpec{APIKey: b.APIKey, Name: b.Name, Plan: sim.PlanNone,
 		CompanyID: b.CompanyID, UserEmail: b.UserEmail, Storage: b.Storage, RateLimit: b.RateLimit,
 		FromPlan: sim.PlanDefaults{Balance: b.BalanceMinutes == nil, Retranslation: b.RetranslationEnabled == nil, Cloning: b.CloningEnabled == nil}}
-	if b.RetranslationEnabled != nil {
-		spec.RetranslationEnabled = *b.RetranslationEnabled
-	}
-	if b.CloningEnabled != nil {
-		spec.CloningEnabled = *b.CloningEnabled
-	}
+	spec.RetranslationEnabled = b.RetranslationEnabled != nil && *b.RetranslationEnabled
+	spec.CloningEnabled = b.CloningEnabled != nil && *b.CloningEnabled
 	if b.Plan != nil {
 		spec.Plan = sim.Plan(*b.Plan)
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -145,18 +146,16 @@ func setHeaders(w http.ResponseWriter, contentType string) http.Header {
 	return h
 }
 
+// contentTypes are the types of the dashboard's files, by extension.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
+}
+
 func contentType(name string) string {
-	switch path.Ext(name) {
-	case ".html":
-		return "text/html; charset=utf-8"
-	case ".js":
-		return "text/javascript; charset=utf-8"
-	case ".css":
-		return "text/css; charset=utf-8"
-	case ".svg":
-		return "image/svg+xml"
-	}
-	return "application/octet-stream"
+	return cmp.Or(contentTypes[path.Ext(name)], "application/octet-stream")
 }
 
 func (u *UI) handleProject(w http.ResponseWriter, r *http.Request) error {
