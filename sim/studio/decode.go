@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -237,10 +238,10 @@ func (o object) stringVariables(name string) ([]sim.StringVariable, error) {
 		if err != nil || val == nil {
 			return nil, invalid(msgStringVariableValue, name, i)
 		}
-		if err := checkBytes(sprintf("%s[%d].key", name, i), *key, sim.MaxTextBytes); err != nil {
+		if err := checkBytes(fmt.Sprintf("%s[%d].key", name, i), *key, sim.MaxTextBytes); err != nil {
 			return nil, err
 		}
-		if err := checkBytes(sprintf("%s[%d].value", name, i), *val, sim.MaxTextBytes); err != nil {
+		if err := checkBytes(fmt.Sprintf("%s[%d].value", name, i), *val, sim.MaxTextBytes); err != nil {
 			return nil, err
 		}
 		out = append(out, sim.StringVariable{Key: *key, Value: *val})

@@ -2,6 +2,7 @@ package studio
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -103,7 +104,7 @@ func decodeFragments(o object) ([]sim.Fragment, error) {
 	}
 	out := make([]sim.Fragment, 0, len(raw))
 	for i, f := range raw {
-		field := sprintf("fragments[%d]", i)
+		field := fmt.Sprintf("fragments[%d]", i)
 		if f == nil {
 			return nil, invalid(msgFragmentNotObject, field)
 		}

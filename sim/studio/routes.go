@@ -3,9 +3,11 @@ package studio
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -174,11 +176,11 @@ func (l *limiter) allow(key string, lim sim.RateLimit, now time.Time) (int, stri
 	}
 	if lim.PerDay > 0 && w.dayCount >= lim.PerDay {
 		s := retryAfter(d.Add(24*time.Hour), now)
-		return s, sprintf(sim.MsgRateLimitDay, lim.PerDay, s)
+		return s, fmt.Sprintf(sim.MsgRateLimitDay, lim.PerDay, s)
 	}
 	if lim.PerMinute > 0 && w.minuteCount >= lim.PerMinute {
 		s := retryAfter(m.Add(time.Minute), now)
-		return s, sprintf(sim.MsgRateLimitMinute, lim.PerMinute, s)
+		return s, fmt.Sprintf(sim.MsgRateLimitMinute, lim.PerMinute, s)
 	}
 	w.minuteCount++
 	w.dayCount++
@@ -199,7 +201,7 @@ func (a *API) rateLimit(next http.Handler) http.Handler {
 		}
 		if lim.PerMinute > 0 || lim.PerDay > 0 {
 			if s, msg := a.limiter.allow(c.Account.APIKey, lim, a.svc.Wall()); s > 0 {
-				w.Header().Set("Retry-After", itoa(s))
+				w.Header().Set("Retry-After", strconv.Itoa(s))
 				a.http.WriteError(w, r, sim.Errorf(sim.CodeRateLimited, "%s", msg))
 				return
 			}
