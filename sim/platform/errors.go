@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
@@ -40,10 +41,7 @@ func Render(err error) (int, any) {
 	if !ok {
 		m = statusOf[sim.CodeInternal]
 	}
-	msg := sim.ErrorMessage(err)
-	if msg == "" {
-		msg = sim.MsgInternal
-	}
+	msg := cmp.Or(sim.ErrorMessage(err), sim.MsgInternal)
 	if m.name == "" {
 		// The voice cloning refusal: a body with only "error", whose text is
 		// the message (the spec's error table).

@@ -69,12 +69,8 @@ const DashboardPath = "/_sim/ui/"
 
 // New returns the web application.
 func New(cfg Config) *UI {
-	dumps := cfg.Dumps
-	if dumps == nil {
-		dumps = control.NewDumpGate()
-	}
-	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: httpx.RenderControl, Log: cfg.Log}, dumps: dumps,
-		changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams}
+	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: httpx.RenderControl, Log: cfg.Log},
+		dumps: cmp.Or(cfg.Dumps, control.NewDumpGate()), changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams}
 }
 
 // ControlRoutes answers ControlPaths under /_sim:
@@ -104,11 +100,7 @@ func (u *UI) ControlRoutes() chi.Router {
 const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; media-src 'self' blob:; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 func (u *UI) handleStatic(w http.ResponseWriter, r *http.Request) error {
-	name := chi.URLParam(r, "*")
-	if name == "" {
-		name = "index.html"
-	}
-	name = path.Clean("static/" + name)
+	name := path.Clean("static/" + cmp.Or(chi.URLParam(r, "*"), "index.html"))
 	b, err := fs.ReadFile(files, name)
 	if err != nil || !strings.HasPrefix(name, "static/") {
 		return sim.Errorf(sim.CodeRoute, msgNoDashboardFile, r.URL.Path)
