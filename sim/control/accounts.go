@@ -102,12 +102,8 @@ func (a *API) createAccount(r *http.Request, b accountBody) (int, any, error) {
 	spec := sim.AccountSpec{APIKey: b.APIKey, Name: b.Name, Plan: sim.PlanNone,
 		CompanyID: b.CompanyID, UserEmail: b.UserEmail, Storage: b.Storage, RateLimit: b.RateLimit,
 		FromPlan: sim.PlanDefaults{Balance: b.BalanceMinutes == nil, Retranslation: b.RetranslationEnabled == nil, Cloning: b.CloningEnabled == nil}}
-	if b.RetranslationEnabled != nil {
-		spec.RetranslationEnabled = *b.RetranslationEnabled
-	}
-	if b.CloningEnabled != nil {
-		spec.CloningEnabled = *b.CloningEnabled
-	}
+	spec.RetranslationEnabled = b.RetranslationEnabled != nil && *b.RetranslationEnabled
+	spec.CloningEnabled = b.CloningEnabled != nil && *b.CloningEnabled
 	if b.Plan != nil {
 		spec.Plan = sim.Plan(*b.Plan)
 	}
@@ -128,39 +124,35 @@ func (a *API) createAccount(r *http.Request, b accountBody) (int, any, error) {
 
 // handleUpdateAccount serves PATCH /_sim/accounts/{api_key}: storage
 // credentials and rate limit (null removes them).
-func (a *API) handleUpdateAccount(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleUpdateAccount(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	body, err := httpx.ReadJSONBody(w, r, 1<<20)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	var raw map[string]json.RawMessage
 	if err := a.dec.DecodeBytes(body, &raw); err != nil {
-		return err
+		return 0, nil, err
 	}
 	var b struct {
 		Storage   *sim.StorageCredentials `json:"storage"`
 		RateLimit *sim.RateLimit          `json:"rate_limit"`
 	}
 	if err := a.dec.DecodeBytes(body, &b); err != nil {
-		return err
+		return 0, nil, err
 	}
 	_, setStorage := raw["storage"]
 	_, setRate := raw["rate_limit"]
 	if !setStorage && !setRate {
-		return sim.Errorf(sim.CodeValidation, msgStudioChangeEmpty)
+		return 0, nil, sim.Errorf(sim.CodeValidation, msgStudioChangeEmpty)
 	}
 	if err := errors.Join(checkStorage(b.Storage), checkRateLimit(b.RateLimit)); err != nil {
-		return err
+		return 0, nil, err
 	}
 	acct, err := a.ctl.SetAccountStudio(r.Context(), chi.URLParam(r, "api_key"), sim.AccountStudioChange{
 		SetStorage: setStorage, Storage: b.Storage, SetRateLimit: setRate, RateLimit: b.RateLimit})
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	out, err := a.accountResponse(r, acct)
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return http.StatusOK, out, err
 }

@@ -21,16 +21,8 @@ func (a *API) clock() clockResponse {
 	return clockResponse{Now: Time(a.ctl.Now()), TimeScale: &scale, Frozen: &frozen}
 }
 
-func (a *API) handleClock(w http.ResponseWriter, r *http.Request) error {
-	return a.writeClock(w, nil)
-}
-
-// writeClock answers the clock after a change, or returns the change's error.
-func (a *API) writeClock(w http.ResponseWriter, err error) error {
-	if err == nil {
-		httpx.WriteJSON(w, http.StatusOK, a.clock())
-	}
-	return err
+func (a *API) handleClock(http.ResponseWriter, *http.Request) (int, any, error) {
+	return http.StatusOK, a.clock(), nil
 }
 
 type scaleBody struct {
@@ -48,12 +40,18 @@ func (a *API) scale(r *http.Request, b scaleBody) (int, any, error) {
 	return http.StatusOK, a.clock(), err
 }
 
-func (a *API) handleFreeze(w http.ResponseWriter, r *http.Request) error {
-	return a.writeClock(w, a.ctl.Freeze(r.Context()))
+func (a *API) handleFreeze(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := a.ctl.Freeze(r.Context()); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, a.clock(), nil
 }
 
-func (a *API) handleResume(w http.ResponseWriter, r *http.Request) error {
-	return a.writeClock(w, a.ctl.Resume(r.Context()))
+func (a *API) handleResume(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := a.ctl.Resume(r.Context()); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, a.clock(), nil
 }
 
 type advanceBody struct {
@@ -108,7 +106,8 @@ func (a *API) handleAdvance(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.ctl.Advance(r.Context(), d); err != nil {
 		return a.pending(w, err)
 	}
-	return a.writeClock(w, nil)
+	httpx.WriteJSON(w, http.StatusOK, a.clock())
+	return nil
 }
 
 // advanceToNext moves the clock to the earliest pending transition (never
@@ -155,12 +154,11 @@ func worksJSON(ws []sim.Work) []workJSON {
 }
 
 // handleWork serves GET /_sim/work: the background work in flight.
-func (a *API) handleWork(w http.ResponseWriter, r *http.Request) error {
-	httpx.WriteJSON(w, http.StatusOK, struct {
+func (a *API) handleWork(http.ResponseWriter, *http.Request) (int, any, error) {
+	return http.StatusOK, struct {
 		Now  string     `json:"now"`
 		Work []workJSON `json:"work"`
-	}{Time(a.ctl.Now()), worksJSON(a.ctl.Work())})
-	return nil
+	}{Time(a.ctl.Now()), worksJSON(a.ctl.Work())}, nil
 }
 
 // ErrPendingName names the 504 of a clock advance that waited in vain for

@@ -76,24 +76,24 @@ func New(ctl Controller, log *slog.Logger, ext ...Extension) *API {
 
 // Routes returns the whole route table of the control API, mounted at /_sim.
 func (a *API) Routes() chi.Router {
-	r := httpx.NewControlRouter(a.http, a.http.Recover)
-	r.Get("/clock", a.http.Handle(a.handleClock))
+	r := httpx.NewControlRouter(a.http, httpx.MsgNoControlRoute, a.http.Recover)
+	r.Get("/clock", a.reply(a.handleClock))
 	r.Post("/clock/advance", a.http.Handle(a.handleAdvance))
 	r.Post("/clock/scale", handleJSON(a, a.scale))
-	r.Post("/clock/freeze", a.http.Handle(a.handleFreeze))
-	r.Post("/clock/resume", a.http.Handle(a.handleResume))
-	r.Get("/work", a.http.Handle(a.handleWork))
+	r.Post("/clock/freeze", a.reply(a.handleFreeze))
+	r.Post("/clock/resume", a.reply(a.handleResume))
+	r.Get("/work", a.reply(a.handleWork))
 	r.Post("/accounts", handleJSON(a, a.createAccount))
-	r.Patch("/accounts/{api_key}", a.http.Handle(a.handleUpdateAccount))
+	r.Patch("/accounts/{api_key}", a.reply(a.handleUpdateAccount))
 	r.Post("/artifacts/{id}/outcome", handleJSON(a, a.forceArtifact))
 	r.Post("/videos/{id}/status", handleJSON(a, a.videoStatus))
-	r.Post("/reset", a.http.Handle(a.handleReset))
+	r.Post("/reset", a.reply(a.handleReset))
 	r.Get("/state", a.http.Handle(a.handleState))
 	r.Post("/fixtures", handleJSON(a, a.loadFixtures))
 	r.Post("/projects/{id}/outcome", handleJSON(a, a.forceProject))
-	r.Get("/outcomes", a.http.Handle(a.handleListOutcomes))
+	r.Get("/outcomes", a.reply(a.handleListOutcomes))
 	r.Post("/outcomes", handleJSON(a, a.addOutcome))
-	r.Delete("/outcomes/{id}", a.http.Handle(a.handleRemoveOutcome))
+	r.Delete("/outcomes/{id}", a.reply(a.handleRemoveOutcome))
 	for _, e := range a.ext {
 		for _, p := range e.Paths {
 			r.Handle(p, e.Handler)
@@ -102,19 +102,26 @@ func (a *API) Routes() chi.Router {
 	return r
 }
 
-// handleJSON serves a call whose JSON body is a B with what h returns.
-func handleJSON[B any](a *API, h func(r *http.Request, b B) (status int, out any, err error)) http.HandlerFunc {
+// reply serves a call with the status and answer h returns, or its error.
+func (a *API) reply(h func(w http.ResponseWriter, r *http.Request) (status int, out any, err error)) http.HandlerFunc {
 	return a.http.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		var b B
-		if err := a.dec.Decode(w, r, &b); err != nil {
-			return err
-		}
-		status, out, err := h(r, b)
+		status, out, err := h(w, r)
 		if err != nil {
 			return err
 		}
 		httpx.WriteJSON(w, status, out)
 		return nil
+	})
+}
+
+// handleJSON serves a call whose JSON body is a B with what h returns.
+func handleJSON[B any](a *API, h func(r *http.Request, b B) (status int, out any, err error)) http.HandlerFunc {
+	return a.reply(func(w http.ResponseWriter, r *http.Request) (int, any, error) {
+		var b B
+		if err := a.dec.Decode(w, r, &b); err != nil {
+			return 0, nil, err
+		}
+		return h(r, b)
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
-	"github.com/dubsim/dubsim/sim/internal/httpx"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -108,20 +107,12 @@ func (a *API) addOutcome(r *http.Request, b outcomeBody) (int, any, error) {
 	return http.StatusCreated, rule, err
 }
 
-func (a *API) handleListOutcomes(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleListOutcomes(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	rules, err := a.ctl.OutcomeRules(r.Context())
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"rules": rules})
-	return nil
+	return http.StatusOK, map[string]any{"rules": rules}, err
 }
 
-func (a *API) handleRemoveOutcome(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleRemoveOutcome(_ http.ResponseWriter, r *http.Request) (int, any, error) {
 	id := chi.URLParam(r, "id")
-	if err := a.ctl.RemoveOutcomeRule(r.Context(), id); err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]string{"removed": id})
-	return nil
+	return http.StatusOK, map[string]string{"removed": id}, a.ctl.RemoveOutcomeRule(r.Context(), id)
 }

@@ -16,25 +16,18 @@ type resetBody struct {
 
 // handleReset serves POST /_sim/reset: with no body, fixtures restored and
 // everything else emptied; with {"api_key": k}, only that account reset.
-func (a *API) handleReset(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleReset(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var b resetBody
 	if r.ContentLength != 0 {
 		if err := a.dec.Decode(w, r, &b); err != nil && !(r.ContentLength < 0 && sim.ErrorMessage(err) == sim.MsgBodyNotObject) {
-			return err
+			return 0, nil, err
 		}
 	}
 	if b.APIKey != "" {
-		if err := a.ctl.ResetAccount(r.Context(), b.APIKey); err != nil {
-			return err
-		}
-		httpx.WriteJSON(w, http.StatusOK, map[string]any{"reset": true, "api_key": b.APIKey})
-		return nil
+		err := a.ctl.ResetAccount(r.Context(), b.APIKey)
+		return http.StatusOK, map[string]any{"reset": true, "api_key": b.APIKey}, err
 	}
-	if err := a.ctl.Reset(r.Context()); err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]bool{"reset": true})
-	return nil
+	return http.StatusOK, map[string]bool{"reset": true}, a.ctl.Reset(r.Context())
 }
 
 // handleState serves GET /_sim/state?api_key=&limit=&cursor=: one page of

@@ -13,7 +13,7 @@ const MaxBodyBytes = 64 << 10
 // Routes returns the fault control API, to be mounted under /_sim; errors
 // use the control envelope (ConflictError past MaxLive or MaxRuleBytes).
 func (f *Faults) Routes() chi.Router {
-	r := httpx.NewControlRouter(api)
+	r := httpx.NewControlRouter(api, httpx.MsgNoControlRoute)
 	r.Get("/faults", api.Handle(f.handleList))
 	r.Post("/faults", api.Handle(f.handleAdd))
 	r.Delete("/faults", api.Handle(f.handleClear))

@@ -26,7 +26,7 @@ const (
 // Routes returns the journal's routes (docs/control-api.md), to be mounted
 // at /_sim; unknown routes and methods answer in the control envelope.
 func (j *Journal) Routes() chi.Router {
-	r := httpx.NewControlRouter(api)
+	r := httpx.NewControlRouter(api, httpx.MsgNoControlRoute)
 	r.Get(pathRequests, api.Handle(j.handleList))
 	r.Delete(pathRequests, api.Handle(j.handleReset))
 	r.Post(pathVerify, api.Handle(j.handleVerify))

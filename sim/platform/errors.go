@@ -1,16 +1,15 @@
 package platform
 
 import (
+	"cmp"
 	"net/http"
 
 	"github.com/dubsim/dubsim/sim"
+	"github.com/dubsim/dubsim/sim/internal/httpx"
 )
 
 // Envelope is the platform error body: {"error": <name>, "message": <text>}.
-type Envelope struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-}
+type Envelope = httpx.ControlEnvelope
 
 // Error names of the platform envelope and the status of each code. The
 // names ValidationError, UnauthorizedError, PaymentRequiredError,
@@ -42,10 +41,7 @@ func Render(err error) (int, any) {
 	if !ok {
 		m = statusOf[sim.CodeInternal]
 	}
-	msg := sim.ErrorMessage(err)
-	if msg == "" {
-		msg = sim.MsgInternal
-	}
+	msg := cmp.Or(sim.ErrorMessage(err), sim.MsgInternal)
 	if m.name == "" {
 		// The voice cloning refusal: a body with only "error", whose text is
 		// the message (the spec's error table).

@@ -92,12 +92,16 @@ func (a *API) Close() error {
 
 // Routes returns the whole route table of the platform interface.
 func (a *API) Routes() chi.Router {
-	// The control router's 404 and 405, with this interface's own 404 message.
-	r := httpx.NewControlRouter(a.http, a.http.Recover)
-	r.NotFound(a.http.Handle(routeNotFound))
+	r := httpx.NewControlRouter(a.http, msgNoRoute, a.http.Recover)
 
 	r.Group(func(r chi.Router) {
-		r.Use(a.authenticate)
+		r.Use(a.http.Authenticate(sim.MsgInvalidAPIKey, func(ctx context.Context, key string) (context.Context, error) {
+			acct, err := a.svc.Account(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			return httpx.WithAccount(ctx, acct), nil
+		}))
 		r.Use(a.idem.Wrap(httpx.KeyScope))
 		r.Get("/api/v1/balance", a.http.Handle(a.handleBalance))
 		r.Get("/api/v1/options", a.http.Handle(a.handleOptions))
@@ -128,34 +132,9 @@ func bodyLimit(r *http.Request) int64 {
 	return httpx.DefaultMaxBody
 }
 
-func routeNotFound(w http.ResponseWriter, r *http.Request) error {
-	return sim.Errorf(sim.CodeRoute, msgNoRoute, r.Method, r.URL.Path)
-}
-
 // HeaderAuthHint carries a precise reason for a 401; the body keeps the
 // documented message.
-const HeaderAuthHint = "X-Dubsim-Auth-Error"
-
-// authenticate resolves the bearer key to an account.
-func (a *API) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, hint := httpx.Bearer(r.Header.Get("Authorization"))
-		if key == "" {
-			w.Header().Set(HeaderAuthHint, hint)
-			a.http.WriteError(w, r, sim.Errorf(sim.CodeUnauthorized, sim.MsgInvalidAPIKey))
-			return
-		}
-		acct, err := a.svc.Account(r.Context(), key)
-		if err != nil {
-			if sim.ErrorCode(err) == sim.CodeUnauthorized {
-				w.Header().Set(HeaderAuthHint, "unknown API key")
-			}
-			a.http.WriteError(w, r, err)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(httpx.WithAccount(r.Context(), acct)))
-	})
-}
+const HeaderAuthHint = httpx.HeaderAuthHint
 
 func account(r *http.Request) sim.Account {
 	acct, _ := httpx.AccountFrom(r.Context())

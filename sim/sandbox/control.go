@@ -17,7 +17,7 @@ func (m *Manager) ControlExtension(publicURL string) control.Extension {
 	api := httpx.API{Render: httpx.RenderControl, Log: m.log}
 	h := func(f httpx.HandlerFunc) http.HandlerFunc { return api.Handle(f) }
 	// /sandboxes/{id}/ is the same resource.
-	r := httpx.NewControlRouter(api, middleware.StripSlashes)
+	r := httpx.NewControlRouter(api, httpx.MsgNoControlRoute, middleware.StripSlashes)
 	c := &controlAPI{m: m, public: strings.TrimRight(publicURL, "/"), dec: httpx.Decoder{MaxBytes: 64 << 10, RejectUnknown: true}}
 	r.Get("/sandboxes", h(c.list))
 	r.Post("/sandboxes", h(c.create))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -24,9 +25,7 @@ type Health struct {
 
 // health answers HealthPath; answer wraps its answers (early answers).
 func (s *Server) health(next http.Handler, answer func(http.Handler) http.Handler, version string, started time.Time, now func() time.Time) http.Handler {
-	if version == "" {
-		version = "dev"
-	}
+	version = cmp.Or(version, "dev")
 	own := answer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

@@ -139,9 +139,9 @@ func (s *Server) routers(cfg Config, p Parts) (root, controlRoot chi.Router) {
 	var controlRoutes chi.Router
 	methodNotAllowed := func(w http.ResponseWriter, r *http.Request) {
 		if RouteOf(r).Interface == Control {
-			httpx.SetAllow(w, httpx.Allowed(controlRoutes, httpx.RoutePath(r)))
+			httpx.SetAllow(w, httpx.Allowed(httpx.RoutePath(r), controlRoutes))
 		} else {
-			httpx.SetAllow(w, dispatch{platform: p.Platform, studio: p.Studio}.allowed(httpx.RoutePath(r)))
+			httpx.SetAllow(w, httpx.Allowed(httpx.RoutePath(r), p.Platform, p.Studio))
 		}
 		writeError(w, r, http.StatusMethodNotAllowed, "MethodNotAllowedError", "Method "+r.Method+" is not allowed on "+r.URL.Path)
 	}

@@ -412,21 +412,9 @@ func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A 405 names in Allow the methods of both interfaces on the path.
 	if !routes.Match(chi.NewRouteContext(), r.Method, httpx.RoutePath(r)) {
-		if allow := d.allowed(httpx.RoutePath(r)); len(allow) > 0 {
+		if allow := httpx.Allowed(httpx.RoutePath(r), d.platform, d.studio); len(allow) > 0 {
 			httpx.SetAllow(w, allow)
 		}
 	}
 	routes.ServeHTTP(w, r)
-}
-
-// allowed lists the methods either interface serves on path.
-func (d dispatch) allowed(path string) []string {
-	p, st := httpx.Allowed(d.platform, path), httpx.Allowed(d.studio, path)
-	var out []string
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if slices.Contains(p, m) || slices.Contains(st, m) {
-			out = append(out, m)
-		}
-	}
-	return out
 }

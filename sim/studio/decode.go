@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -21,13 +22,18 @@ import (
 // names its field and which fields were present is known (PATCH semantics).
 type object map[string]json.RawMessage
 
-// readObject reads a JSON object body; fields are the endpoint's fields.
-func (a *API) readObject(w http.ResponseWriter, r *http.Request, fields ...string) (object, error) {
+// readObject reads a JSON object body whose fields are the endpoint's
+// fields, and decodes it.
+func readObject[T any](a *API, w http.ResponseWriter, r *http.Request, decode func(object) (T, error), fields ...string) (T, error) {
 	body, err := httpx.ReadJSONBody(w, r, httpx.DefaultMaxBody)
 	if err != nil {
-		return nil, err
+		return *new(T), err
 	}
-	return a.parseObject(body, fields...)
+	o, err := a.parseObject(body, fields...)
+	if err != nil {
+		return *new(T), err
+	}
+	return decode(o)
 }
 
 func (a *API) parseObject(body []byte, fields ...string) (object, error) {
@@ -232,10 +238,10 @@ func (o object) stringVariables(name string) ([]sim.StringVariable, error) {
 		if err != nil || val == nil {
 			return nil, invalid(msgStringVariableValue, name, i)
 		}
-		if err := checkBytes(sprintf("%s[%d].key", name, i), *key, sim.MaxTextBytes); err != nil {
+		if err := checkBytes(fmt.Sprintf("%s[%d].key", name, i), *key, sim.MaxTextBytes); err != nil {
 			return nil, err
 		}
-		if err := checkBytes(sprintf("%s[%d].value", name, i), *val, sim.MaxTextBytes); err != nil {
+		if err := checkBytes(fmt.Sprintf("%s[%d].value", name, i), *val, sim.MaxTextBytes); err != nil {
 			return nil, err
 		}
 		out = append(out, sim.StringVariable{Key: *key, Value: *val})

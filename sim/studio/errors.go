@@ -1,9 +1,7 @@
 package studio
 
 import (
-	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/dubsim/dubsim/sim"
 )
@@ -49,9 +47,6 @@ func Render(err error) (int, any) {
 	}
 	return status, Envelope{Error: msg}
 }
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
-func itoa(n int) string                         { return strconv.Itoa(n) }
 
 func invalid(format string, args ...any) error {
 	return sim.Errorf(sim.CodeValidation, format, args...)

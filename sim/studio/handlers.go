@@ -2,6 +2,7 @@ package studio
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,11 +20,7 @@ var artifactFields = []string{"name", "type", "s3Path", "url", "fragments"}
 const maxFragments = 100
 
 func (a *API) handleCreateArtifact(w http.ResponseWriter, r *http.Request) error {
-	o, err := a.readObject(w, r, artifactFields...)
-	if err != nil {
-		return err
-	}
-	na, err := decodeArtifact(o)
+	na, err := readObject(a, w, r, decodeArtifact, artifactFields...)
 	if err != nil {
 		return err
 	}
@@ -107,7 +104,7 @@ func decodeFragments(o object) ([]sim.Fragment, error) {
 	}
 	out := make([]sim.Fragment, 0, len(raw))
 	for i, f := range raw {
-		field := sprintf("fragments[%d]", i)
+		field := fmt.Sprintf("fragments[%d]", i)
 		if f == nil {
 			return nil, invalid(msgFragmentNotObject, field)
 		}
@@ -156,6 +153,10 @@ func (a *API) handleGetArtifact(w http.ResponseWriter, r *http.Request) error {
 
 var projectFields = []string{"name", "managerEmail", "translationsGlossaryId", "voicesGlossaryId", "pronunciationGlossaryId"}
 
+func decodeNewProject(o object) (sim.StudioProjectInput, error)    { return decodeProject(o, true) }
+func decodeProjectUpdate(o object) (sim.StudioProjectInput, error) { return decodeProject(o, false) }
+
+// decodeProject decodes a project body; a create requires the name.
 func decodeProject(o object, create bool) (sim.StudioProjectInput, error) {
 	var in sim.StudioProjectInput
 	var err error
@@ -193,11 +194,7 @@ func (a *API) handleListProjects(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) handleCreateProject(w http.ResponseWriter, r *http.Request) error {
-	o, err := a.readObject(w, r, projectFields...)
-	if err != nil {
-		return err
-	}
-	in, err := decodeProject(o, true)
+	in, err := readObject(a, w, r, decodeNewProject, projectFields...)
 	if err != nil {
 		return err
 	}
@@ -219,11 +216,7 @@ func (a *API) handleUpdateProject(w http.ResponseWriter, r *http.Request) error 
 	if _, err := a.svc.StudioProject(r.Context(), c, id); err != nil {
 		return err
 	}
-	o, err := a.readObject(w, r, projectFields...)
-	if err != nil {
-		return err
-	}
-	in, err := decodeProject(o, false)
+	in, err := readObject(a, w, r, decodeProjectUpdate, projectFields...)
 	if err != nil {
 		return err
 	}
@@ -323,11 +316,7 @@ func (a *API) handleCreateVideo(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.svc.StudioProject(r.Context(), c, pid); err != nil {
 		return err
 	}
-	o, err := a.readObject(w, r, videoCreateFields...)
-	if err != nil {
-		return err
-	}
-	nv, err := decodeVideo(o)
+	nv, err := readObject(a, w, r, decodeVideo, videoCreateFields...)
 	if err != nil {
 		return err
 	}
@@ -475,11 +464,7 @@ func (a *API) handleUpdateVideo(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.svc.Video(r.Context(), c, pid, vid); err != nil {
 		return err
 	}
-	o, err := a.readObject(w, r, videoUpdateFields...)
-	if err != nil {
-		return err
-	}
-	u, err := a.decodeVideoUpdate(o)
+	u, err := readObject(a, w, r, a.decodeVideoUpdate, videoUpdateFields...)
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,11 @@ package studio
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -99,12 +101,16 @@ const UploadPathPrefix = "/_uploads/"
 
 // Routes returns the whole route table of the studio interface.
 func (a *API) Routes() chi.Router {
-	// The control router's 404 and 405, with this interface's own 404 message.
-	r := httpx.NewControlRouter(a.http, a.http.Recover)
-	r.NotFound(a.http.Handle(routeNotFound))
+	r := httpx.NewControlRouter(a.http, msgNoRoute, a.http.Recover)
 
 	r.Group(func(r chi.Router) {
-		r.Use(a.authenticate)
+		r.Use(a.http.Authenticate(sim.MsgStudioAuth, func(ctx context.Context, key string) (context.Context, error) {
+			c, err := a.svc.Caller(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			return context.WithValue(httpx.WithAccount(ctx, c.Account), callerKey{}, c), nil
+		}))
 		r.Use(a.rateLimit)
 		r.Use(a.idem.Wrap(httpx.KeyScope))
 		r.Get("/api/v1/artifacts/create", a.http.Handle(a.handlePresign))
@@ -127,36 +133,7 @@ func (a *API) Routes() chi.Router {
 	return r
 }
 
-func routeNotFound(w http.ResponseWriter, r *http.Request) error {
-	return sim.Errorf(sim.CodeRoute, msgNoRoute, r.Method, r.URL.Path)
-}
-
-// HeaderAuthHint carries a precise reason for an authentication refusal.
-const HeaderAuthHint = "X-Dubsim-Auth-Error"
-
 type callerKey struct{}
-
-// authenticate resolves the bearer key to its studio identity.
-func (a *API) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, hint := httpx.Bearer(r.Header.Get("Authorization"))
-		if key == "" {
-			w.Header().Set(HeaderAuthHint, hint)
-			a.http.WriteError(w, r, sim.Errorf(sim.CodeUnauthorized, sim.MsgStudioAuth))
-			return
-		}
-		c, err := a.svc.Caller(r.Context(), key)
-		if err != nil {
-			if sim.ErrorCode(err) == sim.CodeUnauthorized {
-				w.Header().Set(HeaderAuthHint, "unknown API key")
-			}
-			a.http.WriteError(w, r, err)
-			return
-		}
-		ctx := httpx.WithAccount(r.Context(), c.Account)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, c)))
-	})
-}
 
 func caller(r *http.Request) sim.Caller {
 	c, _ := r.Context().Value(callerKey{}).(sim.Caller)
@@ -199,11 +176,11 @@ func (l *limiter) allow(key string, lim sim.RateLimit, now time.Time) (int, stri
 	}
 	if lim.PerDay > 0 && w.dayCount >= lim.PerDay {
 		s := retryAfter(d.Add(24*time.Hour), now)
-		return s, sprintf(sim.MsgRateLimitDay, lim.PerDay, s)
+		return s, fmt.Sprintf(sim.MsgRateLimitDay, lim.PerDay, s)
 	}
 	if lim.PerMinute > 0 && w.minuteCount >= lim.PerMinute {
 		s := retryAfter(m.Add(time.Minute), now)
-		return s, sprintf(sim.MsgRateLimitMinute, lim.PerMinute, s)
+		return s, fmt.Sprintf(sim.MsgRateLimitMinute, lim.PerMinute, s)
 	}
 	w.minuteCount++
 	w.dayCount++
@@ -224,7 +201,7 @@ func (a *API) rateLimit(next http.Handler) http.Handler {
 		}
 		if lim.PerMinute > 0 || lim.PerDay > 0 {
 			if s, msg := a.limiter.allow(c.Account.APIKey, lim, a.svc.Wall()); s > 0 {
-				w.Header().Set("Retry-After", itoa(s))
+				w.Header().Set("Retry-After", strconv.Itoa(s))
 				a.http.WriteError(w, r, sim.Errorf(sim.CodeRateLimited, "%s", msg))
 				return
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -111,7 +112,7 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !a.svc.Now().Before(u.ExpiresAt) {
-		writeS3Error(w, r, http.StatusForbidden, "AccessDenied", sprintf(msgStorageExpired, sim.StudioTime(u.ExpiresAt)))
+		writeS3Error(w, r, http.StatusForbidden, "AccessDenied", fmt.Sprintf(msgStorageExpired, sim.StudioTime(u.ExpiresAt)))
 		return
 	}
 	if r.ContentLength > sim.MaxArtifactBytes {
@@ -129,7 +130,7 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 		// What S3-compatible stores (Ceph RGW) answer for a quota.
 		var qe *sim.QuotaError
 		if errors.As(err, &qe) {
-			writeS3Error(w, r, http.StatusForbidden, "QuotaExceeded", sprintf(msgStorageQuota, qe.Reason))
+			writeS3Error(w, r, http.StatusForbidden, "QuotaExceeded", fmt.Sprintf(msgStorageQuota, qe.Reason))
 			return
 		}
 		// The body did not arrive: S3's answers (fidelity HW2).
@@ -151,7 +152,7 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 		if httpx.IsNoSpace(err) {
 			cause = msgStorageCauseDisk
 		}
-		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", sprintf(msgStorageNotStored, cause))
+		writeS3Error(w, r, http.StatusInternalServerError, "InternalError", fmt.Sprintf(msgStorageNotStored, cause))
 		return
 	}
 	w.Header().Set("ETag", `"`+hex.EncodeToString(h.Sum(nil))+`"`)

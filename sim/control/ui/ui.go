@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -68,12 +69,8 @@ const DashboardPath = "/_sim/ui/"
 
 // New returns the web application.
 func New(cfg Config) *UI {
-	dumps := cfg.Dumps
-	if dumps == nil {
-		dumps = control.NewDumpGate()
-	}
-	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: httpx.RenderControl, Log: cfg.Log}, dumps: dumps,
-		changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams}
+	return &UI{src: cfg.Source, track: cfg.Track, api: httpx.API{Render: httpx.RenderControl, Log: cfg.Log},
+		dumps: cmp.Or(cfg.Dumps, control.NewDumpGate()), changes: cfg.Changes, streams: httpx.NewGate(MaxEventStreams), process: cfg.Streams}
 }
 
 // ControlRoutes answers ControlPaths under /_sim:
@@ -84,7 +81,7 @@ func New(cfg Config) *UI {
 //	GET /studio[?company_id=]      the studio records (the first sim.MaxStateList of each kind)
 //	GET /events                    text/event-stream: "changed" when the version changes, "heartbeat"
 func (u *UI) ControlRoutes() chi.Router {
-	r := httpx.NewControlRouter(u.api, u.api.Recover)
+	r := httpx.NewControlRouter(u.api, httpx.MsgNoControlRoute, u.api.Recover)
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		r.MethodFunc(m, "/ui", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, httpx.BasePath(r.Context())+DashboardPath, http.StatusMovedPermanently)
@@ -103,11 +100,7 @@ func (u *UI) ControlRoutes() chi.Router {
 const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; media-src 'self' blob:; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 func (u *UI) handleStatic(w http.ResponseWriter, r *http.Request) error {
-	name := chi.URLParam(r, "*")
-	if name == "" {
-		name = "index.html"
-	}
-	name = path.Clean("static/" + name)
+	name := path.Clean("static/" + cmp.Or(chi.URLParam(r, "*"), "index.html"))
 	b, err := fs.ReadFile(files, name)
 	if err != nil || !strings.HasPrefix(name, "static/") {
 		return sim.Errorf(sim.CodeRoute, msgNoDashboardFile, r.URL.Path)
@@ -145,18 +138,16 @@ func setHeaders(w http.ResponseWriter, contentType string) http.Header {
 	return h
 }
 
+// contentTypes are the types of the dashboard's files, by extension.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
+}
+
 func contentType(name string) string {
-	switch path.Ext(name) {
-	case ".html":
-		return "text/html; charset=utf-8"
-	case ".js":
-		return "text/javascript; charset=utf-8"
-	case ".css":
-		return "text/css; charset=utf-8"
-	case ".svg":
-		return "image/svg+xml"
-	}
-	return "application/octet-stream"
+	return cmp.Or(contentTypes[path.Ext(name)], "application/octet-stream")
 }
 
 func (u *UI) handleProject(w http.ResponseWriter, r *http.Request) error {

@@ -3,6 +3,7 @@ package httpx
 import (
 	"cmp"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -20,11 +21,11 @@ func RoutePath(r *http.Request) string {
 	return cmp.Or(r.URL.RawPath, r.URL.Path, "/")
 }
 
-// Allowed lists the methods routes serves on path, in allowProbe's order.
-func Allowed(routes chi.Routes, path string) []string {
+// Allowed lists the methods any of routes serves on path, in allowProbe's order.
+func Allowed(path string, routes ...chi.Routes) []string {
 	var out []string
 	for _, m := range allowProbe {
-		if routes.Match(chi.NewRouteContext(), m, path) {
+		if slices.ContainsFunc(routes, func(rt chi.Routes) bool { return rt.Match(chi.NewRouteContext(), m, path) }) {
 			out = append(out, m)
 		}
 	}
@@ -38,7 +39,7 @@ func WithAllow(routes chi.Routes, h http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		// An address that serves two routers (the shared one) has set it.
 		if _, set := w.Header()["Allow"]; !set {
-			SetAllow(w, Allowed(routes, RoutePath(r)))
+			SetAllow(w, Allowed(RoutePath(r), routes))
 		}
 		h.ServeHTTP(w, r)
 	}

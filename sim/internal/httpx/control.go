@@ -38,13 +38,14 @@ func RenderControl(err error) (int, any) {
 	return m.status, ControlEnvelope{Error: m.name, Message: cmp.Or(sim.ErrorMessage(err), sim.MsgInternal)}
 }
 
-// NewControlRouter returns a router of the control API, with mw first: an
-// unknown route answers 404, a known path with another method 405 with Allow.
-func NewControlRouter(api API, mw ...func(http.Handler) http.Handler) chi.Router {
+// NewControlRouter returns a router of an API, with mw first: an unknown
+// route answers 404 with noRoute (a template of the method and the path), a
+// known path with another method 405 with Allow.
+func NewControlRouter(api API, noRoute string, mw ...func(http.Handler) http.Handler) chi.Router {
 	r := chi.NewRouter()
 	r.Use(mw...)
 	r.NotFound(api.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		return sim.Errorf(sim.CodeRoute, MsgNoControlRoute, r.Method, r.URL.Path)
+		return sim.Errorf(sim.CodeRoute, noRoute, r.Method, r.URL.Path)
 	}))
 	r.MethodNotAllowed(WithAllow(r, api.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return sim.Errorf(sim.CodeMethod, MsgMethodNotAllowed, r.Method, r.URL.Path)
