@@ -241,13 +241,17 @@ func (j *Journal) dropLocked() {
 	}
 }
 
-func (j *Journal) dropOldest() bool {
+// dropOldest drops the oldest entries until n bytes are freed or none is
+// left; false when there was none.
+func (j *Journal) dropOldest(n int64) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.head == len(j.kept) {
 		return false
 	}
-	j.dropLocked()
+	for start := j.bytes.Load(); j.head < len(j.kept) && start-j.bytes.Load() < n; {
+		j.dropLocked()
+	}
 	return true
 }
 

@@ -45,13 +45,14 @@ func (m *Memory) leave(j *Journal) {
 }
 
 // reclaim drops the oldest entries of the largest journals until the
-// total is within the bound. A scan of every journal per dropped entry:
-// a process holds a few hundred journals at most (--sandbox-max), and a
-// request drops about one entry once the bound is reached.
+// total is within the bound: a sixteenth of the largest at a time (at
+// least what the bound needs), so that a process at its bound scans its
+// journals (a few hundred at most, --sandbox-max) once per many entries
+// added, not once per entry.
 func (m *Memory) reclaim() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for m.used.Load() > m.limit {
+	for over := m.used.Load() - m.limit; over > 0; over = m.used.Load() - m.limit {
 		var largest *Journal
 		var most int64
 		for j := range m.journals {
@@ -59,7 +60,7 @@ func (m *Memory) reclaim() {
 				largest, most = j, b
 			}
 		}
-		if largest == nil || !largest.dropOldest() {
+		if largest == nil || !largest.dropOldest(max(over, most/16)) {
 			return
 		}
 	}
