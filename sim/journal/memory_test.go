@@ -130,11 +130,7 @@ func TestLongRequestLinesAreNotKept(t *testing.T) {
 // back.
 func TestMemoryDropsFromTheLargestJournal(t *testing.T) {
 	t.Parallel()
-	size := func() int64 {
-		j := journal.New(journal.Config{})
-		send(j, "/r", 1)
-		return j.Stats().Bytes
-	}()
+	size := sendSize()
 	mem := journal.NewMemory(10 * size)
 	a, b, c := journal.New(journal.Config{Memory: mem}), journal.New(journal.Config{Memory: mem}), journal.New(journal.Config{Memory: mem})
 	send(a, "/a", 8)
@@ -150,6 +146,13 @@ func TestMemoryDropsFromTheLargestJournal(t *testing.T) {
 	assert.Equal(t, []int{9, 1}, []int{b.Stats().Stored, c.Stats().Stored}, "the quiet journal keeps its entry")
 	assert.Equal(t, 10*size, mem.Used())
 	assert.Equal(t, uint64(4), b.Stats().Dropped)
+}
+
+// sendSize is the bytes a journal counts for one request of send.
+func sendSize() int64 {
+	j := journal.New(journal.Config{})
+	send(j, "/r", 1)
+	return j.Stats().Bytes
 }
 
 // send records n requests GET prefix1...prefixN (one digit: equal sizes).
@@ -179,11 +182,7 @@ func TestClosedJournalKeepsNothing(t *testing.T) {
 // are added without another scan of the journals.
 func TestMemoryDropsASixteenthAtATime(t *testing.T) {
 	t.Parallel()
-	size := func() int64 {
-		j := journal.New(journal.Config{})
-		send(j, "/r", 1)
-		return j.Stats().Bytes
-	}()
+	size := sendSize()
 	mem := journal.NewMemory(100 * size)
 	j := journal.New(journal.Config{Memory: mem, MaxBytes: 1000 * size})
 	send(j, "/a", 101)
