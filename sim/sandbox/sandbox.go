@@ -113,10 +113,9 @@ type Sandbox struct {
 	fence    context.Context
 	endFence context.CancelFunc
 	gone     chan struct{}
-	// closed ends when the sandbox stops admitting requests (beginClose,
-	// under mu).
-	closed    context.Context
-	markClose context.CancelFunc
+	// closing is set when the sandbox stops admitting requests
+	// (beginClose, under mu).
+	closing atomic.Bool
 }
 
 // New returns a Manager; Open restores the sandboxes of cfg.Dir.
@@ -317,7 +316,6 @@ func (m *Manager) open(ctx context.Context, id string, rec record, fresh bool) (
 	sb = &Sandbox{ID: id, Created: rec.Created, Options: rec.Options, Server: srv, st: st, dir: m.cfg.Dir,
 		idle: make(chan struct{}), gone: make(chan struct{}), requests: map[*fencedWriter]struct{}{}}
 	sb.fence, sb.endFence = context.WithCancel(context.Background())
-	sb.closed, sb.markClose = context.WithCancel(context.Background())
 	sb.lastUsed.Store(rec.LastUsed.UnixNano())
 	sb.saved.Store(rec.LastUsed.UnixNano())
 	if fresh {
@@ -397,7 +395,7 @@ func (sb *Sandbox) release(fw *fencedWriter) {
 }
 
 // removing reports whether the sandbox admits no more requests.
-func (sb *Sandbox) removing() bool { return sb.closed.Err() != nil }
+func (sb *Sandbox) removing() bool { return sb.closing.Load() }
 
 // MsgBeingRemoved says that a sandbox is being deleted (or expired): its
 // id is taken until it is gone.
@@ -462,7 +460,7 @@ func (sb *Sandbox) beginClose() bool {
 	if sb.removing() {
 		return false
 	}
-	sb.markClose()
+	sb.closing.Store(true)
 	for fw := range sb.requests {
 		if fw.stream {
 			fw.cancel()
