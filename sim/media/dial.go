@@ -13,13 +13,6 @@ import (
 // loopback address: DNS rebinding toward the machine dubsim runs on.
 var errRebound = errors.New("the host name resolves to a loopback address")
 
-// isLoopbackName reports whether host is localhost or a name under
-// .localhost, which are resolved here, never by DNS (RFC 6761).
-func isLoopbackName(host string) bool {
-	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	return h == "localhost" || strings.HasSuffix(h, ".localhost")
-}
-
 // dial connects to the address it checked (fidelity HF1), so a second answer
 // of the DNS cannot move the connection elsewhere.
 func (r *Resolver) dial(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -32,7 +25,7 @@ func (r *Resolver) dial(ctx context.Context, network, addr string) (net.Conn, er
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	switch {
-	case isLoopbackName(host):
+	case ip == nil && IsLoopback(host): // a loopback name
 		ip = net.IPv4(127, 0, 0, 1)
 	case ip == nil:
 		lookup := r.lookup

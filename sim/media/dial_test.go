@@ -46,6 +46,8 @@ func TestFetchDialling(t *testing.T) {
 		{"an allowed name that resolves to loopback: refused", &Resolver{AllowHosts: []string{"cdn.example.com"}, lookup: toLoopback},
 			"http://cdn.example.com:" + port + "/v.mp4", false, errRebound.Error()},
 		{"loopback fetching off: derived, not contacted", &Resolver{NoLoopback: true}, "http://127.0.0.1:" + port + "/v.mp4", false, ""},
+		{"loopback fetching off, every host allowed, a trailing dot: not contacted", &Resolver{NoLoopback: true, AllowHosts: []string{"*"}},
+			"http://localhost.:" + port + "/v.mp4", false, ""},
 		{"generic errors: not why", &Resolver{GenericErrors: true}, "http://127.0.0.1:" + port + "/v.mp4", true, MsgCannotRead},
 	}
 	for _, tc := range tests {

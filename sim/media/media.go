@@ -140,16 +140,18 @@ func (r *Resolver) Derived(rawURL string) time.Duration {
 	return minDerived + time.Duration(ids.Hash("duration", rawURL)%span)*time.Millisecond
 }
 
-// IsLoopback reports whether host names this machine. An IPv6 address may
-// be bracketed, as in a URL ("[::1]").
+// IsLoopback reports whether host names this machine: a loopback address,
+// localhost or a name under .localhost (RFC 6761), with or without the
+// root's final dot. An IPv6 address may be bracketed, as in a URL ("[::1]").
 func IsLoopback(host string) bool {
 	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 		host = host[1 : len(host)-1]
 	}
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
+	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
 }
 

@@ -282,6 +282,10 @@ func TestIsLoopback(t *testing.T) {
 		{"[::1]", true},
 		{"foo.localhost", true},
 		{"a.b.LOCALHOST", true},
+		{"localhost.", true},
+		{"LOCALHOST.", true},
+		{"foo.localhost.", true},
+		{"127.0.0.1.", true},
 		{"", false},
 		{"example.com", false},
 		{"10.0.0.1", false},
@@ -292,6 +296,8 @@ func TestIsLoopback(t *testing.T) {
 		{"localhost.example.com", false},
 		{"127.0.0.1.nip.io", false},
 		{"evil-localhost", false},
+		{"evil-localhost.", false},
+		{"localhost..", false},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%q", tc.host), func(t *testing.T) {
