@@ -107,7 +107,7 @@ func NewShared(cfg Config) (*Shared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), turns: httpx.NewTurns(httpx.DefaultTurns()), streams: ui.NewStreams(), probes: media.NewProbeSlots(media.MaxProcessProbes), quota: engine.NewQuotaPool(),
+	return &Shared{budget: httpx.NewBodyBudget(bodyMemory), turns: httpx.NewTurns(httpx.DefaultTurns()), streams: ui.NewStreams(), probes: make(media.ProbeSlots, media.MaxProcessProbes), quota: engine.NewQuotaPool(),
 		outputs: platform.NewOutputCache(dir, cfg.OutputCacheBytes), journals: journal.NewMemory(cfg.JournalMemory)}, nil
 }
 

@@ -60,9 +60,6 @@ type Resolver struct {
 // ProbeSlots are places for probes reading media, shared by Resolvers.
 type ProbeSlots chan struct{}
 
-// NewProbeSlots returns n places.
-func NewProbeSlots(n int) ProbeSlots { return make(ProbeSlots, n) }
-
 // MaxProcessProbes is how many probes read media at once in all the
 // Resolvers of a process (Resolver.Process): two simulators' whole
 // shares, 128 MiB of buffers at most.

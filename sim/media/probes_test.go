@@ -45,7 +45,7 @@ func TestProbesRunAFewAtATime(t *testing.T) {
 func TestProbesShareTheProcess(t *testing.T) {
 	t.Parallel()
 	srv, arrived, release, most := holdingHost(t, 8)
-	slots := NewProbeSlots(1)
+	slots := make(ProbeSlots, 1)
 	a, b := &Resolver{Process: slots}, &Resolver{Process: slots}
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
