@@ -101,7 +101,11 @@ func dataBanner(w io.Writer, d *dataFile) {
 	var parts []string
 	for _, c := range d.restored {
 		if n, ok := bucketNames[c.Bucket]; ok && (c.N > 0 || c.Bucket == "accounts" || c.Bucket == "projects") {
-			parts = append(parts, fmt.Sprintf("%d %s", c.N, n[min(c.N, 2)/2]))
+			word := n[1] // zero takes the plural too
+			if c.N == 1 {
+				word = n[0]
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", c.N, word))
 		}
 	}
 	fmt.Fprintf(w, "  data file:   %s (restored from an earlier run: %s)\n", d.path, strings.Join(parts, ", "))

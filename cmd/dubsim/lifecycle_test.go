@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dubsim/dubsim/internal/proctest"
+	"github.com/dubsim/dubsim/sim/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -114,6 +115,30 @@ func TestDataFileRestored(t *testing.T) {
 	require.NoError(t, r.stop())
 	_, err := os.Stat(data)
 	assert.NoError(t, err, "a data file stays")
+}
+
+// The banner counts what a data file held: accounts and platform projects
+// always, other records when there are some; one is singular, any other
+// number (zero too) plural.
+func TestDataBannerCounts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		restored []store.BucketCount
+		want     string
+	}{
+		{"none", []store.BucketCount{{Bucket: "accounts"}, {Bucket: "projects"}, {Bucket: "videos"}}, "0 accounts, 0 platform projects"},
+		{"one", []store.BucketCount{{Bucket: "accounts", N: 1}, {Bucket: "projects", N: 1}, {Bucket: "companies", N: 1}}, "1 account, 1 platform project, 1 company"},
+		{"many", []store.BucketCount{{Bucket: "accounts", N: 3}, {Bucket: "projects", N: 2}, {Bucket: "studio_projects", N: 12}}, "3 accounts, 2 platform projects, 12 studio projects"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var b strings.Builder
+			dataBanner(&b, &dataFile{path: "keep.db", restored: tc.restored})
+			assert.Equal(t, "  data file:   keep.db (restored from an earlier run: "+tc.want+")\n", b.String())
+		})
+	}
 }
 
 // A second dubsim on the same data file fails at once, saying why.
