@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -120,18 +121,23 @@ func (ls *Listeners) Err() <-chan error { return ls.errs }
 // Open is the requests being served.
 func (ls *Listeners) Open() int { return int(ls.open.Load()) }
 
-// Shutdown stops the servers: open requests get grace to finish, then
-// their connections are closed. Running past the grace is not an error;
-// failing to close is. It reports how many requests the grace cut off.
+// Shutdown stops the servers together, so that none takes new requests
+// while another's open requests get grace to finish; then their
+// connections are closed. Running past the grace is not an error; failing
+// to close is. It reports how many requests the grace cut off.
 func (ls *Listeners) Shutdown(grace time.Duration) (cut int, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	var errs []error
-	for _, s := range ls.servers {
-		if err := s.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			errs = append(errs, err)
-		}
+	errs := make([]error, len(ls.servers))
+	var wg sync.WaitGroup
+	for i, s := range ls.servers {
+		wg.Go(func() {
+			if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				errs[i] = err
+			}
+		})
 	}
+	wg.Wait()
 	if cut = ls.Open(); cut > 0 {
 		for _, s := range ls.servers {
 			_ = s.Close()
