@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
@@ -394,6 +395,10 @@ func byPrefix(studio, platform, next http.Handler) http.Handler {
 	})
 }
 
+// matchContexts are the routing contexts dispatch matches a request with
+// before it is served: one per request would be an allocation each.
+var matchContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
+
 // dispatch serves what the root router leaves to it (everything outside
 // /_sim when the control API is on) with the interface RouteOf names.
 type dispatch struct {
@@ -411,7 +416,11 @@ func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		routes = d.studio
 	}
 	// A 405 names in Allow the methods of both interfaces on the path.
-	if !routes.Match(chi.NewRouteContext(), r.Method, httpx.RoutePath(r)) {
+	rctx := matchContexts.Get().(*chi.Context)
+	rctx.Reset()
+	matched := routes.Match(rctx, r.Method, httpx.RoutePath(r))
+	matchContexts.Put(rctx)
+	if !matched {
 		if allow := httpx.Allowed(httpx.RoutePath(r), d.platform, d.studio); len(allow) > 0 {
 			httpx.SetAllow(w, allow)
 		}
