@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -338,13 +337,11 @@ func underPrefix(p, prefix string) bool {
 	return p == prefix || strings.HasPrefix(p, prefix+"/")
 }
 
-type routeKey struct{}
-
-// RouteOf returns the route Decide gave r (the routing middleware keeps it
-// in r's context); for a request that did not pass it, pathRoute's.
+// RouteOf returns the route Decide gave r (the routing middleware records
+// it, httpx.WithRoute); for a request that did not pass it, pathRoute's.
 func RouteOf(r *http.Request) Route {
-	if rt, ok := r.Context().Value(routeKey{}).(Route); ok {
-		return rt
+	if iface, by := httpx.RouteFrom(r.Context()); iface != "" {
+		return Route{iface, by}
 	}
 	return pathRoute(r)
 }
@@ -356,7 +353,10 @@ func routing(rules Rules, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt := Decide(r, rules)
 		w.Header().Set(HeaderInterface, rt.Interface)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
+		if ctx := httpx.WithRoute(r.Context(), rt.Interface, rt.By); ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -116,17 +116,19 @@ func WriteRawJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write([]byte{'\n'})
 }
 
-type accountKey struct{}
-
-// WithAccount stores the caller's account in ctx.
+// WithAccount records the caller's account, as WithRoute does.
 func WithAccount(ctx context.Context, a sim.Account) context.Context {
-	return context.WithValue(ctx, accountKey{}, a)
+	sh, ctx := withShares(ctx)
+	sh.account = &a
+	return ctx
 }
 
 // AccountFrom returns the caller's account set by the auth middleware.
 func AccountFrom(ctx context.Context) (sim.Account, bool) {
-	a, ok := ctx.Value(accountKey{}).(sim.Account)
-	return a, ok
+	if sh := sharesOf(ctx); sh != nil && sh.account != nil {
+		return *sh.account, true
+	}
+	return sim.Account{}, false
 }
 
 // Bearer extracts the key of an Authorization header, or a hint saying why
