@@ -126,7 +126,7 @@ func (t *BodyTenant) count(n int64) {
 // shares is what one request holds of its tenant's shares of the process
 // (its body bytes, BodyTenant.Middleware; its place among the running
 // requests, TurnTenant.Serve) and what the layers it crosses decided of it
-// (WithRoute, WithAccount, WithJournal): kept in its context once for all,
+// (WithRoute, WithAccount, WithCaller, WithJournal): kept in its context once for all,
 // where a context and a copy of the request per layer would cost
 // allocations on every request (BenchmarkRequestPath in sim/sandbox).
 type shares struct {
@@ -135,6 +135,7 @@ type shares struct {
 	iface   string
 	by      string
 	account *sim.Account
+	caller  *sim.Caller
 	journal any
 }
 

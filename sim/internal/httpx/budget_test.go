@@ -133,7 +133,7 @@ func TestReserveBodyPerRequest(t *testing.T) {
 }
 
 // TestRequestRecord: what the layers decide of a request (its route, its
-// account, the journal's notes) is kept in the record BodyTenant.Middleware
+// account or studio caller, the journal's notes) is kept in the record BodyTenant.Middleware
 // puts in its context, with no context of its own; outside the middleware
 // each makes a context that carries it.
 func TestRequestRecord(t *testing.T) {
@@ -152,6 +152,14 @@ func TestRequestRecord(t *testing.T) {
 			a, ok := AccountFrom(ctx)
 			assert.True(t, ok)
 			assert.Equal(t, "k1", a.APIKey)
+		}},
+		{"caller", func(ctx context.Context) context.Context {
+			return WithCaller(ctx, sim.Caller{Account: sim.Account{APIKey: "k2"}, User: sim.User{ID: "u1"}})
+		}, func(t *testing.T, ctx context.Context) {
+			assert.Equal(t, "u1", CallerFrom(ctx).User.ID)
+			a, ok := AccountFrom(ctx)
+			assert.True(t, ok)
+			assert.Equal(t, "k2", a.APIKey, "the caller's account is the account")
 		}},
 		{"journal", func(ctx context.Context) context.Context { return WithJournal(ctx, notes) }, func(t *testing.T, ctx context.Context) {
 			assert.Same(t, notes, JournalFrom(ctx))

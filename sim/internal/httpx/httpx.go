@@ -123,6 +123,22 @@ func WithAccount(ctx context.Context, a sim.Account) context.Context {
 	return ctx
 }
 
+// WithCaller records a studio caller and its account, as WithRoute does.
+func WithCaller(ctx context.Context, c sim.Caller) context.Context {
+	sh, ctx := withShares(ctx)
+	sh.caller = &c
+	sh.account = &sh.caller.Account
+	return ctx
+}
+
+// CallerFrom returns the caller WithCaller recorded (zero without one).
+func CallerFrom(ctx context.Context) sim.Caller {
+	if sh := sharesOf(ctx); sh != nil && sh.caller != nil {
+		return *sh.caller
+	}
+	return sim.Caller{}
+}
+
 // AccountFrom returns the caller's account set by the auth middleware.
 func AccountFrom(ctx context.Context) (sim.Account, bool) {
 	if sh := sharesOf(ctx); sh != nil && sh.account != nil {
