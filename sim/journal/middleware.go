@@ -23,10 +23,8 @@ type annotations struct {
 	observe func(Entry) // Observe's
 }
 
-type annotationsKey struct{}
-
 func annotationsFrom(ctx context.Context) *annotations {
-	a, _ := ctx.Value(annotationsKey{}).(*annotations)
+	a, _ := httpx.JournalFrom(ctx).(*annotations)
 	return a
 }
 
@@ -98,7 +96,9 @@ func (j *Journal) Middleware(next http.Handler) http.Handler {
 
 		ann := &annotations{}
 		ann.observe, _ = r.Context().Value(observerKey{}).(func(Entry))
-		r = r.WithContext(context.WithValue(r.Context(), annotationsKey{}, ann))
+		if ctx := httpx.WithJournal(r.Context(), ann); ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
 		var body *teeBody
 		if r.Body != nil && r.Body != http.NoBody {
 			body = &teeBody{rc: r.Body, max: j.cfg.MaxBody, hint: r.ContentLength, buf: capture{limit: j.cfg.MaxBody}}

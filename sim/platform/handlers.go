@@ -12,7 +12,9 @@ import (
 )
 
 func (a *API) handleBalance(w http.ResponseWriter, r *http.Request) error {
-	httpx.WriteJSON(w, http.StatusOK, map[string]int64{"balance_minutes": account(r).BalanceMinutes})
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		BalanceMinutes int64 `json:"balance_minutes"`
+	}{account(r).BalanceMinutes})
 	return nil
 }
 

@@ -18,7 +18,8 @@ import (
 // BenchmarkRequestPath measures the request mix of bench/sandboxes (Get
 // Project and Get Balance in turn) through the process's whole handler,
 // every layer a request crosses but the network: on the default simulator
-// with sandboxes beside it, and on one sandbox addressed by its key.
+// with sandboxes beside it, on one sandbox addressed by its key, and spread
+// over 100 sandboxes, each request to the next.
 // allocs/op is what the layers add per request, cpu-ns/op the processor
 // time of the whole process per request (steadier than ns/op on a busy
 // machine); bench/sandboxes gives the throughput over loopback.
@@ -53,23 +54,33 @@ func BenchmarkRequestPath(b *testing.B) {
 	project := func(k string) string {
 		return field(serve("POST", "/api/v1/projects", k, `{"name":"bench","source_lang":"en","target_lang":"de-DE","source_video_url":"https://media.dubsim.test/short.mp4"}`), "project_id")
 	}
-	var sandboxKey string
-	for range 10 {
-		sandboxKey = sandbox.KeyPrefix(field(serve("POST", "/_sim/sandboxes", "", "{}"), "id")) + key
+	var keys []string
+	for range 100 {
+		keys = append(keys, sandbox.KeyPrefix(field(serve("POST", "/_sim/sandboxes", "", "{}"), "id"))+key)
 	}
-	for _, c := range []struct{ name, key string }{{"default", key}, {"sandbox", sandboxKey}} {
-		paths := []string{"/api/v1/projects/" + project(c.key), "/api/v1/balance"}
+	// spread sends each request to the next of the 100 sandboxes, as row
+	// (c) of bench/sandboxes does.
+	for _, c := range []struct {
+		name string
+		keys []string
+	}{{"default", []string{key}}, {"sandbox", keys[:1]}, {"spread", keys}} {
+		var paths []string
+		for _, k := range c.keys {
+			paths = append(paths, "/api/v1/projects/"+project(k), "/api/v1/balance")
+		}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			cpu := cpuTime(b)
 			i := 0
 			for b.Loop() {
-				req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+paths[i%2], nil)
-				req.Header.Set("Authorization", "Bearer "+c.key)
+				k := i % len(c.keys)
+				path := paths[2*k+(i/len(c.keys))%2]
+				req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+path, nil)
+				req.Header.Set("Authorization", "Bearer "+c.keys[k])
 				rec := httptest.NewRecorder()
 				s.Handler.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {
-					b.Fatalf("%s: %d %s", paths[i%2], rec.Code, rec.Body)
+					b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
 				}
 				i++
 			}

@@ -2,12 +2,12 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dubsim/dubsim/sim"
 	"github.com/dubsim/dubsim/sim/internal/httpx"
@@ -337,13 +337,11 @@ func underPrefix(p, prefix string) bool {
 	return p == prefix || strings.HasPrefix(p, prefix+"/")
 }
 
-type routeKey struct{}
-
-// RouteOf returns the route Decide gave r (the routing middleware keeps it
-// in r's context); for a request that did not pass it, pathRoute's.
+// RouteOf returns the route Decide gave r (the routing middleware records
+// it, httpx.WithRoute); for a request that did not pass it, pathRoute's.
 func RouteOf(r *http.Request) Route {
-	if rt, ok := r.Context().Value(routeKey{}).(Route); ok {
-		return rt
+	if iface, by := httpx.RouteFrom(r.Context()); iface != "" {
+		return Route{iface, by}
 	}
 	return pathRoute(r)
 }
@@ -355,7 +353,10 @@ func routing(rules Rules, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt := Decide(r, rules)
 		w.Header().Set(HeaderInterface, rt.Interface)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
+		if ctx := httpx.WithRoute(r.Context(), rt.Interface, rt.By); ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -394,6 +395,10 @@ func byPrefix(studio, platform, next http.Handler) http.Handler {
 	})
 }
 
+// matchContexts are the routing contexts dispatch matches a request with
+// before it is served: one per request would be an allocation each.
+var matchContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
+
 // dispatch serves what the root router leaves to it (everything outside
 // /_sim when the control API is on) with the interface RouteOf names.
 type dispatch struct {
@@ -411,7 +416,11 @@ func (d dispatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		routes = d.studio
 	}
 	// A 405 names in Allow the methods of both interfaces on the path.
-	if !routes.Match(chi.NewRouteContext(), r.Method, httpx.RoutePath(r)) {
+	rctx := matchContexts.Get().(*chi.Context)
+	rctx.Reset()
+	matched := routes.Match(rctx, r.Method, httpx.RoutePath(r))
+	matchContexts.Put(rctx)
+	if !matched {
 		if allow := httpx.Allowed(httpx.RoutePath(r), d.platform, d.studio); len(allow) > 0 {
 			httpx.SetAllow(w, allow)
 		}

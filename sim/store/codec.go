@@ -26,6 +26,9 @@ const binTag = 0xB1
 // It is sim.ErrDamaged to the engine, which then skips the record.
 var errCorrupt error = corruptError{}
 
+// errNotBinary is a binary record type's answer to a value without binTag.
+var errNotBinary = fmt.Errorf("%w: not a binary record", errCorrupt)
+
 type corruptError struct{}
 
 func (corruptError) Error() string        { return "store: corrupt value" }

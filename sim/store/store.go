@@ -252,11 +252,11 @@ func encode(v any) ([]byte, error) {
 // decode reads a record into v, a pointer. A record of a binary type must
 // be in the binary form.
 func decode(b []byte, v any) error {
-	c := codec{reading: true}
-	if rest, ok := bytes.CutPrefix(b, []byte{binTag}); ok {
-		c.b = rest
-	} else {
-		c.fail("not a binary record")
+	rest, bin := bytes.CutPrefix(b, []byte{binTag})
+	c := codec{reading: true, b: rest}
+	if !bin {
+		// Made once: most reads of a JSON record come through here.
+		c.b, c.err = nil, errNotBinary
 	}
 	if c.record(v) {
 		if c.err == nil && len(c.b) != 0 {

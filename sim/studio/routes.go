@@ -109,7 +109,7 @@ func (a *API) Routes() chi.Router {
 			if err != nil {
 				return nil, err
 			}
-			return context.WithValue(httpx.WithAccount(ctx, c.Account), callerKey{}, c), nil
+			return httpx.WithCaller(ctx, c), nil
 		}))
 		r.Use(a.rateLimit)
 		r.Use(a.idem.Wrap(httpx.KeyScope))
@@ -133,12 +133,7 @@ func (a *API) Routes() chi.Router {
 	return r
 }
 
-type callerKey struct{}
-
-func caller(r *http.Request) sim.Caller {
-	c, _ := r.Context().Value(callerKey{}).(sim.Caller)
-	return c
-}
+func caller(r *http.Request) sim.Caller { return httpx.CallerFrom(r.Context()) }
 
 // limiter counts requests per key in fixed windows (a minute and a day) of
 // Service.Wall: a client that waits Retry-After gets through, and so does a

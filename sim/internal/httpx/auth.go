@@ -31,7 +31,10 @@ func (a API) Authenticate(missing string, resolve func(ctx context.Context, key 
 				a.WriteError(w, r, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(ctx))
+			if ctx != r.Context() {
+				r = r.WithContext(ctx)
+			}
+			next.ServeHTTP(w, r)
 		})
 	}
 }

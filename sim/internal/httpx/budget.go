@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dubsim/dubsim/sim"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -122,15 +123,70 @@ func (t *BodyTenant) count(n int64) {
 	t.b.used.Add(n)
 }
 
-// shares is what one request holds of its tenant's shares of the process:
-// its body bytes (BodyTenant.Middleware) and its place among the running
-// requests (TurnTenant.Serve), kept in its context once for both.
+// shares is what one request holds of its tenant's shares of the process
+// (its body bytes, BodyTenant.Middleware; its place among the running
+// requests, TurnTenant.Serve) and what the layers it crosses decided of it
+// (WithRoute, WithAccount, WithCaller, WithJournal): kept in its context once for all,
+// where a context and a copy of the request per layer would cost
+// allocations on every request (BenchmarkRequestPath in sim/sandbox).
 type shares struct {
-	body bodyLease
-	turn turnLease
+	body    bodyLease
+	turn    turnLease
+	iface   string
+	by      string
+	account *sim.Account
+	caller  *sim.Caller
+	journal any
 }
 
 type sharesKey struct{}
+
+func sharesOf(ctx context.Context) *shares {
+	sh, _ := ctx.Value(sharesKey{}).(*shares)
+	return sh
+}
+
+// withShares returns ctx's record, or a new one in a context of its own.
+func withShares(ctx context.Context) (*shares, context.Context) {
+	if sh := sharesOf(ctx); sh != nil {
+		return sh, ctx
+	}
+	sh := &shares{}
+	return sh, context.WithValue(ctx, sharesKey{}, sh)
+}
+
+// WithRoute records the interface that serves ctx's request and why
+// (sim/server's rule); the context it returns is ctx itself inside
+// BodyTenant.Middleware.
+func WithRoute(ctx context.Context, iface, by string) context.Context {
+	sh, ctx := withShares(ctx)
+	sh.iface, sh.by = iface, by
+	return ctx
+}
+
+// RouteFrom returns what WithRoute recorded ("" without a route).
+func RouteFrom(ctx context.Context) (iface, by string) {
+	if sh := sharesOf(ctx); sh != nil {
+		return sh.iface, sh.by
+	}
+	return "", ""
+}
+
+// WithJournal records the request journal's notes of ctx's request (any
+// pointer), as WithRoute does.
+func WithJournal(ctx context.Context, notes any) context.Context {
+	sh, ctx := withShares(ctx)
+	sh.journal = notes
+	return ctx
+}
+
+// JournalFrom returns what WithJournal recorded, or nil.
+func JournalFrom(ctx context.Context) any {
+	if sh := sharesOf(ctx); sh != nil {
+		return sh.journal
+	}
+	return nil
+}
 
 // bodyLease is what one request holds of its tenant's share.
 type bodyLease struct {
@@ -168,8 +224,8 @@ func (t *BodyTenant) Middleware(next http.Handler) http.Handler {
 // Called before the first byte is read, it runs before the body idle
 // timeout (IdleBody) starts. Outside BodyTenant.Middleware it does nothing.
 func ReserveBody(r *http.Request, n int64) error {
-	sh, ok := r.Context().Value(sharesKey{}).(*shares)
-	if !ok || sh.body.t == nil {
+	sh := sharesOf(r.Context())
+	if sh == nil || sh.body.t == nil {
 		return nil
 	}
 	l := &sh.body

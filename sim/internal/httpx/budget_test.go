@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dubsim/dubsim/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -129,4 +130,61 @@ func TestReserveBodyPerRequest(t *testing.T) {
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx))
 	assert.Equal(t, int64(50), b.Used())
+}
+
+// TestRequestRecord: what the layers decide of a request (its route, its
+// account or studio caller, the journal's notes) is kept in the record BodyTenant.Middleware
+// puts in its context, with no context of its own; outside the middleware
+// each makes a context that carries it.
+func TestRequestRecord(t *testing.T) {
+	t.Parallel()
+	notes := new(int)
+	set := []struct {
+		name  string
+		with  func(context.Context) context.Context
+		check func(*testing.T, context.Context)
+	}{
+		{"route", func(ctx context.Context) context.Context { return WithRoute(ctx, "studio", "body") }, func(t *testing.T, ctx context.Context) {
+			iface, by := RouteFrom(ctx)
+			assert.Equal(t, []string{"studio", "body"}, []string{iface, by})
+		}},
+		{"account", func(ctx context.Context) context.Context { return WithAccount(ctx, sim.Account{APIKey: "k1"}) }, func(t *testing.T, ctx context.Context) {
+			a, ok := AccountFrom(ctx)
+			assert.True(t, ok)
+			assert.Equal(t, "k1", a.APIKey)
+		}},
+		{"caller", func(ctx context.Context) context.Context {
+			return WithCaller(ctx, sim.Caller{Account: sim.Account{APIKey: "k2"}, User: sim.User{ID: "u1"}})
+		}, func(t *testing.T, ctx context.Context) {
+			assert.Equal(t, "u1", CallerFrom(ctx).User.ID)
+			a, ok := AccountFrom(ctx)
+			assert.True(t, ok)
+			assert.Equal(t, "k2", a.APIKey, "the caller's account is the account")
+		}},
+		{"journal", func(ctx context.Context) context.Context { return WithJournal(ctx, notes) }, func(t *testing.T, ctx context.Context) {
+			assert.Same(t, notes, JournalFrom(ctx))
+		}},
+	}
+	for _, tt := range set {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			bare := context.Background()
+			iface, _ := RouteFrom(bare)
+			_, ok := AccountFrom(bare)
+			assert.True(t, iface == "" && !ok && JournalFrom(bare) == nil, "nothing recorded")
+
+			ctx := tt.with(bare)
+			assert.NotEqual(t, bare, ctx, "outside the middleware: a context of its own")
+			tt.check(t, ctx)
+
+			ran := false
+			NewBodyBudget(100).Tenant().Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				ran = true
+				ctx := tt.with(r.Context())
+				assert.Equal(t, r.Context(), ctx, "inside the middleware: the record, no new context")
+				tt.check(t, r.Context())
+			})).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+			assert.True(t, ran)
+		})
+	}
 }

@@ -116,17 +116,35 @@ func WriteRawJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write([]byte{'\n'})
 }
 
-type accountKey struct{}
-
-// WithAccount stores the caller's account in ctx.
+// WithAccount records the caller's account, as WithRoute does.
 func WithAccount(ctx context.Context, a sim.Account) context.Context {
-	return context.WithValue(ctx, accountKey{}, a)
+	sh, ctx := withShares(ctx)
+	sh.account = &a
+	return ctx
+}
+
+// WithCaller records a studio caller and its account, as WithRoute does.
+func WithCaller(ctx context.Context, c sim.Caller) context.Context {
+	sh, ctx := withShares(ctx)
+	sh.caller = &c
+	sh.account = &sh.caller.Account
+	return ctx
+}
+
+// CallerFrom returns the caller WithCaller recorded (zero without one).
+func CallerFrom(ctx context.Context) sim.Caller {
+	if sh := sharesOf(ctx); sh != nil && sh.caller != nil {
+		return *sh.caller
+	}
+	return sim.Caller{}
 }
 
 // AccountFrom returns the caller's account set by the auth middleware.
 func AccountFrom(ctx context.Context) (sim.Account, bool) {
-	a, ok := ctx.Value(accountKey{}).(sim.Account)
-	return a, ok
+	if sh := sharesOf(ctx); sh != nil && sh.account != nil {
+		return *sh.account, true
+	}
+	return sim.Account{}, false
 }
 
 // Bearer extracts the key of an Authorization header, or a hint saying why

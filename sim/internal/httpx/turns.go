@@ -237,8 +237,8 @@ func (tn *TurnTenant) Serve(w http.ResponseWriter, r *http.Request, next http.Ha
 		next.ServeHTTP(w, r)
 		return
 	}
-	sh, ok := r.Context().Value(sharesKey{}).(*shares)
-	if !ok || sh.turn.tn != nil {
+	sh := sharesOf(r.Context())
+	if sh == nil || sh.turn.tn != nil {
 		sh = &shares{}
 		r = r.WithContext(context.WithValue(r.Context(), sharesKey{}, sh))
 	}
@@ -257,8 +257,8 @@ func (tn *TurnTenant) Serve(w http.ResponseWriter, r *http.Request, next http.Ha
 // again, in its tenant's queue, or for ctx to end. Outside Serve it does
 // nothing.
 func StandAside(ctx context.Context) (back func() error) {
-	sh, ok := ctx.Value(sharesKey{}).(*shares)
-	if !ok || sh.turn.tn == nil {
+	sh := sharesOf(ctx)
+	if sh == nil || sh.turn.tn == nil {
 		return func() error { return nil }
 	}
 	l := &sh.turn
