@@ -48,8 +48,7 @@ type ProjectTx interface {
 	ProjectHead(id string) (Project, error)
 	PutProject(p Project) error // keeps the due index in step
 	DeleteProject(id string) error
-	ForEachProject(fn func(Project) error) error
-	// ForEachProjectHead is ForEachProject without the bodies (see ProjectHead).
+	// ForEachProjectHead visits the projects without their bodies (see ProjectHead).
 	ForEachProjectHead(fn func(Project) error) error
 	// DueProjects returns up to limit ids of in-progress projects whose
 	// DueAt is at or before now, earliest first.
@@ -138,5 +137,4 @@ type ArtifactTx interface {
 	Upload(id string) (Upload, error)
 	PutUpload(u Upload) error
 	ForEachUpload(fn func(Upload) error) error
-	DeleteUpload(id string) error
 }

@@ -500,7 +500,7 @@ func TestResetData(t *testing.T) {
 		view(t, s, func(tx sim.Tx) error {
 			n := 0
 			require.NoError(t, tx.ForEachAccount(func(sim.Account) error { n++; return nil }))
-			require.NoError(t, tx.ForEachProject(func(sim.Project) error { n++; return nil }))
+			require.NoError(t, tx.ForEachProjectHead(func(sim.Project) error { n++; return nil }))
 			assert.Zero(t, n, "no accounts or projects left")
 			_, err := tx.Account("k1")
 			assert.ErrorIs(t, err, sim.ErrNotFound)
@@ -561,7 +561,7 @@ func TestUnreadableValues(t *testing.T) {
 			}},
 			"project": {bProjects, "bad", func(tx sim.Tx) error { _, err := tx.Project("bad"); return err }},
 			"projects": {bProjects, "bad", func(tx sim.Tx) error {
-				return tx.ForEachProject(func(sim.Project) error { return nil })
+				return tx.ForEachProjectHead(func(sim.Project) error { return nil })
 			}},
 			"project overwrite": {bProjects, "bad", func(tx sim.Tx) error { return tx.PutProject(project("bad", sim.StatusReady, time.Time{})) }},
 			"project delete":    {bProjects, "bad", func(tx sim.Tx) error { return tx.DeleteProject("bad") }},
@@ -736,7 +736,7 @@ func TestForEachVisitsEveryRecord(t *testing.T) {
 		stop := errors.New("stop")
 		view(t, s, func(tx sim.Tx) error {
 			require.NoError(t, tx.ForEachAccount(func(a sim.Account) error { keys = append(keys, a.APIKey); return nil }))
-			require.NoError(t, tx.ForEachProject(func(p sim.Project) error { ids = append(ids, p.ID); return nil }))
+			require.NoError(t, tx.ForEachProjectHead(func(p sim.Project) error { ids = append(ids, p.ID); return nil }))
 			n := 0
 			err := tx.ForEachAccount(func(sim.Account) error { n++; return stop })
 			assert.ErrorIs(t, err, stop, "the callback's error ends the walk")

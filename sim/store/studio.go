@@ -298,11 +298,3 @@ func (t workTx) PutUpload(u sim.Upload) error {
 func (t workTx) ForEachUpload(fn func(sim.Upload) error) error {
 	return forEach(t.txn, bUploads, fn)
 }
-
-// DeleteUpload deletes an upload; ErrNotFound when there is none.
-func (t workTx) DeleteUpload(id string) error {
-	if t.kv.get(bUploads, []byte(id)) == nil {
-		return sim.ErrNotFound
-	}
-	return t.kv.del(bUploads, []byte(id))
-}

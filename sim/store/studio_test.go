@@ -289,7 +289,6 @@ func TestStudioGettersReturnErrNotFound(t *testing.T) {
 			{"artifact", func(tx sim.Tx) error { _, err := tx.Artifact("a2"); return err }},
 			{"upload", func(tx sim.Tx) error { _, err := tx.Upload("up2"); return err }},
 			{"upload with empty id", func(tx sim.Tx) error { _, err := tx.Upload(""); return err }},
-			{"delete missing upload", func(tx sim.Tx) error { return tx.DeleteUpload("up2") }},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -334,28 +333,6 @@ func TestStudioPutRequiresID(t *testing.T) {
 				}
 			})
 		}
-	})
-}
-
-func TestDeleteUpload(t *testing.T) {
-	t.Parallel()
-	contract(t, func(t *testing.T, open opener) {
-		s := open(t)
-		update(t, s, func(tx sim.Tx) error {
-			require.NoError(t, tx.PutUpload(upload("up1")))
-			return tx.PutUpload(upload("up2"))
-		})
-		update(t, s, func(tx sim.Tx) error { return tx.DeleteUpload("up1") })
-		view(t, s, func(tx sim.Tx) error {
-			_, err := tx.Upload("up1")
-			assert.ErrorIs(t, err, sim.ErrNotFound)
-			var ids []string
-			require.NoError(t, tx.ForEachUpload(func(u sim.Upload) error { ids = append(ids, u.ID); return nil }))
-			assert.Equal(t, []string{"up2"}, ids)
-			return nil
-		})
-		err := s.Update(context.Background(), func(tx sim.Tx) error { return tx.DeleteUpload("up1") })
-		assert.ErrorIs(t, err, sim.ErrNotFound, "a second delete finds nothing")
 	})
 }
 
