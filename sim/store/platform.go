@@ -9,19 +9,9 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// platformTx holds the records of the platform interface (accounts,
-// projects, idempotency records) and the metadata.
+// platformTx holds the platform projects, the idempotency records and the
+// metadata.
 type platformTx struct{ *txn }
-
-func (t platformTx) Account(key string) (sim.Account, error) {
-	return getAs[sim.Account](t.txn, bAccounts, key)
-}
-
-func (t platformTx) PutAccount(a sim.Account) error { return t.put(bAccounts, []byte(a.APIKey), &a) }
-
-func (t platformTx) ForEachAccount(fn func(sim.Account) error) error {
-	return forEach(t.txn, bAccounts, fn)
-}
 
 // projectKey is the key of project id in the projects and project_bodies
 // buckets: the eight big-endian bytes of the sequence number the id was made
