@@ -26,18 +26,18 @@ type Store interface {
 // Tx is one transaction. Getters return ErrNotFound for a missing record;
 // ForEach* visit records in id order and stop at the first error fn returns.
 type Tx interface {
-	AccountTx
+	Accounts() Records[Account] // keyed by API key
 	ProjectTx
 	IdempotencyTx
 	MetaTx
 	StudioTx
 }
 
-// AccountTx holds the platform accounts, keyed by API key.
-type AccountTx interface {
-	Account(apiKey string) (Account, error)
-	PutAccount(a Account) error
-	ForEachAccount(fn func(Account) error) error
+// Records holds the records of one kind, keyed by id.
+type Records[T any] interface {
+	Get(id string) (T, error)
+	Put(v T) error // keeps the kind's indexes in step
+	ForEach(fn func(T) error) error
 }
 
 // ProjectTx holds the platform projects and their due-time index.
@@ -48,8 +48,7 @@ type ProjectTx interface {
 	ProjectHead(id string) (Project, error)
 	PutProject(p Project) error // keeps the due index in step
 	DeleteProject(id string) error
-	ForEachProject(fn func(Project) error) error
-	// ForEachProjectHead is ForEachProject without the bodies (see ProjectHead).
+	// ForEachProjectHead visits the projects without their bodies (see ProjectHead).
 	ForEachProjectHead(fn func(Project) error) error
 	// DueProjects returns up to limit ids of in-progress projects whose
 	// DueAt is at or before now, earliest first.
@@ -80,63 +79,27 @@ type MetaTx interface {
 
 // StudioTx is the part of Tx that holds the studio resources.
 type StudioTx interface {
-	CompanyTx
-	StudioProjectTx
-	VideoTx
-	ArtifactTx
-}
-
-// CompanyTx holds the companies and their users.
-type CompanyTx interface {
-	Company(id string) (Company, error)
-	PutCompany(c Company) error
-	ForEachCompany(fn func(Company) error) error
-
-	User(id string) (User, error)
-	PutUser(u User) error
-	// UserByEmail finds a user by email, compared case-insensitively.
+	Companies() Records[Company]
+	// Users refuses a user whose email another user has, and UserByEmail
+	// finds one; emails are compared case-insensitively.
+	Users() Records[User]
 	UserByEmail(email string) (User, error)
-	ForEachUser(fn func(User) error) error
-}
+	Glossaries() Records[Glossary]
+	Folders() Records[Folder]
 
-// StudioProjectTx holds the studio projects, their folders and glossaries.
-type StudioProjectTx interface {
-	Glossary(id string) (Glossary, error)
-	PutGlossary(g Glossary) error
-	ForEachGlossary(fn func(Glossary) error) error
-
-	Folder(id string) (Folder, error)
-	PutFolder(f Folder) error
-	ForEachFolder(fn func(Folder) error) error
-
-	StudioProject(id string) (StudioProject, error)
-	PutStudioProject(p StudioProject) error
+	StudioProjects() Records[StudioProject]
 	// ForEachStudioProject visits the projects of a company (every company
 	// when companyID is "").
 	ForEachStudioProject(companyID string, fn func(StudioProject) error) error
-}
 
-// VideoTx holds the videos of studio projects and their due index.
-type VideoTx interface {
-	Video(id string) (Video, error)
-	PutVideo(v Video) error // keeps the due index in step
+	Videos() Records[Video]
 	// ForEachVideo visits the videos of a project (every video when
 	// projectID is "").
 	ForEachVideo(projectID string, fn func(Video) error) error
-	// DueVideos returns up to limit ids of videos whose DueAt is set and at
-	// or before now, earliest first.
+	// DueVideos and DueArtifacts return up to limit ids of records whose
+	// DueAt is set and at or before now, earliest first.
 	DueVideos(now time.Time, limit int) ([]string, error)
-}
-
-// ArtifactTx holds the artifacts, their due index and their uploads.
-type ArtifactTx interface {
-	Artifact(id string) (Artifact, error)
-	PutArtifact(a Artifact) error // keeps the due index in step
-	ForEachArtifact(fn func(Artifact) error) error
-	DueArtifacts(now time.Time, limit int) ([]string, error) // as DueVideos
-
-	Upload(id string) (Upload, error)
-	PutUpload(u Upload) error
-	ForEachUpload(fn func(Upload) error) error
-	DeleteUpload(id string) error
+	Artifacts() Records[Artifact]
+	DueArtifacts(now time.Time, limit int) ([]string, error)
+	Uploads() Records[Upload]
 }

@@ -164,7 +164,7 @@ func run() error {
 		}
 	}
 	acct.InitialBalance = acct.BalanceMinutes + charged
-	if err := st.Update(ctx, func(tx sim.Tx) error { return tx.PutAccount(acct) }); err != nil {
+	if err := st.Update(ctx, func(tx sim.Tx) error { return tx.Accounts().Put(acct) }); err != nil {
 		return err
 	}
 	if err := st.Close(); err != nil {

@@ -27,7 +27,7 @@ func TestCheckCommand(t *testing.T) {
 	st, err := store.Open(path, store.NoSync())
 	require.NoError(t, err)
 	require.NoError(t, st.Update(context.Background(), func(tx sim.Tx) error {
-		return tx.PutAccount(sim.Account{APIKey: "k1", Plan: sim.PlanPro})
+		return tx.Accounts().Put(sim.Account{APIKey: "k1", Plan: sim.PlanPro})
 	}))
 	require.NoError(t, st.Close())
 

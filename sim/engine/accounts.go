@@ -33,11 +33,11 @@ func accountFrom(spec sim.AccountSpec, now time.Time, fixture bool) sim.Account 
 }
 
 func accountIn(tx sim.Tx, key string) (sim.Account, error) {
-	return get(tx.Account, key, nil, unauthorized)
+	return get(tx.Accounts().Get, key, nil, unauthorized)
 }
 
 func namedAccount(tx sim.Tx, key string) (sim.Account, error) {
-	return get(tx.Account, key, nil, func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, key) })
+	return get(tx.Accounts().Get, key, nil, func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgAccountNotFound, key) })
 }
 
 // Account returns the account of an API key, or an unauthorized error.
@@ -94,7 +94,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 			}
 			spec.APIKey = e.apiKeys.Hold("dsk_" + e.ids.secretToken(16, "account", fmt.Sprint(seq)))
 		}
-		if err := absent(tx.Account, spec.APIKey, func() error { return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey) }); err != nil {
+		if err := absent(tx.Accounts().Get, spec.APIKey, func() error { return sim.Errorf(sim.CodeConflict, sim.MsgAccountExists, spec.APIKey) }); err != nil {
 			return sim.Account{}, err
 		}
 		spec.Name = cmp.Or(spec.Name, fmt.Sprintf("%s account", spec.Plan))
@@ -102,7 +102,7 @@ func (e *Accounts) CreateAccount(ctx context.Context, spec sim.AccountSpec) (sim
 		if err := e.placeAccount(tx, &a, spec.CompanyID, spec.UserEmail, now); err != nil {
 			return a, err
 		}
-		return a, tx.PutAccount(a)
+		return a, tx.Accounts().Put(a)
 	})
 }
 
@@ -139,11 +139,11 @@ func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error
 	}
 	c.Account = acct
 	err = e.store.View(ctx, func(tx sim.Tx) error {
-		u, err := tx.User(acct.UserID)
+		u, err := tx.Users().Get(acct.UserID)
 		if err != nil {
 			return fmt.Errorf("caller %s: user %q: %w", acct.Name, acct.UserID, err)
 		}
-		co, err := tx.Company(u.CompanyID)
+		co, err := tx.Companies().Get(u.CompanyID)
 		if err != nil {
 			return fmt.Errorf("caller %s: company %q: %w", acct.Name, u.CompanyID, err)
 		}
@@ -160,13 +160,13 @@ func (e *Accounts) Caller(ctx context.Context, apiKey string) (sim.Caller, error
 // in companyID (a new company when empty).
 func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email string, now time.Time) error {
 	if a.UserID != "" {
-		_, err := get(tx.User, a.UserID, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgUnknownUser, a.UserID) })
+		_, err := get(tx.Users().Get, a.UserID, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgUnknownUser, a.UserID) })
 		return err
 	}
 	var co sim.Company
 	if companyID != "" {
 		var err error
-		if co, err = get(tx.Company, companyID, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgUnknownCompany, companyID) }); err != nil {
+		if co, err = get(tx.Companies().Get, companyID, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgUnknownCompany, companyID) }); err != nil {
 			return err
 		}
 	} else {
@@ -175,7 +175,7 @@ func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email stri
 			return err
 		}
 		co = sim.Company{ID: id, Name: a.Name + " company", CreatedAt: now}
-		if err := tx.PutCompany(co); err != nil {
+		if err := tx.Companies().Put(co); err != nil {
 			return err
 		}
 	}
@@ -188,7 +188,7 @@ func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email stri
 		return err
 	}
 	u := sim.User{ID: id, CompanyID: co.ID, Name: a.Name, Email: email, CreatedAt: now}
-	if err := tx.PutUser(u); err != nil {
+	if err := tx.Users().Put(u); err != nil {
 		return err
 	}
 	a.UserID = u.ID
@@ -199,7 +199,7 @@ func (e *Accounts) placeAccount(tx sim.Tx, a *sim.Account, companyID, email stri
 // without user_id) in a company of its own.
 func (e *Accounts) ensureUsers(tx sim.Tx, now time.Time) error {
 	var orphans []sim.Account
-	if err := tx.ForEachAccount(func(a sim.Account) error {
+	if err := tx.Accounts().ForEach(func(a sim.Account) error {
 		if a.UserID == "" {
 			orphans = append(orphans, a)
 		}
@@ -211,7 +211,7 @@ func (e *Accounts) ensureUsers(tx sim.Tx, now time.Time) error {
 		if err := e.placeAccount(tx, &a, "", "", now); err != nil {
 			return err
 		}
-		if err := tx.PutAccount(a); err != nil {
+		if err := tx.Accounts().Put(a); err != nil {
 			return err
 		}
 	}
@@ -231,7 +231,7 @@ func (e *Accounts) SetAccountStudio(ctx context.Context, apiKey string, ch sim.A
 		if ch.SetRateLimit {
 			a.RateLimit = ch.RateLimit
 		}
-		return a, tx.PutAccount(a)
+		return a, tx.Accounts().Put(a)
 	})
 }
 
@@ -266,7 +266,7 @@ func (e *Accounts) ResetAccount(ctx context.Context, apiKey string) error {
 				a = accountFrom(spec, e.clock.Now(), true)
 			}
 		}
-		return tx.PutAccount(a)
+		return tx.Accounts().Put(a)
 	})
 }
 

@@ -217,7 +217,7 @@ func (e *Artifacts) CreateArtifact(ctx context.Context, c sim.Caller, na sim.New
 		if err := e.planArtifact(tx, &a, parts, now); err != nil {
 			return err
 		}
-		if err := tx.PutArtifact(a); err != nil {
+		if err := tx.Artifacts().Put(a); err != nil {
 			return err
 		}
 		return saveIdem(tx, idem, a, now)
@@ -279,7 +279,7 @@ func (e *Artifacts) planArtifact(tx sim.Tx, a *sim.Artifact, parts []part, now t
 		}
 		// As in resolveUploads: the path must name the file, in the
 		// artifact's company.
-		if u, err := tx.Upload(p.upload); err == nil && u.Uploaded && u.CompanyID == a.CompanyID && u.S3Path == p.path {
+		if u, err := tx.Uploads().Get(p.upload); err == nil && u.Uploaded && u.CompanyID == a.CompanyID && u.S3Path == p.path {
 			timed += u.Size
 		} else if err != nil && !errors.Is(err, sim.ErrNotFound) {
 			return err
@@ -315,7 +315,7 @@ func resolveUploads(tx sim.Tx, a *sim.Artifact) error {
 		if !ok {
 			continue // a URL or bucket fragment: counted at creation
 		}
-		u, err := tx.Upload(id)
+		u, err := tx.Uploads().Get(id)
 		if err == nil && u.S3Path != ref {
 			err = sim.ErrNotFound // the same upload id with another file name or bucket
 		}
@@ -389,7 +389,7 @@ func (e *Artifacts) settleArtifact(tx sim.Tx, a sim.Artifact, now time.Time) (si
 	if na.Status != orig.Status {
 		noteEvent(tx, Event{Resource: "artifact", ID: na.ID, From: orig.Status, To: na.Status, At: now, Company: na.CompanyID, Reason: na.ErrorMessage})
 	}
-	return na, tx.PutArtifact(na)
+	return na, tx.Artifacts().Put(na)
 }
 
 // Artifact returns an artifact of the caller's company with its due
@@ -400,7 +400,7 @@ func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.
 	// waited for (bounded; after it, the artifact answers as it is).
 	_ = e.work.waitFor(ctx, now, id)
 	a, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Artifact, error) {
-		a, err := tx.Artifact(id)
+		a, err := tx.Artifacts().Get(id)
 		switch {
 		case errors.Is(err, sim.ErrNotFound):
 			return a, studioMissing()
@@ -412,5 +412,7 @@ func (e *Artifacts) Artifact(ctx context.Context, c sim.Caller, id string) (sim.
 	if err != nil || !statemachine.ArtifactDue(a, now) {
 		return a, err
 	}
-	return in(ctx, e.update, func(tx sim.Tx) (sim.Artifact, error) { return settleIn(tx, now, tx.Artifact, id, e.settleArtifact) })
+	return in(ctx, e.update, func(tx sim.Tx) (sim.Artifact, error) {
+		return settleIn(tx, now, tx.Artifacts().Get, id, e.settleArtifact)
+	})
 }

@@ -287,7 +287,7 @@ func (h *artHarness) stored(t *testing.T, id string) sim.Artifact {
 	var a sim.Artifact
 	require.NoError(t, h.st.View(context.Background(), func(tx sim.Tx) error {
 		var err error
-		a, err = tx.Artifact(id)
+		a, err = tx.Artifacts().Get(id)
 		return err
 	}))
 	return a

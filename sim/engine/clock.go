@@ -153,8 +153,8 @@ func (e *Clock) NextDue(ctx context.Context) (sim.Transition, bool, error) {
 	}
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		return errors.Join(firstDue(tx.DueProjects, tx.ProjectHead, projectTransition, consider),
-			firstDue(tx.DueVideos, tx.Video, videoTransition, consider),
-			firstDue(tx.DueArtifacts, tx.Artifact, artifactTransition, consider))
+			firstDue(tx.DueVideos, tx.Videos().Get, videoTransition, consider),
+			firstDue(tx.DueArtifacts, tx.Artifacts().Get, artifactTransition, consider))
 	})
 	return next, found, err
 }

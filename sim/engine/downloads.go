@@ -143,7 +143,7 @@ func (e *Artifacts) fetchParts(w *work, qc *quotaCount, typ string, parts []part
 // the real time the download took (fidelity A15).
 func (e *Artifacts) recordDownload(id string, res sim.ArtifactResult, media []sim.MediaFormat) error {
 	return e.update(context.Background(), func(tx sim.Tx) error {
-		a, err := tx.Artifact(id)
+		a, err := tx.Artifacts().Get(id)
 		if errors.Is(err, sim.ErrNotFound) {
 			return nil // reset meanwhile
 		}
@@ -160,7 +160,7 @@ func (e *Artifacts) recordDownload(id string, res sim.ArtifactResult, media []si
 		a.Pending = false
 		a.DoneAt = a.StartAt.Add(e.timing.ArtifactProcessing(a.Result.Size))
 		schedule(&a)
-		return tx.PutArtifact(a)
+		return tx.Artifacts().Put(a)
 	})
 }
 
@@ -229,7 +229,7 @@ func (e *Artifacts) close() {
 func (e *Artifacts) restartDownloads(ctx context.Context) error {
 	var pending []sim.Artifact
 	if err := e.store.View(ctx, func(tx sim.Tx) error {
-		return tx.ForEachArtifact(func(a sim.Artifact) error {
+		return tx.Artifacts().ForEach(func(a sim.Artifact) error {
 			if a.Pending {
 				pending = append(pending, a)
 			}
@@ -240,7 +240,7 @@ func (e *Artifacts) restartDownloads(ctx context.Context) error {
 	}
 	for _, a := range pending {
 		c := sim.Caller{} // the creator's credentials as they are now
-		acct, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Account, error) { return tx.Account(a.APIKey) })
+		acct, err := in(ctx, e.store.View, func(tx sim.Tx) (sim.Account, error) { return tx.Accounts().Get(a.APIKey) })
 		switch {
 		case err == nil:
 			c.Account = acct

@@ -164,7 +164,7 @@ func TestCreateRefusals(t *testing.T) {
 	assert.Equal(t, int64(1), bal, "refusals change nothing")
 	count := 0
 	require.NoError(t, h.st.View(ctx, func(tx sim.Tx) error {
-		return tx.ForEachProject(func(sim.Project) error { count++; return nil })
+		return tx.ForEachProjectHead(func(sim.Project) error { count++; return nil })
 	}))
 	assert.Zero(t, count)
 }

@@ -78,31 +78,27 @@ func (e *Data) seed(tx sim.Tx, now time.Time, keep bool) error {
 	for _, spec := range fx.Accounts {
 		accounts = append(accounts, accountFrom(spec, now, true))
 	}
-	get := tx.Account
-	if !keep {
-		get = nil
-	}
 	return errors.Join(
-		putEach(tx.Company, tx.PutCompany, func(c sim.Company) string { return c.ID }, seed.Companies),
-		putEach(tx.User, tx.PutUser, func(u sim.User) string { return u.ID }, seed.Users),
-		putEach(tx.Glossary, tx.PutGlossary, func(g sim.Glossary) string { return g.ID }, seed.Glossaries),
-		putEach(tx.Folder, tx.PutFolder, func(f sim.Folder) string { return f.ID }, seed.Folders),
-		putEach(tx.StudioProject, tx.PutStudioProject, func(p sim.StudioProject) string { return p.ID }, seed.Projects),
-		putEach(tx.Video, tx.PutVideo, func(v sim.Video) string { return v.ID }, seed.Videos),
-		putEach(get, tx.PutAccount, func(a sim.Account) string { return a.APIKey }, accounts))
+		putEach(tx.Companies(), true, func(c sim.Company) string { return c.ID }, seed.Companies),
+		putEach(tx.Users(), true, func(u sim.User) string { return u.ID }, seed.Users),
+		putEach(tx.Glossaries(), true, func(g sim.Glossary) string { return g.ID }, seed.Glossaries),
+		putEach(tx.Folders(), true, func(f sim.Folder) string { return f.ID }, seed.Folders),
+		putEach(tx.StudioProjects(), true, func(p sim.StudioProject) string { return p.ID }, seed.Projects),
+		putEach(tx.Videos(), true, func(v sim.Video) string { return v.ID }, seed.Videos),
+		putEach(tx.Accounts(), keep, func(a sim.Account) string { return a.APIKey }, accounts))
 }
 
-// putEach puts every record of vs but those get finds (get nil: every one).
-func putEach[T any](get func(string) (T, error), put func(T) error, key func(T) string, vs []T) error {
+// putEach puts every record of vs into r; with keep, not those r holds.
+func putEach[T any](r sim.Records[T], keep bool, key func(T) string, vs []T) error {
 	for _, v := range vs {
-		if get != nil {
-			if _, err := get(key(v)); err == nil {
+		if keep {
+			if _, err := r.Get(key(v)); err == nil {
 				continue
 			} else if !errors.Is(err, sim.ErrNotFound) {
 				return err
 			}
 		}
-		if err := put(v); err != nil {
+		if err := r.Put(v); err != nil {
 			return err
 		}
 	}

@@ -27,7 +27,7 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 		return sim.Artifact{}, err
 	}
 	return in(ctx, e.update, func(tx sim.Tx) (sim.Artifact, error) {
-		a, err := tx.Artifact(id)
+		a, err := tx.Artifacts().Get(id)
 		switch {
 		case errors.Is(err, sim.ErrNotFound):
 			return a, sim.Errorf(sim.CodeNotFound, sim.MsgArtifactNotFound, id)
@@ -55,7 +55,7 @@ func (e *Outcomes) ForceArtifact(ctx context.Context, id, outcome, message strin
 		if a, err = e.artifacts.settleArtifact(tx, a, at); err != nil {
 			return a, err
 		}
-		return a, tx.PutArtifact(a)
+		return a, tx.Artifacts().Put(a)
 	})
 }
 
@@ -199,7 +199,7 @@ func (e *Outcomes) AddOutcomeRule(ctx context.Context, r sim.OutcomeRule) (sim.O
 	}
 	err := e.update(ctx, func(tx sim.Tx) error {
 		if r.APIKey != "" {
-			if _, err := get(tx.Account, r.APIKey, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgOutcomeAPIKey, r.APIKey) }); err != nil {
+			if _, err := get(tx.Accounts().Get, r.APIKey, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgOutcomeAPIKey, r.APIKey) }); err != nil {
 				return err
 			}
 		}

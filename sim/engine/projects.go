@@ -37,13 +37,13 @@ func (e *Projects) settle(tx sim.Tx, p sim.Project, now time.Time) (sim.Project,
 		noteEvent(tx, Event{Resource: "project", ID: p.ID, From: string(p.Status), To: string(np.Status), At: now, Reason: np.ErrorMessage})
 	}
 	if refund > 0 {
-		a, err := tx.Account(p.APIKey)
+		a, err := tx.Accounts().Get(p.APIKey)
 		if err != nil && !errors.Is(err, sim.ErrNotFound) {
 			return p, err
 		}
 		if err == nil { // a removed account is credited nothing
 			a.BalanceMinutes += refund
-			if err := tx.PutAccount(a); err != nil {
+			if err := tx.Accounts().Put(a); err != nil {
 				return p, err
 			}
 		}
@@ -171,7 +171,7 @@ func (e *Projects) CreateProject(ctx context.Context, apiKey string, np sim.NewP
 			return err
 		}
 		acct.BalanceMinutes -= cost
-		if err := tx.PutAccount(acct); err != nil {
+		if err := tx.Accounts().Put(acct); err != nil {
 			return err
 		}
 		if err := tx.PutProject(p); err != nil {

@@ -114,7 +114,7 @@ func (q *quotas) start(ctx context.Context, company, exceptUpload string) (*quot
 // storedBytes is the bytes of the files stored, in all and of company's:
 // the uploaded files but exceptUpload's, and the downloaded artifacts.
 func storedBytes(tx sim.Tx, company, exceptUpload string) (all, mine int64, err error) {
-	err = tx.ForEachUpload(func(o sim.Upload) error {
+	err = tx.Uploads().ForEach(func(o sim.Upload) error {
 		if !o.Uploaded || o.ID == exceptUpload {
 			return nil
 		}
@@ -127,7 +127,7 @@ func storedBytes(tx sim.Tx, company, exceptUpload string) (all, mine int64, err 
 	if err != nil {
 		return 0, 0, err
 	}
-	err = tx.ForEachArtifact(func(a sim.Artifact) error {
+	err = tx.Artifacts().ForEach(func(a sim.Artifact) error {
 		all += a.Result.Stored
 		if a.CompanyID == company {
 			mine += a.Result.Stored

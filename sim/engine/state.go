@@ -44,7 +44,7 @@ func (e *Data) State(ctx context.Context, f sim.StateFilter) (sim.State, error) 
 	pending := newFirstN(sim.MaxStateList, pendingBefore)
 	page := newFirstN(limit+1, func(a, b stateKey) bool { return a.before(b) })
 	err = e.store.View(ctx, func(tx sim.Tx) error {
-		if err := tx.ForEachAccount(func(a sim.Account) error {
+		if err := tx.Accounts().ForEach(func(a sim.Account) error {
 			if f.APIKey == "" || a.APIKey == f.APIKey {
 				accounts.add(a)
 			}
@@ -216,18 +216,18 @@ func studioState(tx sim.Tx, st *sim.State, pending *firstN[pendingEntry]) error 
 		}
 	}
 	return errors.Join(
-		tx.ForEachCompany(func(sim.Company) error { n["companies"]++; return nil }),
-		tx.ForEachUser(func(sim.User) error { n["users"]++; return nil }),
-		tx.ForEachGlossary(func(sim.Glossary) error { n["glossaries"]++; return nil }),
-		tx.ForEachFolder(func(sim.Folder) error { n["folders"]++; return nil }),
+		tx.Companies().ForEach(func(sim.Company) error { n["companies"]++; return nil }),
+		tx.Users().ForEach(func(sim.User) error { n["users"]++; return nil }),
+		tx.Glossaries().ForEach(func(sim.Glossary) error { n["glossaries"]++; return nil }),
+		tx.Folders().ForEach(func(sim.Folder) error { n["folders"]++; return nil }),
 		tx.ForEachStudioProject("", func(sim.StudioProject) error { n["studio_projects"]++; return nil }),
-		tx.ForEachUpload(func(sim.Upload) error { n["uploads"]++; return nil }),
+		tx.Uploads().ForEach(func(sim.Upload) error { n["uploads"]++; return nil }),
 		tx.ForEachVideo("", func(v sim.Video) error {
 			n["videos"]++
 			due(1, videoTransition(v))
 			return nil
 		}),
-		tx.ForEachArtifact(func(a sim.Artifact) error {
+		tx.Artifacts().ForEach(func(a sim.Artifact) error {
 			n["artifacts"]++
 			due(2, artifactTransition(a))
 			return nil
@@ -247,7 +247,7 @@ func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDu
 	err := e.store.View(ctx, func(tx sim.Tx) error {
 		company := f.CompanyID
 		if f.ProjectID != "" {
-			p, err := get(tx.StudioProject, f.ProjectID, func(p sim.StudioProject) bool { return company == "" || p.CompanyID == company },
+			p, err := get(tx.StudioProjects().Get, f.ProjectID, func(p sim.StudioProject) bool { return company == "" || p.CompanyID == company },
 				func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgStudioProjectNotFound, f.ProjectID) })
 			if err != nil {
 				return err
@@ -256,17 +256,17 @@ func (e *Data) StudioDump(ctx context.Context, f sim.StudioFilter) (sim.StudioDu
 		}
 		in := func(c string) bool { return company == "" || c == company }
 		steps := []error{
-			tx.ForEachCompany(keepIf(d, "companies", &d.Companies, func(c sim.Company) bool { return in(c.ID) })),
-			tx.ForEachUser(keepIf(d, "users", &d.Users, func(u sim.User) bool { return in(u.CompanyID) })),
-			tx.ForEachFolder(keepIf(d, "folders", &d.Folders, func(fo sim.Folder) bool { return in(fo.CompanyID) })),
-			tx.ForEachGlossary(keepIf(d, "glossaries", &d.Glossaries, func(g sim.Glossary) bool { return in(g.CompanyID) })),
+			tx.Companies().ForEach(keepIf(d, "companies", &d.Companies, func(c sim.Company) bool { return in(c.ID) })),
+			tx.Users().ForEach(keepIf(d, "users", &d.Users, func(u sim.User) bool { return in(u.CompanyID) })),
+			tx.Folders().ForEach(keepIf(d, "folders", &d.Folders, func(fo sim.Folder) bool { return in(fo.CompanyID) })),
+			tx.Glossaries().ForEach(keepIf(d, "glossaries", &d.Glossaries, func(g sim.Glossary) bool { return in(g.CompanyID) })),
 			tx.ForEachStudioProject(company, keepIf(d, "projects", &d.Projects, func(p sim.StudioProject) bool {
 				return f.ProjectID == "" || p.ID == f.ProjectID
 			})),
 			tx.ForEachVideo(f.ProjectID, keepIf(d, "videos", &d.Videos, func(v sim.Video) bool { return in(v.CompanyID) })),
 		}
 		if f.ProjectID == "" {
-			steps = append(steps, tx.ForEachArtifact(keepIf(d, "artifacts", &d.Artifacts, func(a sim.Artifact) bool { return in(a.CompanyID) })))
+			steps = append(steps, tx.Artifacts().ForEach(keepIf(d, "artifacts", &d.Artifacts, func(a sim.Artifact) bool { return in(a.CompanyID) })))
 		}
 		return errors.Join(steps...)
 	})

@@ -25,9 +25,9 @@ func TestCaller(t *testing.T) {
 	// user is gone, a user whose company is gone.
 	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
 		return errors.Join(
-			tx.PutAccount(sim.Account{APIKey: "sp-no-user", Name: "Ghost", Plan: sim.PlanPro, UserID: spUnknownID}),
-			tx.PutUser(sim.User{ID: "ffffffffffffffffffffffff", CompanyID: spUnknownID, Name: "Lost", Email: "lost@sp.test"}),
-			tx.PutAccount(sim.Account{APIKey: "sp-no-company", Name: "Lost", Plan: sim.PlanPro, UserID: "ffffffffffffffffffffffff"}),
+			tx.Accounts().Put(sim.Account{APIKey: "sp-no-user", Name: "Ghost", Plan: sim.PlanPro, UserID: spUnknownID}),
+			tx.Users().Put(sim.User{ID: "ffffffffffffffffffffffff", CompanyID: spUnknownID, Name: "Lost", Email: "lost@sp.test"}),
+			tx.Accounts().Put(sim.Account{APIKey: "sp-no-company", Name: "Lost", Plan: sim.PlanPro, UserID: "ffffffffffffffffffffffff"}),
 		)
 	}))
 
@@ -208,8 +208,8 @@ func TestStartPlacesOrphanAccounts(t *testing.T) {
 	c := spCaller(t, h, spKeyAlice)
 	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
 		return errors.Join(
-			tx.PutAccount(sim.Account{APIKey: "sp-old-1", Name: "Old one", Plan: sim.PlanPro, CreatedAt: t0}),
-			tx.PutAccount(sim.Account{APIKey: "sp-old-2", Name: "Old two", Plan: sim.PlanNone, CreatedAt: t0}),
+			tx.Accounts().Put(sim.Account{APIKey: "sp-old-1", Name: "Old one", Plan: sim.PlanPro, CreatedAt: t0}),
+			tx.Accounts().Put(sim.Account{APIKey: "sp-old-2", Name: "Old two", Plan: sim.PlanNone, CreatedAt: t0}),
 		)
 	}))
 	// A fixture project and video changed since the seeding.
@@ -278,20 +278,34 @@ func TestPutEach(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var gotID, put string
-			get := func(id string) (string, error) { gotID = id; return "stored", tc.getErr }
-			putFn := func(v string) error { put = v; return tc.putErr }
-			err := putEach(get, putFn, func(string) string { return "id-1" }, []string{"seed"})
+			r := &fakeRecords{getErr: tc.getErr, putErr: tc.putErr}
+			err := putEach[string](r, true, func(string) string { return "id-1" }, []string{"seed"})
 			assert.Equal(t, tc.wantErr, err)
-			assert.Equal(t, "id-1", gotID)
+			assert.Equal(t, "id-1", r.gotID)
 			if tc.wantPut {
-				assert.Equal(t, "seed", put)
+				assert.Equal(t, "seed", r.put)
 			} else {
-				assert.Empty(t, put)
+				assert.Empty(t, r.put)
 			}
 		})
 	}
+	t.Run("without keep: every record is put, none read", func(t *testing.T) {
+		r := &fakeRecords{}
+		require.NoError(t, putEach[string](r, false, func(string) string { return "id-1" }, []string{"seed"}))
+		assert.Empty(t, r.gotID)
+		assert.Equal(t, "seed", r.put)
+	})
 }
+
+// fakeRecords notes the id read and the record put.
+type fakeRecords struct {
+	getErr, putErr error
+	gotID, put     string
+}
+
+func (r *fakeRecords) Get(id string) (string, error)    { r.gotID = id; return "stored", r.getErr }
+func (r *fakeRecords) Put(v string) error               { r.put = v; return r.putErr }
+func (r *fakeRecords) ForEach(func(string) error) error { return nil }
 
 func TestSetAccountStudio(t *testing.T) {
 	t.Parallel()

@@ -18,7 +18,7 @@ import (
 
 var errSPFault = errors.New("sp: injected store failure")
 
-// spFault names the Tx method that fails, and at which of its calls
+// spFault names the Tx method (or "<records>.<method>") that fails, and at which of its calls
 // (1-based) in a transaction.
 type spFault struct {
 	method string
@@ -48,102 +48,11 @@ func (t *spFaultTx) NextSequence(name string) (uint64, error) {
 	return t.Tx.NextSequence(name)
 }
 
-func (t *spFaultTx) Account(key string) (sim.Account, error) {
-	if err := t.hit("Account"); err != nil {
-		return sim.Account{}, err
-	}
-	return t.Tx.Account(key)
-}
-
-func (t *spFaultTx) PutAccount(a sim.Account) error {
-	if err := t.hit("PutAccount"); err != nil {
-		return err
-	}
-	return t.Tx.PutAccount(a)
-}
-
-func (t *spFaultTx) ForEachAccount(fn func(sim.Account) error) error {
-	if err := t.hit("ForEachAccount"); err != nil {
-		return err
-	}
-	return t.Tx.ForEachAccount(fn)
-}
-
-func (t *spFaultTx) Company(id string) (sim.Company, error) {
-	if err := t.hit("Company"); err != nil {
-		return sim.Company{}, err
-	}
-	return t.Tx.Company(id)
-}
-
-func (t *spFaultTx) PutCompany(c sim.Company) error {
-	if err := t.hit("PutCompany"); err != nil {
-		return err
-	}
-	return t.Tx.PutCompany(c)
-}
-
-func (t *spFaultTx) User(id string) (sim.User, error) {
-	if err := t.hit("User"); err != nil {
-		return sim.User{}, err
-	}
-	return t.Tx.User(id)
-}
-
-func (t *spFaultTx) PutUser(u sim.User) error {
-	if err := t.hit("PutUser"); err != nil {
-		return err
-	}
-	return t.Tx.PutUser(u)
-}
-
 func (t *spFaultTx) UserByEmail(email string) (sim.User, error) {
 	if err := t.hit("UserByEmail"); err != nil {
 		return sim.User{}, err
 	}
 	return t.Tx.UserByEmail(email)
-}
-
-func (t *spFaultTx) Glossary(id string) (sim.Glossary, error) {
-	if err := t.hit("Glossary"); err != nil {
-		return sim.Glossary{}, err
-	}
-	return t.Tx.Glossary(id)
-}
-
-func (t *spFaultTx) Folder(id string) (sim.Folder, error) {
-	if err := t.hit("Folder"); err != nil {
-		return sim.Folder{}, err
-	}
-	return t.Tx.Folder(id)
-}
-
-func (t *spFaultTx) StudioProject(id string) (sim.StudioProject, error) {
-	if err := t.hit("StudioProject"); err != nil {
-		return sim.StudioProject{}, err
-	}
-	return t.Tx.StudioProject(id)
-}
-
-func (t *spFaultTx) PutStudioProject(p sim.StudioProject) error {
-	if err := t.hit("PutStudioProject"); err != nil {
-		return err
-	}
-	return t.Tx.PutStudioProject(p)
-}
-
-func (t *spFaultTx) Video(id string) (sim.Video, error) {
-	if err := t.hit("Video"); err != nil {
-		return sim.Video{}, err
-	}
-	return t.Tx.Video(id)
-}
-
-func (t *spFaultTx) PutVideo(v sim.Video) error {
-	if err := t.hit("PutVideo"); err != nil {
-		return err
-	}
-	return t.Tx.PutVideo(v)
 }
 
 func (t *spFaultTx) DueVideos(now time.Time, limit int) ([]string, error) {
@@ -153,25 +62,73 @@ func (t *spFaultTx) DueVideos(now time.Time, limit int) ([]string, error) {
 	return t.Tx.DueVideos(now, limit)
 }
 
-func (t *spFaultTx) Artifact(id string) (sim.Artifact, error) {
-	if err := t.hit("Artifact"); err != nil {
-		return sim.Artifact{}, err
-	}
-	return t.Tx.Artifact(id)
-}
-
-func (t *spFaultTx) PutArtifact(a sim.Artifact) error {
-	if err := t.hit("PutArtifact"); err != nil {
-		return err
-	}
-	return t.Tx.PutArtifact(a)
-}
-
 func (t *spFaultTx) DueArtifacts(now time.Time, limit int) ([]string, error) {
 	if err := t.hit("DueArtifacts"); err != nil {
 		return nil, err
 	}
 	return t.Tx.DueArtifacts(now, limit)
+}
+
+// faultRecords passes the calls of one kind of record through hit, named
+// "<kind>.<method>" (for example "Companies.Put").
+type faultRecords[T any] struct {
+	sim.Records[T]
+	t    *spFaultTx
+	kind string
+}
+
+func (r faultRecords[T]) Get(id string) (T, error) {
+	if err := r.t.hit(r.kind + ".Get"); err != nil {
+		var zero T
+		return zero, err
+	}
+	return r.Records.Get(id)
+}
+
+func (r faultRecords[T]) Put(v T) error {
+	if err := r.t.hit(r.kind + ".Put"); err != nil {
+		return err
+	}
+	return r.Records.Put(v)
+}
+
+func (r faultRecords[T]) ForEach(fn func(T) error) error {
+	if err := r.t.hit(r.kind + ".ForEach"); err != nil {
+		return err
+	}
+	return r.Records.ForEach(fn)
+}
+
+func (t *spFaultTx) Accounts() sim.Records[sim.Account] {
+	return faultRecords[sim.Account]{t.Tx.Accounts(), t, "Accounts"}
+}
+
+func (t *spFaultTx) Companies() sim.Records[sim.Company] {
+	return faultRecords[sim.Company]{t.Tx.Companies(), t, "Companies"}
+}
+
+func (t *spFaultTx) Users() sim.Records[sim.User] {
+	return faultRecords[sim.User]{t.Tx.Users(), t, "Users"}
+}
+
+func (t *spFaultTx) Glossaries() sim.Records[sim.Glossary] {
+	return faultRecords[sim.Glossary]{t.Tx.Glossaries(), t, "Glossaries"}
+}
+
+func (t *spFaultTx) Folders() sim.Records[sim.Folder] {
+	return faultRecords[sim.Folder]{t.Tx.Folders(), t, "Folders"}
+}
+
+func (t *spFaultTx) StudioProjects() sim.Records[sim.StudioProject] {
+	return faultRecords[sim.StudioProject]{t.Tx.StudioProjects(), t, "StudioProjects"}
+}
+
+func (t *spFaultTx) Videos() sim.Records[sim.Video] {
+	return faultRecords[sim.Video]{t.Tx.Videos(), t, "Videos"}
+}
+
+func (t *spFaultTx) Artifacts() sim.Records[sim.Artifact] {
+	return faultRecords[sim.Artifact]{t.Tx.Artifacts(), t, "Artifacts"}
 }
 
 // spFaultStore injects its fault, once set, into every write transaction
@@ -224,14 +181,14 @@ func spSnap(t *testing.T, h *harness) spSnapshot {
 	var s spSnapshot
 	require.NoError(t, h.st.View(context.Background(), func(tx sim.Tx) error {
 		return errors.Join(
-			tx.ForEachAccount(func(a sim.Account) error { s.Accounts = append(s.Accounts, a); return nil }),
-			tx.ForEachCompany(func(c sim.Company) error { s.Companies = append(s.Companies, c); return nil }),
-			tx.ForEachUser(func(u sim.User) error { s.Users = append(s.Users, u); return nil }),
-			tx.ForEachGlossary(func(g sim.Glossary) error { s.Glossaries = append(s.Glossaries, g); return nil }),
-			tx.ForEachFolder(func(f sim.Folder) error { s.Folders = append(s.Folders, f); return nil }),
+			tx.Accounts().ForEach(func(a sim.Account) error { s.Accounts = append(s.Accounts, a); return nil }),
+			tx.Companies().ForEach(func(c sim.Company) error { s.Companies = append(s.Companies, c); return nil }),
+			tx.Users().ForEach(func(u sim.User) error { s.Users = append(s.Users, u); return nil }),
+			tx.Glossaries().ForEach(func(g sim.Glossary) error { s.Glossaries = append(s.Glossaries, g); return nil }),
+			tx.Folders().ForEach(func(f sim.Folder) error { s.Folders = append(s.Folders, f); return nil }),
 			tx.ForEachStudioProject("", func(p sim.StudioProject) error { s.Projects = append(s.Projects, p); return nil }),
 			tx.ForEachVideo("", func(v sim.Video) error { s.Videos = append(s.Videos, v); return nil }),
-			tx.ForEachArtifact(func(a sim.Artifact) error { s.Artifacts = append(s.Artifacts, a); return nil }),
+			tx.Artifacts().ForEach(func(a sim.Artifact) error { s.Artifacts = append(s.Artifacts, a); return nil }),
 		)
 	}))
 	return s
@@ -263,9 +220,9 @@ func TestStudioStoreFailuresArePassedOn(t *testing.T) {
 		a := spArtifact(t, h, alice, sim.ArtifactAudio, spMusicURL)
 		require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
 			return errors.Join(
-				tx.PutArtifact(sim.Artifact{ID: spUnknownID, CompanyID: spAcme, Type: sim.ArtifactVideo, Status: sim.ArtifactStarted,
+				tx.Artifacts().Put(sim.Artifact{ID: spUnknownID, CompanyID: spAcme, Type: sim.ArtifactVideo, Status: sim.ArtifactStarted,
 					Pending: true, StartAt: t0, DoneAt: t0, DueAt: t0, CreatedAt: t0, UpdatedAt: t0}),
-				tx.PutAccount(sim.Account{APIKey: "sp-orphan", Name: "Orphan", Plan: sim.PlanPro}),
+				tx.Accounts().Put(sim.Account{APIKey: "sp-orphan", Name: "Orphan", Plan: sim.PlanPro}),
 			)
 		}))
 		h.clock.Advance(sim.DefaultStudioTiming.VideoStart) // both due, not swept
@@ -297,43 +254,43 @@ func TestStudioStoreFailuresArePassedOn(t *testing.T) {
 	}{
 		{name: "account: the company id", fault: spFault{"NextSequence", 1}, run: newCompany},
 		{name: "account: the user id", fault: spFault{"NextSequence", 2}, run: newCompany},
-		{name: "account: storing the company", fault: spFault{"PutCompany", 1}, run: newCompany},
+		{name: "account: storing the company", fault: spFault{"Companies.Put", 1}, run: newCompany},
 		{name: "account: checking the email", fault: spFault{"UserByEmail", 1}, run: newCompany},
-		{name: "account: storing the user", fault: spFault{"PutUser", 1}, run: newCompany},
-		{name: "account: reading the company joined", fault: spFault{"Company", 1}, run: func(s scene) error {
+		{name: "account: storing the user", fault: spFault{"Users.Put", 1}, run: newCompany},
+		{name: "account: reading the company joined", fault: spFault{"Companies.Get", 1}, run: func(s scene) error {
 			_, err := s.h.e.Accounts.CreateAccount(context.Background(), sim.AccountSpec{APIKey: "sp-new", Plan: sim.PlanPro, CompanyID: spAcme})
 			return err
 		}},
-		{name: "account: reading the user named", fault: spFault{"User", 1}, run: func(s scene) error {
+		{name: "account: reading the user named", fault: spFault{"Users.Get", 1}, run: func(s scene) error {
 			return inTx(s, func(tx sim.Tx) error {
 				a := sim.Account{APIKey: "sp-new", UserID: spUserAlice}
 				return s.h.e.Accounts.placeAccount(tx, &a, "", "", t0)
 			})
 		}},
-		{name: "seed: companies", fault: spFault{"Company", 1}, run: func(s scene) error {
+		{name: "seed: companies", fault: spFault{"Companies.Get", 1}, run: func(s scene) error {
 			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
-		{name: "seed: users", fault: spFault{"User", 2}, run: func(s scene) error {
+		{name: "seed: users", fault: spFault{"Users.Get", 2}, run: func(s scene) error {
 			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
-		{name: "seed: glossaries", fault: spFault{"Glossary", 3}, run: func(s scene) error {
+		{name: "seed: glossaries", fault: spFault{"Glossaries.Get", 3}, run: func(s scene) error {
 			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
-		{name: "seed: folders", fault: spFault{"Folder", 1}, run: func(s scene) error {
+		{name: "seed: folders", fault: spFault{"Folders.Get", 1}, run: func(s scene) error {
 			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
-		{name: "seed: projects", fault: spFault{"StudioProject", 6}, run: func(s scene) error {
+		{name: "seed: projects", fault: spFault{"StudioProjects.Get", 6}, run: func(s scene) error {
 			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
-		{name: "seed: videos", fault: spFault{"Video", 15}, run: func(s scene) error {
+		{name: "seed: videos", fault: spFault{"Videos.Get", 15}, run: func(s scene) error {
 			return inTx(s, func(tx sim.Tx) error { return s.h.e.Data.seed(tx, t0, true) })
 		}},
-		{name: "start: listing the accounts", fault: spFault{"ForEachAccount", 1}, run: func(s scene) error { return s.h.e.Start(context.Background()) }},
+		{name: "start: listing the accounts", fault: spFault{"Accounts.ForEach", 1}, run: func(s scene) error { return s.h.e.Start(context.Background()) }},
 		{name: "start: placing an orphan", fault: spFault{"NextSequence", 1}, run: func(s scene) error { return s.h.e.Start(context.Background()) }},
-		{name: "start: storing an orphan", fault: spFault{"PutAccount", 1}, run: func(s scene) error {
+		{name: "start: storing an orphan", fault: spFault{"Accounts.Put", 1}, run: func(s scene) error {
 			return inTx(s, func(tx sim.Tx) error { return s.h.e.Accounts.ensureUsers(tx, t0) })
 		}},
-		{name: "account studio settings", fault: spFault{"Account", 1}, run: func(s scene) error {
+		{name: "account studio settings", fault: spFault{"Accounts.Get", 1}, run: func(s scene) error {
 			_, err := s.h.e.Accounts.SetAccountStudio(context.Background(), spKeyAlice, sim.AccountStudioChange{SetRateLimit: true, RateLimit: &sim.RateLimit{PerDay: 1}})
 			return err
 		}},
@@ -341,7 +298,7 @@ func TestStudioStoreFailuresArePassedOn(t *testing.T) {
 			_, err := s.h.e.StudioProjects.CreateStudioProject(context.Background(), s.alice, sim.StudioProjectInput{Name: ptr("X")}, nil)
 			return err
 		}},
-		{name: "project: storing it", fault: spFault{"PutStudioProject", 1}, run: func(s scene) error {
+		{name: "project: storing it", fault: spFault{"StudioProjects.Put", 1}, run: func(s scene) error {
 			_, err := s.h.e.StudioProjects.CreateStudioProject(context.Background(), s.alice, sim.StudioProjectInput{Name: ptr("X")}, nil)
 			return err
 		}},
@@ -349,41 +306,41 @@ func TestStudioStoreFailuresArePassedOn(t *testing.T) {
 			_, err := s.h.e.StudioProjects.CreateStudioProject(context.Background(), s.alice, sim.StudioProjectInput{ManagerEmail: ptr("bob.martinez@acme-media.example")}, nil)
 			return err
 		}},
-		{name: "project: its glossary", fault: spFault{"Glossary", 1}, run: func(s scene) error {
+		{name: "project: its glossary", fault: spFault{"Glossaries.Get", 1}, run: func(s scene) error {
 			_, err := s.h.e.StudioProjects.UpdateStudioProject(context.Background(), s.alice, spSummer, sim.StudioProjectInput{TranslationsGlossaryID: ptr(spAcmeTranslation)})
 			return err
 		}},
-		{name: "video: settling a due artifact", fault: spFault{"PutArtifact", 1}, run: newVideo(true)},
-		{name: "video: reading its source", fault: spFault{"Artifact", 2}, run: newVideo(false)},
+		{name: "video: settling a due artifact", fault: spFault{"Artifacts.Put", 1}, run: newVideo(true)},
+		{name: "video: reading its source", fault: spFault{"Artifacts.Get", 2}, run: newVideo(false)},
 		{name: "video: its id", fault: spFault{"NextSequence", 1}, run: newVideo(false)},
-		{name: "video: storing it", fault: spFault{"PutVideo", 1}, run: newVideo(false)},
-		{name: "videos: the project, when settling", fault: spFault{"StudioProject", 1}, run: func(s scene) error {
+		{name: "video: storing it", fault: spFault{"Videos.Put", 1}, run: newVideo(false)},
+		{name: "videos: the project, when settling", fault: spFault{"StudioProjects.Get", 1}, run: func(s scene) error {
 			_, err := s.h.e.Videos.ListVideos(context.Background(), s.alice, spSummer)
 			return err
 		}},
-		{name: "videos: storing a move", fault: spFault{"PutVideo", 1}, run: func(s scene) error {
+		{name: "videos: storing a move", fault: spFault{"Videos.Put", 1}, run: func(s scene) error {
 			_, err := s.h.e.Videos.ListVideos(context.Background(), s.alice, spSummer)
 			return err
 		}},
-		{name: "video read: the project, when settling", fault: spFault{"StudioProject", 1}, run: func(s scene) error {
+		{name: "video read: the project, when settling", fault: spFault{"StudioProjects.Get", 1}, run: func(s scene) error {
 			_, err := s.h.e.Videos.Video(context.Background(), s.alice, spSummer, s.dueVideo.ID)
 			return err
 		}},
-		{name: "video update: storing the due move", fault: spFault{"PutVideo", 1}, run: func(s scene) error {
+		{name: "video update: storing the due move", fault: spFault{"Videos.Put", 1}, run: func(s scene) error {
 			_, err := s.h.e.Videos.UpdateVideo(context.Background(), s.alice, spSummer, s.dueVideo.ID, sim.VideoUpdate{Name: ptr("X")})
 			return err
 		}},
-		{name: "video status: reading it", fault: spFault{"Video", 1}, run: func(s scene) error {
+		{name: "video status: reading it", fault: spFault{"Videos.Get", 1}, run: func(s scene) error {
 			_, err := s.h.e.Videos.SetVideoStatus(context.Background(), s.dueVideo.ID, sim.VideoCompleted, false)
 			return err
 		}},
 		{name: "sweep: due artifacts", fault: spFault{"DueArtifacts", 1}, run: sweep},
-		{name: "sweep: reading an artifact", fault: spFault{"Artifact", 1}, run: sweep},
-		{name: "sweep: unscheduling a stuck artifact", fault: spFault{"PutArtifact", 1}, run: sweep},
-		{name: "sweep: moving an artifact", fault: spFault{"PutArtifact", 2}, run: sweep},
+		{name: "sweep: reading an artifact", fault: spFault{"Artifacts.Get", 1}, run: sweep},
+		{name: "sweep: unscheduling a stuck artifact", fault: spFault{"Artifacts.Put", 1}, run: sweep},
+		{name: "sweep: moving an artifact", fault: spFault{"Artifacts.Put", 2}, run: sweep},
 		{name: "sweep: due videos", fault: spFault{"DueVideos", 1}, run: sweep},
-		{name: "sweep: reading a video", fault: spFault{"Video", 1}, run: sweep},
-		{name: "sweep: moving a video", fault: spFault{"PutVideo", 1}, run: sweep},
+		{name: "sweep: reading a video", fault: spFault{"Videos.Get", 1}, run: sweep},
+		{name: "sweep: moving a video", fault: spFault{"Videos.Put", 1}, run: sweep},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,7 @@ type StudioProjects struct {
 }
 
 func ownedStudioProject(tx sim.Tx, c sim.Caller, id string) (sim.StudioProject, error) {
-	p, err := tx.StudioProject(id)
+	p, err := tx.StudioProjects().Get(id)
 	if errors.Is(err, sim.ErrNotFound) {
 		return p, studioMissing()
 	}
@@ -88,7 +88,7 @@ func applyProjectInput(tx sim.Tx, c sim.Caller, p *sim.StudioProject, in sim.Stu
 			*g.dst = ""
 			continue
 		}
-		gl, err := get(tx.Glossary, *g.in, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgGlossaryMissing, g.field, *g.in) })
+		gl, err := get(tx.Glossaries().Get, *g.in, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgGlossaryMissing, g.field, *g.in) })
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (e *StudioProjects) CreateStudioProject(ctx context.Context, c sim.Caller, 
 			return p, err
 		}
 		p.ID = id
-		if err := tx.PutStudioProject(p); err != nil {
+		if err := tx.StudioProjects().Put(p); err != nil {
 			return p, err
 		}
 		return p, saveIdem(tx, idem, p, now)
@@ -135,6 +135,6 @@ func (e *StudioProjects) UpdateStudioProject(ctx context.Context, c sim.Caller, 
 			return p, err
 		}
 		p.UpdatedAt = e.clock.Now()
-		return p, tx.PutStudioProject(p)
+		return p, tx.StudioProjects().Put(p)
 	})
 }

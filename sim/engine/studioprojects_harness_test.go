@@ -196,7 +196,7 @@ func spStoredVideo(t *testing.T, h *harness, id string) sim.Video {
 	var v sim.Video
 	require.NoError(t, h.st.View(context.Background(), func(tx sim.Tx) error {
 		var err error
-		v, err = tx.Video(id)
+		v, err = tx.Videos().Get(id)
 		return err
 	}))
 	return v
@@ -208,7 +208,7 @@ func spStoredProject(t *testing.T, h *harness, id string) sim.StudioProject {
 	var p sim.StudioProject
 	require.NoError(t, h.st.View(context.Background(), func(tx sim.Tx) error {
 		var err error
-		p, err = tx.StudioProject(id)
+		p, err = tx.StudioProjects().Get(id)
 		return err
 	}))
 	return p

@@ -112,7 +112,7 @@ func TestCreateVideoAppliesDueArtifactTransitions(t *testing.T) {
 		var a sim.Artifact
 		require.NoError(t, h.st.View(ctx, func(tx sim.Tx) error {
 			var err error
-			a, err = tx.Artifact(id)
+			a, err = tx.Artifacts().Get(id)
 			return err
 		}))
 		return a
@@ -611,7 +611,7 @@ func TestSweepStudio(t *testing.T) {
 			var got sim.Artifact
 			require.NoError(t, h.st.View(ctx, func(tx sim.Tx) error {
 				var err error
-				got, err = tx.Artifact(a.ID)
+				got, err = tx.Artifacts().Get(a.ID)
 				return err
 			}))
 			assert.Equal(t, s.artifact, got.Status)
@@ -636,7 +636,7 @@ func TestSweepStudioInBatches(t *testing.T) {
 			ids[i] = fmt.Sprintf("%024x", i+1)
 			v := sim.Video{ID: ids[i], ProjectID: spSummer, CompanyID: spAcme, Name: "bulk", Status: sim.VideoNew,
 				DstLangs: []string{"es-ES"}, DueAt: t0, CreatedAt: t0, UpdatedAt: t0}
-			if err := tx.PutVideo(v); err != nil {
+			if err := tx.Videos().Put(v); err != nil {
 				return err
 			}
 		}
@@ -676,7 +676,7 @@ func TestSweepStudioUnschedulesAStuckArtifact(t *testing.T) {
 	h := spHarness(t)
 	stuck := sim.Artifact{ID: spUnknownID, CompanyID: spAcme, Type: sim.ArtifactVideo, Status: sim.ArtifactStarted,
 		Pending: true, StartAt: t0, DoneAt: t0, DueAt: t0, CreatedAt: t0, UpdatedAt: t0}
-	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error { return tx.PutArtifact(stuck) }))
+	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error { return tx.Artifacts().Put(stuck) }))
 
 	n, err := h.e.Clock.sweeper.sweep(ctx, t0.Add(time.Second))
 	require.NoError(t, err)
@@ -684,7 +684,7 @@ func TestSweepStudioUnschedulesAStuckArtifact(t *testing.T) {
 	var got sim.Artifact
 	require.NoError(t, h.st.View(ctx, func(tx sim.Tx) error {
 		var err error
-		got, err = tx.Artifact(stuck.ID)
+		got, err = tx.Artifacts().Get(stuck.ID)
 		return err
 	}))
 	assert.True(t, got.DueAt.IsZero(), "unscheduled")
@@ -704,9 +704,9 @@ func TestSweepStudioCountsEveryChange(t *testing.T) {
 	h := spHarness(t)
 	require.NoError(t, h.st.Update(ctx, func(tx sim.Tx) error {
 		return errors.Join(
-			tx.PutArtifact(sim.Artifact{ID: spUnknownID, CompanyID: spAcme, Type: sim.ArtifactAudio, Status: sim.ArtifactCreated,
+			tx.Artifacts().Put(sim.Artifact{ID: spUnknownID, CompanyID: spAcme, Type: sim.ArtifactAudio, Status: sim.ArtifactCreated,
 				Result: sim.ArtifactResult{Known: true, Size: 1}, StartAt: t0, DoneAt: t0.Add(time.Minute), DueAt: t0, CreatedAt: t0, UpdatedAt: t0}),
-			tx.PutVideo(sim.Video{ID: "ffffffffffffffffffffffff", ProjectID: spSummer, CompanyID: spAcme, Name: "v", Status: sim.VideoNew,
+			tx.Videos().Put(sim.Video{ID: "ffffffffffffffffffffffff", ProjectID: spSummer, CompanyID: spAcme, Name: "v", Status: sim.VideoNew,
 				DueAt: t0, CreatedAt: t0, UpdatedAt: t0}),
 		)
 	}))

@@ -67,7 +67,7 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 		return err
 	}}}
 	studio = []dueKind{{"artifact", sim.Tx.DueArtifacts, func(tx sim.Tx, id string) error {
-		a, err := tx.Artifact(id)
+		a, err := tx.Artifacts().Get(id)
 		if err != nil {
 			return err
 		}
@@ -77,11 +77,11 @@ func (e *sweeper) kinds(now time.Time) (projects, studio []dueKind) {
 		}
 		if na.DueAt.Equal(a.DueAt) && !na.DueAt.IsZero() {
 			na.DueAt = time.Time{} // cannot progress: the sweep must not spin on it
-			return tx.PutArtifact(na)
+			return tx.Artifacts().Put(na)
 		}
 		return nil
 	}}, {"video", sim.Tx.DueVideos, func(tx sim.Tx, id string) error {
-		_, err := settleIn(tx, now, tx.Video, id, e.videos.settleVideo)
+		_, err := settleIn(tx, now, tx.Videos().Get, id, e.videos.settleVideo)
 		return err
 	}}}
 	return projects, studio

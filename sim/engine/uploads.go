@@ -25,7 +25,7 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 		now := e.clock.Now()
 		if limit := e.quota.limits.PresignsPerCompany; limit > 0 {
 			open := 0
-			err := tx.ForEachUpload(func(o sim.Upload) error {
+			err := tx.Uploads().ForEach(func(o sim.Upload) error {
 				if o.CompanyID == c.Company.ID && !o.Uploaded && now.Before(o.ExpiresAt) {
 					open++
 				}
@@ -46,7 +46,7 @@ func (e *Uploads) PresignUpload(ctx context.Context, c sim.Caller, fileName stri
 		u := sim.Upload{ID: id, APIKey: c.Account.APIKey, CompanyID: c.Company.ID, FileName: fileName,
 			S3Path:    "s3://" + sim.UploadBucket + "/temp/" + id + "/" + fileName,
 			ExpiresAt: now.Add(sim.UploadValidity), CreatedAt: now}
-		return u, tx.PutUpload(u)
+		return u, tx.Uploads().Put(u)
 	})
 }
 
@@ -58,7 +58,7 @@ func (e *Uploads) UploadSignature(u sim.Upload) string {
 
 // Upload returns an upload slot.
 func (e *Uploads) Upload(ctx context.Context, id string) (sim.Upload, error) {
-	return in(ctx, e.store.View, func(tx sim.Tx) (sim.Upload, error) { return tx.Upload(id) })
+	return in(ctx, e.store.View, func(tx sim.Tx) (sim.Upload, error) { return tx.Uploads().Get(id) })
 }
 
 // ReceiveUpload stores the body PUT to an upload slot (replacing an earlier
@@ -80,12 +80,12 @@ func (e *Uploads) ReceiveUpload(ctx context.Context, id string, body io.Reader) 
 	}
 	format, dur, mf := e.files.read(name)
 	return in(ctx, e.update, func(tx sim.Tx) (sim.Upload, error) {
-		u, err := tx.Upload(id)
+		u, err := tx.Uploads().Get(id)
 		if err != nil {
 			return u, err
 		}
 		u.Uploaded, u.UploadedAt, u.Size, u.Blob, u.Format, u.Duration, u.Media = true, e.clock.Now(), n, name, format, dur, mf
-		return u, tx.PutUpload(u)
+		return u, tx.Uploads().Put(u)
 	})
 }
 

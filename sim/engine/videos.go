@@ -31,7 +31,7 @@ type videoList struct {
 }
 
 func usableArtifact(tx sim.Tx, c sim.Caller, field, id string, types ...string) (sim.Artifact, error) {
-	a, err := get(tx.Artifact, id, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgArtifactMissing, field, id) })
+	a, err := get(tx.Artifacts().Get, id, nil, func() error { return sim.Errorf(sim.CodeValidation, sim.MsgArtifactMissing, field, id) })
 	if err != nil {
 		return a, err
 	}
@@ -76,7 +76,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 			if ref.id == "" {
 				continue
 			}
-			if a, err := tx.Artifact(ref.id); err == nil && statemachine.ArtifactDue(a, now) {
+			if a, err := tx.Artifacts().Get(ref.id); err == nil && statemachine.ArtifactDue(a, now) {
 				if _, err := e.artifacts.settleArtifact(tx, a, now); err != nil {
 					return sim.Video{}, err
 				}
@@ -104,7 +104,7 @@ func (e *Videos) CreateVideo(ctx context.Context, c sim.Caller, projectID string
 		if src.Duration != nil {
 			v.DurationSeconds = new(*src.Duration)
 		}
-		if err := tx.PutVideo(v); err != nil {
+		if err := tx.Videos().Put(v); err != nil {
 			return v, err
 		}
 		return v, saveIdem(tx, idem, v, now)
@@ -119,7 +119,7 @@ func (e *Videos) settleVideo(tx sim.Tx, v sim.Video, now time.Time) (sim.Video, 
 	if nv.Status != v.Status {
 		noteEvent(tx, Event{Resource: "video", ID: nv.ID, From: v.Status, To: nv.Status, At: now, Company: nv.CompanyID})
 	}
-	return nv, tx.PutVideo(nv)
+	return nv, tx.Videos().Put(nv)
 }
 
 // ListVideos lists the videos of a project of the caller's company, oldest
@@ -185,7 +185,7 @@ func ownedVideo(tx sim.Tx, c sim.Caller, projectID, videoID string) (sim.Video, 
 	if _, err := ownedStudioProject(tx, c, projectID); err != nil {
 		return sim.Video{}, err
 	}
-	return get(tx.Video, videoID, func(v sim.Video) bool { return v.ProjectID == projectID }, studioMissing)
+	return get(tx.Videos().Get, videoID, func(v sim.Video) bool { return v.ProjectID == projectID }, studioMissing)
 }
 
 // settledVideo is ownedVideo with the video's due transitions applied.
@@ -256,7 +256,7 @@ func (e *Videos) UpdateVideo(ctx context.Context, c sim.Caller, projectID, video
 			v.Guidance = u.Guidance
 		}
 		v.UpdatedAt = now
-		return v, tx.PutVideo(v)
+		return v, tx.Videos().Put(v)
 	})
 }
 
@@ -267,7 +267,7 @@ func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto boo
 		return sim.Video{}, sim.Errorf(sim.CodeValidation, sim.MsgVideoStatus, strings.Join(sim.VideoStatuses, ", "), status)
 	}
 	return in(ctx, e.update, func(tx sim.Tx) (sim.Video, error) {
-		v, err := get(tx.Video, id, nil, func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id) })
+		v, err := get(tx.Videos().Get, id, nil, func() error { return sim.Errorf(sim.CodeNotFound, sim.MsgVideoNotFound, id) })
 		if err != nil {
 			return v, err
 		}
@@ -276,6 +276,6 @@ func (e *Videos) SetVideoStatus(ctx context.Context, id, status string, auto boo
 		if auto {
 			v.DueAt = statemachine.VideoDueAfter(v, status, now, e.timing)
 		}
-		return v, tx.PutVideo(v)
+		return v, tx.Videos().Put(v)
 	})
 }

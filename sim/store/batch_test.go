@@ -39,7 +39,7 @@ func TestBatchGroupCommit(t *testing.T) {
 					if _, err := tx.NextSequence("all"); err != nil {
 						return err
 					}
-					if err := tx.PutAccount(account(fmt.Sprintf("k%03d", i), int64(i))); err != nil {
+					if err := tx.Accounts().Put(account(fmt.Sprintf("k%03d", i), int64(i))); err != nil {
 						return err
 					}
 					if i%7 == 0 {
@@ -62,7 +62,7 @@ func TestBatchGroupCommit(t *testing.T) {
 		}
 		view(t, s, func(tx sim.Tx) error {
 			for i := range n {
-				_, err := tx.Account(fmt.Sprintf("k%03d", i))
+				_, err := tx.Accounts().Get(fmt.Sprintf("k%03d", i))
 				if i%7 == 0 {
 					assert.ErrorIs(t, err, sim.ErrNotFound, "failed call %d left its write", i)
 				} else {
@@ -92,8 +92,8 @@ func TestBatchPanicReachesTheCaller(t *testing.T) {
 		assert.PanicsWithValue(t, "boom", func() {
 			_ = s.Batch(ctx, func(sim.Tx) error { panic("boom") })
 		})
-		require.NoError(t, s.Batch(ctx, func(tx sim.Tx) error { return tx.PutAccount(account("after", 1)) }))
-		view(t, s, func(tx sim.Tx) error { _, err := tx.Account("after"); return err })
+		require.NoError(t, s.Batch(ctx, func(tx sim.Tx) error { return tx.Accounts().Put(account("after", 1)) }))
+		view(t, s, func(tx sim.Tx) error { _, err := tx.Accounts().Get("after"); return err })
 	})
 }
 
@@ -112,7 +112,7 @@ func TestBatchAndClose(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.Batch(ctx, func(tx sim.Tx) error { return tx.PutAccount(account(fmt.Sprintf("c%02d", i), 1)) })
+			errs[i] = s.Batch(ctx, func(tx sim.Tx) error { return tx.Accounts().Put(account(fmt.Sprintf("c%02d", i), 1)) })
 		}()
 	}
 	wg.Wait()
@@ -125,7 +125,7 @@ func TestBatchAndClose(t *testing.T) {
 	view(t, s, func(tx sim.Tx) error {
 		for i := range n {
 			require.NoError(t, errs[i])
-			if _, err := tx.Account(fmt.Sprintf("c%02d", i)); err != nil {
+			if _, err := tx.Accounts().Get(fmt.Sprintf("c%02d", i)); err != nil {
 				return fmt.Errorf("c%02d: %w", i, err)
 			}
 		}
@@ -144,7 +144,7 @@ func TestBatchRacingClose(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.Batch(ctx, func(tx sim.Tx) error { return tx.PutAccount(account(fmt.Sprint(i), 1)) })
+			err := s.Batch(ctx, func(tx sim.Tx) error { return tx.Accounts().Put(account(fmt.Sprint(i), 1)) })
 			if err != nil && !errors.Is(err, errClosed) && !errors.Is(err, berrors.ErrDatabaseNotOpen) {
 				t.Errorf("call %d: %v", i, err)
 			}

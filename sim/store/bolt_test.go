@@ -69,7 +69,7 @@ func testReopenKeepsData(t *testing.T, opts ...Option) {
 	rec := sim.IdemRecord{Fingerprint: "fp", Status: 201, ContentType: "application/json", Body: []byte(`{"a":1}`), CreatedAt: t0}
 	var seq uint64
 	update(t, s, func(tx sim.Tx) error {
-		require.NoError(t, tx.PutAccount(acct))
+		require.NoError(t, tx.Accounts().Put(acct))
 		require.NoError(t, tx.PutProject(proj))
 		require.NoError(t, tx.PutIdempotency("platform", "key-1", rec))
 		require.NoError(t, tx.PutMeta("clock", []byte(`{"last":"x"}`)))
@@ -83,7 +83,7 @@ func testReopenKeepsData(t *testing.T, opts ...Option) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s2.Close() })
 	view(t, s2, func(tx sim.Tx) error {
-		got, err := tx.Account("k1")
+		got, err := tx.Accounts().Get("k1")
 		require.NoError(t, err)
 		assert.Equal(t, acct, got)
 		p, err := tx.Project(proj.ID)
@@ -242,23 +242,23 @@ func TestOpenLockedFile(t *testing.T) {
 func checkStudio(t *testing.T, s *Store) {
 	t.Helper()
 	view(t, s, func(tx sim.Tx) error {
-		c, err := tx.Company("c1")
+		c, err := tx.Companies().Get("c1")
 		require.NoError(t, err)
 		assert.Equal(t, company("c1"), c)
 		u, err := tx.UserByEmail("ann@example.com")
 		require.NoError(t, err)
 		assert.Equal(t, user("u1", "c1", "Ann@Example.com"), u)
-		_, err = tx.Glossary("g1")
+		_, err = tx.Glossaries().Get("g1")
 		require.NoError(t, err)
-		_, err = tx.Folder("f1")
+		_, err = tx.Folders().Get("f1")
 		require.NoError(t, err)
-		v, err := tx.Video("v1")
+		v, err := tx.Videos().Get("v1")
 		require.NoError(t, err)
 		assert.Equal(t, video("v1", "sp1", t0.Add(time.Minute)), v)
-		a, err := tx.Artifact("a1")
+		a, err := tx.Artifacts().Get("a1")
 		require.NoError(t, err)
 		assert.Equal(t, artifact("a1", t0.Add(time.Second)), a)
-		up, err := tx.Upload("up1")
+		up, err := tx.Uploads().Get("up1")
 		require.NoError(t, err)
 		assert.Equal(t, upload("up1"), up)
 		videos, err := tx.DueVideos(t0.Add(time.Hour), 10)

@@ -24,7 +24,7 @@ func soundFile(t *testing.T) []byte {
 	require.NoError(t, err)
 	require.NoError(t, s.Update(context.Background(), func(tx sim.Tx) error {
 		for i := range 300 {
-			if err := tx.PutAccount(account(fmt.Sprintf("key-%04d", i), int64(i))); err != nil {
+			if err := tx.Accounts().Put(account(fmt.Sprintf("key-%04d", i), int64(i))); err != nil {
 				return err
 			}
 		}
@@ -109,7 +109,7 @@ func TestOpenTakesASoundFileAndOneWithADamagedMetaPage(t *testing.T) {
 			s, err := Open(writeFile(t, data))
 			require.NoError(t, err)
 			require.NoError(t, s.View(context.Background(), func(tx sim.Tx) error {
-				a, err := tx.Account("key-0123")
+				a, err := tx.Accounts().Get("key-0123")
 				assert.Equal(t, int64(123), a.BalanceMinutes)
 				return err
 			}))

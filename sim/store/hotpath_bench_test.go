@@ -163,7 +163,7 @@ func BenchmarkAccountRead(b *testing.B) {
 	const accounts = 1000
 	require.NoError(b, s.Update(context.Background(), func(tx sim.Tx) error {
 		for i := 0; i < accounts; i++ {
-			if err := tx.PutAccount(sim.Account{APIKey: "dsk_" + strconv.Itoa(i), Name: "Account", Plan: sim.PlanPro,
+			if err := tx.Accounts().Put(sim.Account{APIKey: "dsk_" + strconv.Itoa(i), Name: "Account", Plan: sim.PlanPro,
 				BalanceMinutes: 100, InitialBalance: 100, CloningEnabled: true, CreatedAt: bt0}); err != nil {
 				return err
 			}
@@ -181,7 +181,7 @@ func BenchmarkAccountRead(b *testing.B) {
 		i++
 		key := keys[i%accounts]
 		if err := s.View(ctx, func(tx sim.Tx) error {
-			a, err := tx.Account(key)
+			a, err := tx.Accounts().Get(key)
 			if err == nil && a.APIKey != key {
 				b.Fatal("wrong account")
 			}

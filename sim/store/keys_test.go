@@ -111,8 +111,10 @@ func TestProjectKeysOfOtherIDs(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		view(t, s, func(tx sim.Tx) error {
-			return tx.ForEachProject(func(p sim.Project) error {
-				assert.Equal(t, p.ID, p.TargetScript[0].Text)
+			return tx.ForEachProjectHead(func(h sim.Project) error {
+				p, err := tx.Project(h.ID)
+				require.NoError(t, err)
+				assert.Equal(t, p.ID, p.TargetScript[0].Text, "the body is found under the key the head's id gives")
 				seen[p.ID] = true
 				return nil
 			})

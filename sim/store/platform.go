@@ -9,19 +9,9 @@ import (
 	"github.com/dubsim/dubsim/sim"
 )
 
-// platformTx holds the records of the platform interface (accounts,
-// projects, idempotency records) and the metadata.
+// platformTx holds the platform projects, the idempotency records and the
+// metadata.
 type platformTx struct{ *txn }
-
-func (t platformTx) Account(key string) (sim.Account, error) {
-	return getAs[sim.Account](t.txn, bAccounts, key)
-}
-
-func (t platformTx) PutAccount(a sim.Account) error { return t.put(bAccounts, []byte(a.APIKey), &a) }
-
-func (t platformTx) ForEachAccount(fn func(sim.Account) error) error {
-	return forEach(t.txn, bAccounts, fn)
-}
 
 // projectKey is the key of project id in the projects and project_bodies
 // buckets: the eight big-endian bytes of the sequence number the id was made
@@ -74,21 +64,17 @@ func (t platformTx) ProjectHead(id string) (sim.Project, error) {
 	return p, t.getKey(bProjects, t.s.projectKey(id), &p)
 }
 
-func (t platformTx) withBody(p sim.Project) (sim.Project, error) {
-	var b projectBody
-	if err := t.getKey(bBodies, t.s.projectKey(p.ID), &b); err != nil && !errors.Is(err, sim.ErrNotFound) {
-		return p, err
-	}
-	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending = b.ScriptInput, b.SourceScript, b.TargetScript, b.Speakers, b.Pending
-	return p, nil
-}
-
 func (t platformTx) Project(id string) (sim.Project, error) {
 	p, err := t.ProjectHead(id)
 	if err != nil {
 		return p, err
 	}
-	return t.withBody(p)
+	var b projectBody
+	if err := t.getKey(bBodies, t.s.projectKey(id), &b); err != nil && !errors.Is(err, sim.ErrNotFound) {
+		return p, err
+	}
+	p.ScriptInput, p.SourceScript, p.TargetScript, p.Speakers, p.Pending = b.ScriptInput, b.SourceScript, b.TargetScript, b.Speakers, b.Pending
+	return p, nil
 }
 
 // dueKey is a project's key in the due index: the due time, then the
@@ -147,16 +133,6 @@ func (t platformTx) DeleteProject(id string) error {
 
 func (t platformTx) ForEachProjectHead(fn func(sim.Project) error) error {
 	return forEach(t.txn, bProjects, fn)
-}
-
-func (t platformTx) ForEachProject(fn func(sim.Project) error) error {
-	return forEach(t.txn, bProjects, func(p sim.Project) error {
-		p, err := t.withBody(p)
-		if err != nil {
-			return err
-		}
-		return fn(p)
-	})
 }
 
 func (t platformTx) DueProjects(now time.Time, limit int) ([]string, error) {

@@ -193,21 +193,48 @@ func (s *Store) run(ctx context.Context, kind func(func(kvTx) error) error, fn f
 	}
 	return kind(func(tx kvTx) error {
 		st := &storeTx{txn: txn{kv: tx, s: s}}
-		st.platformTx, st.companyTx, st.workTx = platformTx{&st.txn}, companyTx{&st.txn}, workTx{&st.txn}
+		t := &st.txn
+		st.platformTx = platformTx{t}
+		st.accounts = records[sim.Account]{t, &accountTable}
+		st.companies = records[sim.Company]{t, &companyTable}
+		st.users = records[sim.User]{t, &userTable}
+		st.glossaries = records[sim.Glossary]{t, &glossaryTable}
+		st.folders = records[sim.Folder]{t, &folderTable}
+		st.studioProjects = records[sim.StudioProject]{t, &studioProjectTable}
+		st.videos = records[sim.Video]{t, &videoTable}
+		st.artifacts = records[sim.Artifact]{t, &artifactTable}
+		st.uploads = records[sim.Upload]{t, &uploadTable}
 		return fn(st)
 	})
 }
 
-// storeTx is a transaction as a sim.Tx: its per-resource views over one
-// txn, made in one allocation.
+// storeTx is a transaction as a sim.Tx: its views over one txn, made in
+// one allocation, so that handing out a sim.Records allocates nothing.
 type storeTx struct {
-	txn txn
+	txn
 	platformTx
-	companyTx
-	workTx
+	accounts       records[sim.Account]
+	companies      records[sim.Company]
+	users          records[sim.User]
+	glossaries     records[sim.Glossary]
+	folders        records[sim.Folder]
+	studioProjects records[sim.StudioProject]
+	videos         records[sim.Video]
+	artifacts      records[sim.Artifact]
+	uploads        records[sim.Upload]
 }
 
 var _ sim.Tx = (*storeTx)(nil)
+
+func (t *storeTx) Accounts() sim.Records[sim.Account]             { return &t.accounts }
+func (t *storeTx) Companies() sim.Records[sim.Company]            { return &t.companies }
+func (t *storeTx) Users() sim.Records[sim.User]                   { return &t.users }
+func (t *storeTx) Glossaries() sim.Records[sim.Glossary]          { return &t.glossaries }
+func (t *storeTx) Folders() sim.Records[sim.Folder]               { return &t.folders }
+func (t *storeTx) StudioProjects() sim.Records[sim.StudioProject] { return &t.studioProjects }
+func (t *storeTx) Videos() sim.Records[sim.Video]                 { return &t.videos }
+func (t *storeTx) Artifacts() sim.Records[sim.Artifact]           { return &t.artifacts }
+func (t *storeTx) Uploads() sim.Records[sim.Upload]               { return &t.uploads }
 
 // countedBuckets are the records Counts reports, in its order.
 var countedBuckets = [][]byte{bAccounts, bProjects, bCompanies, bStudioProjects, bVideos, bArtifacts, bUploads}
@@ -292,8 +319,7 @@ func timeKey(t time.Time, suffix string) []byte {
 
 const timeKeyLen = 12
 
-// txn is one transaction; the records live in its per-resource views
-// (platformTx, companyTx, workTx).
+// txn is one transaction; the records live in its views (storeTx).
 type txn struct {
 	kv kvTx
 	s  *Store

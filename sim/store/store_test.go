@@ -101,7 +101,7 @@ func TestGettersReturnErrNotFound(t *testing.T) {
 		s := open(t)
 		update(t, s, func(tx sim.Tx) error {
 			// Other records exist, so a lookup cannot succeed by accident.
-			require.NoError(t, tx.PutAccount(account("present", 1)))
+			require.NoError(t, tx.Accounts().Put(account("present", 1)))
 			require.NoError(t, tx.PutProject(project("1", sim.StatusReady, time.Time{})))
 			return tx.PutIdempotency("platform", "present", sim.IdemRecord{CreatedAt: t0})
 		})
@@ -109,8 +109,8 @@ func TestGettersReturnErrNotFound(t *testing.T) {
 			name string
 			get  func(sim.Tx) error
 		}{
-			{"account", func(tx sim.Tx) error { _, err := tx.Account("missing"); return err }},
-			{"account with empty key", func(tx sim.Tx) error { _, err := tx.Account(""); return err }},
+			{"account", func(tx sim.Tx) error { _, err := tx.Accounts().Get("missing"); return err }},
+			{"account with empty key", func(tx sim.Tx) error { _, err := tx.Accounts().Get(""); return err }},
 			{"project", func(tx sim.Tx) error { _, err := tx.Project("2"); return err }},
 			{"idempotency, other key", func(tx sim.Tx) error { _, err := tx.Idempotency("platform", "missing"); return err }},
 			{"idempotency, other scope", func(tx sim.Tx) error { _, err := tx.Idempotency("studio", "present"); return err }},
@@ -482,8 +482,8 @@ func TestResetData(t *testing.T) {
 	contract(t, func(t *testing.T, open opener) {
 		s := open(t)
 		update(t, s, func(tx sim.Tx) error {
-			require.NoError(t, tx.PutAccount(account("k1", 1)))
-			require.NoError(t, tx.PutAccount(account("k2", 2)))
+			require.NoError(t, tx.Accounts().Put(account("k1", 1)))
+			require.NoError(t, tx.Accounts().Put(account("k2", 2)))
 			require.NoError(t, tx.PutProject(project("p1", sim.StatusInProgress, t0)))
 			require.NoError(t, tx.PutProject(project("p2", sim.StatusReady, time.Time{})))
 			require.NoError(t, tx.PutIdempotency("platform", "k", sim.IdemRecord{CreatedAt: t0}))
@@ -499,10 +499,10 @@ func TestResetData(t *testing.T) {
 
 		view(t, s, func(tx sim.Tx) error {
 			n := 0
-			require.NoError(t, tx.ForEachAccount(func(sim.Account) error { n++; return nil }))
-			require.NoError(t, tx.ForEachProject(func(sim.Project) error { n++; return nil }))
+			require.NoError(t, tx.Accounts().ForEach(func(sim.Account) error { n++; return nil }))
+			require.NoError(t, tx.ForEachProjectHead(func(sim.Project) error { n++; return nil }))
 			assert.Zero(t, n, "no accounts or projects left")
-			_, err := tx.Account("k1")
+			_, err := tx.Accounts().Get("k1")
 			assert.ErrorIs(t, err, sim.ErrNotFound)
 			_, err = tx.Project("p1")
 			assert.ErrorIs(t, err, sim.ErrNotFound)
@@ -555,13 +555,13 @@ func TestUnreadableValues(t *testing.T) {
 			read   func(sim.Tx) error
 		}
 		readers := map[string]reader{
-			"account": {bAccounts, "bad", func(tx sim.Tx) error { _, err := tx.Account("bad"); return err }},
+			"account": {bAccounts, "bad", func(tx sim.Tx) error { _, err := tx.Accounts().Get("bad"); return err }},
 			"accounts": {bAccounts, "bad", func(tx sim.Tx) error {
-				return tx.ForEachAccount(func(sim.Account) error { return nil })
+				return tx.Accounts().ForEach(func(sim.Account) error { return nil })
 			}},
 			"project": {bProjects, "bad", func(tx sim.Tx) error { _, err := tx.Project("bad"); return err }},
 			"projects": {bProjects, "bad", func(tx sim.Tx) error {
-				return tx.ForEachProject(func(sim.Project) error { return nil })
+				return tx.ForEachProjectHead(func(sim.Project) error { return nil })
 			}},
 			"project overwrite": {bProjects, "bad", func(tx sim.Tx) error { return tx.PutProject(project("bad", sim.StatusReady, time.Time{})) }},
 			"project delete":    {bProjects, "bad", func(tx sim.Tx) error { return tx.DeleteProject("bad") }},
@@ -623,7 +623,7 @@ func TestViewSeesOnlyCommittedWrites(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
 				done <- s.Update(context.Background(), func(tx sim.Tx) error {
-					if err := tx.PutAccount(account("k", 1)); err != nil {
+					if err := tx.Accounts().Put(account("k", 1)); err != nil {
 						return err
 					}
 					close(written)
@@ -636,14 +636,14 @@ func TestViewSeesOnlyCommittedWrites(t *testing.T) {
 			}()
 			<-written
 			view(t, s, func(tx sim.Tx) error {
-				_, err := tx.Account("k")
+				_, err := tx.Accounts().Get("k")
 				assert.ErrorIs(t, err, sim.ErrNotFound, "a write in flight is seen")
 				return nil
 			})
 			close(release)
 			err := <-done
 			view(t, s, func(tx sim.Tx) error {
-				_, got := tx.Account("k")
+				_, got := tx.Accounts().Get("k")
 				if fail {
 					require.ErrorIs(t, err, errRefused)
 					assert.ErrorIs(t, got, sim.ErrNotFound, "a failed write is seen")
@@ -666,19 +666,19 @@ func TestConcurrentUpdates(t *testing.T) {
 			increments = 25
 			initial    = 1000
 		)
-		update(t, s, func(tx sim.Tx) error { return tx.PutAccount(account("shared", initial)) })
+		update(t, s, func(tx sim.Tx) error { return tx.Accounts().Put(account("shared", initial)) })
 		var wg sync.WaitGroup
 		errs := make(chan error, 2*workers*increments) // one per Update and per View
 		for w := range workers {
 			wg.Go(func() {
 				for range increments {
 					errs <- s.Update(context.Background(), func(tx sim.Tx) error {
-						a, err := tx.Account("shared")
+						a, err := tx.Accounts().Get("shared")
 						if err != nil {
 							return err
 						}
 						a.BalanceMinutes++
-						if err := tx.PutAccount(a); err != nil {
+						if err := tx.Accounts().Put(a); err != nil {
 							return err
 						}
 						// Interleave readers and other writes.
@@ -690,7 +690,7 @@ func TestConcurrentUpdates(t *testing.T) {
 			wg.Go(func() {
 				for range increments {
 					errs <- s.View(context.Background(), func(tx sim.Tx) error {
-						a, err := tx.Account("shared")
+						a, err := tx.Accounts().Get("shared")
 						if err == nil && (a.BalanceMinutes < initial || a.BalanceMinutes > initial+workers*increments) {
 							err = fmt.Errorf("balance %d out of range", a.BalanceMinutes)
 						}
@@ -705,7 +705,7 @@ func TestConcurrentUpdates(t *testing.T) {
 			require.NoError(t, err)
 		}
 		view(t, s, func(tx sim.Tx) error {
-			a, err := tx.Account("shared")
+			a, err := tx.Accounts().Get("shared")
 			require.NoError(t, err)
 			assert.Equal(t, int64(initial+workers*increments), a.BalanceMinutes, "no lost update")
 			return nil
@@ -727,7 +727,7 @@ func TestForEachVisitsEveryRecord(t *testing.T) {
 		s := open(t)
 		update(t, s, func(tx sim.Tx) error {
 			for i := range 20 {
-				require.NoError(t, tx.PutAccount(account(fmt.Sprint("k", i), int64(i))))
+				require.NoError(t, tx.Accounts().Put(account(fmt.Sprint("k", i), int64(i))))
 				require.NoError(t, tx.PutProject(project(fmt.Sprint("p", i), sim.StatusReady, time.Time{})))
 			}
 			return nil
@@ -735,10 +735,10 @@ func TestForEachVisitsEveryRecord(t *testing.T) {
 		var keys, ids []string
 		stop := errors.New("stop")
 		view(t, s, func(tx sim.Tx) error {
-			require.NoError(t, tx.ForEachAccount(func(a sim.Account) error { keys = append(keys, a.APIKey); return nil }))
-			require.NoError(t, tx.ForEachProject(func(p sim.Project) error { ids = append(ids, p.ID); return nil }))
+			require.NoError(t, tx.Accounts().ForEach(func(a sim.Account) error { keys = append(keys, a.APIKey); return nil }))
+			require.NoError(t, tx.ForEachProjectHead(func(p sim.Project) error { ids = append(ids, p.ID); return nil }))
 			n := 0
-			err := tx.ForEachAccount(func(sim.Account) error { n++; return stop })
+			err := tx.Accounts().ForEach(func(sim.Account) error { n++; return stop })
 			assert.ErrorIs(t, err, stop, "the callback's error ends the walk")
 			assert.Equal(t, 1, n)
 			return nil

@@ -36,13 +36,6 @@ var (
 	studioData        = [][]byte{bCompanies, bUsers, bUsersByEmail, bGlossaries, bFolders, bStudioProjects, bStudioProjectsCo, bVideos, bVideosByProject, bVideosDue, bArtifacts, bArtifactsDue, bUploads}
 )
 
-// companyTx holds the companies, their users, glossaries and folders;
-// workTx the studio projects, their videos, the artifacts and uploads.
-type (
-	companyTx struct{ *txn }
-	workTx    struct{ *txn }
-)
-
 // errIndexedNotFound reports an index entry whose record is missing: a
 // corrupt file, never a client error.
 var errIndexedNotFound = errors.New("store: index names a missing record")
@@ -57,29 +50,99 @@ type index[T any] struct {
 	unique bool
 }
 
-// putIndexed stores v under id in bucket and moves its index entries from
-// where the stored version had them. Unique indexes are checked before
-// anything is written.
-func putIndexed[T any](t *txn, bucket []byte, kind, id string, v T, idx ...index[T]) error {
-	if id == "" {
-		return fmt.Errorf("store: %s without id", kind)
+// table is where one kind of record lives: its bucket, keyed by id, and
+// its indexes.
+type table[T any] struct {
+	bucket []byte
+	kind   string
+	id     func(T) string
+	idx    []index[T]
+}
+
+// The tables of the records a transaction hands out as sim.Records.
+var (
+	accountTable  = table[sim.Account]{bucket: bAccounts, kind: "account", id: func(a sim.Account) string { return a.APIKey }}
+	companyTable  = table[sim.Company]{bucket: bCompanies, kind: "company", id: func(c sim.Company) string { return c.ID }}
+	glossaryTable = table[sim.Glossary]{bucket: bGlossaries, kind: "glossary", id: func(g sim.Glossary) string { return g.ID }}
+	folderTable   = table[sim.Folder]{bucket: bFolders, kind: "folder", id: func(f sim.Folder) string { return f.ID }}
+	uploadTable   = table[sim.Upload]{bucket: bUploads, kind: "upload", id: func(u sim.Upload) string { return u.ID }}
+
+	userTable = table[sim.User]{
+		bucket: bUsers, kind: "user", id: func(u sim.User) string { return u.ID },
+		idx: []index[sim.User]{{
+			bucket: bUsersByEmail,
+			key: func(u sim.User) []byte {
+				if u.Email == "" {
+					return nil
+				}
+				return []byte(strings.ToLower(u.Email))
+			},
+			unique: true,
+		}},
 	}
-	old, err := getAs[T](t, bucket, id)
+	studioProjectTable = table[sim.StudioProject]{
+		bucket: bStudioProjects, kind: "studio project", id: func(p sim.StudioProject) string { return p.ID },
+		idx: []index[sim.StudioProject]{
+			{bucket: bStudioProjectsCo, key: func(p sim.StudioProject) []byte { return parentKey(p.CompanyID, p.ID) }},
+		},
+	}
+	videoTable = table[sim.Video]{
+		bucket: bVideos, kind: "video", id: func(v sim.Video) string { return v.ID },
+		idx: []index[sim.Video]{
+			{bucket: bVideosByProject, key: func(v sim.Video) []byte { return parentKey(v.ProjectID, v.ID) }},
+			{bucket: bVideosDue, key: func(v sim.Video) []byte { return dueAtKey(v.DueAt, v.ID) }},
+		},
+	}
+	artifactTable = table[sim.Artifact]{
+		bucket: bArtifacts, kind: "artifact", id: func(a sim.Artifact) string { return a.ID },
+		idx: []index[sim.Artifact]{
+			{bucket: bArtifactsDue, key: func(a sim.Artifact) []byte { return dueAtKey(a.DueAt, a.ID) }},
+		},
+	}
+)
+
+// records is a table in one transaction.
+type records[T any] struct {
+	t *txn
+	*table[T]
+}
+
+func (r records[T]) Get(id string) (T, error) { return getAs[T](r.t, r.bucket, id) }
+
+func (r records[T]) ForEach(fn func(T) error) error { return forEach(r.t, r.bucket, fn) }
+
+// Put stores v and moves its index entries from where the stored version
+// had them. Unique indexes are checked before anything is written.
+func (r records[T]) Put(v T) error {
+	id := r.id(v)
+	if id == "" {
+		return fmt.Errorf("store: %s without id", r.kind)
+	}
+	if len(r.idx) > 0 {
+		if err := r.moveIndexes(id, v); err != nil {
+			return err
+		}
+	}
+	return r.t.put(r.bucket, []byte(id), &v)
+}
+
+func (r records[T]) moveIndexes(id string, v T) error {
+	old, err := getAs[T](r.t, r.bucket, id)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sim.ErrNotFound) {
 		return err
 	}
-	for _, x := range idx {
+	for _, x := range r.idx {
 		if !x.unique {
 			continue
 		}
 		if k := x.key(v); k != nil {
-			if owner := t.kv.get(x.bucket, k); owner != nil && string(owner) != id {
-				return fmt.Errorf("store: %s %s: %s key %q already belongs to %s", kind, id, x.bucket, k, owner)
+			if owner := r.t.kv.get(x.bucket, k); owner != nil && string(owner) != id {
+				return fmt.Errorf("store: %s %s: %s key %q already belongs to %s", r.kind, id, x.bucket, k, owner)
 			}
 		}
 	}
-	for _, x := range idx {
+	for _, x := range r.idx {
 		var oldKey, val []byte
 		if exists {
 			oldKey = x.key(old)
@@ -87,11 +150,11 @@ func putIndexed[T any](t *txn, bucket []byte, kind, id string, v T, idx ...index
 		if x.unique {
 			val = []byte(id)
 		}
-		if err := t.reindex(x.bucket, oldKey, x.key(v), val); err != nil {
+		if err := r.t.reindex(x.bucket, oldKey, x.key(v), val); err != nil {
 			return err
 		}
 	}
-	return t.put(bucket, []byte(id), &v)
+	return nil
 }
 
 // parentKey is the entry of a child record in a by-parent index: the length
@@ -146,40 +209,7 @@ func dueAtKey(due time.Time, id string) []byte {
 	return timeKey(due, id)
 }
 
-func (t companyTx) Company(id string) (sim.Company, error) {
-	return getAs[sim.Company](t.txn, bCompanies, id)
-}
-
-func (t companyTx) PutCompany(c sim.Company) error {
-	return putIndexed(t.txn, bCompanies, "company", c.ID, c)
-}
-
-func (t companyTx) ForEachCompany(fn func(sim.Company) error) error {
-	return forEach(t.txn, bCompanies, fn)
-}
-
-var userEmailIndex = index[sim.User]{
-	bucket: bUsersByEmail,
-	key: func(u sim.User) []byte {
-		if u.Email == "" {
-			return nil
-		}
-		return []byte(strings.ToLower(u.Email))
-	},
-	unique: true,
-}
-
-func (t companyTx) User(id string) (sim.User, error) {
-	return getAs[sim.User](t.txn, bUsers, id)
-}
-
-// PutUser stores u; it fails, writing nothing, when another user has the
-// same email (compared case-insensitively).
-func (t companyTx) PutUser(u sim.User) error {
-	return putIndexed(t.txn, bUsers, "user", u.ID, u, userEmailIndex)
-}
-
-func (t companyTx) UserByEmail(email string) (sim.User, error) {
+func (t *storeTx) UserByEmail(email string) (sim.User, error) {
 	if email == "" {
 		return sim.User{}, sim.ErrNotFound
 	}
@@ -187,122 +217,25 @@ func (t companyTx) UserByEmail(email string) (sim.User, error) {
 	if id == nil {
 		return sim.User{}, sim.ErrNotFound
 	}
-	u, err := t.User(string(id))
+	u, err := t.users.Get(string(id))
 	if errors.Is(err, sim.ErrNotFound) {
 		return u, fmt.Errorf("%w: %s %s in %s", errIndexedNotFound, bUsers, id, bUsersByEmail)
 	}
 	return u, err
 }
 
-func (t companyTx) ForEachUser(fn func(sim.User) error) error {
-	return forEach(t.txn, bUsers, fn)
+func (t *storeTx) ForEachStudioProject(companyID string, fn func(sim.StudioProject) error) error {
+	return forEachChild(&t.txn, bStudioProjectsCo, bStudioProjects, companyID, fn)
 }
 
-func (t companyTx) Glossary(id string) (sim.Glossary, error) {
-	return getAs[sim.Glossary](t.txn, bGlossaries, id)
+func (t *storeTx) ForEachVideo(projectID string, fn func(sim.Video) error) error {
+	return forEachChild(&t.txn, bVideosByProject, bVideos, projectID, fn)
 }
 
-func (t companyTx) PutGlossary(g sim.Glossary) error {
-	return putIndexed(t.txn, bGlossaries, "glossary", g.ID, g)
-}
-
-func (t companyTx) ForEachGlossary(fn func(sim.Glossary) error) error {
-	return forEach(t.txn, bGlossaries, fn)
-}
-
-func (t companyTx) Folder(id string) (sim.Folder, error) {
-	return getAs[sim.Folder](t.txn, bFolders, id)
-}
-
-func (t companyTx) PutFolder(f sim.Folder) error {
-	return putIndexed(t.txn, bFolders, "folder", f.ID, f)
-}
-
-func (t companyTx) ForEachFolder(fn func(sim.Folder) error) error {
-	return forEach(t.txn, bFolders, fn)
-}
-
-var studioProjectCompanyIndex = index[sim.StudioProject]{
-	bucket: bStudioProjectsCo,
-	key:    func(p sim.StudioProject) []byte { return parentKey(p.CompanyID, p.ID) },
-}
-
-func (t workTx) StudioProject(id string) (sim.StudioProject, error) {
-	return getAs[sim.StudioProject](t.txn, bStudioProjects, id)
-}
-
-func (t workTx) PutStudioProject(p sim.StudioProject) error {
-	return putIndexed(t.txn, bStudioProjects, "studio project", p.ID, p, studioProjectCompanyIndex)
-}
-
-func (t workTx) ForEachStudioProject(companyID string, fn func(sim.StudioProject) error) error {
-	return forEachChild(t.txn, bStudioProjectsCo, bStudioProjects, companyID, fn)
-}
-
-var (
-	videoProjectIndex = index[sim.Video]{
-		bucket: bVideosByProject,
-		key:    func(v sim.Video) []byte { return parentKey(v.ProjectID, v.ID) },
-	}
-	videoDueIndex = index[sim.Video]{
-		bucket: bVideosDue,
-		key:    func(v sim.Video) []byte { return dueAtKey(v.DueAt, v.ID) },
-	}
-)
-
-func (t workTx) Video(id string) (sim.Video, error) {
-	return getAs[sim.Video](t.txn, bVideos, id)
-}
-
-func (t workTx) PutVideo(v sim.Video) error {
-	return putIndexed(t.txn, bVideos, "video", v.ID, v, videoProjectIndex, videoDueIndex)
-}
-
-func (t workTx) ForEachVideo(projectID string, fn func(sim.Video) error) error {
-	return forEachChild(t.txn, bVideosByProject, bVideos, projectID, fn)
-}
-
-func (t workTx) DueVideos(now time.Time, limit int) ([]string, error) {
+func (t *storeTx) DueVideos(now time.Time, limit int) ([]string, error) {
 	return t.dueIDs(bVideosDue, now, limit, plainID)
 }
 
-var artifactDueIndex = index[sim.Artifact]{
-	bucket: bArtifactsDue,
-	key:    func(a sim.Artifact) []byte { return dueAtKey(a.DueAt, a.ID) },
-}
-
-func (t workTx) Artifact(id string) (sim.Artifact, error) {
-	return getAs[sim.Artifact](t.txn, bArtifacts, id)
-}
-
-func (t workTx) PutArtifact(a sim.Artifact) error {
-	return putIndexed(t.txn, bArtifacts, "artifact", a.ID, a, artifactDueIndex)
-}
-
-func (t workTx) ForEachArtifact(fn func(sim.Artifact) error) error {
-	return forEach(t.txn, bArtifacts, fn)
-}
-
-func (t workTx) DueArtifacts(now time.Time, limit int) ([]string, error) {
+func (t *storeTx) DueArtifacts(now time.Time, limit int) ([]string, error) {
 	return t.dueIDs(bArtifactsDue, now, limit, plainID)
-}
-
-func (t workTx) Upload(id string) (sim.Upload, error) {
-	return getAs[sim.Upload](t.txn, bUploads, id)
-}
-
-func (t workTx) PutUpload(u sim.Upload) error {
-	return putIndexed(t.txn, bUploads, "upload", u.ID, u)
-}
-
-func (t workTx) ForEachUpload(fn func(sim.Upload) error) error {
-	return forEach(t.txn, bUploads, fn)
-}
-
-// DeleteUpload deletes an upload; ErrNotFound when there is none.
-func (t workTx) DeleteUpload(id string) error {
-	if t.kv.get(bUploads, []byte(id)) == nil {
-		return sim.ErrNotFound
-	}
-	return t.kv.del(bUploads, []byte(id))
 }

@@ -84,10 +84,10 @@ func TestStudioRecordsWithoutMediaFormat(t *testing.T) {
 			require.NoError(t, s.kv.update(func(tx kvTx) error { return tx.put(rec.bucket, []byte(rec.id), raw) }))
 		}
 		require.NoError(t, s.View(context.Background(), func(tx sim.Tx) error {
-			u, err := tx.Upload("old")
+			u, err := tx.Uploads().Get("old")
 			require.NoError(t, err)
 			assert.Equal(t, old, u)
-			a, err := tx.Artifact("a-old")
+			a, err := tx.Artifacts().Get("a-old")
 			require.NoError(t, err)
 			assert.Nil(t, a.Result.Media)
 			return nil
@@ -99,14 +99,14 @@ func TestStudioRecordsWithoutMediaFormat(t *testing.T) {
 // above (the video and the artifact are due).
 func putStudio(tx sim.Tx) error {
 	return errors.Join(
-		tx.PutCompany(company("c1")),
-		tx.PutUser(user("u1", "c1", "Ann@Example.com")),
-		tx.PutGlossary(sim.Glossary{ID: "g1", CompanyID: "c1", Kind: sim.GlossaryTranslation, Name: "G", Langs: []string{"en", "fr"}}),
-		tx.PutFolder(sim.Folder{ID: "f1", CompanyID: "c1", Name: "F", ParentID: "f0"}),
-		tx.PutStudioProject(studioProject("sp1", "c1")),
-		tx.PutVideo(video("v1", "sp1", t0.Add(time.Minute))),
-		tx.PutArtifact(artifact("a1", t0.Add(time.Second))),
-		tx.PutUpload(upload("up1")),
+		tx.Companies().Put(company("c1")),
+		tx.Users().Put(user("u1", "c1", "Ann@Example.com")),
+		tx.Glossaries().Put(sim.Glossary{ID: "g1", CompanyID: "c1", Kind: sim.GlossaryTranslation, Name: "G", Langs: []string{"en", "fr"}}),
+		tx.Folders().Put(sim.Folder{ID: "f1", CompanyID: "c1", Name: "F", ParentID: "f0"}),
+		tx.StudioProjects().Put(studioProject("sp1", "c1")),
+		tx.Videos().Put(video("v1", "sp1", t0.Add(time.Minute))),
+		tx.Artifacts().Put(artifact("a1", t0.Add(time.Second))),
+		tx.Uploads().Put(upload("up1")),
 	)
 }
 
@@ -157,56 +157,56 @@ func TestStudioRoundTrips(t *testing.T) {
 		}{
 			{
 				name: "company", want: company("c1"),
-				put: func(tx sim.Tx) error { return tx.PutCompany(company("c1")) },
-				get: func(tx sim.Tx) (any, error) { return tx.Company("c1") },
+				put: func(tx sim.Tx) error { return tx.Companies().Put(company("c1")) },
+				get: func(tx sim.Tx) (any, error) { return tx.Companies().Get("c1") },
 				all: func(tx sim.Tx, f func(any)) error {
-					return tx.ForEachCompany(func(v sim.Company) error { f(v); return nil })
+					return tx.Companies().ForEach(func(v sim.Company) error { f(v); return nil })
 				},
 			},
 			{
 				name: "user", want: user("u1", "c1", "ann@example.com"),
-				put: func(tx sim.Tx) error { return tx.PutUser(user("u1", "c1", "ann@example.com")) },
-				get: func(tx sim.Tx) (any, error) { return tx.User("u1") },
+				put: func(tx sim.Tx) error { return tx.Users().Put(user("u1", "c1", "ann@example.com")) },
+				get: func(tx sim.Tx) (any, error) { return tx.Users().Get("u1") },
 				all: func(tx sim.Tx, f func(any)) error {
-					return tx.ForEachUser(func(v sim.User) error { f(v); return nil })
+					return tx.Users().ForEach(func(v sim.User) error { f(v); return nil })
 				},
 			},
 			{
 				name: "user by email", want: user("u1", "c1", "ann@example.com"),
-				put: func(tx sim.Tx) error { return tx.PutUser(user("u1", "c1", "ann@example.com")) },
+				put: func(tx sim.Tx) error { return tx.Users().Put(user("u1", "c1", "ann@example.com")) },
 				get: func(tx sim.Tx) (any, error) { return tx.UserByEmail("ann@example.com") },
 				all: func(tx sim.Tx, f func(any)) error {
-					return tx.ForEachUser(func(v sim.User) error { f(v); return nil })
+					return tx.Users().ForEach(func(v sim.User) error { f(v); return nil })
 				},
 			},
 			{
 				name: "glossary", want: gloss,
-				put: func(tx sim.Tx) error { return tx.PutGlossary(gloss) },
-				get: func(tx sim.Tx) (any, error) { return tx.Glossary("g1") },
+				put: func(tx sim.Tx) error { return tx.Glossaries().Put(gloss) },
+				get: func(tx sim.Tx) (any, error) { return tx.Glossaries().Get("g1") },
 				all: func(tx sim.Tx, f func(any)) error {
-					return tx.ForEachGlossary(func(v sim.Glossary) error { f(v); return nil })
+					return tx.Glossaries().ForEach(func(v sim.Glossary) error { f(v); return nil })
 				},
 			},
 			{
 				name: "folder", want: fold,
-				put: func(tx sim.Tx) error { return tx.PutFolder(fold) },
-				get: func(tx sim.Tx) (any, error) { return tx.Folder("f1") },
+				put: func(tx sim.Tx) error { return tx.Folders().Put(fold) },
+				get: func(tx sim.Tx) (any, error) { return tx.Folders().Get("f1") },
 				all: func(tx sim.Tx, f func(any)) error {
-					return tx.ForEachFolder(func(v sim.Folder) error { f(v); return nil })
+					return tx.Folders().ForEach(func(v sim.Folder) error { f(v); return nil })
 				},
 			},
 			{
 				name: "studio project", want: studioProject("sp1", "c1"),
-				put: func(tx sim.Tx) error { return tx.PutStudioProject(studioProject("sp1", "c1")) },
-				get: func(tx sim.Tx) (any, error) { return tx.StudioProject("sp1") },
+				put: func(tx sim.Tx) error { return tx.StudioProjects().Put(studioProject("sp1", "c1")) },
+				get: func(tx sim.Tx) (any, error) { return tx.StudioProjects().Get("sp1") },
 				all: func(tx sim.Tx, f func(any)) error {
 					return tx.ForEachStudioProject("c1", func(v sim.StudioProject) error { f(v); return nil })
 				},
 			},
 			{
 				name: "video", want: video("v1", "sp1", t0.Add(time.Minute)),
-				put: func(tx sim.Tx) error { return tx.PutVideo(video("v1", "sp1", t0.Add(time.Minute))) },
-				get: func(tx sim.Tx) (any, error) { return tx.Video("v1") },
+				put: func(tx sim.Tx) error { return tx.Videos().Put(video("v1", "sp1", t0.Add(time.Minute))) },
+				get: func(tx sim.Tx) (any, error) { return tx.Videos().Get("v1") },
 				all: func(tx sim.Tx, f func(any)) error {
 					return tx.ForEachVideo("sp1", func(v sim.Video) error { f(v); return nil })
 				},
@@ -214,27 +214,27 @@ func TestStudioRoundTrips(t *testing.T) {
 			{
 				name: "video without due time or options", want: sim.Video{ID: "v2", ProjectID: "sp1", CreatedAt: t0, UpdatedAt: t0},
 				put: func(tx sim.Tx) error {
-					return tx.PutVideo(sim.Video{ID: "v2", ProjectID: "sp1", CreatedAt: t0, UpdatedAt: t0})
+					return tx.Videos().Put(sim.Video{ID: "v2", ProjectID: "sp1", CreatedAt: t0, UpdatedAt: t0})
 				},
-				get: func(tx sim.Tx) (any, error) { return tx.Video("v2") },
+				get: func(tx sim.Tx) (any, error) { return tx.Videos().Get("v2") },
 				all: func(tx sim.Tx, f func(any)) error {
 					return tx.ForEachVideo("", func(v sim.Video) error { f(v); return nil })
 				},
 			},
 			{
 				name: "artifact", want: artifact("a1", t0.Add(time.Second)),
-				put: func(tx sim.Tx) error { return tx.PutArtifact(artifact("a1", t0.Add(time.Second))) },
-				get: func(tx sim.Tx) (any, error) { return tx.Artifact("a1") },
+				put: func(tx sim.Tx) error { return tx.Artifacts().Put(artifact("a1", t0.Add(time.Second))) },
+				get: func(tx sim.Tx) (any, error) { return tx.Artifacts().Get("a1") },
 				all: func(tx sim.Tx, f func(any)) error {
-					return tx.ForEachArtifact(func(v sim.Artifact) error { f(v); return nil })
+					return tx.Artifacts().ForEach(func(v sim.Artifact) error { f(v); return nil })
 				},
 			},
 			{
 				name: "upload", want: upload("up1"),
-				put: func(tx sim.Tx) error { return tx.PutUpload(upload("up1")) },
-				get: func(tx sim.Tx) (any, error) { return tx.Upload("up1") },
+				put: func(tx sim.Tx) error { return tx.Uploads().Put(upload("up1")) },
+				get: func(tx sim.Tx) (any, error) { return tx.Uploads().Get("up1") },
 				all: func(tx sim.Tx, f func(any)) error {
-					return tx.ForEachUpload(func(v sim.Upload) error { f(v); return nil })
+					return tx.Uploads().ForEach(func(v sim.Upload) error { f(v); return nil })
 				},
 			},
 		}
@@ -275,21 +275,20 @@ func TestStudioGettersReturnErrNotFound(t *testing.T) {
 			name string
 			get  func(sim.Tx) error
 		}{
-			{"company", func(tx sim.Tx) error { _, err := tx.Company("c2"); return err }},
-			{"user", func(tx sim.Tx) error { _, err := tx.User("u2"); return err }},
+			{"company", func(tx sim.Tx) error { _, err := tx.Companies().Get("c2"); return err }},
+			{"user", func(tx sim.Tx) error { _, err := tx.Users().Get("u2"); return err }},
 			{"user by email", func(tx sim.Tx) error { _, err := tx.UserByEmail("bob@example.com"); return err }},
 			{"user by empty email", func(tx sim.Tx) error { _, err := tx.UserByEmail(""); return err }},
 			{"user by email prefix", func(tx sim.Tx) error { _, err := tx.UserByEmail("ann@example"); return err }},
 			{"user by id as email", func(tx sim.Tx) error { _, err := tx.UserByEmail("u1"); return err }},
-			{"glossary", func(tx sim.Tx) error { _, err := tx.Glossary("g2"); return err }},
-			{"folder", func(tx sim.Tx) error { _, err := tx.Folder("f2"); return err }},
-			{"studio project", func(tx sim.Tx) error { _, err := tx.StudioProject("sp2"); return err }},
-			{"studio project with a company id", func(tx sim.Tx) error { _, err := tx.StudioProject("c1"); return err }},
-			{"video", func(tx sim.Tx) error { _, err := tx.Video("v2"); return err }},
-			{"artifact", func(tx sim.Tx) error { _, err := tx.Artifact("a2"); return err }},
-			{"upload", func(tx sim.Tx) error { _, err := tx.Upload("up2"); return err }},
-			{"upload with empty id", func(tx sim.Tx) error { _, err := tx.Upload(""); return err }},
-			{"delete missing upload", func(tx sim.Tx) error { return tx.DeleteUpload("up2") }},
+			{"glossary", func(tx sim.Tx) error { _, err := tx.Glossaries().Get("g2"); return err }},
+			{"folder", func(tx sim.Tx) error { _, err := tx.Folders().Get("f2"); return err }},
+			{"studio project", func(tx sim.Tx) error { _, err := tx.StudioProjects().Get("sp2"); return err }},
+			{"studio project with a company id", func(tx sim.Tx) error { _, err := tx.StudioProjects().Get("c1"); return err }},
+			{"video", func(tx sim.Tx) error { _, err := tx.Videos().Get("v2"); return err }},
+			{"artifact", func(tx sim.Tx) error { _, err := tx.Artifacts().Get("a2"); return err }},
+			{"upload", func(tx sim.Tx) error { _, err := tx.Uploads().Get("up2"); return err }},
+			{"upload with empty id", func(tx sim.Tx) error { _, err := tx.Uploads().Get(""); return err }},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -309,14 +308,14 @@ func TestStudioPutRequiresID(t *testing.T) {
 			put     func(sim.Tx) error
 			buckets [][]byte // stay empty
 		}{
-			{"company", func(tx sim.Tx) error { return tx.PutCompany(company("")) }, [][]byte{bCompanies}},
-			{"user", func(tx sim.Tx) error { return tx.PutUser(user("", "c1", "a@b.c")) }, [][]byte{bUsers, bUsersByEmail}},
-			{"glossary", func(tx sim.Tx) error { return tx.PutGlossary(sim.Glossary{Name: "x"}) }, [][]byte{bGlossaries}},
-			{"folder", func(tx sim.Tx) error { return tx.PutFolder(sim.Folder{Name: "x"}) }, [][]byte{bFolders}},
-			{"studio project", func(tx sim.Tx) error { return tx.PutStudioProject(studioProject("", "c1")) }, [][]byte{bStudioProjects, bStudioProjectsCo}},
-			{"video", func(tx sim.Tx) error { return tx.PutVideo(video("", "sp1", t0)) }, [][]byte{bVideos, bVideosByProject, bVideosDue}},
-			{"artifact", func(tx sim.Tx) error { return tx.PutArtifact(artifact("", t0)) }, [][]byte{bArtifacts, bArtifactsDue}},
-			{"upload", func(tx sim.Tx) error { return tx.PutUpload(upload("")) }, [][]byte{bUploads}},
+			{"company", func(tx sim.Tx) error { return tx.Companies().Put(company("")) }, [][]byte{bCompanies}},
+			{"user", func(tx sim.Tx) error { return tx.Users().Put(user("", "c1", "a@b.c")) }, [][]byte{bUsers, bUsersByEmail}},
+			{"glossary", func(tx sim.Tx) error { return tx.Glossaries().Put(sim.Glossary{Name: "x"}) }, [][]byte{bGlossaries}},
+			{"folder", func(tx sim.Tx) error { return tx.Folders().Put(sim.Folder{Name: "x"}) }, [][]byte{bFolders}},
+			{"studio project", func(tx sim.Tx) error { return tx.StudioProjects().Put(studioProject("", "c1")) }, [][]byte{bStudioProjects, bStudioProjectsCo}},
+			{"video", func(tx sim.Tx) error { return tx.Videos().Put(video("", "sp1", t0)) }, [][]byte{bVideos, bVideosByProject, bVideosDue}},
+			{"artifact", func(tx sim.Tx) error { return tx.Artifacts().Put(artifact("", t0)) }, [][]byte{bArtifacts, bArtifactsDue}},
+			{"upload", func(tx sim.Tx) error { return tx.Uploads().Put(upload("")) }, [][]byte{bUploads}},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -337,28 +336,6 @@ func TestStudioPutRequiresID(t *testing.T) {
 	})
 }
 
-func TestDeleteUpload(t *testing.T) {
-	t.Parallel()
-	contract(t, func(t *testing.T, open opener) {
-		s := open(t)
-		update(t, s, func(tx sim.Tx) error {
-			require.NoError(t, tx.PutUpload(upload("up1")))
-			return tx.PutUpload(upload("up2"))
-		})
-		update(t, s, func(tx sim.Tx) error { return tx.DeleteUpload("up1") })
-		view(t, s, func(tx sim.Tx) error {
-			_, err := tx.Upload("up1")
-			assert.ErrorIs(t, err, sim.ErrNotFound)
-			var ids []string
-			require.NoError(t, tx.ForEachUpload(func(u sim.Upload) error { ids = append(ids, u.ID); return nil }))
-			assert.Equal(t, []string{"up2"}, ids)
-			return nil
-		})
-		err := s.Update(context.Background(), func(tx sim.Tx) error { return tx.DeleteUpload("up1") })
-		assert.ErrorIs(t, err, sim.ErrNotFound, "a second delete finds nothing")
-	})
-}
-
 func TestForEachStudioProjectByCompany(t *testing.T) {
 	t.Parallel()
 	contract(t, func(t *testing.T, open opener) {
@@ -375,7 +352,7 @@ func TestForEachStudioProjectByCompany(t *testing.T) {
 				studioProject("c1x", "c"),
 				studioProject("orphan", ""),
 			} {
-				if err := tx.PutStudioProject(p); err != nil {
+				if err := tx.StudioProjects().Put(p); err != nil {
 					return err
 				}
 			}
@@ -416,14 +393,14 @@ func TestStudioProjectIndexFollowsPuts(t *testing.T) {
 		}{
 			{
 				name:   "put again unchanged",
-				change: func(tx sim.Tx, a sim.StudioProject) error { return tx.PutStudioProject(a) },
+				change: func(tx sim.Tx, a sim.StudioProject) error { return tx.StudioProjects().Put(a) },
 				want:   map[string][]string{"c1": {"a", "b"}, "c2": {"c"}},
 			},
 			{
 				name: "other fields changed",
 				change: func(tx sim.Tx, a sim.StudioProject) error {
 					a.Name, a.FolderID = "renamed", ""
-					return tx.PutStudioProject(a)
+					return tx.StudioProjects().Put(a)
 				},
 				want: map[string][]string{"c1": {"a", "b"}, "c2": {"c"}},
 			},
@@ -431,7 +408,7 @@ func TestStudioProjectIndexFollowsPuts(t *testing.T) {
 				name: "moved to another company",
 				change: func(tx sim.Tx, a sim.StudioProject) error {
 					a.CompanyID = "c2"
-					return tx.PutStudioProject(a)
+					return tx.StudioProjects().Put(a)
 				},
 				want: map[string][]string{"c1": {"b"}, "c2": {"a", "c"}},
 			},
@@ -439,7 +416,7 @@ func TestStudioProjectIndexFollowsPuts(t *testing.T) {
 				name: "moved to a new company",
 				change: func(tx sim.Tx, a sim.StudioProject) error {
 					a.CompanyID = "c3"
-					return tx.PutStudioProject(a)
+					return tx.StudioProjects().Put(a)
 				},
 				want: map[string][]string{"c1": {"b"}, "c2": {"c"}, "c3": {"a"}},
 			},
@@ -448,7 +425,7 @@ func TestStudioProjectIndexFollowsPuts(t *testing.T) {
 				change: func(tx sim.Tx, a sim.StudioProject) error {
 					for _, c := range []string{"c2", "c3", "c4", "c1"} {
 						a.CompanyID = c
-						if err := tx.PutStudioProject(a); err != nil {
+						if err := tx.StudioProjects().Put(a); err != nil {
 							return err
 						}
 					}
@@ -463,7 +440,7 @@ func TestStudioProjectIndexFollowsPuts(t *testing.T) {
 				s := open(t)
 				a := studioProject("a", "c1")
 				update(t, s, func(tx sim.Tx) error {
-					return errors.Join(tx.PutStudioProject(a), tx.PutStudioProject(studioProject("b", "c1")), tx.PutStudioProject(studioProject("c", "c2")))
+					return errors.Join(tx.StudioProjects().Put(a), tx.StudioProjects().Put(studioProject("b", "c1")), tx.StudioProjects().Put(studioProject("c", "c2")))
 				})
 				update(t, s, func(tx sim.Tx) error { return tc.change(tx, a) })
 				for companyID, want := range tc.want {
@@ -481,10 +458,10 @@ func TestForEachVideoByProject(t *testing.T) {
 		s := open(t)
 		update(t, s, func(tx sim.Tx) error {
 			return errors.Join(
-				tx.PutVideo(video("v2", "p1", time.Time{})),
-				tx.PutVideo(video("v1", "p1", t0)),
-				tx.PutVideo(video("v3", "p2", time.Time{})),
-				tx.PutVideo(video("v4", "p10", time.Time{})),
+				tx.Videos().Put(video("v2", "p1", time.Time{})),
+				tx.Videos().Put(video("v1", "p1", t0)),
+				tx.Videos().Put(video("v3", "p2", time.Time{})),
+				tx.Videos().Put(video("v4", "p10", time.Time{})),
 			)
 		})
 		cases := []struct {
@@ -509,9 +486,9 @@ func TestForEachVideoByProject(t *testing.T) {
 			t.Parallel()
 			s := open(t)
 			v := video("v1", "p1", time.Time{})
-			update(t, s, func(tx sim.Tx) error { return tx.PutVideo(v) })
+			update(t, s, func(tx sim.Tx) error { return tx.Videos().Put(v) })
 			v.ProjectID = "p2"
-			update(t, s, func(tx sim.Tx) error { return tx.PutVideo(v) })
+			update(t, s, func(tx sim.Tx) error { return tx.Videos().Put(v) })
 			assert.Empty(t, videoIDs(t, s, "p1"))
 			assert.Equal(t, []string{"v1"}, videoIDs(t, s, "p2"))
 			assert.Equal(t, 1, count(t, s, bVideosByProject))
@@ -533,7 +510,7 @@ func TestForEachVideoByProject(t *testing.T) {
 			s := open(t)
 			update(t, s, func(tx sim.Tx) error {
 				for i := range 50 {
-					if err := tx.PutVideo(video(fmt.Sprintf("v%02d", i), "p1", t0)); err != nil {
+					if err := tx.Videos().Put(video(fmt.Sprintf("v%02d", i), "p1", t0)); err != nil {
 						return err
 					}
 				}
@@ -545,7 +522,7 @@ func TestForEachVideoByProject(t *testing.T) {
 				return tx.ForEachVideo("p1", func(v sim.Video) error {
 					n++
 					v.ProjectID, v.DueAt = "p2", t0.Add(time.Duration(n)*time.Second)
-					return tx.PutVideo(v)
+					return tx.Videos().Put(v)
 				})
 			})
 			assert.Equal(t, 50, n, "each video visited once")
@@ -563,10 +540,10 @@ func TestUserByEmail(t *testing.T) {
 		s := open(t)
 		update(t, s, func(tx sim.Tx) error {
 			return errors.Join(
-				tx.PutUser(user("u1", "c1", "Ann@Example.com")),
-				tx.PutUser(user("u2", "c1", "bob@example.com")),
-				tx.PutUser(user("u3", "c2", "")),
-				tx.PutUser(user("u4", "c2", "")), // users without email do not collide
+				tx.Users().Put(user("u1", "c1", "Ann@Example.com")),
+				tx.Users().Put(user("u2", "c1", "bob@example.com")),
+				tx.Users().Put(user("u3", "c2", "")),
+				tx.Users().Put(user("u4", "c2", "")), // users without email do not collide
 			)
 		})
 		cases := []struct {
@@ -615,14 +592,14 @@ func TestUserEmailIndexFollowsPuts(t *testing.T) {
 		}{
 			{
 				name:   "put again unchanged",
-				change: func(tx sim.Tx, a sim.User) error { return tx.PutUser(a) },
+				change: func(tx sim.Tx, a sim.User) error { return tx.Users().Put(a) },
 				want:   map[string]string{"a@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
 			},
 			{
 				name: "email changed",
 				change: func(tx sim.Tx, a sim.User) error {
 					a.Email = "new@example.com"
-					return tx.PutUser(a)
+					return tx.Users().Put(a)
 				},
 				want: map[string]string{"a@example.com": "", "new@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
 			},
@@ -630,7 +607,7 @@ func TestUserEmailIndexFollowsPuts(t *testing.T) {
 				name: "only the case changed",
 				change: func(tx sim.Tx, a sim.User) error {
 					a.Email = "A@Example.com"
-					return tx.PutUser(a)
+					return tx.Users().Put(a)
 				},
 				want: map[string]string{"a@example.com": "a", "A@EXAMPLE.COM": "a", "b@example.com": "b"}, wantIndex: 2,
 			},
@@ -638,7 +615,7 @@ func TestUserEmailIndexFollowsPuts(t *testing.T) {
 				name: "email cleared",
 				change: func(tx sim.Tx, a sim.User) error {
 					a.Email = ""
-					return tx.PutUser(a)
+					return tx.Users().Put(a)
 				},
 				want: map[string]string{"a@example.com": "", "b@example.com": "b"}, wantIndex: 1,
 			},
@@ -646,10 +623,10 @@ func TestUserEmailIndexFollowsPuts(t *testing.T) {
 				name: "email freed by one user, taken by another",
 				change: func(tx sim.Tx, a sim.User) error {
 					a.Email = "a2@example.com"
-					if err := tx.PutUser(a); err != nil {
+					if err := tx.Users().Put(a); err != nil {
 						return err
 					}
-					return tx.PutUser(user("c", "c1", "A@example.com"))
+					return tx.Users().Put(user("c", "c1", "A@example.com"))
 				},
 				want: map[string]string{"a@example.com": "c", "a2@example.com": "a", "b@example.com": "b"}, wantIndex: 3,
 			},
@@ -657,7 +634,7 @@ func TestUserEmailIndexFollowsPuts(t *testing.T) {
 				name: "another user's email",
 				change: func(tx sim.Tx, a sim.User) error {
 					a.Email = "b@example.com"
-					return tx.PutUser(a)
+					return tx.Users().Put(a)
 				},
 				wantErr: "already belongs to b",
 				want:    map[string]string{"a@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
@@ -666,14 +643,14 @@ func TestUserEmailIndexFollowsPuts(t *testing.T) {
 				name: "another user's email in another case",
 				change: func(tx sim.Tx, a sim.User) error {
 					a.Email = "B@EXAMPLE.com"
-					return tx.PutUser(a)
+					return tx.Users().Put(a)
 				},
 				wantErr: "already belongs to b",
 				want:    map[string]string{"a@example.com": "a", "b@example.com": "b"}, wantIndex: 2,
 			},
 			{
 				name:      "a new user with a taken email",
-				change:    func(tx sim.Tx, a sim.User) error { return tx.PutUser(user("c", "c1", "a@EXAMPLE.com")) },
+				change:    func(tx sim.Tx, a sim.User) error { return tx.Users().Put(user("c", "c1", "a@EXAMPLE.com")) },
 				wantErr:   "already belongs to a",
 				want:      map[string]string{"a@example.com": "a", "b@example.com": "b"},
 				wantIndex: 2,
@@ -685,7 +662,7 @@ func TestUserEmailIndexFollowsPuts(t *testing.T) {
 				s := open(t)
 				a := user("a", "c1", "a@example.com")
 				update(t, s, func(tx sim.Tx) error {
-					return errors.Join(tx.PutUser(a), tx.PutUser(user("b", "c1", "b@example.com")))
+					return errors.Join(tx.Users().Put(a), tx.Users().Put(user("b", "c1", "b@example.com")))
 				})
 				// The transaction commits whatever the change returns, so a
 				// refused put must have written nothing.
@@ -710,10 +687,10 @@ func TestUserEmailIndexFollowsPuts(t *testing.T) {
 						}
 					}
 					if tc.wantErr != "" {
-						got, err := tx.User("a")
+						got, err := tx.Users().Get("a")
 						require.NoError(t, err)
 						assert.Equal(t, a, got, "the refused put left the user as it was")
-						_, err = tx.User("c")
+						_, err = tx.Users().Get("c")
 						assert.ErrorIs(t, err, sim.ErrNotFound)
 					}
 					return nil
@@ -735,12 +712,12 @@ type dueKind struct {
 var dueKinds = []dueKind{
 	{
 		name: "videos", bucket: bVideosDue,
-		put: func(tx sim.Tx, id string, due time.Time) error { return tx.PutVideo(video(id, "p1", due)) },
+		put: func(tx sim.Tx, id string, due time.Time) error { return tx.Videos().Put(video(id, "p1", due)) },
 		due: func(tx sim.Tx, now time.Time, limit int) ([]string, error) { return tx.DueVideos(now, limit) },
 	},
 	{
 		name: "artifacts", bucket: bArtifactsDue,
-		put: func(tx sim.Tx, id string, due time.Time) error { return tx.PutArtifact(artifact(id, due)) },
+		put: func(tx sim.Tx, id string, due time.Time) error { return tx.Artifacts().Put(artifact(id, due)) },
 		due: func(tx sim.Tx, now time.Time, limit int) ([]string, error) { return tx.DueArtifacts(now, limit) },
 	},
 }
@@ -908,15 +885,15 @@ func TestResetDataClearsStudio(t *testing.T) {
 		}
 		view(t, s, func(tx sim.Tx) error {
 			for name, err := range map[string]error{
-				"company":       second(tx.Company("c1")),
-				"user":          second(tx.User("u1")),
+				"company":       second(tx.Companies().Get("c1")),
+				"user":          second(tx.Users().Get("u1")),
 				"user by email": second(tx.UserByEmail("ann@example.com")),
-				"glossary":      second(tx.Glossary("g1")),
-				"folder":        second(tx.Folder("f1")),
-				"project":       second(tx.StudioProject("sp1")),
-				"video":         second(tx.Video("v1")),
-				"artifact":      second(tx.Artifact("a1")),
-				"upload":        second(tx.Upload("up1")),
+				"glossary":      second(tx.Glossaries().Get("g1")),
+				"folder":        second(tx.Folders().Get("f1")),
+				"project":       second(tx.StudioProjects().Get("sp1")),
+				"video":         second(tx.Videos().Get("v1")),
+				"artifact":      second(tx.Artifacts().Get("a1")),
+				"upload":        second(tx.Uploads().Get("up1")),
 			} {
 				assert.ErrorIs(t, err, sim.ErrNotFound, name)
 			}
@@ -931,7 +908,7 @@ func TestResetDataClearsStudio(t *testing.T) {
 		assert.Empty(t, studioProjectIDs(t, s, "c1"))
 		assert.Empty(t, videoIDs(t, s, "sp1"))
 		// The store is usable after a reset, and the old email is free.
-		update(t, s, func(tx sim.Tx) error { return tx.PutUser(user("u2", "c1", "ann@example.com")) })
+		update(t, s, func(tx sim.Tx) error { return tx.Users().Put(user("u2", "c1", "ann@example.com")) })
 		view(t, s, func(tx sim.Tx) error {
 			u, err := tx.UserByEmail("ANN@example.com")
 			require.NoError(t, err)
@@ -955,11 +932,11 @@ func TestUnreadableStudioValues(t *testing.T) {
 			read   func(sim.Tx) error
 			want   error // nil: an unreadable value
 		}{
-			{"company", bCompanies, []byte("bad"), []byte(raw), func(tx sim.Tx) error { _, err := tx.Company("bad"); return err }, nil},
-			{"user overwrite", bUsers, []byte("bad"), []byte(raw), func(tx sim.Tx) error { return tx.PutUser(user("bad", "c1", "x@y.z")) }, nil},
-			{"video overwrite", bVideos, []byte("bad"), []byte(raw), func(tx sim.Tx) error { return tx.PutVideo(video("bad", "p1", t0)) }, nil},
+			{"company", bCompanies, []byte("bad"), []byte(raw), func(tx sim.Tx) error { _, err := tx.Companies().Get("bad"); return err }, nil},
+			{"user overwrite", bUsers, []byte("bad"), []byte(raw), func(tx sim.Tx) error { return tx.Users().Put(user("bad", "c1", "x@y.z")) }, nil},
+			{"video overwrite", bVideos, []byte("bad"), []byte(raw), func(tx sim.Tx) error { return tx.Videos().Put(video("bad", "p1", t0)) }, nil},
 			{"artifacts", bArtifacts, []byte("bad"), []byte(raw), func(tx sim.Tx) error {
-				return tx.ForEachArtifact(func(sim.Artifact) error { return nil })
+				return tx.Artifacts().ForEach(func(sim.Artifact) error { return nil })
 			}, nil},
 			{"videos of a project", bVideosByProject, parentKey("p1", "gone"), nil, func(tx sim.Tx) error {
 				return tx.ForEachVideo("p1", func(sim.Video) error { return nil })
