@@ -45,14 +45,15 @@ func (m *Memory) leave(j *Journal) {
 }
 
 // reclaim drops the oldest entries of the largest journals until the
-// total is within the bound: a sixteenth of the largest at a time (at
-// least what the bound needs), so that a process at its bound scans its
-// journals (a few hundred at most, --sandbox-max) once per many entries
-// added, not once per entry.
+// total is a sixteenth under the bound, a sixteenth of the largest at a
+// time (at least one entry): the largest journals shrink evenly, and a
+// process at its bound scans its journals (a few hundred at most,
+// --sandbox-max) and holds mu once per many entries added, not once per
+// entry or per few (a lock every request would wait for).
 func (m *Memory) reclaim() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for over := m.used.Load() - m.limit; over > 0; over = m.used.Load() - m.limit {
+	for low := m.limit - m.limit/16; m.used.Load() > low; {
 		var largest *Journal
 		var most int64
 		for j := range m.journals {
@@ -60,7 +61,7 @@ func (m *Memory) reclaim() {
 				largest, most = j, b
 			}
 		}
-		if largest == nil || !largest.dropOldest(max(over, most/16)) {
+		if largest == nil || !largest.dropOldest(max(1, min(most/16, m.used.Load()-low))) {
 			return
 		}
 	}
